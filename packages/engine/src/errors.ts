@@ -1,0 +1,75 @@
+/** Base class of every error Cairn's engine throws; `name` is the subclass's name. */
+export class CairnError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A bad definition or bad input, thrown before any side effect. */
+export class UserError extends CairnError {}
+
+/** No run has this id. */
+export class RunNotFoundError extends CairnError {
+  constructor(readonly runId: string) {
+    super(`run ${runId} not found`);
+  }
+}
+
+/** The run's status forbids the asked-for continue (CANCELLED, or COMPLETED without fork). */
+export class RunNotContinuableError extends CairnError {
+  constructor(
+    readonly runId: string,
+    readonly status: string,
+    reason: string,
+  ) {
+    super(`run ${runId} is ${status}: ${reason}`);
+  }
+}
+
+/** A write was refused because another execution has claimed the run since (fencing). */
+export class LeaseLostError extends CairnError {
+  constructor(
+    readonly runId: string,
+    readonly epoch: number,
+  ) {
+    super(`run ${runId}: epoch ${epoch} no longer holds the run`);
+  }
+}
+
+/** The registry has no agent or team by this name. */
+export class EntityNotFoundError extends CairnError {
+  constructor(
+    readonly kind: string,
+    readonly entityName: string,
+  ) {
+    super(`no ${kind} named "${entityName}" in the registry`);
+  }
+}
+
+/** A model call failed; `retryable` says whether backing off and trying again may help. */
+export class ModelError extends CairnError {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The run took more model turns than its `maxTurns` allows. */
+export class MaxTurnsExceededError extends CairnError {
+  constructor(
+    readonly runId: string,
+    readonly maxTurns: number,
+  ) {
+    super(`run ${runId} exceeded maxTurns (${maxTurns}) without a final answer`);
+  }
+}
+
+/** Exhaustiveness guard for `switch` statements over unions. */
+export function assertNever(value: never): never {
+  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,54 @@
+/** One tool call requested by the model in an assistant turn. */
+export interface ToolCallRequest {
+  /** The model's id for the call, echoed back in the tool result. */
+  id: string;
+  name: string;
+  /** Raw JSON text of the arguments, exactly as the model produced it. */
+  arguments: string;
+}
+
+/** The user's input to a run. */
+export interface UserMessage {
+  role: 'user';
+  content: string;
+}
+
+/** A model turn: text, tool calls, or both. */
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string | null;
+  toolCalls?: ToolCallRequest[];
+}
+
+/** The result of one tool call, as the model sees it. */
+export interface ToolResultMessage {
+  role: 'tool';
+  toolCallId: string;
+  name: string;
+  content: string;
+  /** True when the call failed (bad arguments, unknown tool, throw, timeout). */
+  isError?: boolean;
+}
+
+/** A message of a run's history. System instructions are not stored: they come from the entity. */
+export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+
+/** Token usage summed over a run's model calls. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** A zeroed usage record. */
+export const EMPTY_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });
+
+/** Adds two usage records. */
+export function addUsage(a: Usage, b: Usage | undefined): Usage {
+  if (!b) return a;
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+}

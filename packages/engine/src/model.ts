@@ -1,0 +1,33 @@
+import type { AssistantMessage, Message, Usage } from './messages.js';
+
+/** A tool as a model sees it: name, description and JSON Schema of its arguments. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** Everything a model needs for one turn. */
+export interface ModelRequest {
+  /** System instructions for this entity. */
+  instructions: string;
+  messages: readonly Message[];
+  tools: readonly ToolSpec[];
+  signal?: AbortSignal;
+}
+
+/** One model turn's answer. */
+export interface ModelResponse {
+  message: AssistantMessage;
+  usage?: Usage;
+}
+
+/**
+ * A language model. Adapters throw {@link ModelError} with `retryable` set for
+ * transient failures (429, 5xx, timeouts, connection resets).
+ */
+export interface Model {
+  /** A label for logs and events, e.g. `openai:gpt-5.4`. */
+  readonly name: string;
+  respond(request: ModelRequest): Promise<ModelResponse>;
+}

@@ -1,0 +1,119 @@
+import type { Message, Usage } from './messages.js';
+
+/** Every status a run can be in. */
+export const RUN_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCELLED', 'PAUSED'] as const;
+/** A run's lifecycle status: `PENDING -> RUNNING -> COMPLETED | ERROR | CANCELLED | PAUSED`. */
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** Statuses from which a run will not move again without a continue. */
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['COMPLETED', 'ERROR', 'CANCELLED', 'PAUSED'];
+
+/** Statuses an execution may claim: a fresh run, or one resumed in place. */
+export const CLAIMABLE_STATUSES: readonly RunStatus[] = ['PENDING', 'RUNNING', 'ERROR'];
+
+/** When a run persists its progress. */
+export const CHECKPOINT_MODES = ['run', 'tool-batch', 'tool-call'] as const;
+/**
+ * `run`: terminal states only; `tool-batch`: after every completed tool batch;
+ * `tool-call`: also each tool call as it starts and finishes.
+ */
+export type CheckpointMode = (typeof CHECKPOINT_MODES)[number];
+
+/** The kinds of entity a registry holds. */
+export const ENTITY_KINDS = ['agent', 'team'] as const;
+/** `agent` or `team`. */
+export type EntityKind = (typeof ENTITY_KINDS)[number];
+
+/** Names the agent or team a run executes. */
+export interface EntityRef {
+  kind: EntityKind;
+  name: string;
+}
+
+/**
+ * Why an execution claimed a run: `run` (first execution), `continue` (asked
+ * for), `recovered` (its previous worker stalled), `reconciled` (found with no
+ * live job), `handover` (its previous worker shut down gracefully).
+ */
+export type AttemptReason = 'run' | 'continue' | 'recovered' | 'reconciled' | 'handover';
+
+/** The error a run ended with. */
+export interface RunErrorInfo {
+  name: string;
+  message: string;
+  /** True when a continue may succeed (every ERROR is continuable; this hints whether retrying helps). */
+  retryable?: boolean;
+}
+
+/** A run as the engine sees it. */
+export interface RunRecord {
+  runId: string;
+  sessionId: string;
+  userId: string | null;
+  parentRunId: string | null;
+  /** For a member run: the team's tool call that started it. */
+  parentToolCallId: string | null;
+  entity: EntityRef;
+  status: RunStatus;
+  input: string;
+  content: string | null;
+  checkpoint: CheckpointMode;
+  /** Number of messages durably committed: messages `[0, index)` survive a crash. */
+  lastCheckpointAtMessageIndex: number;
+  /** Fencing token: incremented by every claim. */
+  epoch: number;
+  error: RunErrorInfo | null;
+  usage: Usage;
+  metadata: Record<string, unknown>;
+  /** When a cancel was asked for, if it was. */
+  cancelRequestedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Status of one tool call row. */
+export type ToolCallStatus = 'running' | 'completed' | 'error';
+
+/** One tool call of a run, stored as its own row. */
+export interface ToolCallRecord {
+  toolCallId: string;
+  name: string;
+  /** Parsed arguments, or the raw text when it was not valid JSON. */
+  args: unknown;
+  result: string | null;
+  status: ToolCallStatus;
+  /** 1-based number of the tool batch (model turn with tool calls) the call belongs to. */
+  batch: number;
+  /** Stable across re-executions of the same call. */
+  idempotencyKey: string;
+  /** For a delegation: the member run it started. */
+  childRunId: string | null;
+  startedAt: Date;
+  endedAt: Date | null;
+}
+
+/** One claim of a run by an execution. */
+export interface AttemptRecord {
+  epoch: number;
+  workerId: string;
+  reason: AttemptReason;
+  startedAt: Date;
+  endedAt: Date | null;
+  /** How the attempt ended: a final status, `lease-lost`, `handover`, or null while open. */
+  outcome: string | null;
+}
+
+/** The data needed to create a run. */
+export interface NewRun {
+  runId?: string;
+  sessionId?: string;
+  userId?: string | null;
+  parentRunId?: string | null;
+  parentToolCallId?: string | null;
+  entity: EntityRef;
+  input: string;
+  checkpoint: CheckpointMode;
+  metadata?: Record<string, unknown>;
+  /** A starting history, committed with the run (used by fork). */
+  messages?: Message[];
+}
