@@ -1,0 +1,58 @@
+import { EntityNotFoundError, RunNotContinuableError, RunNotFoundError, UserError } from '@cairn/engine';
+import { RunAlreadyTerminalError } from '@cairn/store';
+import { ZodError } from 'zod';
+import {
+  InvalidJsonError,
+  InvalidParameterError,
+  NotFoundError,
+  PayloadTooLargeError,
+  UnauthorizedError,
+} from './errors.js';
+
+/** The JSON body of every error response. */
+export interface ErrorBody {
+  error: string;
+  message: string;
+  issues?: { path: string; message: string }[];
+}
+
+/** An error as the API answers it: status, JSON body, extra headers. */
+export interface ErrorResponse {
+  status: 400 | 401 | 404 | 409 | 413 | 422 | 500;
+  body: ErrorBody;
+  headers?: Record<string, string>;
+}
+
+/** Maps any thrown value to its HTTP answer; unknown errors become a 500 that reveals nothing. */
+export function toErrorResponse(error: unknown): ErrorResponse {
+  if (error instanceof ZodError) {
+    const issues = error.issues.flatMap((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: 'unknown field' }))
+        : [{ path: formatPath(issue.path), message: issue.message }],
+    );
+    const message = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+    return { status: 400, body: { error: 'invalid_body', message, issues } };
+  }
+  if (error instanceof InvalidJsonError) return reply(400, 'invalid_json', error);
+  if (error instanceof InvalidParameterError) return reply(400, 'invalid_parameter', error);
+  if (error instanceof UnauthorizedError) {
+    return { ...reply(401, 'unauthorized', error), headers: { 'WWW-Authenticate': 'Bearer' } };
+  }
+  if (error instanceof PayloadTooLargeError) return reply(413, 'payload_too_large', error);
+  if (error instanceof RunNotFoundError) return reply(404, 'run_not_found', error);
+  if (error instanceof EntityNotFoundError) return reply(404, 'entity_not_found', error);
+  if (error instanceof NotFoundError) return reply(404, 'not_found', error);
+  if (error instanceof RunNotContinuableError) return reply(409, 'run_not_continuable', error);
+  if (error instanceof RunAlreadyTerminalError) return reply(409, 'run_already_terminal', error);
+  if (error instanceof UserError) return reply(422, 'invalid_request', error);
+  return { status: 500, body: { error: 'internal_error', message: 'internal server error' } };
+}
+
+function reply(status: ErrorResponse['status'], code: string, error: Error): ErrorResponse {
+  return { status, body: { error: code, message: error.message } };
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.map(String).join('.');
+}

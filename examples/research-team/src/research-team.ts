@@ -1,0 +1,36 @@
+import { Agent, Registry, Team, type CheckpointMode, type Model } from '@cairn/engine';
+import { ScriptedModel } from '@cairn/engine/testing';
+import { researcherScript, teamScript } from './scripts.js';
+import { slowFetchDetail, slowSearch } from './tools.js';
+
+/** Options of {@link createRegistry}. */
+export interface ResearchTeamOptions {
+  /** A model for both the team and the researcher; the scripted flow when omitted. */
+  model?: Model;
+  /** @defaultValue 'run' (the seed's team raises it per run with `checkpoint: 'tool-batch'`) */
+  checkpoint?: CheckpointMode;
+}
+
+/** The seed's team: `research-team` delegates to `researcher` (slow_search, slow_fetch_detail), then summarizes. */
+export function buildResearchTeam(options: ResearchTeamOptions = {}): Team {
+  const researcher = new Agent({
+    name: 'researcher',
+    role: 'Researches a topic using slow_search and slow_fetch_detail.',
+    model: options.model ?? new ScriptedModel({ name: 'scripted:researcher', decide: researcherScript }),
+    tools: [slowSearch, slowFetchDetail],
+    instructions:
+      'Use slow_search to find results, then call slow_fetch_detail on EACH result one at a time. Report what you learned.',
+  });
+  return new Team({
+    name: 'research-team',
+    model: options.model ?? new ScriptedModel({ name: 'scripted:research-team', decide: teamScript }),
+    members: [researcher],
+    checkpoint: options.checkpoint ?? 'run',
+    instructions: 'Delegate the research to the researcher, then summarize.',
+  });
+}
+
+/** The registry a worker loads by default (`CAIRN_REGISTRY` unset): the research team and its researcher. */
+export function createRegistry(options: ResearchTeamOptions = {}): Registry {
+  return new Registry({ teams: [buildResearchTeam(options)] });
+}

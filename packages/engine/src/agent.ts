@@ -1,0 +1,77 @@
+import { UserError } from './errors.js';
+import type { Model } from './model.js';
+import { CHECKPOINT_MODES, type CheckpointMode } from './run-types.js';
+import { assertUniqueToolNames, type Tool } from './tool.js';
+
+/** Default bound on model turns per run. */
+export const DEFAULT_MAX_TURNS = 20;
+
+/** Options of {@link Agent}. */
+export interface AgentOptions {
+  name: string;
+  /** One line on what the agent does; a team shows it to its model. */
+  role?: string;
+  model: Model;
+  tools?: Tool[];
+  instructions?: string;
+  /** @defaultValue 'run' */
+  checkpoint?: CheckpointMode;
+  /** @defaultValue 20 */
+  maxTurns?: number;
+}
+
+const ENTITY_NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
+
+/** Checks the fields agents and teams share; throws a UserError naming the bad one. */
+export function validateEntityOptions(
+  kind: string,
+  options: { name: string; model: Model; checkpoint?: string; maxTurns?: number },
+): void {
+  if (!ENTITY_NAME_PATTERN.test(options.name ?? '')) {
+    throw new UserError(
+      `${kind} name ${JSON.stringify(options.name)} is invalid: use 1-64 letters, digits, ".", "_" or "-"`,
+    );
+  }
+  if (!options.model || typeof options.model.respond !== 'function') {
+    throw new UserError(`${kind} "${options.name}": model must implement Model`);
+  }
+  if (
+    options.checkpoint !== undefined &&
+    !(CHECKPOINT_MODES as readonly string[]).includes(options.checkpoint)
+  ) {
+    throw new UserError(
+      `${kind} "${options.name}": checkpoint must be one of ${CHECKPOINT_MODES.join(', ')}`,
+    );
+  }
+  if (
+    options.maxTurns !== undefined &&
+    (!Number.isInteger(options.maxTurns) || options.maxTurns < 1)
+  ) {
+    throw new UserError(`${kind} "${options.name}": maxTurns must be a positive integer`);
+  }
+}
+
+/** An LLM with tools and instructions, run by the engine's turn loop. */
+export class Agent {
+  readonly kind = 'agent' as const;
+  readonly name: string;
+  readonly role: string;
+  readonly model: Model;
+  readonly tools: readonly Tool[];
+  readonly instructions: string;
+  readonly checkpoint: CheckpointMode;
+  readonly maxTurns: number;
+
+  constructor(options: AgentOptions) {
+    validateEntityOptions('agent', options);
+    const tools = options.tools ?? [];
+    assertUniqueToolNames(`agent "${options.name}"`, tools);
+    this.name = options.name;
+    this.role = options.role ?? '';
+    this.model = options.model;
+    this.tools = tools;
+    this.instructions = options.instructions ?? '';
+    this.checkpoint = options.checkpoint ?? 'run';
+    this.maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
+  }
+}

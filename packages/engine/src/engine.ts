@@ -1,0 +1,167 @@
+import type { Agent } from './agent.js';
+import type { CheckpointStore } from './checkpoint-store.js';
+import { UserError } from './errors.js';
+import type { RunEventSink } from './events.js';
+import type { Model } from './model.js';
+import type { Registry } from './registry.js';
+import { CHECKPOINT_MODES, type CheckpointMode, type EntityRef, type RunRecord } from './run-types.js';
+import { decideContinue, type ContinueDecision } from './runner/continue-policy.js';
+import type { RunMember } from './runner/delegation.js';
+import { HandoverSignal } from './runner/handover.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
+import {
+  executeRun,
+  type ExecuteOptions,
+  type ExecutionDeps,
+  type ExecutionResult,
+} from './runner/run-execution.js';
+
+/** Options of {@link Engine}. */
+export interface EngineOptions {
+  store: CheckpointStore;
+  registry: Registry;
+  /** Shown in every attempt this engine claims. */
+  workerId: string;
+  /** Replaces the model of every entity (`CAIRN_MODEL`). */
+  model?: Model;
+  /** Receives run events, in order. */
+  onEvent?: RunEventSink;
+  /** @defaultValue {@link DEFAULT_RETRY_POLICY} */
+  retry?: RetryPolicy;
+}
+
+/** What {@link Engine.createRun} takes. */
+export interface CreateRunRequest {
+  entity: EntityRef;
+  input: string;
+  sessionId?: string;
+  userId?: string | null;
+  /** @defaultValue the entity's own checkpoint mode */
+  checkpoint?: CheckpointMode;
+  metadata?: Record<string, unknown>;
+}
+
+/** What {@link Engine.continueRun} takes. */
+export interface ContinueRequest {
+  /** For a COMPLETED run: start a new run from its messages. */
+  fork?: boolean;
+  /** A new user message (required to fork). */
+  input?: string;
+}
+
+const CHECKPOINT_STRENGTH: Record<CheckpointMode, number> = { run: 0, 'tool-batch': 1, 'tool-call': 2 };
+
+/**
+ * Runs agents and teams durably on a {@link CheckpointStore}: creates runs,
+ * applies continue rules and executes runs with fenced checkpoints.
+ *
+ * @example
+ * ```ts
+ * const engine = new Engine({ store, registry, workerId: 'local' });
+ * const run = await engine.createRun({ entity: { kind: 'team', name: 'research-team' }, input: 'Research X', checkpoint: 'tool-batch' });
+ * const result = await engine.execute(run.runId, { reason: 'run' });
+ * ```
+ */
+export class Engine {
+  readonly store: CheckpointStore;
+  readonly registry: Registry;
+  private readonly deps: ExecutionDeps;
+
+  constructor(options: EngineOptions) {
+    this.store = options.store;
+    this.registry = options.registry;
+    this.deps = {
+      store: options.store,
+      workerId: options.workerId,
+      retry: options.retry ?? DEFAULT_RETRY_POLICY,
+      onEvent: options.onEvent,
+      modelFor: (entity) => options.model ?? entity.model,
+      memberRunner: (parent, parentOptions) => this.memberRunner(parent, parentOptions),
+    };
+  }
+
+  /** Validates the request and creates the run in PENDING; nothing is executed. */
+  async createRun(request: CreateRunRequest): Promise<RunRecord> {
+    const entity = this.registry.get(request.entity);
+    if (typeof request.input !== 'string' || request.input.trim() === '') {
+      throw new UserError('input must be a non-empty string');
+    }
+    if (request.checkpoint !== undefined && !CHECKPOINT_MODES.includes(request.checkpoint)) {
+      throw new UserError(`checkpoint must be one of ${CHECKPOINT_MODES.join(', ')}`);
+    }
+    return this.store.createRun({
+      entity: request.entity,
+      input: request.input,
+      sessionId: request.sessionId,
+      userId: request.userId ?? null,
+      checkpoint: request.checkpoint ?? entity.checkpoint,
+      metadata: request.metadata,
+    });
+  }
+
+  /**
+   * Applies the continue rules to a run. For a fork, creates the new run
+   * (PENDING, holding the old run's messages and the new input) and returns it.
+   */
+  async continueRun(runId: string, request: ContinueRequest = {}): Promise<ContinueDecision> {
+    const decision = decideContinue(runId, await this.store.getRun(runId), request);
+    if (decision.action !== 'fork') return decision;
+    if (!request.input?.trim()) throw new UserError('input is required to fork a completed run');
+    const source = decision.run;
+    const { messages } = await this.store.loadHistory(runId);
+    const forked = await this.store.createRun({
+      entity: source.entity,
+      input: request.input,
+      sessionId: source.sessionId,
+      userId: source.userId,
+      checkpoint: source.checkpoint,
+      metadata: { ...source.metadata, forked_from: runId },
+      messages: [...messages, { role: 'user', content: request.input }],
+    });
+    return { action: 'fork', run: forked };
+  }
+
+  /**
+   * Claims the run and executes it to a final status (or to a hand-back).
+   * Throws `LeaseLostError` when another execution claimed the run meanwhile.
+   */
+  execute(runId: string, options: ExecuteOptions): Promise<ExecutionResult> {
+    return executeRun(this.deps, (run) => this.registry.get(run.entity), runId, options);
+  }
+
+  private memberRunner(parent: RunRecord, parentOptions: ExecuteOptions): RunMember {
+    return async (member: Agent, task, context) => {
+      const existing = await this.store.findUnconsumedChildRun(parent.runId, member.name);
+      if (existing?.status === 'COMPLETED') {
+        return { output: existing.content ?? '', childRunId: existing.runId };
+      }
+      const resumable = existing && ['PENDING', 'RUNNING', 'ERROR'].includes(existing.status);
+      const child = resumable
+        ? existing
+        : await this.store.createRun({
+            entity: { kind: 'agent', name: member.name },
+            input: task,
+            sessionId: parent.sessionId,
+            userId: parent.userId,
+            parentRunId: parent.runId,
+            parentToolCallId: context.toolCallId,
+            checkpoint: strongerMode(parent.checkpoint, member.checkpoint),
+          });
+      const reason =
+        child.status === 'PENDING' ? 'run' : parentOptions.reason === 'run' ? 'continue' : parentOptions.reason;
+      const result = await this.execute(child.runId, {
+        reason,
+        signal: context.signal,
+        handover: parentOptions.handover,
+      });
+      if (result.outcome === 'handed-over') throw new HandoverSignal(child.runId);
+      const { run } = result;
+      if (run.status === 'COMPLETED') return { output: run.content ?? '', childRunId: run.runId };
+      throw new Error(`member "${member.name}" ended ${run.status}: ${run.error?.message ?? 'no answer'}`);
+    };
+  }
+}
+
+function strongerMode(a: CheckpointMode, b: CheckpointMode): CheckpointMode {
+  return CHECKPOINT_STRENGTH[a] >= CHECKPOINT_STRENGTH[b] ? a : b;
+}

@@ -1,0 +1,34 @@
+/** Every event type a run publishes. */
+export const RUN_EVENT_TYPES = [
+  'RunStarted',
+  'RunContinued',
+  'ModelRequestStarted',
+  'ModelRequestCompleted',
+  'ToolCallStarted',
+  'ToolCallCompleted',
+  'ToolCallError',
+  'CheckpointCommitted',
+  'RunPaused',
+  'RunCompleted',
+  'RunError',
+  'RunCancelled',
+] as const;
+
+/** One of {@link RUN_EVENT_TYPES}. */
+export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
+
+/** Something that happened in a run, in the order it happened. */
+export interface RunEvent {
+  type: RunEventType;
+  runId: string;
+  /** Epoch of the execution that published it. */
+  epoch: number;
+  data: Record<string, unknown>;
+  at: string;
+}
+
+/**
+ * Receives a run's events in order. Called synchronously on the run's path:
+ * implementations buffer and persist asynchronously, never block the loop.
+ */
+export type RunEventSink = (event: RunEvent) => void;

@@ -1,0 +1,109 @@
+import type OpenAI from 'openai';
+import { assertNever } from '../errors.js';
+import type { AssistantMessage, Message, ToolCallRequest } from '../messages.js';
+import type { Model, ModelRequest, ModelResponse, ToolSpec } from '../model.js';
+import { malformedResponse, toModelError } from './openai-errors.js';
+import {
+  createOpenAIClient,
+  openAIRequestOptions,
+  type OpenAIModelOptions,
+} from './openai-options.js';
+
+type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
+
+/**
+ * A {@link Model} on Chat Completions (`POST /v1/chat/completions`), for any
+ * OpenAI-compatible server (vLLM, Ollama, LM Studio) through `baseURL`.
+ *
+ * @example
+ * const model = new OpenAIChatModel({ model: 'qwen3:8b', baseURL: 'http://localhost:11434/v1', apiKey: 'ollama' });
+ */
+export class OpenAIChatModel implements Model {
+  readonly name: string;
+  private readonly client: OpenAI;
+
+  constructor(private readonly options: OpenAIModelOptions) {
+    this.name = `openai-chat:${options.model}`;
+    this.client = createOpenAIClient(options);
+  }
+
+  async respond(request: ModelRequest): Promise<ModelResponse> {
+    const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = {
+      model: this.options.model,
+      messages: [
+        ...(request.instructions === ''
+          ? []
+          : [{ role: 'system', content: request.instructions } as const]),
+        ...request.messages.map(toChatMessage),
+      ],
+      ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toChatTool) }),
+      ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
+    };
+    const completion = await this.client.chat.completions
+      .create(body, openAIRequestOptions(this.options, request.signal))
+      .catch((error: unknown) => {
+        throw toModelError(error, request.signal);
+      });
+    return fromCompletion(completion);
+  }
+}
+
+function toChatMessage(message: Message): ChatMessage {
+  switch (message.role) {
+    case 'user':
+      return { role: 'user', content: message.content };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: message.content,
+        ...(message.toolCalls?.length
+          ? {
+              tool_calls: message.toolCalls.map((call) => ({
+                id: call.id,
+                type: 'function' as const,
+                function: { name: call.name, arguments: call.arguments },
+              })),
+            }
+          : {}),
+      };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+    default:
+      return assertNever(message);
+  }
+}
+
+function toChatTool(tool: ToolSpec): OpenAI.Chat.ChatCompletionFunctionTool {
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
+}
+
+function fromCompletion(completion: OpenAI.Chat.ChatCompletion): ModelResponse {
+  const reply = Array.isArray(completion.choices) ? completion.choices[0]?.message : undefined;
+  if (!reply) throw malformedResponse('completion has no choices[0].message', completion);
+  const toolCalls: ToolCallRequest[] = (reply.tool_calls ?? []).flatMap((call) =>
+    call.type === 'function'
+      ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments }]
+      : [],
+  );
+  const message: AssistantMessage = {
+    role: 'assistant',
+    content: reply.content ?? reply.refusal ?? null,
+    ...(toolCalls.length === 0 ? {} : { toolCalls }),
+  };
+  const usage = completion.usage;
+  return {
+    message,
+    ...(usage
+      ? {
+          usage: {
+            inputTokens: usage.prompt_tokens,
+            outputTokens: usage.completion_tokens,
+            totalTokens: usage.total_tokens,
+          },
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,45 @@
+import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import { ModelError } from '../errors.js';
+
+/** HTTP statuses worth retrying besides 5xx: timeout, conflict, rate limit. */
+const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 409, 429]);
+
+/**
+ * Turns an error thrown by the openai client into what an adapter should throw:
+ * the abort reason when `signal` was aborted (so cancellation propagates as an
+ * abort, never as a retryable failure), else a {@link ModelError}.
+ */
+export function toModelError(error: unknown, signal: AbortSignal | undefined): unknown {
+  if (signal?.aborted) return signal.reason ?? error;
+  if (error instanceof APIUserAbortError) return new DOMException(error.message, 'AbortError');
+  if (error instanceof APIConnectionError) {
+    return new ModelError(`model request failed: ${error.message}`, true, undefined, {
+      cause: error,
+    });
+  }
+  if (error instanceof APIError) {
+    const code = typeof error.code === 'string' ? ` (${error.code})` : '';
+    return new ModelError(
+      `model request failed: ${error.message}${code}`,
+      isRetryable(error),
+      error.status,
+      {
+        cause: error,
+      },
+    );
+  }
+  return malformedResponse(error instanceof Error ? error.message : String(error), error);
+}
+
+/** A non-retryable {@link ModelError} for a response the adapter cannot read. */
+export function malformedResponse(detail: string, cause?: unknown): ModelError {
+  return new ModelError(`malformed model response: ${detail}`, false, undefined, { cause });
+}
+
+function isRetryable(error: APIError): boolean {
+  const shouldRetry = error.headers?.get('x-should-retry');
+  if (shouldRetry === 'true') return true;
+  if (shouldRetry === 'false') return false;
+  const status = error.status ?? 0;
+  return RETRYABLE_STATUSES.has(status) || status >= 500;
+}

@@ -1,0 +1,127 @@
+import type OpenAI from 'openai';
+import { ModelError, assertNever } from '../errors.js';
+import type { AssistantMessage, Message, ToolCallRequest } from '../messages.js';
+import type { Model, ModelRequest, ModelResponse, ToolSpec } from '../model.js';
+import { malformedResponse, toModelError } from './openai-errors.js';
+import {
+  createOpenAIClient,
+  openAIRequestOptions,
+  type OpenAIModelOptions,
+} from './openai-options.js';
+
+type ResponseInputItem = OpenAI.Responses.ResponseInputItem;
+type Response = OpenAI.Responses.Response;
+
+/** Error codes of a `failed` response that may succeed on a later attempt. */
+const RETRYABLE_FAILURE_CODES: ReadonlySet<string> = new Set([
+  'server_error',
+  'rate_limit_exceeded',
+]);
+
+/**
+ * A {@link Model} on the OpenAI Responses API (`POST /v1/responses`, `store: false`).
+ *
+ * @example
+ * const model = new OpenAIResponsesModel({ model: 'gpt-5.4', timeoutMs: 120_000 });
+ */
+export class OpenAIResponsesModel implements Model {
+  readonly name: string;
+  private readonly client: OpenAI;
+
+  constructor(private readonly options: OpenAIModelOptions) {
+    this.name = `openai:${options.model}`;
+    this.client = createOpenAIClient(options);
+  }
+
+  async respond(request: ModelRequest): Promise<ModelResponse> {
+    const body: OpenAI.Responses.ResponseCreateParamsNonStreaming = {
+      model: this.options.model,
+      input: request.messages.flatMap(toInputItems),
+      store: false,
+      ...(request.instructions === '' ? {} : { instructions: request.instructions }),
+      ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toFunctionTool) }),
+      ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
+    };
+    const response = await this.client.responses
+      .create(body, openAIRequestOptions(this.options, request.signal))
+      .catch((error: unknown) => {
+        throw toModelError(error, request.signal);
+      });
+    return fromResponse(response);
+  }
+}
+
+function toInputItems(message: Message): ResponseInputItem[] {
+  switch (message.role) {
+    case 'user':
+      return [{ type: 'message', role: 'user', content: message.content }];
+    case 'assistant':
+      return [
+        ...(message.content
+          ? [{ type: 'message', role: 'assistant', content: message.content } as const]
+          : []),
+        ...(message.toolCalls ?? []).map((call): ResponseInputItem => ({
+          type: 'function_call',
+          call_id: call.id,
+          name: call.name,
+          arguments: call.arguments,
+        })),
+      ];
+    case 'tool':
+      return [
+        { type: 'function_call_output', call_id: message.toolCallId, output: message.content },
+      ];
+    default:
+      return assertNever(message);
+  }
+}
+
+function toFunctionTool(tool: ToolSpec): OpenAI.Responses.FunctionTool {
+  return {
+    type: 'function',
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters,
+    strict: false,
+  };
+}
+
+function fromResponse(response: Response): ModelResponse {
+  if (!Array.isArray(response.output))
+    throw malformedResponse('response has no output array', response);
+  if (response.status === 'failed') {
+    const code = response.error?.code ?? 'unknown';
+    throw new ModelError(
+      `model response failed (${code}): ${response.error?.message ?? 'no message'}`,
+      RETRYABLE_FAILURE_CODES.has(code),
+    );
+  }
+  const texts: string[] = [];
+  const toolCalls: ToolCallRequest[] = [];
+  for (const item of response.output) {
+    if (item.type === 'function_call') {
+      toolCalls.push({ id: item.call_id, name: item.name, arguments: item.arguments });
+    } else if (item.type === 'message') {
+      for (const part of item.content)
+        texts.push(part.type === 'output_text' ? part.text : part.refusal);
+    }
+  }
+  const message: AssistantMessage = {
+    role: 'assistant',
+    content: texts.length === 0 ? null : texts.join(''),
+    ...(toolCalls.length === 0 ? {} : { toolCalls }),
+  };
+  const usage = response.usage;
+  return {
+    message,
+    ...(usage
+      ? {
+          usage: {
+            inputTokens: usage.input_tokens,
+            outputTokens: usage.output_tokens,
+            totalTokens: usage.total_tokens,
+          },
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,164 @@
+import { z } from 'zod';
+import type { ToolCallRequest, ToolResultMessage } from '../messages.js';
+import type { ToolCallRecord } from '../run-types.js';
+import { LeaseLostError } from '../errors.js';
+import { HandoverSignal } from './handover.js';
+import type { ExecutableTool, ToolInvocationResult } from './tool-executable.js';
+
+/** The run-level facts every call of a batch shares. */
+export interface ToolBatchContext {
+  runId: string;
+  epoch: number;
+  batch: number;
+  signal: AbortSignal;
+  tools: ReadonlyMap<string, ExecutableTool>;
+  onCallStarted?(call: ToolCallRequest): void;
+  onCallFinished?(outcome: ToolCallOutcome): void;
+}
+
+/** One finished call: the message the model will see and the row to store. */
+export interface ToolCallOutcome {
+  message: ToolResultMessage;
+  record: ToolCallRecord;
+}
+
+/** The idempotency key of a call: the same every time the same call of the same run runs. */
+export function idempotencyKeyFor(runId: string, toolCallId: string): string {
+  return `${runId}:${toolCallId}`;
+}
+
+class ToolCallFailure extends Error {}
+
+/**
+ * Runs one model turn's tool calls concurrently. Every failure of a call
+ * (unknown tool, bad JSON, invalid arguments, a throw, a timeout, an
+ * unserializable result) becomes an error result the model sees; only an
+ * abort of the run's signal rejects.
+ */
+export async function executeToolBatch(
+  calls: readonly ToolCallRequest[],
+  context: ToolBatchContext,
+): Promise<ToolCallOutcome[]> {
+  const outcomes = await Promise.all(calls.map((call) => executeToolCall(call, context)));
+  context.signal.throwIfAborted();
+  return outcomes;
+}
+
+async function executeToolCall(
+  call: ToolCallRequest,
+  context: ToolBatchContext,
+): Promise<ToolCallOutcome> {
+  const startedAt = new Date();
+  context.onCallStarted?.(call);
+  let args: unknown = call.arguments;
+  let content: string;
+  let isError = false;
+  let childRunId: string | null = null;
+  try {
+    const tool = context.tools.get(call.name);
+    if (!tool) {
+      const known = [...context.tools.keys()].join(', ') || 'none';
+      throw new ToolCallFailure(`Unknown tool "${call.name}". Available tools: ${known}.`);
+    }
+    args = parseArguments(call);
+    const parsed = tool.parameters.safeParse(args);
+    if (!parsed.success) {
+      throw new ToolCallFailure(
+        `Invalid arguments for tool "${call.name}": ${z.prettifyError(parsed.error)}`,
+      );
+    }
+    const result = await invokeWithTimeout(tool, parsed.data, call, context);
+    childRunId = result.childRunId ?? null;
+    content = serializeOutput(call.name, result.output);
+  } catch (error) {
+    context.signal.throwIfAborted();
+    if (error instanceof HandoverSignal || error instanceof LeaseLostError) throw error;
+    isError = true;
+    content =
+      error instanceof ToolCallFailure
+        ? error.message
+        : `Tool "${call.name}" failed: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  const outcome: ToolCallOutcome = {
+    message: { role: 'tool', toolCallId: call.id, name: call.name, content, ...(isError && { isError }) },
+    record: {
+      toolCallId: call.id,
+      name: call.name,
+      args,
+      result: content,
+      status: isError ? 'error' : 'completed',
+      batch: context.batch,
+      idempotencyKey: idempotencyKeyFor(context.runId, call.id),
+      childRunId,
+      startedAt,
+      endedAt: new Date(),
+    },
+  };
+  context.onCallFinished?.(outcome);
+  return outcome;
+}
+
+function parseArguments(call: ToolCallRequest): unknown {
+  if (call.arguments.trim() === '') return {};
+  try {
+    return JSON.parse(call.arguments);
+  } catch (error) {
+    throw new ToolCallFailure(
+      `Invalid JSON in arguments for tool "${call.name}": ${(error as Error).message}`,
+    );
+  }
+}
+
+async function invokeWithTimeout(
+  tool: ExecutableTool,
+  args: unknown,
+  call: ToolCallRequest,
+  context: ToolBatchContext,
+): Promise<ToolInvocationResult> {
+  const callController = new AbortController();
+  const onRunAbort = () => callController.abort(context.signal.reason);
+  context.signal.addEventListener('abort', onRunAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new ToolCallFailure(`Tool "${tool.name}" timed out after ${tool.timeoutMs} ms.`);
+      callController.abort(error);
+      reject(error);
+    }, tool.timeoutMs);
+  });
+  const aborted = new Promise<never>((_, reject) => {
+    callController.signal.addEventListener('abort', () => reject(callController.signal.reason), {
+      once: true,
+    });
+  });
+  try {
+    return await Promise.race([
+      tool.invoke(args, {
+        signal: callController.signal,
+        runId: context.runId,
+        toolCallId: call.id,
+        idempotencyKey: idempotencyKeyFor(context.runId, call.id),
+        epoch: context.epoch,
+      }),
+      timeout,
+      aborted,
+    ]);
+  } finally {
+    clearTimeout(timer);
+    context.signal.removeEventListener('abort', onRunAbort);
+  }
+}
+
+function serializeOutput(toolName: string, output: unknown): string {
+  if (typeof output === 'string') return output;
+  if (output === undefined) return '';
+  try {
+    const text = JSON.stringify(output);
+    if (text === undefined) throw new Error(`${typeof output} has no JSON form`);
+    return text;
+  } catch (error) {
+    throw new ToolCallFailure(
+      `Tool "${toolName}" returned a value that cannot be serialized: ${(error as Error).message}`,
+    );
+  }
+}

@@ -1,0 +1,166 @@
+import type { CheckpointStore } from '../checkpoint-store.js';
+import { LeaseLostError, MaxTurnsExceededError, ModelError } from '../errors.js';
+import type { RunEventSink, RunEventType } from '../events.js';
+import type { Message } from '../messages.js';
+import type { Model } from '../model.js';
+import type { Entity } from '../registry.js';
+import type { AttemptReason, RunErrorInfo, RunRecord } from '../run-types.js';
+import { Checkpointer } from './checkpointer.js';
+import type { RunMember } from './delegation.js';
+import { delegationTool } from './delegation.js';
+import { HandoverSignal } from './handover.js';
+import type { RetryPolicy } from './model-retry.js';
+import { executableFromTool, type ExecutableTool } from './tool-executable.js';
+import { runTurnLoop } from './turn-loop.js';
+
+/** How an execution ended. `handed-over`: stopped at a checkpoint for another worker to resume. */
+export type ExecutionResult =
+  | { outcome: 'finished'; run: RunRecord }
+  | { outcome: 'handed-over'; runId: string };
+
+/** Options of one execution of a run. */
+export interface ExecuteOptions {
+  /** Why this execution claims the run; recorded in its attempt. */
+  reason: AttemptReason;
+  /**
+   * Aborting it cancels the run (CANCELLED is persisted), unless its reason is
+   * a {@link LeaseLostError}: then the execution stops and writes nothing more.
+   */
+  signal?: AbortSignal;
+  /** Aborting it asks the execution to stop at its next checkpoint and hand the run back. */
+  handover?: AbortSignal;
+  /** A new user message appended before resuming (continue with input). */
+  input?: string;
+}
+
+/** What an execution needs from the engine that started it. */
+export interface ExecutionDeps {
+  store: CheckpointStore;
+  workerId: string;
+  retry: RetryPolicy;
+  modelFor(entity: Entity): Model;
+  onEvent?: RunEventSink;
+  /** Runs a member's child run for a team's delegation. */
+  memberRunner(parent: RunRecord, parentOptions: ExecuteOptions): RunMember;
+}
+
+/**
+ * One claim of a run, from `claimRun` to its final write: loads the history
+ * up to the last checkpoint, runs the turn loop and persists how it ended.
+ */
+export async function executeRun(
+  deps: ExecutionDeps,
+  entityOf: (run: RunRecord) => Entity,
+  runId: string,
+  options: ExecuteOptions,
+): Promise<ExecutionResult> {
+  const { epoch, run } = await deps.store.claimRun(runId, {
+    workerId: deps.workerId,
+    reason: options.reason,
+  });
+  const emit = (type: RunEventType, data: Record<string, unknown>) =>
+    deps.onEvent?.({ type, runId, epoch, data, at: new Date().toISOString() });
+  const entity = entityOf(run);
+  const history = await deps.store.loadHistory(runId);
+  const resumed = history.messages.length > 0;
+  emit(options.reason === 'run' ? 'RunStarted' : 'RunContinued', {
+    reason: options.reason,
+    workerId: deps.workerId,
+    entity: run.entity,
+    lastCheckpointAtMessageIndex: run.lastCheckpointAtMessageIndex,
+  });
+
+  const checkpointer = new Checkpointer(
+    deps.store,
+    runId,
+    epoch,
+    run.checkpoint,
+    run.lastCheckpointAtMessageIndex,
+    (index, messages) => emit('CheckpointCommitted', { lastCheckpointAtMessageIndex: index, messages }),
+  );
+  const messages: Message[] = resumed ? history.messages : [{ role: 'user', content: run.input }];
+  if (!resumed) checkpointer.add(messages);
+  if (options.input !== undefined) {
+    const message: Message = { role: 'user', content: options.input };
+    messages.push(message);
+    checkpointer.add([message]);
+  }
+
+  const signal = options.signal ?? new AbortController().signal;
+  const state = {
+    runId,
+    epoch,
+    model: deps.modelFor(entity),
+    instructions: instructionsFor(entity),
+    tools: toolsFor(entity, deps.memberRunner(run, options)),
+    maxTurns: entity.maxTurns,
+    retry: deps.retry,
+    messages,
+    usage: run.usage,
+    checkpointer,
+    signal,
+    handover: options.handover,
+    emit,
+  };
+
+  try {
+    const result = await runTurnLoop(state);
+    if (result.kind === 'handover') {
+      emit('RunPaused', { handover: true, lastCheckpointAtMessageIndex: checkpointer.lastCheckpointAtMessageIndex });
+      return { outcome: 'handed-over', runId };
+    }
+    const finished = await checkpointer.finish('COMPLETED', result.content, null, state.usage);
+    emit('RunCompleted', { content: result.content, usage: state.usage });
+    return { outcome: 'finished', run: finished };
+  } catch (error) {
+    if (error instanceof HandoverSignal) return { outcome: 'handed-over', runId };
+    const lost = error instanceof LeaseLostError ? error : leaseLostReason(signal);
+    if (lost) throw lost;
+    if (signal.aborted) {
+      const partial = lastAssistantText(state.messages);
+      const cancelled = await checkpointer.finish('CANCELLED', partial, null, state.usage);
+      emit('RunCancelled', { content: partial });
+      return { outcome: 'finished', run: cancelled };
+    }
+    const info = errorInfo(error);
+    const failed = await checkpointer.finish('ERROR', null, info, state.usage);
+    emit('RunError', { error: info });
+    return { outcome: 'finished', run: failed };
+  }
+}
+
+function leaseLostReason(signal: AbortSignal): LeaseLostError | undefined {
+  return signal.aborted && signal.reason instanceof LeaseLostError ? signal.reason : undefined;
+}
+
+function instructionsFor(entity: Entity): string {
+  if (entity.kind === 'agent') {
+    return [entity.role && `Your role: ${entity.role}`, entity.instructions].filter(Boolean).join('\n\n');
+  }
+  return entity.instructions;
+}
+
+function toolsFor(entity: Entity, runMember: RunMember): Map<string, ExecutableTool> {
+  const tools =
+    entity.kind === 'agent' ? entity.tools.map(executableFromTool) : [delegationTool(entity, runMember)];
+  return new Map(tools.map((t) => [t.name, t]));
+}
+
+function lastAssistantText(messages: readonly Message[]): string | null {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.role === 'assistant' && message.content) return message.content;
+  }
+  return null;
+}
+
+function errorInfo(error: unknown): RunErrorInfo {
+  if (error instanceof ModelError) {
+    return { name: error.name, message: error.message, retryable: error.retryable };
+  }
+  if (error instanceof MaxTurnsExceededError) {
+    return { name: error.name, message: error.message, retryable: false };
+  }
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: 'Error', message: String(error) };
+}

@@ -1,0 +1,29 @@
+import type { z } from 'zod';
+import type { ToolSpec } from '../model.js';
+import type { Tool, ToolContext } from '../tool.js';
+
+/** What a tool invocation produced: its output, and the member run it started, if any. */
+export interface ToolInvocationResult {
+  output: unknown;
+  childRunId?: string;
+}
+
+/** A tool as the batch executor runs it: user tools and the generated delegation tool alike. */
+export interface ExecutableTool {
+  readonly name: string;
+  readonly spec: ToolSpec;
+  readonly parameters: z.ZodObject;
+  readonly timeoutMs: number;
+  invoke(args: unknown, context: ToolContext): Promise<ToolInvocationResult>;
+}
+
+/** Wraps a user-defined tool for the batch executor. */
+export function executableFromTool(tool: Tool): ExecutableTool {
+  return {
+    name: tool.name,
+    spec: tool.spec,
+    parameters: tool.parameters,
+    timeoutMs: tool.timeoutMs,
+    invoke: async (args, context) => ({ output: await tool.execute(args, context) }),
+  };
+}

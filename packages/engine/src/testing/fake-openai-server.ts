@@ -1,0 +1,269 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One tool call a scripted reply makes; `arguments` objects are sent as JSON text. */
+export interface FakeToolCall {
+  /** The call id (`call_...`) the model gives; generated when omitted. */
+  id?: string;
+  name: string;
+  arguments: Record<string, unknown> | string;
+}
+
+/** Token counts a scripted reply reports; computed from the bodies when omitted. */
+export interface FakeUsage {
+  input: number;
+  output: number;
+}
+
+/** What the fake server answers to the next model request. */
+export type FakeOpenAIReply =
+  | { kind: 'text'; text: string; usage?: FakeUsage }
+  | { kind: 'tool_calls'; calls: FakeToolCall[]; usage?: FakeUsage }
+  | { kind: 'error'; status: number; message: string; type?: string; code?: string | null }
+  | { kind: 'hang' }
+  | { kind: 'malformed' };
+
+/** A request the fake server received. */
+export interface FakeOpenAIRequest {
+  path: string;
+  body: Record<string, unknown>;
+}
+
+/** A local server speaking the OpenAI wire protocol (Responses and Chat Completions), driven by scripted replies. */
+export interface FakeOpenAIServer {
+  /** Base URL for the openai client, e.g. `http://127.0.0.1:43121/v1`. */
+  readonly url: string;
+  /** Every model request received, in order. */
+  readonly requests: FakeOpenAIRequest[];
+  /** Queues the reply to the next model request; with none queued the server answers 500. */
+  enqueue(...replies: FakeOpenAIReply[]): void;
+  /** Stops the server, dropping hung requests. */
+  close(): Promise<void>;
+}
+
+type Endpoint = (reply: TextOrToolCalls, body: Record<string, unknown>) => Record<string, unknown>;
+type TextOrToolCalls = Extract<FakeOpenAIReply, { kind: 'text' | 'tool_calls' }>;
+
+const ENDPOINTS: Record<string, { endpoint: Endpoint; malformed: () => Record<string, unknown> }> =
+  {
+    '/v1/responses': {
+      endpoint: responsesReply,
+      malformed: () => ({ id: id('resp_', 24), object: 'response', status: 'completed' }),
+    },
+    '/v1/chat/completions': {
+      endpoint: chatReply,
+      malformed: () => ({ id: id('chatcmpl-', 15), object: 'chat.completion' }),
+    },
+  };
+
+/** Starts a fake OpenAI server on 127.0.0.1 on a free port. */
+export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
+  const queue: FakeOpenAIReply[] = [];
+  const requests: FakeOpenAIRequest[] = [];
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      sendJson(res, 500, errorBody(`fake server failure: ${String(error)}`, 'server_error', null));
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const route = ENDPOINTS[path];
+    if (req.method !== 'POST' || !route) {
+      sendJson(
+        res,
+        404,
+        errorBody(`Invalid URL (${req.method} ${path})`, 'invalid_request_error', null),
+      );
+      return;
+    }
+    const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+    requests.push({ path, body });
+    const reply = queue.shift();
+    if (!reply) {
+      sendJson(res, 500, errorBody('fake server: no scripted reply left', 'server_error', null));
+      return;
+    }
+    switch (reply.kind) {
+      case 'hang':
+        return;
+      case 'malformed':
+        sendJson(res, 200, route.malformed());
+        return;
+      case 'error':
+        sendJson(
+          res,
+          reply.status,
+          errorBody(reply.message, reply.type ?? errorType(reply.status), reply.code ?? null),
+        );
+        return;
+      default:
+        sendJson(res, 200, route.endpoint(reply, body));
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    enqueue: (...replies) => void queue.push(...replies),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function responsesReply(
+  reply: TextOrToolCalls,
+  body: Record<string, unknown>,
+): Record<string, unknown> {
+  const output =
+    reply.kind === 'text'
+      ? [
+          {
+            id: id('msg_', 24),
+            type: 'message',
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: reply.text, annotations: [], logprobs: [] }],
+          },
+        ]
+      : reply.calls.map((call) => ({
+          id: id('fc_', 24),
+          type: 'function_call',
+          status: 'completed',
+          call_id: call.id ?? id('call_', 12),
+          name: call.name,
+          arguments: argumentsText(call),
+        }));
+  const usage = usageOf(reply, body);
+  return {
+    id: id('resp_', 24),
+    object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
+    status: 'completed',
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: body['instructions'] ?? null,
+    max_output_tokens: null,
+    model: body['model'],
+    output,
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    reasoning: { effort: null, summary: null },
+    store: body['store'] ?? true,
+    temperature: body['temperature'] ?? 1,
+    text: { format: { type: 'text' } },
+    tool_choice: 'auto',
+    tools: body['tools'] ?? [],
+    top_p: 1,
+    truncation: 'disabled',
+    usage: {
+      input_tokens: usage.input,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: usage.output,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: usage.input + usage.output,
+    },
+    user: null,
+    metadata: {},
+  };
+}
+
+function chatReply(reply: TextOrToolCalls, body: Record<string, unknown>): Record<string, unknown> {
+  const message =
+    reply.kind === 'text'
+      ? { role: 'assistant', content: reply.text, refusal: null, annotations: [] }
+      : {
+          role: 'assistant',
+          content: null,
+          refusal: null,
+          annotations: [],
+          tool_calls: reply.calls.map((call) => ({
+            id: call.id ?? id('call_', 12),
+            type: 'function',
+            function: { name: call.name, arguments: argumentsText(call) },
+          })),
+        };
+  const usage = usageOf(reply, body);
+  return {
+    id: id('chatcmpl-', 15),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: body['model'],
+    choices: [
+      {
+        index: 0,
+        message,
+        logprobs: null,
+        finish_reason: reply.kind === 'text' ? 'stop' : 'tool_calls',
+      },
+    ],
+    usage: {
+      prompt_tokens: usage.input,
+      completion_tokens: usage.output,
+      total_tokens: usage.input + usage.output,
+      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+      completion_tokens_details: {
+        reasoning_tokens: 0,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
+    },
+    service_tier: 'default',
+    system_fingerprint: 'fp_fake',
+  };
+}
+
+function argumentsText(call: FakeToolCall): string {
+  return typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
+}
+
+function usageOf(reply: TextOrToolCalls, body: Record<string, unknown>): FakeUsage {
+  const produced = reply.kind === 'text' ? reply.text : JSON.stringify(reply.calls);
+  return reply.usage ?? { input: tokens(JSON.stringify(body)), output: tokens(produced) };
+}
+
+function tokens(text: string): number {
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+function errorType(status: number): string {
+  if (status === 429) return 'requests';
+  return status >= 500 ? 'server_error' : 'invalid_request_error';
+}
+
+function errorBody(message: string, type: string, code: string | null): Record<string, unknown> {
+  return { error: { message, type, param: null, code } };
+}
+
+function id(prefix: string, bytes: number): string {
+  return prefix + randomBytes(bytes).toString('hex');
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sendJson(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'x-request-id': id('req_', 16),
+  });
+  res.end(text);
+}

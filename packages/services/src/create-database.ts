@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/** A database created for one test (or one benchmark), with its own URL. */
+export interface TestDatabase {
+  /** Connection URL of this database (the admin URL with its database name replaced). */
+  url: string;
+  /** The database's name. */
+  name: string;
+  /** Drops the database, closing any connections still open on it (`WITH (FORCE)`); idempotent. */
+  drop(): Promise<void>;
+}
+
+async function withClient(
+  url: string,
+  use: (client: pg.Client) => Promise<unknown>,
+): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await use(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates a database (default name `test_<random hex>`) on the server of `adminUrl`, a URL that may create databases. */
+export async function createDatabase(
+  adminUrl: string,
+  name = `test_${randomBytes(8).toString('hex')}`,
+): Promise<TestDatabase> {
+  const quoted = `"${name.replaceAll('"', '""')}"`;
+  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${quoted}`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${encodeURIComponent(name)}`;
+  return {
+    url: url.toString(),
+    name,
+    drop: () =>
+      withClient(adminUrl, (client) =>
+        client.query(`DROP DATABASE IF EXISTS ${quoted} WITH (FORCE)`),
+      ),
+  };
+}

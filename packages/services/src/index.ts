@@ -1,0 +1,19 @@
+export { createDatabase, type TestDatabase } from './create-database.js';
+export { MissingServiceUrlError, ServiceError, ServiceStartError } from './errors.js';
+export { findPostgresBinaries } from './find-postgres-binaries.js';
+export { findRedisServer } from './find-redis-server.js';
+export { freePort } from './free-port.js';
+export {
+  startPostgres,
+  type PostgresService,
+  type StartPostgresOptions,
+} from './start-postgres.js';
+export {
+  startRedis,
+  type RedisRestartOptions,
+  type RedisService,
+  type StartRedisOptions,
+} from './start-redis.js';
+export { testDatabase } from './test-database.js';
+export { TEST_DATABASE_URL_VAR, TEST_REDIS_URL_VAR } from './test-env.js';
+export { testRedisUrl } from './test-redis-url.js';

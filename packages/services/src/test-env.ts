@@ -1,0 +1,5 @@
+/** Environment variable through which the vitest global setup hands the test Postgres admin URL to test workers. */
+export const TEST_DATABASE_URL_VAR = 'CAIRN_TEST_DATABASE_URL';
+
+/** Environment variable through which the vitest global setup hands the test Redis URL to test workers (unset when no Redis). */
+export const TEST_REDIS_URL_VAR = 'CAIRN_TEST_REDIS_URL';

@@ -1,0 +1,34 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+/** Options of {@link createDb}. */
+export interface CreateDbOptions {
+  /**
+   * Maximum connections in the pool.
+   * @defaultValue 10
+   */
+  max?: number;
+}
+
+const INT8_OID = 20;
+
+/** Parses int8 (count(*), sums) as numbers: every int8 the store reads stays far below 2^53. */
+const TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary'
+      ? Number
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * A Kysely instance on a pg pool for the store's database; `destroy()` it to close the pool.
+ *
+ * @example
+ * const db = createDb(process.env.DATABASE_URL!);
+ * const store = new PostgresCheckpointStore(db);
+ */
+export function createDb(url: string, options: CreateDbOptions = {}): Kysely<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types: TYPES });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}

@@ -1,0 +1,25 @@
+import { CairnError } from '@cairn/engine';
+import type { RunStatus } from '@cairn/engine';
+
+/** Base class of the errors only the store throws. */
+export class StoreError extends CairnError {}
+
+/** A migration failed; the database is left at the last migration that succeeded. */
+export class MigrationError extends StoreError {
+  constructor(
+    readonly migrationName: string | undefined,
+    options: { cause: unknown },
+  ) {
+    super(`migration ${migrationName ?? '(unknown)'} failed: ${String(options.cause)}`, options);
+  }
+}
+
+/** The run already reached a terminal status, so it cannot be cancelled. */
+export class RunAlreadyTerminalError extends StoreError {
+  constructor(
+    readonly runId: string,
+    readonly status: RunStatus,
+  ) {
+    super(`run ${runId} is already ${status}`);
+  }
+}

@@ -1,0 +1,17 @@
+export { createDb } from './create-db.js';
+export type { CreateDbOptions } from './create-db.js';
+export { migrate, MIGRATIONS } from './migrate.js';
+export { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
+export { CANCELLABLE_STATUSES } from './run-cancel.js';
+export type { ForceCancelOptions } from './run-cancel.js';
+export type { NewRunEvent, StoredEvent } from './run-events.js';
+export type {
+  AttemptView,
+  RunSummaryView,
+  RunView,
+  SessionView,
+  ToolCallView,
+} from './run-view.js';
+export { MigrationError, RunAlreadyTerminalError, StoreError } from './errors.js';
+export { toAttemptRecord, toRunRecord, toToolCallRecord } from './run-row.js';
+export type * from './schema.js';

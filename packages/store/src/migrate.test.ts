@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { testDatabase } from '@cairn/services';
+import type { TestDatabase } from '@cairn/services';
+import { createDb } from './create-db.js';
+import { migrate, MIGRATIONS } from './migrate.js';
+
+const run = promisify(execFile);
+const BIN = new URL('./bin/migrate.ts', import.meta.url).pathname;
+
+async function tableNames(url: string): Promise<string[]> {
+  const db = createDb(url, { max: 1 });
+  try {
+    const { rows } = await sql<{ name: string }>`
+      select table_name as name from information_schema.tables where table_schema = 'public' order by 1`.execute(
+      db,
+    );
+    return rows.map((r) => r.name);
+  } finally {
+    await db.destroy();
+  }
+}
+
+describe('migrate', () => {
+  let database: TestDatabase | undefined;
+  afterEach(async () => {
+    await database?.drop();
+    database = undefined;
+  });
+
+  it('creates every table on an empty database and is idempotent', async () => {
+    database = await testDatabase();
+    const db = createDb(database.url, { max: 2 });
+    try {
+      const first = await migrate(db);
+      expect(first.map((r) => [r.migrationName, r.status])).toEqual(
+        Object.keys(MIGRATIONS).map((name) => [name, 'Success']),
+      );
+      expect(await migrate(db)).toEqual([]);
+      await expect(Promise.all([migrate(db), migrate(db)])).resolves.toEqual([[], []]);
+    } finally {
+      await db.destroy();
+    }
+    expect(await tableNames(database.url)).toEqual([
+      'kysely_migration',
+      'kysely_migration_lock',
+      'run_attempts',
+      'run_events',
+      'run_messages',
+      'runs',
+      'sessions',
+      'tool_calls',
+    ]);
+  });
+
+  it('npm run migrate names DATABASE_URL when it is missing, and migrates when it is set', async () => {
+    const env = { ...process.env };
+    delete env.DATABASE_URL;
+    const args = ['--import', 'tsx', '--conditions=source', BIN];
+    const missing = run(process.execPath, args, { env });
+    await expect(missing).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('DATABASE_URL'),
+    });
+
+    database = await testDatabase();
+    const ok = await run(process.execPath, args, { env: { ...env, DATABASE_URL: database.url } });
+    expect(ok.stdout).toContain('applied: 0001_initial');
+    expect(await tableNames(database.url)).toContain('runs');
+  });
+});

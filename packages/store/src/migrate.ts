@@ -1,0 +1,30 @@
+import { Migrator } from 'kysely';
+import type { Kysely, Migration, MigrationResult } from 'kysely';
+import { MigrationError } from './errors.js';
+import * as m0001 from './migrations/0001_initial.js';
+
+/** Every migration by name, in order; files are only ever added. */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
+  '0001_initial': m0001,
+});
+
+/**
+ * Applies every pending migration; safe to run concurrently (Kysely locks).
+ * Throws `MigrationError` naming the failed migration.
+ *
+ * @example
+ * const db = createDb(process.env.DATABASE_URL!);
+ * await migrate(db);
+ */
+export async function migrate<DB>(db: Kysely<DB>): Promise<MigrationResult[]> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) },
+  });
+  const { error, results = [] } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results.find((r) => r.status === 'Error');
+    throw new MigrationError(failed?.migrationName, { cause: error });
+  }
+  return results;
+}

@@ -1,0 +1,304 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import {
+  CLAIMABLE_STATUSES,
+  LeaseLostError,
+  RunNotContinuableError,
+  RunNotFoundError,
+} from '@cairn/engine';
+import type {
+  AttemptReason,
+  CheckpointDelta,
+  CheckpointStore,
+  Claim,
+  NewRun,
+  RunHistory,
+  RunOutcome,
+  RunRecord,
+  RunStatus,
+} from '@cairn/engine';
+import { appendDelta, insertMessages } from './append-delta.js';
+import { forceCancel, requestCancel } from './run-cancel.js';
+import type { ForceCancelOptions } from './run-cancel.js';
+import { appendEvent, listEvents } from './run-events.js';
+import type { NewRunEvent, StoredEvent } from './run-events.js';
+import { toRunRecord, toToolCallRecord } from './run-row.js';
+import { getRunView, getSessionView } from './run-view.js';
+import type { RunView, SessionView } from './run-view.js';
+import type { Database } from './schema.js';
+
+/**
+ * The engine's `CheckpointStore` on Postgres, plus the reads and control
+ * writes the HTTP API and the queue layer need. Every write after `claimRun`
+ * is conditional on the claim's epoch and on status RUNNING.
+ *
+ * @example
+ * const store = new PostgresCheckpointStore(createDb(process.env.DATABASE_URL!));
+ * const { epoch } = await store.claimRun(runId, { workerId: 'w1', reason: 'run' });
+ * await store.commitCheckpoint(runId, epoch, delta);
+ */
+export class PostgresCheckpointStore implements CheckpointStore {
+  constructor(readonly db: Kysely<Database>) {}
+
+  async createRun(run: NewRun): Promise<RunRecord> {
+    const runId = run.runId ?? randomUUID();
+    const sessionId = run.sessionId ?? randomUUID();
+    const messages = run.messages ?? [];
+    return this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('sessions')
+        .values({ session_id: sessionId, user_id: run.userId ?? null })
+        .onConflict((oc) => oc.column('session_id').doUpdateSet({ updated_at: sql`now()` }))
+        .execute();
+      const row = await trx
+        .insertInto('runs')
+        .values({
+          run_id: runId,
+          session_id: sessionId,
+          user_id: run.userId ?? null,
+          parent_run_id: run.parentRunId ?? null,
+          parent_tool_call_id: run.parentToolCallId ?? null,
+          entity_kind: run.entity.kind,
+          entity_name: run.entity.name,
+          status: 'PENDING',
+          input: run.input,
+          content: null,
+          checkpoint: run.checkpoint,
+          last_checkpoint_at_message_index: messages.length,
+          metadata: JSON.stringify(run.metadata ?? {}),
+          cancel_requested_at: null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await insertMessages(trx, runId, 0, messages);
+      return toRunRecord(row);
+    });
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    const row = await this.db
+      .selectFrom('runs')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .executeTakeFirst();
+    return row && toRunRecord(row);
+  }
+
+  async claimRun(
+    runId: string,
+    claim: { workerId: string; reason: AttemptReason },
+  ): Promise<Claim> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('runs')
+        .set({ epoch: sql`epoch + 1`, status: 'RUNNING', updated_at: sql`now()` })
+        .where('run_id', '=', runId)
+        .where('status', 'in', CLAIMABLE_STATUSES)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) {
+        const status = await this.statusOf(runId, trx);
+        throw new RunNotContinuableError(
+          runId,
+          status,
+          `only ${CLAIMABLE_STATUSES.join(', ')} runs can be claimed`,
+        );
+      }
+      await trx
+        .updateTable('run_attempts')
+        .set({ ended_at: sql`now()`, outcome: 'superseded' })
+        .where('run_id', '=', runId)
+        .where('ended_at', 'is', null)
+        .execute();
+      await trx
+        .insertInto('run_attempts')
+        .values({
+          run_id: runId,
+          epoch: row.epoch,
+          worker_id: claim.workerId,
+          reason: claim.reason,
+        })
+        .execute();
+      return { epoch: row.epoch, run: toRunRecord(row) };
+    });
+  }
+
+  async loadHistory(runId: string): Promise<RunHistory> {
+    return this.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const run = await trx
+          .selectFrom('runs')
+          .select('last_checkpoint_at_message_index')
+          .where('run_id', '=', runId)
+          .executeTakeFirst();
+        if (!run) throw new RunNotFoundError(runId);
+        const messages = await trx
+          .selectFrom('run_messages')
+          .select('message')
+          .where('run_id', '=', runId)
+          .where('idx', '<', run.last_checkpoint_at_message_index)
+          .orderBy('idx')
+          .execute();
+        const calls = await trx
+          .selectFrom('tool_calls')
+          .selectAll()
+          .where('run_id', '=', runId)
+          .orderBy('batch')
+          .orderBy('started_at')
+          .orderBy('tool_call_id')
+          .execute();
+        return { messages: messages.map((m) => m.message), toolCalls: calls.map(toToolCallRecord) };
+      });
+  }
+
+  async commitCheckpoint(runId: string, epoch: number, delta: CheckpointDelta): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const n = delta.messages.length;
+      const row = await trx
+        .updateTable('runs')
+        .set({
+          last_checkpoint_at_message_index: sql`last_checkpoint_at_message_index + ${n}`,
+          usage: JSON.stringify(delta.usage),
+          updated_at: sql`now()`,
+        })
+        .where('run_id', '=', runId)
+        .where('epoch', '=', epoch)
+        .where('status', '=', 'RUNNING')
+        .returning('last_checkpoint_at_message_index')
+        .executeTakeFirst();
+      if (!row) throw new LeaseLostError(runId, epoch);
+      const next = row.last_checkpoint_at_message_index;
+      await appendDelta(trx, runId, epoch, next - n, delta);
+      return next;
+    });
+  }
+
+  async finishRun(runId: string, epoch: number, outcome: RunOutcome): Promise<RunRecord> {
+    return this.db.transaction().execute(async (trx) => {
+      const n = outcome.delta.messages.length;
+      const row = await trx
+        .updateTable('runs')
+        .set({
+          last_checkpoint_at_message_index: sql`last_checkpoint_at_message_index + ${n}`,
+          status: outcome.status,
+          content: outcome.content,
+          error: outcome.error && JSON.stringify(outcome.error),
+          usage: JSON.stringify(outcome.delta.usage),
+          updated_at: sql`now()`,
+        })
+        .where('run_id', '=', runId)
+        .where('epoch', '=', epoch)
+        .where('status', '=', 'RUNNING')
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw new LeaseLostError(runId, epoch);
+      await appendDelta(trx, runId, epoch, row.last_checkpoint_at_message_index - n, outcome.delta);
+      await trx
+        .updateTable('run_attempts')
+        .set({ ended_at: sql`now()`, outcome: outcome.status.toLowerCase() })
+        .where('run_id', '=', runId)
+        .where('epoch', '=', epoch)
+        .execute();
+      return toRunRecord(row);
+    });
+  }
+
+  async findUnconsumedChildRun(
+    parentRunId: string,
+    memberName: string,
+  ): Promise<RunRecord | undefined> {
+    const row = await this.db
+      .selectFrom('runs as child')
+      .selectAll('child')
+      .where('child.parent_run_id', '=', parentRunId)
+      .where('child.entity_name', '=', memberName)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('tool_calls as t')
+              .select(sql`1`.as('one'))
+              .where('t.run_id', '=', parentRunId)
+              .whereRef('t.child_run_id', '=', 'child.run_id')
+              .where('t.status', 'in', ['completed', 'error']),
+          ),
+        ),
+      )
+      .orderBy('child.created_at', 'desc')
+      .orderBy('child.run_id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row && toRunRecord(row);
+  }
+
+  async listChildRuns(parentRunId: string): Promise<RunRecord[]> {
+    const rows = await this.db
+      .selectFrom('runs')
+      .selectAll()
+      .where('parent_run_id', '=', parentRunId)
+      .orderBy('created_at')
+      .orderBy('run_id')
+      .execute();
+    return rows.map(toRunRecord);
+  }
+
+  /** The run with its messages, tool calls, attempts and member runs, as the HTTP API returns it. */
+  getRunView(runId: string): Promise<RunView | undefined> {
+    return getRunView(this.db, runId);
+  }
+
+  /** The session and summaries of its top-level runs, oldest first. */
+  getSessionView(sessionId: string): Promise<SessionView | undefined> {
+    return getSessionView(this.db, sessionId);
+  }
+
+  /** Marks the run for cancellation; throws `RunNotFoundError` or `RunAlreadyTerminalError`. */
+  requestCancel(runId: string): Promise<RunRecord> {
+    return requestCancel(this.db, runId);
+  }
+
+  /** Cancels the run (and its live member runs) by fencing out whoever holds it; undefined when its status or epoch moved on. */
+  forceCancel(runId: string, options: ForceCancelOptions = {}): Promise<RunRecord | undefined> {
+    return forceCancel(this.db, runId, options);
+  }
+
+  /** Appends an event to the run's stream and returns its sequence number (1, 2, ...). */
+  appendEvent(runId: string, event: NewRunEvent): Promise<number> {
+    return appendEvent(this.db, runId, event);
+  }
+
+  /** The run's events with `seq > afterSeq`, in order. */
+  listEvents(runId: string, afterSeq = 0, limit?: number): Promise<StoredEvent[]> {
+    return listEvents(this.db, runId, afterSeq, limit);
+  }
+
+  /** Runs in one of `statuses`, not updated for `olderThanMs` (when given), least recently updated first: for a reconciler. */
+  async listRunsByStatus(
+    statuses: readonly RunStatus[],
+    olderThanMs?: number,
+  ): Promise<RunRecord[]> {
+    if (statuses.length === 0) return [];
+    let query = this.db.selectFrom('runs').selectAll().where('status', 'in', statuses);
+    if (olderThanMs !== undefined) {
+      query = query.where(
+        'updated_at',
+        '<',
+        sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`,
+      );
+    }
+    const rows = await query.orderBy('updated_at').orderBy('run_id').execute();
+    return rows.map(toRunRecord);
+  }
+
+  private async statusOf(runId: string, db: Kysely<Database>): Promise<RunStatus> {
+    const row = await db
+      .selectFrom('runs')
+      .select('status')
+      .where('run_id', '=', runId)
+      .executeTakeFirst();
+    if (!row) throw new RunNotFoundError(runId);
+    return row.status;
+  }
+}

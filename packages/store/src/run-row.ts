@@ -1,0 +1,72 @@
+import type { AttemptRecord, RunRecord, ToolCallRecord } from '@cairn/engine';
+import type { NewToolCallRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
+
+/** Maps a `runs` row to the engine's `RunRecord`. */
+export function toRunRecord(row: RunRow): RunRecord {
+  return {
+    runId: row.run_id,
+    sessionId: row.session_id,
+    userId: row.user_id,
+    parentRunId: row.parent_run_id,
+    parentToolCallId: row.parent_tool_call_id,
+    entity: { kind: row.entity_kind, name: row.entity_name },
+    status: row.status,
+    input: row.input,
+    content: row.content,
+    checkpoint: row.checkpoint,
+    lastCheckpointAtMessageIndex: row.last_checkpoint_at_message_index,
+    epoch: row.epoch,
+    error: row.error,
+    usage: row.usage,
+    metadata: row.metadata,
+    cancelRequestedAt: row.cancel_requested_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Maps a `tool_calls` row to the engine's `ToolCallRecord`. */
+export function toToolCallRecord(row: ToolCallRow): ToolCallRecord {
+  return {
+    toolCallId: row.tool_call_id,
+    name: row.name,
+    args: row.args,
+    result: row.result,
+    status: row.status,
+    batch: row.batch,
+    idempotencyKey: row.idempotency_key,
+    childRunId: row.child_run_id,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+  };
+}
+
+/** Maps a `ToolCallRecord` written by the execution holding `epoch` to a `tool_calls` row. */
+export function toToolCallRow(runId: string, epoch: number, call: ToolCallRecord): NewToolCallRow {
+  return {
+    run_id: runId,
+    tool_call_id: call.toolCallId,
+    name: call.name,
+    args: JSON.stringify(call.args ?? null),
+    result: call.result,
+    status: call.status,
+    batch: call.batch,
+    idempotency_key: call.idempotencyKey,
+    child_run_id: call.childRunId,
+    epoch,
+    started_at: call.startedAt,
+    ended_at: call.endedAt,
+  };
+}
+
+/** Maps a `run_attempts` row to the engine's `AttemptRecord`. */
+export function toAttemptRecord(row: RunAttemptRow): AttemptRecord {
+  return {
+    epoch: row.epoch,
+    workerId: row.worker_id,
+    reason: row.reason,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    outcome: row.outcome,
+  };
+}

@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import {
+  batchDelta,
+  history,
+  newRun,
+  useStoreTestContext,
+} from './test-support/store-test-context.js';
+
+const ctx = useStoreTestContext();
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+describe('run and session views', () => {
+  it('returns the run as the API shows it: snake_case, messages, tools, attempts, nested member runs', async () => {
+    const parent = await ctx.store.createRun(
+      newRun({
+        entity: { kind: 'team', name: 'research-team' },
+        userId: 'u1',
+        messages: history(1),
+        metadata: { m: 1 },
+      }),
+    );
+    const first = await ctx.store.claimRun(parent.runId, { workerId: 'w1', reason: 'run' });
+    const child = await ctx.store.createRun(
+      newRun({
+        sessionId: parent.sessionId,
+        parentRunId: parent.runId,
+        parentToolCallId: 't1',
+        messages: history(1),
+      }),
+    );
+    const childClaim = await ctx.store.claimRun(child.runId, { workerId: 'w1', reason: 'run' });
+    await ctx.store.commitCheckpoint(child.runId, childClaim.epoch, batchDelta(1));
+    const grandchild = await ctx.store.createRun(
+      newRun({ sessionId: parent.sessionId, parentRunId: child.runId }),
+    );
+    await ctx.store.commitCheckpoint(parent.runId, first.epoch, batchDelta(1));
+    const second = await ctx.store.claimRun(parent.runId, { workerId: 'w2', reason: 'recovered' });
+    await ctx.store.finishRun(parent.runId, second.epoch, {
+      status: 'COMPLETED',
+      content: 'summary',
+      error: null,
+      delta: {
+        messages: [{ role: 'assistant', content: 'summary' }],
+        toolCalls: [],
+        usage: { inputTokens: 5, outputTokens: 5, totalTokens: 10 },
+      },
+    });
+
+    const view = await ctx.store.getRunView(parent.runId);
+    expect(view).toMatchObject({
+      run_id: parent.runId,
+      session_id: parent.sessionId,
+      user_id: 'u1',
+      parent_run_id: null,
+      entity: { kind: 'team', name: 'research-team' },
+      status: 'COMPLETED',
+      input: 'find things',
+      content: 'summary',
+      checkpoint: 'tool-batch',
+      last_checkpoint_at_message_index: 6,
+      epoch: 2,
+      error: null,
+      usage: { totalTokens: 10 },
+      metadata: { m: 1 },
+    });
+    expect(view?.messages).toEqual([
+      ...history(1),
+      ...batchDelta(1).messages,
+      { role: 'assistant', content: 'summary' },
+    ]);
+    expect(view?.tools[0]).toEqual({
+      tool_call_id: 'call_1_1',
+      name: 'slow_fetch_detail',
+      args: { item: 'item call_1_1' },
+      result: expect.stringContaining('detail of call_1_1'),
+      status: 'completed',
+      batch: 1,
+      idempotency_key: 'idem-call_1_1',
+      child_run_id: null,
+      started_at: expect.stringMatching(ISO),
+      ended_at: expect.stringMatching(ISO),
+    });
+    expect(view?.attempts).toEqual([
+      {
+        epoch: 1,
+        worker_id: 'w1',
+        reason: 'run',
+        started_at: expect.stringMatching(ISO),
+        ended_at: expect.stringMatching(ISO),
+        outcome: 'superseded',
+      },
+      {
+        epoch: 2,
+        worker_id: 'w2',
+        reason: 'recovered',
+        started_at: expect.stringMatching(ISO),
+        ended_at: expect.stringMatching(ISO),
+        outcome: 'completed',
+      },
+    ]);
+    expect(view?.created_at).toMatch(ISO);
+    expect(view?.member_runs.map((m) => m.run_id)).toEqual([child.runId]);
+    const member = view?.member_runs[0];
+    expect(member).toMatchObject({
+      parent_run_id: parent.runId,
+      parent_tool_call_id: 't1',
+      status: 'RUNNING',
+      last_checkpoint_at_message_index: 5,
+    });
+    expect(member?.messages).toHaveLength(5);
+    expect(member?.member_runs.map((m) => m.run_id)).toEqual([grandchild.runId]);
+    expect(JSON.parse(JSON.stringify(view))).toEqual(view);
+
+    expect((await ctx.store.getRunView(child.runId))?.member_runs.map((m) => m.run_id)).toEqual([
+      grandchild.runId,
+    ]);
+    expect(await ctx.store.getRunView('missing')).toBeUndefined();
+  });
+
+  it('returns the session with its top-level runs', async () => {
+    const a = await ctx.store.createRun(newRun({ userId: 'u1' }));
+    await ctx.store.createRun(newRun({ sessionId: a.sessionId, parentRunId: a.runId }));
+    const b = await ctx.store.createRun(newRun({ sessionId: a.sessionId, input: 'second' }));
+    const session = await ctx.store.getSessionView(a.sessionId);
+    expect(session).toMatchObject({
+      session_id: a.sessionId,
+      user_id: 'u1',
+      created_at: expect.stringMatching(ISO),
+    });
+    expect(session?.runs.map((r) => [r.run_id, r.input, r.status])).toEqual([
+      [a.runId, 'find things', 'PENDING'],
+      [b.runId, 'second', 'PENDING'],
+    ]);
+    expect(await ctx.store.getSessionView('missing')).toBeUndefined();
+  });
+});

@@ -1,0 +1,248 @@
+import type { Kysely } from 'kysely';
+import type {
+  AttemptReason,
+  CheckpointMode,
+  EntityRef,
+  Message,
+  RunErrorInfo,
+  RunStatus,
+  ToolCallStatus,
+  Usage,
+} from '@cairn/engine';
+import type { Database, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
+
+/** One tool call as the API returns it. */
+export interface ToolCallView {
+  tool_call_id: string;
+  name: string;
+  args: unknown;
+  result: string | null;
+  status: ToolCallStatus;
+  batch: number;
+  idempotency_key: string;
+  child_run_id: string | null;
+  started_at: string;
+  ended_at: string | null;
+}
+
+/** One claim of a run as the API returns it. */
+export interface AttemptView {
+  epoch: number;
+  worker_id: string;
+  reason: AttemptReason;
+  started_at: string;
+  ended_at: string | null;
+  outcome: string | null;
+}
+
+/** A run as the API returns it (DESIGN.md "A run as the API returns it"): snake_case, as stored. */
+export interface RunView {
+  run_id: string;
+  session_id: string;
+  user_id: string | null;
+  parent_run_id: string | null;
+  parent_tool_call_id: string | null;
+  entity: EntityRef;
+  status: RunStatus;
+  input: string;
+  content: string | null;
+  checkpoint: CheckpointMode;
+  last_checkpoint_at_message_index: number;
+  epoch: number;
+  messages: Message[];
+  tools: ToolCallView[];
+  member_runs: RunView[];
+  attempts: AttemptView[];
+  error: RunErrorInfo | null;
+  usage: Usage;
+  metadata: Record<string, unknown>;
+  cancel_requested_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A run listed in its session, without history. */
+export interface RunSummaryView {
+  run_id: string;
+  entity: EntityRef;
+  status: RunStatus;
+  input: string;
+  content: string | null;
+  checkpoint: CheckpointMode;
+  last_checkpoint_at_message_index: number;
+  error: RunErrorInfo | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A session as the API returns it: its top-level runs, oldest first. */
+export interface SessionView {
+  session_id: string;
+  user_id: string | null;
+  created_at: string;
+  updated_at: string;
+  runs: RunSummaryView[];
+}
+
+/** The run and its member runs (recursively) with messages, tool calls and attempts, in five queries. */
+export async function getRunView(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<RunView | undefined> {
+  const runs = await db
+    .withRecursive('tree(run_id)', (qb) =>
+      qb
+        .selectFrom('runs')
+        .select('run_id')
+        .where('run_id', '=', runId)
+        .unionAll((u) =>
+          u
+            .selectFrom('runs as r')
+            .innerJoin('tree', 'tree.run_id', 'r.parent_run_id')
+            .select('r.run_id'),
+        ),
+    )
+    .selectFrom('runs')
+    .selectAll('runs')
+    .where('runs.run_id', 'in', (eb) => eb.selectFrom('tree').select('tree.run_id'))
+    .orderBy('created_at')
+    .orderBy('run_id')
+    .execute();
+  if (runs.length === 0) return undefined;
+  const ids = runs.map((r) => r.run_id);
+  const [messages, tools, attempts] = await Promise.all([
+    db
+      .selectFrom('run_messages')
+      .select(['run_id', 'message'])
+      .where('run_id', 'in', ids)
+      .orderBy('run_id')
+      .orderBy('idx')
+      .execute(),
+    db
+      .selectFrom('tool_calls')
+      .selectAll()
+      .where('run_id', 'in', ids)
+      .orderBy('batch')
+      .orderBy('started_at')
+      .orderBy('tool_call_id')
+      .execute(),
+    db.selectFrom('run_attempts').selectAll().where('run_id', 'in', ids).orderBy('epoch').execute(),
+  ]);
+  const views = new Map<string, RunView>(
+    runs.map((row) => [
+      row.run_id,
+      toRunView(
+        row,
+        messages.filter((m) => m.run_id === row.run_id).map((m) => m.message),
+        tools.filter((t) => t.run_id === row.run_id).map(toToolCallView),
+        attempts.filter((a) => a.run_id === row.run_id).map(toAttemptView),
+      ),
+    ]),
+  );
+  for (const view of views.values()) {
+    if (view.run_id !== runId && view.parent_run_id)
+      views.get(view.parent_run_id)?.member_runs.push(view);
+  }
+  return views.get(runId);
+}
+
+/** The session with summaries of its top-level runs, or undefined when there is none. */
+export async function getSessionView(
+  db: Kysely<Database>,
+  sessionId: string,
+): Promise<SessionView | undefined> {
+  const session = await db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('session_id', '=', sessionId)
+    .executeTakeFirst();
+  if (!session) return undefined;
+  const runs = await db
+    .selectFrom('runs')
+    .selectAll()
+    .where('session_id', '=', sessionId)
+    .where('parent_run_id', 'is', null)
+    .orderBy('created_at')
+    .orderBy('run_id')
+    .execute();
+  return {
+    session_id: session.session_id,
+    user_id: session.user_id,
+    created_at: session.created_at.toISOString(),
+    updated_at: session.updated_at.toISOString(),
+    runs: runs.map(toRunSummaryView),
+  };
+}
+
+function toRunSummaryView(row: RunRow): RunSummaryView {
+  return {
+    run_id: row.run_id,
+    entity: { kind: row.entity_kind, name: row.entity_name },
+    status: row.status,
+    input: row.input,
+    content: row.content,
+    checkpoint: row.checkpoint,
+    last_checkpoint_at_message_index: row.last_checkpoint_at_message_index,
+    error: row.error,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+function toRunView(
+  row: RunRow,
+  messages: Message[],
+  tools: ToolCallView[],
+  attempts: AttemptView[],
+): RunView {
+  return {
+    run_id: row.run_id,
+    session_id: row.session_id,
+    user_id: row.user_id,
+    parent_run_id: row.parent_run_id,
+    parent_tool_call_id: row.parent_tool_call_id,
+    entity: { kind: row.entity_kind, name: row.entity_name },
+    status: row.status,
+    input: row.input,
+    content: row.content,
+    checkpoint: row.checkpoint,
+    last_checkpoint_at_message_index: row.last_checkpoint_at_message_index,
+    epoch: row.epoch,
+    messages,
+    tools,
+    member_runs: [],
+    attempts,
+    error: row.error,
+    usage: row.usage,
+    metadata: row.metadata,
+    cancel_requested_at: row.cancel_requested_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+function toToolCallView(row: ToolCallRow): ToolCallView {
+  return {
+    tool_call_id: row.tool_call_id,
+    name: row.name,
+    args: row.args,
+    result: row.result,
+    status: row.status,
+    batch: row.batch,
+    idempotency_key: row.idempotency_key,
+    child_run_id: row.child_run_id,
+    started_at: row.started_at.toISOString(),
+    ended_at: row.ended_at?.toISOString() ?? null,
+  };
+}
+
+function toAttemptView(row: RunAttemptRow): AttemptView {
+  return {
+    epoch: row.epoch,
+    worker_id: row.worker_id,
+    reason: row.reason,
+    started_at: row.started_at.toISOString(),
+    ended_at: row.ended_at?.toISOString() ?? null,
+    outcome: row.outcome,
+  };
+}

@@ -1,0 +1,137 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type {
+  AttemptReason,
+  CheckpointMode,
+  EntityKind,
+  Message,
+  RunErrorInfo,
+  RunStatus,
+  ToolCallStatus,
+  Usage,
+} from '@cairn/engine';
+
+/** A jsonb column: read as parsed JSON, written as JSON text (pg would turn arrays into Postgres arrays). */
+export type Json<T> = ColumnType<T, string, string>;
+
+/** A jsonb column with a database default. */
+export type GeneratedJson<T> = ColumnType<T, string | undefined, string>;
+
+/** The `sessions` table: a conversation grouping runs. */
+export interface SessionsTable {
+  session_id: string;
+  user_id: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** The `runs` table: one row per run, fenced by `epoch`. */
+export interface RunsTable {
+  run_id: string;
+  session_id: string;
+  user_id: string | null;
+  parent_run_id: string | null;
+  parent_tool_call_id: string | null;
+  entity_kind: EntityKind;
+  entity_name: string;
+  status: RunStatus;
+  input: string;
+  content: string | null;
+  checkpoint: CheckpointMode;
+  last_checkpoint_at_message_index: Generated<number>;
+  epoch: Generated<number>;
+  error: ColumnType<RunErrorInfo | null, string | null | undefined, string | null>;
+  usage: GeneratedJson<Usage>;
+  metadata: GeneratedJson<Record<string, unknown>>;
+  cancel_requested_at: Date | null;
+  schema_version: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** The `run_messages` table: a run's history, appended at `idx`, never rewritten. */
+export interface RunMessagesTable {
+  run_id: string;
+  idx: number;
+  message: Json<Message>;
+  created_at: Generated<Date>;
+}
+
+/** The `tool_calls` table: one row per tool call, inserted `running` or final and updated in place. */
+export interface ToolCallsTable {
+  run_id: string;
+  tool_call_id: string;
+  name: string;
+  args: Json<unknown>;
+  result: string | null;
+  status: ToolCallStatus;
+  batch: number;
+  idempotency_key: string;
+  child_run_id: string | null;
+  /** The epoch of the execution that wrote the row last. */
+  epoch: number;
+  started_at: Date;
+  ended_at: Date | null;
+}
+
+/** The `run_attempts` table: one row per claim of a run. */
+export interface RunAttemptsTable {
+  run_id: string;
+  epoch: number;
+  worker_id: string;
+  reason: AttemptReason;
+  started_at: Generated<Date>;
+  ended_at: Date | null;
+  outcome: string | null;
+}
+
+/** The `run_events` table: a run's event stream, numbered per run. */
+export interface RunEventsTable {
+  run_id: string;
+  seq: number;
+  type: string;
+  data: Json<unknown>;
+  created_at: Generated<Date>;
+}
+
+/** Every table of the store, for `Kysely<Database>`. */
+export interface Database {
+  sessions: SessionsTable;
+  runs: RunsTable;
+  run_messages: RunMessagesTable;
+  tool_calls: ToolCallsTable;
+  run_attempts: RunAttemptsTable;
+  run_events: RunEventsTable;
+}
+
+/** A `sessions` row as read. */
+export type SessionRow = Selectable<SessionsTable>;
+/** A `sessions` row to insert. */
+export type NewSessionRow = Insertable<SessionsTable>;
+/** A `sessions` update. */
+export type SessionUpdate = Updateable<SessionsTable>;
+/** A `runs` row as read. */
+export type RunRow = Selectable<RunsTable>;
+/** A `runs` row to insert. */
+export type NewRunRow = Insertable<RunsTable>;
+/** A `runs` update. */
+export type RunUpdate = Updateable<RunsTable>;
+/** A `run_messages` row as read. */
+export type RunMessageRow = Selectable<RunMessagesTable>;
+/** A `run_messages` row to insert. */
+export type NewRunMessageRow = Insertable<RunMessagesTable>;
+/** A `tool_calls` row as read. */
+export type ToolCallRow = Selectable<ToolCallsTable>;
+/** A `tool_calls` row to insert. */
+export type NewToolCallRow = Insertable<ToolCallsTable>;
+/** A `tool_calls` update. */
+export type ToolCallUpdate = Updateable<ToolCallsTable>;
+/** A `run_attempts` row as read. */
+export type RunAttemptRow = Selectable<RunAttemptsTable>;
+/** A `run_attempts` row to insert. */
+export type NewRunAttemptRow = Insertable<RunAttemptsTable>;
+/** A `run_attempts` update. */
+export type RunAttemptUpdate = Updateable<RunAttemptsTable>;
+/** A `run_events` row as read. */
+export type RunEventRow = Selectable<RunEventsTable>;
+/** A `run_events` row to insert. */
+export type NewRunEventRow = Insertable<RunEventsTable>;
