@@ -9,21 +9,32 @@ export interface ResearchTeamOptions {
   model?: Model;
   /** @defaultValue 'run' (the seed's team raises it per run with `checkpoint: 'tool-batch'`) */
   checkpoint?: CheckpointMode;
+  /** Latency of each scripted turn; `RESEARCH_MODEL_LATENCY_MS` overrides it. @defaultValue 200 */
+  scriptedLatencyMs?: number;
+}
+
+function scriptedLatencyMs(options: ResearchTeamOptions): number {
+  const fromEnv = Number(process.env.RESEARCH_MODEL_LATENCY_MS);
+  if (process.env.RESEARCH_MODEL_LATENCY_MS !== undefined && Number.isFinite(fromEnv) && fromEnv >= 0) {
+    return fromEnv;
+  }
+  return options.scriptedLatencyMs ?? 200;
 }
 
 /** The seed's team: `research-team` delegates to `researcher` (slow_search, slow_fetch_detail), then summarizes. */
 export function buildResearchTeam(options: ResearchTeamOptions = {}): Team {
+  const latencyMs = scriptedLatencyMs(options);
   const researcher = new Agent({
     name: 'researcher',
     role: 'Researches a topic using slow_search and slow_fetch_detail.',
-    model: options.model ?? new ScriptedModel({ name: 'scripted:researcher', decide: researcherScript }),
+    model: options.model ?? new ScriptedModel({ name: 'scripted:researcher', decide: researcherScript, latencyMs }),
     tools: [slowSearch, slowFetchDetail],
     instructions:
       'Use slow_search to find results, then call slow_fetch_detail on EACH result one at a time. Report what you learned.',
   });
   return new Team({
     name: 'research-team',
-    model: options.model ?? new ScriptedModel({ name: 'scripted:research-team', decide: teamScript }),
+    model: options.model ?? new ScriptedModel({ name: 'scripted:research-team', decide: teamScript, latencyMs }),
     members: [researcher],
     checkpoint: options.checkpoint ?? 'run',
     instructions: 'Delegate the research to the researcher, then summarize.',

@@ -29,6 +29,9 @@ export function idempotencyKeyFor(runId: string, toolCallId: string): string {
 
 class ToolCallFailure extends Error {}
 
+/** How long an aborted call may take to wind down before the batch gives up on it. */
+const ABORT_GRACE_MS = 5_000;
+
 /**
  * Runs one model turn's tool calls concurrently. Every failure of a call
  * (unknown tool, bad JSON, invalid arguments, a throw, a timeout, an
@@ -126,23 +129,28 @@ async function invokeWithTimeout(
       reject(error);
     }, tool.timeoutMs);
   });
+  const invocation = tool.invoke(args, {
+    signal: callController.signal,
+    runId: context.runId,
+    toolCallId: call.id,
+    idempotencyKey: idempotencyKeyFor(context.runId, call.id),
+    epoch: context.epoch,
+  });
   const aborted = new Promise<never>((_, reject) => {
-    callController.signal.addEventListener('abort', () => reject(callController.signal.reason), {
-      once: true,
-    });
+    callController.signal.addEventListener(
+      'abort',
+      () => {
+        // Give the tool a moment to wind down (a member run persists its CANCELLED status).
+        const grace = new Promise((resolve) => setTimeout(resolve, ABORT_GRACE_MS).unref());
+        void Promise.race([invocation.catch(() => undefined), grace]).then(() =>
+          reject(callController.signal.reason),
+        );
+      },
+      { once: true },
+    );
   });
   try {
-    return await Promise.race([
-      tool.invoke(args, {
-        signal: callController.signal,
-        runId: context.runId,
-        toolCallId: call.id,
-        idempotencyKey: idempotencyKeyFor(context.runId, call.id),
-        epoch: context.epoch,
-      }),
-      timeout,
-      aborted,
-    ]);
+    return await Promise.race([invocation, timeout, aborted]);
   } finally {
     clearTimeout(timer);
     context.signal.removeEventListener('abort', onRunAbort);

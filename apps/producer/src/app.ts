@@ -1,0 +1,95 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { routePath } from 'hono/route';
+import type { Logger } from 'pino';
+import { apiKeyAuth } from './api-key-auth.js';
+import { BULL_BOARD_PATH, bullBoard } from './bull-board.js';
+import type { BoardQueue } from './bull-board.js';
+import { PayloadTooLargeError } from './errors.js';
+import { toErrorResponse } from './http-errors.js';
+import type { ProducerClient } from './producer-client.js';
+import { ProducerMetrics } from './producer-metrics.js';
+import { eventRoutes } from './routes/event-routes.js';
+import type { EventStreamOptions } from './routes/event-routes.js';
+import { healthRoutes } from './routes/health-routes.js';
+import type { HealthCheck } from './routes/health-routes.js';
+import { runRoutes } from './routes/run-routes.js';
+import { sessionRoutes } from './routes/session-routes.js';
+
+/** Default largest request body, in bytes. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** Request limits of the API. */
+export interface AppLimits {
+  /**
+   * Largest request body, in bytes; a larger one gets 413.
+   * @defaultValue {@link DEFAULT_MAX_BODY_BYTES}
+   */
+  maxBodyBytes?: number;
+}
+
+/** What {@link createApp} wires together. */
+export interface AppDeps {
+  /** Enqueues, continues, cancels and reads runs (`@cairn/queue`'s `CairnClient`). */
+  client: ProducerClient;
+  /** BullMQ queues shown in Bull Board and counted in `/metrics`. */
+  queues: readonly BoardQueue[];
+  /** Readiness probes by name (`postgres`, `redis`); `/readyz` is 503 when one fails. */
+  healthChecks?: Readonly<Record<string, HealthCheck>>;
+  /** Accepted bearer keys (`CAIRN_API_KEYS`); empty means no auth. */
+  apiKeys?: readonly string[];
+  limits?: AppLimits;
+  events?: EventStreamOptions;
+  metrics?: ProducerMetrics;
+  logger?: Logger;
+}
+
+/**
+ * The producer's HTTP API (DESIGN.md "HTTP API") as a Hono app.
+ *
+ * @example
+ * ```ts
+ * const app = createApp({ client, queues: [backend.queue], healthChecks, apiKeys: config.apiKeys });
+ * serve({ fetch: app.fetch, port: 3000 });
+ * ```
+ */
+export function createApp(deps: AppDeps): Hono {
+  const metrics = deps.metrics ?? new ProducerMetrics();
+  const maxBodyBytes = deps.limits?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const app = new Hono();
+
+  app.use(async (c, next) => {
+    await next();
+    metrics.recordRequest(c.req.method, routePath(c, -1), c.res.status);
+  });
+  app.use(apiKeyAuth(deps.apiKeys ?? []));
+  app.use(
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: () => {
+        throw new PayloadTooLargeError(maxBodyBytes);
+      },
+    }),
+  );
+  app.onError((error, c) => {
+    const { status, body, headers } = toErrorResponse(error);
+    if (status === 500) deps.logger?.error({ err: error, method: c.req.method, path: c.req.path }, 'request failed');
+    return c.json(body, status, headers);
+  });
+  app.notFound((c) => c.json({ error: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` }, 404));
+
+  app.route('/', healthRoutes({ checks: deps.healthChecks ?? {} }));
+  app.get('/metrics', async (c) => c.text(await metrics.render(deps.queues), 200, { 'Content-Type': 'text/plain; version=0.0.4' }));
+  app.route('/v1', runRoutes({ client: deps.client, metrics }));
+  app.route(
+    '/v1',
+    eventRoutes({
+      client: deps.client,
+      options: deps.events,
+      onStreamError: (error, runId) => deps.logger?.error({ err: error, runId }, 'event stream failed'),
+    }),
+  );
+  app.route('/v1', sessionRoutes(deps.client));
+  app.route(BULL_BOARD_PATH, bullBoard(deps.queues));
+  return app;
+}

@@ -1,0 +1,60 @@
+import type { EntityKind, RunRecord } from '@cairn/engine';
+import { RunNotFoundError } from '@cairn/engine';
+import { Hono } from 'hono';
+import { jsonBody } from '../json-body.js';
+import type { ProducerClient } from '../producer-client.js';
+import type { ProducerMetrics } from '../producer-metrics.js';
+import { continueRunBodySchema, createRunBodySchema } from '../request-schemas.js';
+
+/** What {@link runRoutes} needs. */
+export interface RunRoutesDeps {
+  client: ProducerClient;
+  metrics: ProducerMetrics;
+}
+
+/** `POST /v1/{agents,teams}/:name/runs`, `GET /v1/runs/:run_id`, `POST /v1/runs/:run_id/{continue,cancel}`. */
+export function runRoutes({ client, metrics }: RunRoutesDeps): Hono {
+  const app = new Hono();
+
+  const createRun = (kind: EntityKind) =>
+    app.post(`/${kind}s/:name/runs`, async (c) => {
+      const body = await jsonBody(c, createRunBodySchema);
+      const run = await client.enqueueRun({
+        entity: { kind, name: c.req.param('name') },
+        input: body.input,
+        sessionId: body.session_id,
+        userId: body.user_id,
+        checkpoint: body.checkpoint,
+        metadata: body.metadata,
+      });
+      metrics.recordEnqueue(kind, 'run');
+      return c.json({ run_id: run.runId, session_id: run.sessionId, status: run.status }, 202);
+    });
+  createRun('agent');
+  createRun('team');
+
+  app.get('/runs/:run_id', async (c) => {
+    const runId = c.req.param('run_id');
+    const run = await client.getRun(runId);
+    if (!run) throw new RunNotFoundError(runId);
+    return c.json(run);
+  });
+
+  app.post('/runs/:run_id/continue', async (c) => {
+    const body = await jsonBody(c, continueRunBodySchema);
+    const { action, run } = await client.continueRun(c.req.param('run_id'), body);
+    if (action !== 'already-queued') metrics.recordEnqueue(run.entity.kind, action);
+    return c.json({ ...runStatus(run), action }, 202);
+  });
+
+  app.post('/runs/:run_id/cancel', async (c) => {
+    const run = await client.cancelRun(c.req.param('run_id'));
+    return c.json({ ...runStatus(run), cancel_requested: true }, 202);
+  });
+
+  return app;
+}
+
+function runStatus(run: RunRecord): { run_id: string; session_id: string; status: string } {
+  return { run_id: run.runId, session_id: run.sessionId, status: run.status };
+}

@@ -1,0 +1,135 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+import { DEFAULT_QUEUE_NAME, type QueueBackendKind } from './queue-backend.js';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((value) => (value?.trim() ? value.trim() : undefined));
+
+const positiveInt = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value.trim() === '') return fallback;
+      const n = Number(value);
+      if (!Number.isInteger(n) || n <= 0) {
+        ctx.addIssue({ code: 'custom', message: `must be a positive integer, got "${value}"` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const url = (protocols: string[]) =>
+  optionalString.refine(
+    (value) => value === undefined || protocols.some((p) => value.startsWith(`${p}:`)),
+    `must be a URL starting with ${protocols.map((p) => `${p}:`).join(' or ')}`,
+  );
+
+const modelSpec = optionalString.refine(
+  (value) => value === undefined || value === 'scripted' || /^openai(-chat)?:.+/.test(value),
+  'must be "scripted", "openai:<model>" or "openai-chat:<model>"',
+);
+
+const ENV_SCHEMA = z.object({
+  DATABASE_URL: url(['postgres', 'postgresql']).refine((v) => v !== undefined, 'is required'),
+  REDIS_URL: url(['redis', 'rediss']),
+  CAIRN_QUEUE_BACKEND: z.enum(['redis', 'postgres']).optional(),
+  CAIRN_QUEUE_NAME: optionalString,
+  CAIRN_QUEUE_PREFIX: optionalString,
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: url(['http', 'https']),
+  CAIRN_MODEL: modelSpec,
+  CAIRN_REGISTRY: optionalString,
+  CAIRN_WORKER_ID: optionalString,
+  PORT: positiveInt(3000),
+  WORKER_CONCURRENCY: positiveInt(10),
+  CAIRN_LOCK_MS: positiveInt(2000),
+  CAIRN_STALLED_INTERVAL_MS: positiveInt(500),
+  CAIRN_RECONCILE_INTERVAL_MS: positiveInt(30_000),
+  CAIRN_RECONCILE_AFTER_MS: positiveInt(15_000),
+  CAIRN_API_KEYS: optionalString,
+  CAIRN_MIGRATE: optionalString,
+  LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
+});
+
+/** Cairn's configuration, parsed once from the environment at start. */
+export interface CairnEnvConfig {
+  databaseUrl: string;
+  redisUrl?: string;
+  /** `CAIRN_QUEUE_BACKEND`, else redis when `REDIS_URL` is set, else postgres. */
+  queueBackend: QueueBackendKind;
+  /** @defaultValue {@link DEFAULT_QUEUE_NAME} */
+  queueName: string;
+  /** `CAIRN_QUEUE_PREFIX`: Redis key prefix or BullMQ Postgres schema. */
+  queuePrefix?: string;
+  openaiApiKey?: string;
+  openaiBaseUrl?: string;
+  /** `scripted` (default without `OPENAI_API_KEY`), `openai:<model>` or `openai-chat:<model>`; undefined keeps the registry's own models. */
+  model: string;
+  /** Module exporting `createRegistry({ model? })`. @defaultValue '@cairn/research-team' */
+  registryModule: string;
+  /** @defaultValue `${hostname}:${pid}` */
+  workerId: string;
+  /** @defaultValue 3000 */
+  port: number;
+  /** @defaultValue 10 */
+  workerConcurrency: number;
+  /** @defaultValue 2000 */
+  lockMs: number;
+  /** @defaultValue 500 */
+  stalledIntervalMs: number;
+  /** @defaultValue 30000 */
+  reconcileIntervalMs: number;
+  /** Runs idle this long with no live job are reconciled. @defaultValue 15000 */
+  reconcileAfterMs: number;
+  /** Bearer keys of the HTTP API; empty: no auth. */
+  apiKeys: string[];
+  /** `CAIRN_MIGRATE=1`: apply the store's migrations at start (tests, demo). */
+  migrate: boolean;
+  /** @defaultValue 'info' */
+  logLevel: (typeof LOG_LEVELS)[number];
+}
+
+/** Parses Cairn's environment variables; throws {@link ConfigError} naming the first bad variable. */
+export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvConfig {
+  const result = ENV_SCHEMA.safeParse(env);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
+  }
+  const e = result.data;
+  const queueBackend = e.CAIRN_QUEUE_BACKEND ?? (e.REDIS_URL ? 'redis' : 'postgres');
+  if (queueBackend === 'redis' && !e.REDIS_URL) {
+    throw new ConfigError('REDIS_URL', 'is required when CAIRN_QUEUE_BACKEND=redis');
+  }
+  const model = e.CAIRN_MODEL ?? (e.OPENAI_API_KEY ? 'openai:gpt-4.1-mini' : 'scripted');
+  if (model.startsWith('openai:') && !e.OPENAI_API_KEY) {
+    throw new ConfigError('OPENAI_API_KEY', `is required for CAIRN_MODEL=${model}`);
+  }
+  return {
+    databaseUrl: e.DATABASE_URL!,
+    redisUrl: e.REDIS_URL,
+    queueBackend,
+    queueName: e.CAIRN_QUEUE_NAME ?? DEFAULT_QUEUE_NAME,
+    queuePrefix: e.CAIRN_QUEUE_PREFIX,
+    openaiApiKey: e.OPENAI_API_KEY,
+    openaiBaseUrl: e.OPENAI_BASE_URL,
+    model,
+    registryModule: e.CAIRN_REGISTRY ?? '@cairn/research-team',
+    workerId: e.CAIRN_WORKER_ID ?? `${hostname()}:${process.pid}`,
+    port: e.PORT,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    lockMs: e.CAIRN_LOCK_MS,
+    stalledIntervalMs: e.CAIRN_STALLED_INTERVAL_MS,
+    reconcileIntervalMs: e.CAIRN_RECONCILE_INTERVAL_MS,
+    reconcileAfterMs: e.CAIRN_RECONCILE_AFTER_MS,
+    apiKeys: (e.CAIRN_API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean),
+    migrate: e.CAIRN_MIGRATE === '1' || e.CAIRN_MIGRATE === 'true',
+    logLevel: e.LOG_LEVEL ?? 'info',
+  };
+}

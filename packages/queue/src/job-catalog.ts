@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import type { JobsOptions } from 'bullmq';
+import { z } from 'zod';
+import { InvalidJobError } from './errors.js';
+
+/**
+ * Marks a job handed back at shutdown: the pickup whose `attemptsStarted` is
+ * this value + 1 claims the run with reason `handover`.
+ */
+const handoverAttempt = z.number().int().nonnegative().optional();
+
+/** Every job the run queue carries: its data schema and its options. */
+export const JOB_CATALOG = {
+  run: {
+    schema: z.object({ runId: z.uuid(), handoverAttempt }),
+  },
+  continue: {
+    schema: z.object({
+      runId: z.uuid(),
+      reason: z.enum(['continue', 'recovered', 'reconciled', 'handover']),
+      input: z.string().optional(),
+      approvals: z.record(z.string(), z.unknown()).optional(),
+      handoverAttempt,
+    }),
+  },
+} as const;
+
+/** A job name of {@link JOB_CATALOG}. */
+export type JobName = keyof typeof JOB_CATALOG;
+
+/** The data of the job named `N`. */
+export type JobData<N extends JobName> = z.infer<(typeof JOB_CATALOG)[N]['schema']>;
+
+/** A validated job: its name and its data. */
+export type CatalogJob = { [N in JobName]: { name: N; data: JobData<N> } }[JobName];
+
+/** Options every job gets: no retry storms, completed jobs visible in Bull Board for a day. */
+export const DEFAULT_JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: { age: 24 * 3600, count: 1000 },
+  removeOnFail: { age: 7 * 24 * 3600, count: 5000 },
+} as const satisfies JobsOptions;
+
+/** Validates `data` against the schema of job `name`; throws {@link InvalidJobError}. */
+export function parseJob(name: string, data: unknown): CatalogJob {
+  if (name !== 'run' && name !== 'continue') throw new InvalidJobError(name, 'unknown job name');
+  const result = JOB_CATALOG[name].schema.safeParse(data);
+  if (!result.success) {
+    throw new InvalidJobError(name, result.error.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message}`).join('; '));
+  }
+  return { name, data: result.data } as CatalogJob;
+}
+
+/**
+ * The key that keeps one live job per run: BullMQ's deduplication id, held
+ * from the add until the job completes, fails or is removed.
+ */
+export function runDedupId(runId: string): string {
+  return `run-${runId}`;
+}
+
+/**
+ * Job id and options for a job. `run` jobs are `run-<runId>`; each `continue`
+ * gets a fresh id (`continue-<runId>-<suffix>`, no ':' which BullMQ forbids),
+ * so a later continue is enqueueable while earlier ones stay visible.
+ */
+export function jobOptionsFor(job: CatalogJob): JobsOptions {
+  const jobId =
+    job.name === 'run'
+      ? `run-${job.data.runId}`
+      : `continue-${job.data.runId}-${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  return { ...DEFAULT_JOB_OPTIONS, jobId, deduplication: { id: runDedupId(job.data.runId) } };
+}

@@ -1,0 +1,45 @@
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { OpenAIChatModel, OpenAIResponsesModel, Registry, type Model } from '@cairn/engine';
+import { ConfigError } from './errors.js';
+
+/** What `CAIRN_MODEL` and the OpenAI variables say. */
+export interface ModelSpecOptions {
+  /** `scripted`, `openai:<model>` or `openai-chat:<model>`. */
+  model: string;
+  openaiApiKey?: string;
+  openaiBaseUrl?: string;
+}
+
+/** The model overriding every entity, or undefined for `scripted` (the registry's own scripted models). */
+export function modelFromSpec(options: ModelSpecOptions): Model | undefined {
+  const { model, openaiApiKey: apiKey, openaiBaseUrl: baseURL } = options;
+  if (model === 'scripted') return undefined;
+  const [provider, ...rest] = model.split(':');
+  const name = rest.join(':');
+  if (provider === 'openai' && name) return new OpenAIResponsesModel({ model: name, apiKey, baseURL });
+  if (provider === 'openai-chat' && name) return new OpenAIChatModel({ model: name, apiKey, baseURL });
+  throw new ConfigError('CAIRN_MODEL', `must be "scripted", "openai:<model>" or "openai-chat:<model>", got "${model}"`);
+}
+
+/**
+ * Imports the registry module (`CAIRN_REGISTRY`: a package name or a file
+ * path) and calls its `createRegistry({ model })`.
+ */
+export async function loadRegistry(moduleName: string, model?: Model): Promise<Registry> {
+  const specifier = moduleName.startsWith('.') || isAbsolute(moduleName) ? pathToFileURL(resolve(moduleName)).href : moduleName;
+  let loaded: { createRegistry?: unknown };
+  try {
+    loaded = (await import(specifier)) as { createRegistry?: unknown };
+  } catch (cause) {
+    throw new ConfigError('CAIRN_REGISTRY', `cannot import "${moduleName}": ${(cause as Error).message}`);
+  }
+  if (typeof loaded.createRegistry !== 'function') {
+    throw new ConfigError('CAIRN_REGISTRY', `"${moduleName}" does not export createRegistry({ model? })`);
+  }
+  const registry: unknown = await (loaded.createRegistry as (o: { model?: Model }) => unknown)(model ? { model } : {});
+  if (!(registry instanceof Registry)) {
+    throw new ConfigError('CAIRN_REGISTRY', `createRegistry() of "${moduleName}" did not return a Registry`);
+  }
+  return registry;
+}

@@ -1,0 +1,113 @@
+import type { Job, JobState, Processor, Queue, Worker, WorkerOptions } from 'bullmq';
+import { jobOptionsFor, runDedupId, type CatalogJob } from './job-catalog.js';
+import { openPostgresBackend } from './postgres-queue-backend.js';
+import { openRedisBackend } from './redis-queue-backend.js';
+
+/** Where the run queue lives. */
+export type QueueBackendKind = 'redis' | 'postgres';
+
+/** A BullMQ queue on either backend (typed as the Redis one: the public API is the same). */
+export type AnyQueue = Queue;
+/** A BullMQ worker on either backend. */
+export type AnyWorker = Worker;
+
+/** What one backend module opens. */
+export interface BackendHandle {
+  kind: QueueBackendKind;
+  queue: AnyQueue;
+  createWorker(processor: Processor, options: Omit<WorkerOptions, 'connection'>): AnyWorker;
+  close(): Promise<void>;
+}
+
+/** Options of {@link RunQueue.open}. */
+export interface RunQueueOptions {
+  /** @defaultValue `'redis'` when `redisUrl` is set, else `'postgres'` */
+  backend?: QueueBackendKind;
+  /** Redis URL (redis backend). */
+  redisUrl?: string;
+  /** Postgres URL (postgres backend): usually the store's own database. */
+  databaseUrl?: string;
+  /** @defaultValue {@link DEFAULT_QUEUE_NAME} */
+  queueName?: string;
+  /** Key prefix on Redis (e.g. a `{hash-tag}` for Redis Cluster), schema name on Postgres. @defaultValue BullMQ's (`bull` / `bullmq`) */
+  prefix?: string;
+}
+
+/** The run queue's default name. */
+export const DEFAULT_QUEUE_NAME = 'cairn-runs';
+
+/** Job states in which a job still holds its run (it will run, or is running). */
+export const LIVE_JOB_STATES: readonly (JobState | 'unknown')[] = [
+  'active',
+  'waiting',
+  'delayed',
+  'prioritized',
+  'waiting-children',
+];
+
+/**
+ * The run queue on Redis or on BullMQ's PostgreSQL backend: adds catalog jobs
+ * and finds the live job of a run. `queue` is the BullMQ `Queue` (for Bull Board).
+ *
+ * @example
+ * const runQueue = await RunQueue.open({ redisUrl: process.env.REDIS_URL });
+ * await runQueue.add({ name: 'run', data: { runId } });
+ */
+export class RunQueue {
+  private constructor(
+    private readonly handle: BackendHandle,
+    /** The queue's name. */
+    readonly name: string,
+  ) {}
+
+  /** Connects to the backend; throws `ServiceUnreachableError` naming Redis or Postgres. */
+  static async open(options: RunQueueOptions): Promise<RunQueue> {
+    const name = options.queueName ?? DEFAULT_QUEUE_NAME;
+    const backend = options.backend ?? (options.redisUrl ? 'redis' : 'postgres');
+    const handle =
+      backend === 'redis'
+        ? await openRedisBackend({ url: required(options.redisUrl, 'redisUrl'), queueName: name, prefix: options.prefix })
+        : await openPostgresBackend({ url: required(options.databaseUrl, 'databaseUrl'), queueName: name, schema: options.prefix });
+    return new RunQueue(handle, name);
+  }
+
+  /** `redis` or `postgres`. */
+  get backend(): QueueBackendKind {
+    return this.handle.kind;
+  }
+
+  /** The BullMQ queue, for Bull Board and inspection. */
+  get queue(): AnyQueue {
+    return this.handle.queue;
+  }
+
+  /** Adds a validated job; while the run has a live job, returns that job instead (deduplication). */
+  add(job: CatalogJob): Promise<Job> {
+    return this.handle.queue.add(job.name, job.data, jobOptionsFor(job));
+  }
+
+  /** The run's job that is waiting, delayed or active, if any. */
+  async liveJobFor(runId: string): Promise<{ job: Job; state: JobState | 'unknown' } | undefined> {
+    const jobId = await this.handle.queue.getDeduplicationJobId(runDedupId(runId));
+    if (!jobId) return undefined;
+    const job = await this.handle.queue.getJob(jobId);
+    if (!job) return undefined;
+    const state = await job.getState();
+    return LIVE_JOB_STATES.includes(state) ? { job, state } : undefined;
+  }
+
+  /** A BullMQ worker on the same backend and queue. */
+  createWorker(processor: Processor, options: Omit<WorkerOptions, 'connection'>): AnyWorker {
+    return this.handle.createWorker(processor, options);
+  }
+
+  /** Closes the queue and the connections it opened. */
+  close(): Promise<void> {
+    return this.handle.close();
+  }
+}
+
+function required(value: string | undefined, name: string): string {
+  if (!value) throw new TypeError(`RunQueue: ${name} is required for this backend`);
+  return value;
+}
