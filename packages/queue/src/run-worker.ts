@@ -1,0 +1,106 @@
+import { Engine, type Model, type Registry } from '@cairn/engine';
+import type { PostgresCheckpointStore } from '@cairn/store';
+import { EventWriter } from './event-writer.js';
+import type { AnyWorker, RunQueue } from './queue-backend.js';
+import { createRunProcessor, type ActiveExecution } from './run-processor.js';
+import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
+
+/** Options of {@link startRunWorker}. */
+export interface RunWorkerOptions {
+  runQueue: RunQueue;
+  store: PostgresCheckpointStore;
+  registry: Registry;
+  /** Shown in every attempt this worker claims. */
+  workerId: string;
+  /** Replaces every entity's model (`CAIRN_MODEL`). */
+  model?: Model;
+  /** @defaultValue 10 */
+  concurrency?: number;
+  /** BullMQ lock duration: a dead worker's run resumes elsewhere after about this long. @defaultValue 2000 */
+  lockDurationMs?: number;
+  /** How often BullMQ looks for stalled jobs. @defaultValue 500 */
+  stalledIntervalMs?: number;
+  /** How often a running execution re-reads its run row (epoch, cancel). @defaultValue lockDurationMs / 2 */
+  leaseCheckMs?: number;
+  logger?: WorkerLogger;
+}
+
+/** A started run worker. */
+export interface RunWorkerHandle {
+  /** The BullMQ worker. */
+  worker: AnyWorker;
+  engine: Engine;
+  events: EventWriter;
+  /** Graceful shutdown: running executions stop at their next checkpoint, their jobs go back to the queue, then the worker closes. */
+  close(): Promise<void>;
+}
+
+/** Crash after crash, a run must never fail with "job stalled more than allowable limit". */
+const MAX_STALLED_COUNT = 1_000_000;
+
+/**
+ * Starts a BullMQ worker that executes runs with the engine: stalled jobs are
+ * resumed as recoveries, lost leases stop without writing, cancel requests
+ * abort the execution, and `close()` hands running jobs to other workers.
+ *
+ * @example
+ * const handle = startRunWorker({ runQueue, store, registry, workerId: 'w1' });
+ * process.once('SIGTERM', () => void handle.close());
+ */
+export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
+  const logger = options.logger ?? SILENT_LOGGER;
+  const lockDuration = options.lockDurationMs ?? 2000;
+  const active = new Map<string, ActiveExecution>();
+  const events = new EventWriter(options.store, (error, event) =>
+    logger.warn({ err: error, runId: event.runId, type: event.type }, 'could not persist a run event'),
+  );
+  const engine = new Engine({
+    store: options.store,
+    registry: options.registry,
+    workerId: options.workerId,
+    model: options.model,
+    onEvent: (event) => {
+      if (event.type === 'RunStarted' || event.type === 'RunContinued') active.get(event.runId)?.setEpoch(event.epoch);
+      events.sink(event);
+    },
+  });
+  let closing = false;
+  const processor = createRunProcessor({
+    engine,
+    store: options.store,
+    logger,
+    leaseCheckMs: options.leaseCheckMs ?? Math.max(100, Math.floor(lockDuration / 2)),
+    active,
+    isClosing: () => closing,
+  });
+  const worker = options.runQueue.createWorker(processor, {
+    name: options.workerId,
+    concurrency: options.concurrency ?? 10,
+    lockDuration,
+    stalledInterval: options.stalledIntervalMs ?? 500,
+    maxStalledCount: MAX_STALLED_COUNT,
+  });
+  worker.on('error', (error) => {
+    const lockError = /lock|not in the active state/i.test(error.message);
+    if (lockError) logger.debug({ err: error }, 'BullMQ refused a stale write (lost lock): expected after a takeover');
+    else logger.warn({ err: error }, 'BullMQ worker error');
+  });
+  worker.on('failed', (job, error) => {
+    if (error.name !== 'WaitingError') logger.warn({ jobId: job?.id, err: error }, 'job failed');
+  });
+  worker.on('stalled', (jobId) => logger.info({ jobId }, 'stalled job moved back to wait'));
+
+  let closed: Promise<void> | undefined;
+  return {
+    worker,
+    engine,
+    events,
+    close: () =>
+      (closed ??= (async () => {
+        closing = true;
+        for (const execution of active.values()) execution.handover.abort();
+        await worker.close();
+        await events.flush();
+      })()),
+  };
+}
