@@ -57,3 +57,14 @@ export class CancelRequestedError extends QueueError {
     super(`run ${runId}: cancel requested`);
   }
 }
+
+/** `CairnClient.waitForRun` gave up before the run reached a terminal status. */
+export class RunWaitTimeoutError extends QueueError {
+  constructor(
+    readonly runId: string,
+    readonly timeoutMs: number,
+    readonly status: string,
+  ) {
+    super(`run ${runId} did not finish within ${timeoutMs} ms (status ${status})`);
+  }
+}

@@ -1,0 +1,24 @@
+export { createApp, DEFAULT_MAX_BODY_BYTES, type AppDeps, type AppLimits } from './app.js';
+export { apiKeyAuth, OPEN_PATHS } from './api-key-auth.js';
+export { bullBoard, BULL_BOARD_PATH, type BoardQueue } from './bull-board.js';
+export {
+  ProducerError,
+  InvalidJsonError,
+  InvalidParameterError,
+  NotFoundError,
+  PayloadTooLargeError,
+  UnauthorizedError,
+} from './errors.js';
+export { toErrorResponse, type ErrorBody, type ErrorResponse } from './http-errors.js';
+export type { ContinueRunOptions, ContinueRunResult, ProducerClient } from './producer-client.js';
+export { ProducerMetrics, type CountedQueue } from './producer-metrics.js';
+export { readinessChecks } from './readiness-checks.js';
+export {
+  MAX_INPUT_LENGTH,
+  continueRunBodySchema,
+  createRunBodySchema,
+  type ContinueRunBody,
+  type CreateRunBody,
+} from './request-schemas.js';
+export { FINAL_EVENT_TYPES, type EventStreamOptions } from './routes/event-routes.js';
+export type { HealthCheck } from './routes/health-routes.js';

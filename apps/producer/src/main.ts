@@ -1,0 +1,67 @@
+import { serve } from '@hono/node-server';
+import { CairnClient, loadRegistry, modelFromSpec, parseEnvConfig } from '@cairn/queue';
+import { pino } from 'pino';
+import { createApp } from './app.js';
+import { readinessChecks } from './readiness-checks.js';
+
+const MAX_BODY_BYTES_VAR = 'CAIRN_MAX_BODY_BYTES';
+
+const config = parseEnvConfig();
+const logger = pino({ name: 'cairn-producer', level: config.logLevel });
+const maxBodyBytes = parseMaxBodyBytes(process.env[MAX_BODY_BYTES_VAR]);
+
+const model = modelFromSpec(config);
+const client = await CairnClient.connect({
+  databaseUrl: config.databaseUrl,
+  queue: {
+    backend: config.queueBackend,
+    redisUrl: config.redisUrl,
+    queueName: config.queueName,
+    prefix: config.queuePrefix,
+  },
+  registry: await loadRegistry(config.registryModule, model),
+  model,
+  migrate: config.migrate,
+});
+
+const app = createApp({
+  client,
+  queues: [client.runQueue.queue],
+  healthChecks: readinessChecks(client),
+  apiKeys: config.apiKeys,
+  limits: { maxBodyBytes },
+  logger,
+});
+
+const server = serve({ fetch: app.fetch, port: config.port }, (info) => {
+  logger.info(
+    { port: info.port, queue: config.queueName, backend: config.queueBackend, auth: config.apiKeys.length > 0 },
+    'producer listening',
+  );
+});
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down');
+  server.close();
+  try {
+    await client.close();
+  } catch (error) {
+    logger.error({ err: error }, 'closing the client failed');
+    process.exitCode = 1;
+  }
+  process.exit();
+}
+process.once('SIGTERM', () => void shutdown('SIGTERM'));
+process.once('SIGINT', () => void shutdown('SIGINT'));
+
+function parseMaxBodyBytes(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new Error(`${MAX_BODY_BYTES_VAR}: must be a positive integer, got "${raw}"`);
+  }
+  return value;
+}

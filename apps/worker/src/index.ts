@@ -1,0 +1,1 @@
+export { startWorkerProcess, type WorkerProcess } from './worker-process.js';

@@ -1,0 +1,184 @@
+import { Engine, TERMINAL_STATUSES, type CreateRunRequest, type Model, type Registry, type RunRecord } from '@cairn/engine';
+import { createDb, migrate, PostgresCheckpointStore, type RunView, type SessionView, type StoredEvent } from '@cairn/store';
+import { RunWaitTimeoutError, ServiceUnreachableError } from './errors.js';
+import { RunQueue, type RunQueueOptions } from './queue-backend.js';
+
+/** What {@link CairnClient.connect} takes. */
+export interface CairnClientConfig {
+  databaseUrl: string;
+  /** The run queue; `databaseUrl` is the Postgres backend's database unless it names another. */
+  queue: Omit<RunQueueOptions, 'databaseUrl'> & { databaseUrl?: string };
+  /** The entities runs may name (validated before a run is created). */
+  registry: Registry;
+  model?: Model;
+  /** Apply the store's migrations first (tests, demo). @defaultValue false */
+  migrate?: boolean;
+}
+
+/** What the client's constructor takes: wired dependencies. */
+export interface CairnClientDeps {
+  engine: Engine;
+  store: PostgresCheckpointStore;
+  runQueue: RunQueue;
+  /** Closed by `close()`. */
+  onClose?: () => Promise<void>;
+  /** How long `cancelRun` waits for the worker holding a run before cancelling it itself. @defaultValue 5000 */
+  cancelGraceMs?: number;
+}
+
+/** What {@link CairnClient.continueRun} takes. */
+export interface ContinueRunOptions {
+  input?: string;
+  fork?: boolean;
+  approvals?: Record<string, unknown>;
+}
+
+/**
+ * The producer's handle on Cairn: creates runs and enqueues them, continues,
+ * cancels and reads them.
+ *
+ * @example
+ * const client = await CairnClient.connect({ databaseUrl, queue: { redisUrl }, registry });
+ * const run = await client.enqueueRun({ entity: { kind: 'team', name: 'research-team' }, input: 'Research X' });
+ * const done = await client.waitForRun(run.runId, { timeoutMs: 60_000 });
+ */
+export class CairnClient {
+  readonly engine: Engine;
+  readonly store: PostgresCheckpointStore;
+  readonly runQueue: RunQueue;
+  private readonly onClose?: () => Promise<void>;
+  private readonly cancelGraceMs: number;
+
+  constructor(deps: CairnClientDeps) {
+    this.engine = deps.engine;
+    this.store = deps.store;
+    this.runQueue = deps.runQueue;
+    this.onClose = deps.onClose;
+    this.cancelGraceMs = deps.cancelGraceMs ?? 5000;
+  }
+
+  /** Connects to Postgres and the queue; throws `ServiceUnreachableError` naming Redis or Postgres. */
+  static async connect(config: CairnClientConfig): Promise<CairnClient> {
+    const db = createDb(config.databaseUrl);
+    try {
+      await (config.migrate ? migrate(db) : db.selectFrom('runs').select('run_id').limit(1).execute());
+    } catch (cause) {
+      await db.destroy();
+      if (isConnectionError(cause)) throw new ServiceUnreachableError('Postgres', config.databaseUrl, { cause });
+      throw cause;
+    }
+    let runQueue: RunQueue;
+    try {
+      runQueue = await RunQueue.open({ ...config.queue, databaseUrl: config.queue.databaseUrl ?? config.databaseUrl });
+    } catch (error) {
+      await db.destroy();
+      throw error;
+    }
+    const store = new PostgresCheckpointStore(db);
+    const engine = new Engine({ store, registry: config.registry, model: config.model, workerId: 'producer' });
+    return new CairnClient({
+      engine,
+      store,
+      runQueue,
+      onClose: async () => {
+        await runQueue.close();
+        await db.destroy();
+      },
+    });
+  }
+
+  /** Creates the run (PENDING) and enqueues its `run` job; if the enqueue fails, the reconciler picks the run up. */
+  async enqueueRun(request: CreateRunRequest): Promise<RunRecord> {
+    const run = await this.engine.createRun(request);
+    await this.runQueue.add({ name: 'run', data: { runId: run.runId } });
+    return run;
+  }
+
+  /**
+   * Applies the continue rules (`RunNotFoundError`, `RunNotContinuableError`):
+   * `resume` enqueues a `continue` job (a no-op while the run has a live job),
+   * `fork` enqueues a `run` job for the new run, `already-queued` does nothing.
+   */
+  async continueRun(
+    runId: string,
+    options: ContinueRunOptions = {},
+  ): Promise<{ action: 'resume' | 'already-queued' | 'fork'; run: RunRecord }> {
+    const decision = await this.engine.continueRun(runId, { fork: options.fork, input: options.input });
+    if (decision.action === 'resume') {
+      await this.runQueue.add({
+        name: 'continue',
+        data: { runId, reason: 'continue', input: options.input, approvals: options.approvals },
+      });
+    } else if (decision.action === 'fork') {
+      await this.runQueue.add({ name: 'run', data: { runId: decision.run.runId } });
+    }
+    return decision;
+  }
+
+  /**
+   * Cancels a run: a queued run (or one whose job is gone) is cancelled at once;
+   * a running one by the worker holding it, or, if that worker does not within
+   * `cancelGraceMs` (dead), by this request. Throws `RunNotFoundError` or
+   * `RunAlreadyTerminalError` (from `@cairn/store`).
+   */
+  async cancelRun(runId: string): Promise<RunRecord> {
+    const requested = await this.store.requestCancel(runId);
+    const live = await this.runQueue.liveJobFor(runId);
+    if (requested.status === 'PENDING' || live?.state !== 'active') {
+      const cancelled = await this.store.forceCancel(runId, { onlyIfEpoch: requested.epoch });
+      if (live) await live.job.remove().catch(() => undefined);
+      if (cancelled) return cancelled;
+    }
+    const deadline = Date.now() + this.cancelGraceMs;
+    for (;;) {
+      const run = await this.store.getRun(runId);
+      if (!run || TERMINAL_STATUSES.includes(run.status)) return run ?? requested;
+      if (Date.now() >= deadline) {
+        return (await this.store.forceCancel(runId)) ?? (await this.store.getRun(runId)) ?? requested;
+      }
+      await sleep(100);
+    }
+  }
+
+  /** The run as the API returns it, or undefined. */
+  getRun(runId: string): Promise<RunView | undefined> {
+    return this.store.getRunView(runId);
+  }
+
+  /** The session and its runs, or undefined. */
+  getSession(sessionId: string): Promise<SessionView | undefined> {
+    return this.store.getSessionView(sessionId);
+  }
+
+  /** The run's events after `afterSeq`, in order. */
+  listEvents(runId: string, afterSeq = 0, limit?: number): Promise<StoredEvent[]> {
+    return this.store.listEvents(runId, afterSeq, limit);
+  }
+
+  /** Resolves with the run once it reaches a terminal status; rejects with `RunWaitTimeoutError` after `timeoutMs`. */
+  async waitForRun(runId: string, options: { timeoutMs: number; pollMs?: number }): Promise<RunRecord> {
+    const deadline = Date.now() + options.timeoutMs;
+    for (;;) {
+      const run = await this.store.getRun(runId);
+      if (run && TERMINAL_STATUSES.includes(run.status)) return run;
+      if (Date.now() >= deadline) {
+        throw new RunWaitTimeoutError(runId, options.timeoutMs, run?.status ?? 'unknown');
+      }
+      await sleep(options.pollMs ?? 200);
+    }
+  }
+
+  /** Closes what `connect` opened. */
+  async close(): Promise<void> {
+    await this.onClose?.();
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EAI_AGAIN', '3D000', '28P01'].includes(code);
+}

@@ -1,0 +1,43 @@
+export { CairnClient, type CairnClientConfig, type CairnClientDeps, type ContinueRunOptions } from './cairn-client.js';
+export {
+  JOB_CATALOG,
+  DEFAULT_JOB_OPTIONS,
+  parseJob,
+  jobOptionsFor,
+  runDedupId,
+  type JobName,
+  type JobData,
+  type CatalogJob,
+} from './job-catalog.js';
+export {
+  RunQueue,
+  DEFAULT_QUEUE_NAME,
+  LIVE_JOB_STATES,
+  type RunQueueOptions,
+  type QueueBackendKind,
+  type AnyQueue,
+  type AnyWorker,
+} from './queue-backend.js';
+export { startRunWorker, type RunWorkerOptions, type RunWorkerHandle } from './run-worker.js';
+export type { JobResult } from './run-processor.js';
+export { attemptReasonFor } from './attempt-reason.js';
+export { EventWriter, type EventAppender } from './event-writer.js';
+export { watchLease, type LeaseWatch, type LeaseWatchOptions } from './lease-watch.js';
+export {
+  reconcileOnce,
+  startReconciler,
+  type ReconcileOptions,
+  type ReconcileResult,
+  type ReconcilerHandle,
+} from './reconciler.js';
+export { parseEnvConfig, type CairnEnvConfig } from './env-config.js';
+export { modelFromSpec, loadRegistry, type ModelSpecOptions } from './load-registry.js';
+export { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
+export {
+  QueueError,
+  InvalidJobError,
+  ConfigError,
+  ServiceUnreachableError,
+  CancelRequestedError,
+  RunWaitTimeoutError,
+} from './errors.js';
