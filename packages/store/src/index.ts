@@ -15,3 +15,4 @@ export type {
 export { MigrationError, RunAlreadyTerminalError, StoreError } from './errors.js';
 export { toAttemptRecord, toRunRecord, toToolCallRecord } from './run-row.js';
 export type * from './schema.js';
+export { RUN_STATE_SCHEMA_VERSION } from './schema.js';

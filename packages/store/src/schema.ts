@@ -135,3 +135,6 @@ export type RunAttemptUpdate = Updateable<RunAttemptsTable>;
 export type RunEventRow = Selectable<RunEventsTable>;
 /** A `run_events` row to insert. */
 export type NewRunEventRow = Insertable<RunEventsTable>;
+
+/** Version of the persisted run state the current code writes (the `runs.schema_version` default). */
+export const RUN_STATE_SCHEMA_VERSION = 1;

@@ -1,0 +1,64 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { Engine } from '@cairn/engine';
+import { RUN_STATE_SCHEMA_VERSION } from '@cairn/store';
+import { createRegistry } from '@cairn/research-team';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openTestStore, type TestStore } from '../helpers/test-store.js';
+
+/** Tables in foreign-key order. */
+const TABLES = ['sessions', 'runs', 'run_messages', 'tool_calls', 'run_attempts'] as const;
+const JSON_COLUMNS = new Set(['error', 'usage', 'metadata', 'message', 'args']);
+const FIXTURES = new URL('../fixtures/', import.meta.url);
+
+let t: TestStore;
+beforeEach(async () => {
+  t = await openTestStore();
+  process.env.RESEARCH_TOOL_DELAY_MS = '10';
+  process.env.RESEARCH_MODEL_LATENCY_MS = '0';
+});
+afterEach(() => t.close());
+
+async function load(file: string): Promise<{ schema_version: number; tables: Record<string, Record<string, unknown>[]> }> {
+  const fixture = JSON.parse(readFileSync(new URL(file, FIXTURES), 'utf8'));
+  for (const table of TABLES) {
+    const rows = (fixture.tables[table] ?? []).map((row: Record<string, unknown>) =>
+      Object.fromEntries(
+        Object.entries(row).map(([k, v]) => [k, JSON_COLUMNS.has(k) && v !== null ? JSON.stringify(v) : v]),
+      ),
+    );
+    if (rows.length > 0) await t.db.insertInto(table).values(rows as never).execute();
+  }
+  return fixture;
+}
+
+describe('persisted run state of every past schema version still loads and resumes', () => {
+  const files = readdirSync(FIXTURES).filter((f) => f.startsWith('schema-v'));
+
+  it('has a fixture for every schema version up to the current one', () => {
+    const versions = new Set(files.map((f) => Number(/^schema-v(\d+)-/.exec(f)?.[1])));
+    for (let v = 1; v <= RUN_STATE_SCHEMA_VERSION; v++) expect(versions).toContain(v);
+  });
+
+  it.each(files)('%s', async (file) => {
+    const fixture = await load(file);
+    const team = fixture.tables.runs!.find((r) => r.parent_run_id === null)!;
+    const runId = team.run_id as string;
+    const engine = new Engine({ store: t.store, registry: createRegistry(), workerId: 'fixture-test' });
+
+    expect((await engine.continueRun(runId)).action).toBe('resume');
+    const result = await engine.execute(runId, { reason: 'continue' });
+    expect(result.outcome === 'finished' && result.run.status).toBe('COMPLETED');
+
+    const view = (await t.store.getRunView(runId))!;
+    expect(view.content).toContain('Detail for result-c');
+    const member = view.member_runs[0]!;
+    expect(member.tools.map((c) => c.name)).toEqual([
+      'slow_search',
+      'slow_fetch_detail',
+      'slow_fetch_detail',
+      'slow_fetch_detail',
+    ]);
+    const storedBefore = fixture.tables.tool_calls!.map((c) => c.tool_call_id);
+    expect(member.tools.slice(0, storedBefore.length).map((c) => c.tool_call_id)).toEqual(storedBefore);
+  });
+});

@@ -1,0 +1,33 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { allTools, RESEARCHER, startFleet, TEAM, type Fleet } from './fleet.js';
+
+describe.each(['redis', 'postgres'] as const)('client → queue → worker → Postgres (%s backend)', (backend) => {
+  let fleet: Fleet | undefined;
+  afterEach(async () => {
+    await fleet?.stop();
+    fleet = undefined;
+  });
+
+  it('runs the researcher agent and the research team to completion', async () => {
+    fleet = await startFleet({ backend, toolDelayMs: 50 });
+    await fleet.spawnWorker('w1');
+    const agentRun = await fleet.client.enqueueRun({ entity: RESEARCHER, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+    const teamRun = await fleet.client.enqueueRun({ entity: TEAM, input: "Research 'durable queues'", checkpoint: 'tool-batch' });
+    const [agentDone, teamDone] = await Promise.all([
+      fleet.client.waitForRun(agentRun.runId, { timeoutMs: 30_000 }),
+      fleet.client.waitForRun(teamRun.runId, { timeoutMs: 30_000 }),
+    ]);
+    expect(agentDone.status).toBe('COMPLETED');
+    expect(agentDone.content).toContain('Research report');
+    expect(teamDone.status).toBe('COMPLETED');
+    expect(teamDone.content).toContain('Summary');
+    const view = (await fleet.client.getRun(teamRun.runId))!;
+    expect(view.attempts.map((a) => [a.worker_id, a.reason])).toEqual([['w1', 'run']]);
+    expect(view.member_runs).toHaveLength(1);
+    expect(allTools(view).filter((t) => t.status === 'completed')).toHaveLength(5);
+    const events = await fleet.client.listEvents(teamRun.runId);
+    expect(events[0]?.type).toBe('RunStarted');
+    expect(events.at(-1)?.type).toBe('RunCompleted');
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  });
+});

@@ -1,0 +1,147 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, openSync, readFileSync, existsSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRegistry } from '@cairn/research-team';
+import { CairnClient, type QueueBackendKind } from '@cairn/queue';
+import { testDatabase, testRedisUrl, type TestDatabase } from '@cairn/services';
+import type { RunView } from '@cairn/store';
+
+const REPO_ROOT = join(import.meta.dirname, '..', '..');
+
+/** A worker process spawned for a test. */
+export interface SpawnedWorker {
+  id: string;
+  proc: ChildProcess;
+  logFile: string;
+  exited: Promise<number | null>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** Options of {@link startFleet}. */
+export interface FleetOptions {
+  backend: QueueBackendKind;
+  toolDelayMs?: number;
+  lockMs?: number;
+  stalledIntervalMs?: number;
+}
+
+/** One test's database, queue, client and worker processes. */
+export interface Fleet {
+  client: CairnClient;
+  db: TestDatabase;
+  dir: string;
+  ledgerFile: string;
+  workers: SpawnedWorker[];
+  spawnWorker(name: string, env?: Record<string, string>): Promise<SpawnedWorker>;
+  ledger(): Map<string, number>;
+  stop(): Promise<void>;
+}
+
+/** Starts a fresh database (migrated), a queue with a unique name, and a client; workers are spawned on demand. */
+export async function startFleet(options: FleetOptions): Promise<Fleet> {
+  const db = await testDatabase();
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-fleet-'));
+  const ledgerFile = join(dir, 'ledger.tsv');
+  const queueName = `test-${randomUUID()}`;
+  const redisUrl = options.backend === 'redis' ? testRedisUrl() : undefined;
+  const client = await CairnClient.connect({
+    databaseUrl: db.url,
+    queue: { backend: options.backend, redisUrl, queueName },
+    registry: createRegistry(),
+    migrate: true,
+  });
+  const workers: SpawnedWorker[] = [];
+  const baseEnv: Record<string, string> = {
+    DATABASE_URL: db.url,
+    CAIRN_QUEUE_BACKEND: options.backend,
+    CAIRN_QUEUE_NAME: queueName,
+    RESEARCH_TOOL_DELAY_MS: String(options.toolDelayMs ?? 300),
+    CAIRN_TOOL_LEDGER: ledgerFile,
+    CAIRN_LOCK_MS: String(options.lockMs ?? 2000),
+    CAIRN_STALLED_INTERVAL_MS: String(options.stalledIntervalMs ?? 500),
+    WORKER_CONCURRENCY: '4',
+    LOG_LEVEL: 'debug',
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+  };
+  const spawnWorker = async (name: string, env: Record<string, string> = {}) => {
+    const logFile = join(dir, `${name}.log`);
+    const fd = openSync(logFile, 'a');
+    const inherited = { ...process.env };
+    delete inherited.REDIS_URL;
+    delete inherited.CAIRN_MODEL;
+    delete inherited.OPENAI_API_KEY;
+    const proc = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'apps/worker/src/main.ts'], {
+      cwd: REPO_ROOT,
+      env: { ...inherited, ...baseEnv, CAIRN_WORKER_ID: name, ...env },
+      stdio: ['ignore', fd, fd],
+    });
+    closeSync(fd);
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    const worker: SpawnedWorker = { id: name, proc, logFile, exited, kill: (signal) => void proc.kill(signal) };
+    workers.push(worker);
+    await waitFor(() => readFileSync(logFile, 'utf8').includes('worker started'), 30_000, `worker ${name} to start (log ${logFile})`, exited);
+    return worker;
+  };
+  return {
+    client,
+    db,
+    dir,
+    ledgerFile,
+    workers,
+    spawnWorker,
+    ledger: () => {
+      const counts = new Map<string, number>();
+      if (!existsSync(ledgerFile)) return counts;
+      for (const line of readFileSync(ledgerFile, 'utf8').split('\n').filter(Boolean)) {
+        const key = line.split('\t')[1]!;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      return counts;
+    },
+    stop: async () => {
+      for (const w of workers) {
+        if (w.proc.exitCode === null && w.proc.signalCode === null) {
+          w.proc.kill('SIGCONT');
+          w.proc.kill('SIGKILL');
+        }
+      }
+      await Promise.all(workers.map((w) => w.exited));
+      await client.close();
+      await db.drop();
+    },
+  };
+}
+
+/** Polls `check` until it is true; fails after `timeoutMs`, or early when `exited` resolves. */
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+  exited?: Promise<unknown>,
+): Promise<void> {
+  let died = false;
+  void exited?.then(() => (died = true));
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (died) throw new Error(`process exited while waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The worker id of the run's open attempt. */
+export function holderOf(view: RunView | undefined): string | undefined {
+  return view?.attempts.find((a) => a.ended_at === null)?.worker_id;
+}
+
+/** Every tool call of the run and its member runs. */
+export function allTools(view: RunView): RunView['tools'] {
+  return [...view.tools, ...view.member_runs.flatMap(allTools)];
+}
+
+/** The team run the tests enqueue. */
+export const TEAM = { kind: 'team', name: 'research-team' } as const;
+/** The agent run the tests enqueue. */
+export const RESEARCHER = { kind: 'agent', name: 'researcher' } as const;
