@@ -105,10 +105,8 @@ export async function executeRun(
 
   try {
     const result = await runTurnLoop(state);
-    if (result.kind === 'handover') {
-      emit('RunPaused', { handover: true, lastCheckpointAtMessageIndex: checkpointer.lastCheckpointAtMessageIndex });
-      return { outcome: 'handed-over', runId };
-    }
+    // The next execution announces itself with RunContinued (reason `handover`).
+    if (result.kind === 'handover') return { outcome: 'handed-over', runId };
     const finished = await checkpointer.finish('COMPLETED', result.content, null, state.usage);
     emit('RunCompleted', { content: result.content, usage: state.usage });
     return { outcome: 'finished', run: finished };

@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { freePort, testDatabase, testRedisUrl, type TestDatabase } from '@cairn/services';
+import { afterEach, expect, it } from 'vitest';
+
+const AUTH = { Authorization: 'Bearer secret-key' };
+
+let child: ChildProcess | undefined;
+let database: TestDatabase | undefined;
+
+afterEach(async () => {
+  if (child && child.exitCode === null) {
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child!.once('exit', resolve));
+  }
+  child = undefined;
+  await database?.drop();
+});
+
+async function waitForHealthz(baseUrl: string, output: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child?.exitCode !== null) throw new Error(`producer exited early:\n${output()}`);
+    const ok = await fetch(`${baseUrl}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`producer did not answer /healthz:\n${output()}`);
+}
+
+it('`npm run producer` serves the API from the environment, with Bull Board assets, and exits cleanly on SIGTERM', async () => {
+  database = await testDatabase();
+  const port = await freePort();
+  const queueName = `test-${randomUUID()}`;
+  child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'apps/producer/src/main.ts'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: database.url,
+      REDIS_URL: testRedisUrl(),
+      CAIRN_QUEUE_NAME: queueName,
+      CAIRN_MIGRATE: '1',
+      CAIRN_API_KEYS: 'other-key, secret-key',
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitForHealthz(baseUrl, () => output);
+
+  expect((await fetch(`${baseUrl}/readyz`)).status).toBe(401);
+  const ready = await fetch(`${baseUrl}/readyz`, { headers: AUTH });
+  expect(await ready.json()).toMatchObject({ status: 'ok', checks: { postgres: 'ok', redis: 'ok' } });
+
+  const created = await fetch(`${baseUrl}/v1/teams/research-team/runs`, {
+    method: 'POST',
+    headers: { ...AUTH, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ input: 'Research X', checkpoint: 'tool-batch' }),
+  });
+  expect(created.status).toBe(202);
+  const { run_id } = (await created.json()) as { run_id: string };
+  const run = await fetch(`${baseUrl}/v1/runs/${run_id}`, { headers: AUTH });
+  expect(await run.json()).toMatchObject({ run_id, status: 'PENDING', checkpoint: 'tool-batch' });
+
+  const page = await fetch(`${baseUrl}/admin/queues`, { headers: AUTH });
+  expect(page.status).toBe(200);
+  const html = await page.text();
+  const asset = /(?:src|href)="(\/admin\/queues\/static\/[^"]+\.js)"/.exec(html)?.[1];
+  expect(asset).toBeDefined();
+  const script = await fetch(`${baseUrl}${asset}`, { headers: AUTH });
+  expect(script.status).toBe(200);
+  const queues = await fetch(`${baseUrl}/admin/queues/api/queues`, { headers: AUTH });
+  expect(JSON.stringify(await queues.json())).toContain(queueName);
+
+  const metrics = await (await fetch(`${baseUrl}/metrics`, { headers: AUTH })).text();
+  expect(metrics).toContain(`cairn_queue_jobs{queue="${queueName}",state="waiting"} 1`);
+
+  const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  expect(await exited).toBe(0);
+  expect(output).toContain('producer listening');
+});
