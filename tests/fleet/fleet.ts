@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, openSync, readFileSync, existsSync, closeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRegistry } from '@cairn/research-team';
@@ -36,6 +36,8 @@ export interface Fleet {
   workers: SpawnedWorker[];
   spawnWorker(name: string, env?: Record<string, string>): Promise<SpawnedWorker>;
   ledger(): Map<string, number>;
+  /** True when the run has a waiting, delayed or active job. */
+  runQueueLiveJob(runId: string): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -100,6 +102,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       }
       return counts;
     },
+    runQueueLiveJob: async (runId) => (await client.runQueue.liveJobFor(runId)) !== undefined,
     stop: async () => {
       for (const w of workers) {
         if (w.proc.exitCode === null && w.proc.signalCode === null) {
@@ -110,6 +113,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       await Promise.all(workers.map((w) => w.exited));
       await client.close();
       await db.drop();
+      if (!process.env.CAIRN_KEEP_FLEET_LOGS) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -21,7 +21,10 @@ async function waitForHealthz(baseUrl: string, output: () => string): Promise<vo
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (child?.exitCode !== null) throw new Error(`producer exited early:\n${output()}`);
-    const ok = await fetch(`${baseUrl}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${baseUrl}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -32,19 +35,23 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
   database = await testDatabase();
   const port = await freePort();
   const queueName = `test-${randomUUID()}`;
-  child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'apps/producer/src/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: database.url,
-      REDIS_URL: testRedisUrl(),
-      CAIRN_QUEUE_NAME: queueName,
-      CAIRN_MIGRATE: '1',
-      CAIRN_API_KEYS: 'other-key, secret-key',
-      PORT: String(port),
-      LOG_LEVEL: 'info',
+  child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--conditions=source', 'apps/producer/src/main.ts'],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        REDIS_URL: testRedisUrl(),
+        CAIRN_QUEUE_NAME: queueName,
+        CAIRN_MIGRATE: '1',
+        CAIRN_API_KEYS: 'other-key, secret-key',
+        PORT: String(port),
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -53,7 +60,10 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
 
   expect((await fetch(`${baseUrl}/readyz`)).status).toBe(401);
   const ready = await fetch(`${baseUrl}/readyz`, { headers: AUTH });
-  expect(await ready.json()).toMatchObject({ status: 'ok', checks: { postgres: 'ok', redis: 'ok' } });
+  expect(await ready.json()).toMatchObject({
+    status: 'ok',
+    checks: { postgres: 'ok', redis: 'ok' },
+  });
 
   const created = await fetch(`${baseUrl}/v1/teams/research-team/runs`, {
     method: 'POST',
@@ -68,9 +78,10 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
   const page = await fetch(`${baseUrl}/admin/queues`, { headers: AUTH });
   expect(page.status).toBe(200);
   const html = await page.text();
-  const asset = /(?:src|href)="(\/admin\/queues\/static\/[^"]+\.js)"/.exec(html)?.[1];
+  expect(html).toContain('<base href="/admin/queues/"');
+  const asset = /src="(static\/js\/[^"]+\.js)"/.exec(html)?.[1];
   expect(asset).toBeDefined();
-  const script = await fetch(`${baseUrl}${asset}`, { headers: AUTH });
+  const script = await fetch(`${baseUrl}/admin/queues/${asset}`, { headers: AUTH });
   expect(script.status).toBe(200);
   const queues = await fetch(`${baseUrl}/admin/queues/api/queues`, { headers: AUTH });
   expect(JSON.stringify(await queues.json())).toContain(queueName);
@@ -78,7 +89,9 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
   const metrics = await (await fetch(`${baseUrl}/metrics`, { headers: AUTH })).text();
   expect(metrics).toContain(`cairn_queue_jobs{queue="${queueName}",state="waiting"} 1`);
 
-  const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child!.once('exit', (code) => resolve(code)),
+  );
   child.kill('SIGTERM');
   expect(await exited).toBe(0);
   expect(output).toContain('producer listening');

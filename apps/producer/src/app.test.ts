@@ -8,14 +8,24 @@ afterEach(async () => {
   await fx.close();
 });
 
-function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   return Promise.resolve(
-    fx.app.request(path, { method: 'POST', body: text, headers: { 'Content-Type': 'application/json', ...headers } }),
+    fx.app.request(path, {
+      method: 'POST',
+      body: text,
+      headers: { 'Content-Type': 'application/json', ...headers },
+    }),
   );
 }
 
-async function createRun(body: unknown = { input: 'Research durable queues' }): Promise<{ run_id: string; session_id: string }> {
+async function createRun(
+  body: unknown = { input: 'Research durable queues' },
+): Promise<{ run_id: string; session_id: string }> {
   const res = await post('/v1/teams/research-team/runs', body);
   expect(res.status).toBe(202);
   return (await res.json()) as { run_id: string; session_id: string };
@@ -27,7 +37,11 @@ describe('runs API', () => {
   });
 
   it('enqueues a team run and returns it PENDING in the stored shape', async () => {
-    const res = await post('/v1/teams/research-team/runs', { input: 'Research X', checkpoint: 'tool-batch', metadata: { a: 1 } });
+    const res = await post('/v1/teams/research-team/runs', {
+      input: 'Research X',
+      checkpoint: 'tool-batch',
+      metadata: { a: 1 },
+    });
     expect(res.status).toBe(202);
     const created = (await res.json()) as { run_id: string; session_id: string; status: string };
     expect(created).toMatchObject({ status: 'PENDING' });
@@ -53,13 +67,21 @@ describe('runs API', () => {
   });
 
   it('enqueues an agent run in the given session and lists it under the session', async () => {
-    const res = await post('/v1/agents/researcher/runs', { input: 'Find things', session_id: 'sess-1', user_id: 'u-1' });
+    const res = await post('/v1/agents/researcher/runs', {
+      input: 'Find things',
+      session_id: 'sess-1',
+      user_id: 'u-1',
+    });
     expect(res.status).toBe(202);
     const created = (await res.json()) as { run_id: string; session_id: string };
     expect(created.session_id).toBe('sess-1');
     const session = await fx.app.request('/v1/sessions/sess-1');
     expect(session.status).toBe(200);
-    expect(await session.json()).toMatchObject({ session_id: 'sess-1', user_id: 'u-1', runs: [{ run_id: created.run_id }] });
+    expect(await session.json()).toMatchObject({
+      session_id: 'sess-1',
+      user_id: 'u-1',
+      runs: [{ run_id: created.run_id }],
+    });
     expect((await fx.app.request('/v1/sessions/nope')).status).toBe(404);
   });
 
@@ -67,7 +89,10 @@ describe('runs API', () => {
     for (const path of ['/v1/teams/nobody/runs', '/v1/agents/research-team/runs']) {
       const res = await post(path, { input: 'x' });
       expect(res.status).toBe(404);
-      expect(await res.json()).toMatchObject({ error: 'entity_not_found', message: expect.stringContaining('registry') });
+      expect(await res.json()).toMatchObject({
+        error: 'entity_not_found',
+        message: expect.stringContaining('registry'),
+      });
     }
   });
 
@@ -81,7 +106,11 @@ describe('runs API', () => {
   ])('answers 400 naming the field for %s', async (_label, body, field) => {
     const res = await post('/v1/teams/research-team/runs', body);
     expect(res.status).toBe(400);
-    const payload = (await res.json()) as { error: string; message: string; issues: { path: string }[] };
+    const payload = (await res.json()) as {
+      error: string;
+      message: string;
+      issues: { path: string }[];
+    };
     expect(payload.error).toBe('invalid_body');
     expect(payload.issues.map((i) => i.path)).toContain(field);
     expect(payload.message).toContain(field);
@@ -137,6 +166,13 @@ describe('runs API', () => {
     const refused = await post(`/v1/runs/${run_id}/continue`, { input: 'more' });
     expect(refused.status).toBe(409);
 
+    const noInput = await post(`/v1/runs/${run_id}/continue`, { fork: true });
+    expect(noInput.status).toBe(400);
+    expect(await noInput.json()).toMatchObject({
+      error: 'invalid_request',
+      message: expect.stringContaining('input'),
+    });
+
     const forked = await post(`/v1/runs/${run_id}/continue`, { input: 'and then?', fork: true });
     expect(forked.status).toBe(202);
     const body = (await forked.json()) as { run_id: string; status: string; action: string };
@@ -144,6 +180,17 @@ describe('runs API', () => {
     expect(body.run_id).not.toBe(run_id);
     const run = (await (await fx.app.request(`/v1/runs/${body.run_id}`)).json()) as RunView;
     expect(run.metadata).toMatchObject({ forked_from: run_id });
+  });
+
+  it('resumes an ERROR run in place with a job on the queue', async () => {
+    const { run_id } = await createRun();
+    await fx.queue.queue.obliterate({ force: true });
+    await fx.fail(run_id);
+    const res = await post(`/v1/runs/${run_id}/continue`, {});
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ run_id, status: 'ERROR', action: 'resume' });
+    const live = await fx.queue.liveJobFor(run_id);
+    expect(live?.job.name).toBe('continue');
   });
 
   it('answers 400 naming the field for a bad continue body', async () => {
@@ -163,7 +210,10 @@ describe('operations endpoints', () => {
     expect((await fx.app.request('/healthz')).status).toBe(200);
     const ready = await fx.app.request('/readyz');
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ok', checks: { postgres: 'ok', redis: 'ok' } });
+    expect(await ready.json()).toMatchObject({
+      status: 'ok',
+      checks: { postgres: 'ok', redis: 'ok' },
+    });
 
     await createRun();
     const metrics = await fx.app.request('/metrics');
@@ -171,15 +221,22 @@ describe('operations endpoints', () => {
     const text = await metrics.text();
     expect(text).toContain(`cairn_queue_jobs{queue="${fx.queue.name}",state="waiting"} 1`);
     expect(text).toContain('cairn_runs_enqueued_total{kind="team",action="run"} 1');
-    expect(text).toMatch(/cairn_http_requests_total\{method="POST",route="\/v1\/teams\/:name\/runs",status="202"\} 1/);
+    expect(text).toMatch(
+      /cairn_http_requests_total\{method="POST",route="\/v1\/teams\/:name\/runs",status="202"\} 1/,
+    );
   });
 
   it('answers /readyz 503 naming the dependency that failed', async () => {
     await fx.close();
-    fx = await openProducerFixture({ healthChecks: { postgres: () => Promise.reject(new Error('connection refused')) } });
+    fx = await openProducerFixture({
+      healthChecks: { postgres: () => Promise.reject(new Error('connection refused')) },
+    });
     const res = await fx.app.request('/readyz');
     expect(res.status).toBe(503);
-    expect(await res.json()).toMatchObject({ error: 'not_ready', checks: { postgres: 'connection refused', redis: 'ok' } });
+    expect(await res.json()).toMatchObject({
+      error: 'not_ready',
+      checks: { postgres: 'connection refused', redis: 'ok' },
+    });
   });
 
   it('serves Bull Board at /admin/queues, listing the runs queue', async () => {
@@ -187,9 +244,15 @@ describe('operations endpoints', () => {
     const page = await fx.app.request('/admin/queues');
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
+    expect((await fx.app.request(`/admin/queues/queue/${fx.queue.name}`)).status).toBe(200);
+    const slash = await fx.app.request('/admin/queues/');
+    expect(slash.status).toBe(301);
+    expect(slash.headers.get('location')).toMatch(/\/admin\/queues$/);
     const api = await fx.app.request('/admin/queues/api/queues');
     expect(api.status).toBe(200);
-    const payload = (await api.json()) as { queues: { name: string; counts: Record<string, number> }[] };
+    const payload = (await api.json()) as {
+      queues: { name: string; counts: Record<string, number> }[];
+    };
     expect(payload.queues.map((q) => q.name)).toContain(fx.queue.name);
   });
 });
@@ -200,20 +263,38 @@ describe('API keys', () => {
   });
 
   it('requires a bearer key everywhere but /healthz, Bull Board included', async () => {
-    for (const path of ['/v1/runs/anything', '/admin/queues', '/admin/queues/api/queues', '/readyz', '/metrics']) {
+    for (const path of [
+      '/v1/runs/anything',
+      '/admin/queues',
+      '/admin/queues/api/queues',
+      '/readyz',
+      '/metrics',
+    ]) {
       const res = await fx.app.request(path);
       expect(res.status, path).toBe(401);
       expect(res.headers.get('WWW-Authenticate')).toBe('Bearer');
       expect(await res.json()).toMatchObject({ error: 'unauthorized' });
     }
-    const wrong = await fx.app.request('/admin/queues', { headers: { Authorization: 'Bearer k-on' } });
+    const wrong = await fx.app.request('/admin/queues', {
+      headers: { Authorization: 'Bearer k-on' },
+    });
     expect(wrong.status).toBe(401);
-    const post401 = await post('/v1/teams/research-team/runs', { input: 'x' }, { Authorization: 'Bearer nope' });
+    const post401 = await post(
+      '/v1/teams/research-team/runs',
+      { input: 'x' },
+      { Authorization: 'Bearer nope' },
+    );
     expect(post401.status).toBe(401);
 
-    const ok = await fx.app.request('/admin/queues', { headers: { Authorization: 'Bearer k-two-longer' } });
+    const ok = await fx.app.request('/admin/queues', {
+      headers: { Authorization: 'Bearer k-two-longer' },
+    });
     expect(ok.status).toBe(200);
-    const created = await post('/v1/teams/research-team/runs', { input: 'x' }, { Authorization: 'Bearer k-one' });
+    const created = await post(
+      '/v1/teams/research-team/runs',
+      { input: 'x' },
+      { Authorization: 'Bearer k-one' },
+    );
     expect(created.status).toBe(202);
     expect((await fx.app.request('/healthz')).status).toBe(200);
   });

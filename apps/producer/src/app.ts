@@ -73,20 +73,26 @@ export function createApp(deps: AppDeps): Hono {
   );
   app.onError((error, c) => {
     const { status, body, headers } = toErrorResponse(error);
-    if (status === 500) deps.logger?.error({ err: error, method: c.req.method, path: c.req.path }, 'request failed');
+    if (status === 500)
+      deps.logger?.error({ err: error, method: c.req.method, path: c.req.path }, 'request failed');
     return c.json(body, status, headers);
   });
-  app.notFound((c) => c.json({ error: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` }, 404));
+  app.notFound((c) =>
+    c.json({ error: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` }, 404),
+  );
 
   app.route('/', healthRoutes({ checks: deps.healthChecks ?? {} }));
-  app.get('/metrics', async (c) => c.text(await metrics.render(deps.queues), 200, { 'Content-Type': 'text/plain; version=0.0.4' }));
+  app.get('/metrics', async (c) =>
+    c.text(await metrics.render(deps.queues), 200, { 'Content-Type': 'text/plain; version=0.0.4' }),
+  );
   app.route('/v1', runRoutes({ client: deps.client, metrics }));
   app.route(
     '/v1',
     eventRoutes({
       client: deps.client,
       options: deps.events,
-      onStreamError: (error, runId) => deps.logger?.error({ err: error, runId }, 'event stream failed'),
+      onStreamError: (error, runId) =>
+        deps.logger?.error({ err: error, runId }, 'event stream failed'),
     }),
   );
   app.route('/v1', sessionRoutes(deps.client));

@@ -1,10 +1,12 @@
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
 import { startRunWorker } from '@cairn/queue';
 import { createRegistry } from '@cairn/research-team';
 import type { RunView } from '@cairn/store';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createApp } from './app.js';
+import type { ProducerClient } from './producer-client.js';
 import { openProducerFixture, type ProducerFixture } from './test-support/producer-fixture.js';
 import { readSse } from './test-support/read-sse.js';
 
@@ -12,19 +14,36 @@ process.env.RESEARCH_TOOL_DELAY_MS = '20';
 process.env.RESEARCH_MODEL_LATENCY_MS = '10';
 
 let fx: ProducerFixture;
-let server: ServerType;
+let server: Server;
 let baseUrl: string;
+let listEventsCalls = 0;
 
 beforeEach(async () => {
   fx = await openProducerFixture();
-  const app = createApp({ client: fx.client, queues: [fx.queue.queue], events: { pollMs: 50, heartbeatMs: 100 } });
-  server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+  listEventsCalls = 0;
+  const client: ProducerClient = {
+    enqueueRun: (request) => fx.client.enqueueRun(request),
+    continueRun: (runId, options) => fx.client.continueRun(runId, options),
+    cancelRun: (runId) => fx.client.cancelRun(runId),
+    getRun: (runId) => fx.client.getRun(runId),
+    getSession: (sessionId) => fx.client.getSession(sessionId),
+    listEvents: (runId, afterSeq) => {
+      listEventsCalls += 1;
+      return fx.client.listEvents(runId, afterSeq);
+    },
+  };
+  const app = createApp({
+    client,
+    queues: [fx.queue.queue],
+    events: { pollMs: 50, heartbeatMs: 100 },
+  });
+  server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
   await new Promise<void>((resolve) => server.once('listening', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
 afterEach(async () => {
-  server.closeAllConnections?.();
+  server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await fx.close();
 });
@@ -39,7 +58,8 @@ async function createRun(): Promise<string> {
   return ((await res.json()) as { run_id: string }).run_id;
 }
 
-const append = (runId: string, type: string, data: unknown) => fx.client.store.appendEvent(runId, { type, data });
+const append = (runId: string, type: string, data: unknown) =>
+  fx.client.store.appendEvent(runId, { type, data });
 
 it('replays after Last-Event-ID, follows new events once and in order, and ends when the run is done', async () => {
   const runId = await createRun();
@@ -59,7 +79,9 @@ it('replays after Last-Event-ID, follows new events once and in order, and ends 
   expect(JSON.parse(seen[0]!.data)).toEqual({ epoch: 1 });
 
   const comments: string[] = [];
-  const resumed = await fetch(`${baseUrl}/v1/runs/${runId}/events`, { headers: { 'Last-Event-ID': seen[1]!.id! } });
+  const resumed = await fetch(`${baseUrl}/v1/runs/${runId}/events`, {
+    headers: { 'Last-Event-ID': seen[1]!.id! },
+  });
   const rest = readSse(resumed, { comments });
   await new Promise((resolve) => setTimeout(resolve, 300));
   await append(runId, 'ToolCallStarted', { name: 'slow_search' });
@@ -90,11 +112,19 @@ it('honours ?after= and ends at once for a finished run with nothing newer', asy
 
   const bad = await fetch(`${baseUrl}/v1/runs/${runId}/events?after=-3`);
   expect(bad.status).toBe(400);
-  expect(await bad.json()).toMatchObject({ error: 'invalid_parameter', message: expect.stringContaining('after') });
+  expect(await bad.json()).toMatchObject({
+    error: 'invalid_parameter',
+    message: expect.stringContaining('after'),
+  });
 });
 
 it('streams a run a real worker executes, from RunStarted to RunCompleted, and serves the finished run', async () => {
-  const worker = startRunWorker({ runQueue: fx.queue, store: fx.client.store, registry: createRegistry(), workerId: 'w-test' });
+  const worker = startRunWorker({
+    runQueue: fx.queue,
+    store: fx.client.store,
+    registry: createRegistry(),
+    workerId: 'w-test',
+  });
   try {
     const res = await fetch(`${baseUrl}/v1/teams/research-team/runs`, {
       method: 'POST',
@@ -117,4 +147,16 @@ it('streams a run a real worker executes, from RunStarted to RunCompleted, and s
   } finally {
     await worker.close();
   }
+});
+
+it('stops following a run once its client disconnects', async () => {
+  const runId = await createRun();
+  await append(runId, 'RunStarted', {});
+  const abort = new AbortController();
+  const response = await fetch(`${baseUrl}/v1/runs/${runId}/events`, { signal: abort.signal });
+  expect(await readSse(response, { stopAfter: 1, abort: () => abort.abort() })).toHaveLength(1);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const callsAfterDisconnect = listEventsCalls;
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(listEventsCalls).toBe(callsAfterDisconnect);
 });

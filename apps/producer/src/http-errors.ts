@@ -1,4 +1,9 @@
-import { EntityNotFoundError, RunNotContinuableError, RunNotFoundError, UserError } from '@cairn/engine';
+import {
+  EntityNotFoundError,
+  RunNotContinuableError,
+  RunNotFoundError,
+  UserError,
+} from '@cairn/engine';
 import { RunAlreadyTerminalError } from '@cairn/store';
 import { ZodError } from 'zod';
 import {
@@ -18,7 +23,7 @@ export interface ErrorBody {
 
 /** An error as the API answers it: status, JSON body, extra headers. */
 export interface ErrorResponse {
-  status: 400 | 401 | 404 | 409 | 413 | 422 | 500;
+  status: 400 | 401 | 404 | 409 | 413 | 500;
   body: ErrorBody;
   headers?: Record<string, string>;
 }
@@ -28,7 +33,10 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof ZodError) {
     const issues = error.issues.flatMap((issue) =>
       issue.code === 'unrecognized_keys'
-        ? issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: 'unknown field' }))
+        ? issue.keys.map((key) => ({
+            path: formatPath([...issue.path, key]),
+            message: 'unknown field',
+          }))
         : [{ path: formatPath(issue.path), message: issue.message }],
     );
     const message = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
@@ -45,7 +53,7 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof NotFoundError) return reply(404, 'not_found', error);
   if (error instanceof RunNotContinuableError) return reply(409, 'run_not_continuable', error);
   if (error instanceof RunAlreadyTerminalError) return reply(409, 'run_already_terminal', error);
-  if (error instanceof UserError) return reply(422, 'invalid_request', error);
+  if (error instanceof UserError) return reply(400, 'invalid_request', error);
   return { status: 500, body: { error: 'internal_error', message: 'internal server error' } };
 }
 

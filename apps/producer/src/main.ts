@@ -35,7 +35,12 @@ const app = createApp({
 
 const server = serve({ fetch: app.fetch, port: config.port }, (info) => {
   logger.info(
-    { port: info.port, queue: config.queueName, backend: config.queueBackend, auth: config.apiKeys.length > 0 },
+    {
+      port: info.port,
+      queue: config.queueName,
+      backend: config.queueBackend,
+      auth: config.apiKeys.length > 0,
+    },
     'producer listening',
   );
 });

@@ -39,13 +39,23 @@ export class ProducerMetrics {
         lines.push(sample('cairn_queue_up', { queue: queue.name }, 0));
       }
     }
-    lines.push('# HELP cairn_queue_jobs Jobs in the queue by state.', '# TYPE cairn_queue_jobs gauge', ...jobLines);
-    lines.push('# HELP cairn_http_requests_total HTTP requests answered, by method, route and status.');
+    lines.push(
+      '# HELP cairn_queue_jobs Jobs in the queue by state.',
+      '# TYPE cairn_queue_jobs gauge',
+      ...jobLines,
+    );
+    lines.push(
+      '# HELP cairn_http_requests_total HTTP requests answered, by method, route and status.',
+    );
     lines.push('# TYPE cairn_http_requests_total counter');
-    for (const { labels, value } of this.httpRequests.values()) lines.push(sample('cairn_http_requests_total', labels, value));
-    lines.push('# HELP cairn_runs_enqueued_total Runs put on the queue, by entity kind and action.');
+    for (const { labels, value } of this.httpRequests.values())
+      lines.push(sample('cairn_http_requests_total', labels, value));
+    lines.push(
+      '# HELP cairn_runs_enqueued_total Runs put on the queue, by entity kind and action.',
+    );
     lines.push('# TYPE cairn_runs_enqueued_total counter');
-    for (const { labels, value } of this.runsEnqueued.values()) lines.push(sample('cairn_runs_enqueued_total', labels, value));
+    for (const { labels, value } of this.runsEnqueued.values())
+      lines.push(sample('cairn_runs_enqueued_total', labels, value));
     return `${lines.join('\n')}\n`;
   }
 }
@@ -59,7 +69,10 @@ function increment(series: Map<string, { labels: Labels; value: number }>, label
 
 function sample(name: string, labels: Labels, value: number): string {
   const body = Object.entries(labels)
-    .map(([k, v]) => `${k}="${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n')}"`)
+    .map(
+      ([k, v]) =>
+        `${k}="${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n')}"`,
+    )
     .join(',');
   return `${name}{${body}} ${value}`;
 }

@@ -3,7 +3,7 @@ import type { NewRunEvent } from '@cairn/store';
 
 /** Where {@link EventWriter} appends events (`PostgresCheckpointStore` implements it). */
 export interface EventAppender {
-  appendEvent(runId: string, event: NewRunEvent): Promise<number>;
+  appendEvents(runId: string, events: readonly NewRunEvent[]): Promise<number>;
 }
 
 /**
@@ -39,13 +39,13 @@ export class EventWriter {
     await Promise.resolve();
     const buffer = this.buffers.get(runId)!;
     while (buffer.length > 0) {
-      const event = buffer[0]!;
+      // Everything buffered so far goes in one statement; later events wait for the next round.
+      const batch = buffer.splice(0, buffer.length);
       try {
-        await this.store.appendEvent(runId, toStored(event));
+        await this.store.appendEvents(runId, batch.map(toStored));
       } catch (error) {
-        this.onError(error, event);
+        this.onError(error, batch[0]!);
       }
-      buffer.shift();
     }
     this.buffers.delete(runId);
     this.drains.delete(runId);

@@ -16,7 +16,7 @@ export interface LeaseWatchOptions {
 
 /** A running lease watch. */
 export interface LeaseWatch {
-  /** The epoch this execution claimed, once known (from its first event). */
+  /** The epoch this execution claimed, once known (from the engine's `onClaim`). */
   setEpoch(epoch: number): void;
   /** Reads the row now (also done every `intervalMs`). */
   check(): Promise<void>;

@@ -1,6 +1,6 @@
 import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Job } from 'bullmq';
-import { Engine, LeaseLostError, RunNotContinuableError, type RunStatus } from '@cairn/engine';
+import { LeaseLostError, RunNotContinuableError, type Engine, type RunStatus } from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
 import { attemptReasonFor } from './attempt-reason.js';
 import { InvalidJobError } from './errors.js';
@@ -14,10 +14,9 @@ export type JobResult =
   | { outcome: 'skipped'; status: RunStatus | 'not-found' }
   | { outcome: 'cancelled-at-claim' };
 
-/** One execution the worker holds, for shutdown and epoch tracking. */
+/** One execution the worker holds, for shutdown. */
 export interface ActiveExecution {
   handover: AbortController;
-  setEpoch(epoch: number): void;
 }
 
 /** What {@link createRunProcessor} needs. */
@@ -68,11 +67,17 @@ export function createRunProcessor(deps: RunProcessorDeps) {
       intervalMs: deps.leaseCheckMs,
       onError: (error) => logger.warn({ runId, err: error }, 'lease check failed'),
     });
-    deps.active.set(runId, { handover, setEpoch: watch.setEpoch });
+    deps.active.set(runId, { handover });
     if (deps.isClosing()) handover.abort();
     logger.info({ runId, jobId: job.id, reason, attemptsStarted: job.attemptsStarted }, 'executing run');
     try {
-      const result = await engine.execute(runId, { reason, signal: controller.signal, handover: handover.signal, input });
+      const result = await engine.execute(runId, {
+        reason,
+        signal: controller.signal,
+        handover: handover.signal,
+        input,
+        onClaim: ({ epoch }) => watch.setEpoch(epoch),
+      });
       if (result.outcome === 'handed-over') return await handBack(job, token, true);
       logger.info({ runId, status: result.run.status }, 'run finished');
       return { outcome: 'finished', status: result.run.status };

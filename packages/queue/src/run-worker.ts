@@ -59,10 +59,7 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
     registry: options.registry,
     workerId: options.workerId,
     model: options.model,
-    onEvent: (event) => {
-      if (event.type === 'RunStarted' || event.type === 'RunContinued') active.get(event.runId)?.setEpoch(event.epoch);
-      events.sink(event);
-    },
+    onEvent: events.sink,
   });
   let closing = false;
   const processor = createRunProcessor({

@@ -21,7 +21,7 @@ import type {
 import { appendDelta, insertMessages } from './append-delta.js';
 import { forceCancel, requestCancel } from './run-cancel.js';
 import type { ForceCancelOptions } from './run-cancel.js';
-import { appendEvent, listEvents } from './run-events.js';
+import { appendEvents, listEvents } from './run-events.js';
 import type { NewRunEvent, StoredEvent } from './run-events.js';
 import { toRunRecord, toToolCallRecord } from './run-row.js';
 import { getRunView, getSessionView } from './run-view.js';
@@ -266,7 +266,12 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   /** Appends an event to the run's stream and returns its sequence number (1, 2, ...). */
   appendEvent(runId: string, event: NewRunEvent): Promise<number> {
-    return appendEvent(this.db, runId, event);
+    return appendEvents(this.db, runId, [event]);
+  }
+
+  /** Appends several events of one run in order, in one statement; returns the last `seq`. */
+  appendEvents(runId: string, events: readonly NewRunEvent[]): Promise<number> {
+    return appendEvents(this.db, runId, events);
   }
 
   /** The run's events with `seq > afterSeq`, in order. */

@@ -20,32 +20,29 @@ export interface StoredEvent {
 const UNIQUE_VIOLATION = '23505';
 const MAX_TRIES = 10;
 
-/** Appends an event with `seq = max(seq) + 1` for the run, retrying when a concurrent append took that number. */
-export async function appendEvent(
+/**
+ * Appends events in order with `seq = max(seq) + 1, + 2, ...` for the run, in
+ * one statement, retrying when a concurrent append took those numbers.
+ * Returns the last sequence number written.
+ */
+export async function appendEvents(
   db: Kysely<Database>,
   runId: string,
-  event: NewRunEvent,
+  events: readonly NewRunEvent[],
 ): Promise<number> {
-  const data = JSON.stringify(event.data ?? null);
+  if (events.length === 0) throw new RangeError('appendEvents needs at least one event');
+  const types = events.map((e) => e.type);
+  const data = events.map((e) => JSON.stringify(e.data ?? null));
   for (let attempt = 1; ; attempt++) {
     try {
-      const row = await db
-        .insertInto('run_events')
-        .columns(['run_id', 'seq', 'type', 'data'])
-        .expression(
-          db
-            .selectFrom('run_events')
-            .select([
-              sql<string>`${runId}::text`.as('run_id'),
-              sql<number>`coalesce(max(seq), 0) + 1`.as('seq'),
-              sql<string>`${event.type}::text`.as('type'),
-              sql<string>`${data}::jsonb`.as('data'),
-            ])
-            .where('run_id', '=', runId),
-        )
-        .returning('seq')
-        .executeTakeFirstOrThrow();
-      return row.seq;
+      const { rows } = await sql<{ seq: number }>`
+        insert into run_events (run_id, seq, type, data)
+        select ${runId}, base.seq + e.ord, e.type, e.data::jsonb
+        from (select coalesce(max(seq), 0) as seq from run_events where run_id = ${runId}) as base,
+             unnest(${types}::text[], ${data}::text[]) with ordinality as e(type, data, ord)
+        order by e.ord
+        returning seq`.execute(db);
+      return Math.max(...rows.map((r) => r.seq));
     } catch (error) {
       if (attempt >= MAX_TRIES || !isUniqueViolation(error)) throw error;
     }

@@ -27,7 +27,12 @@ export interface EventStreamOptions {
 }
 
 /** Event types that end a run's execution. */
-export const FINAL_EVENT_TYPES: readonly string[] = ['RunCompleted', 'RunError', 'RunCancelled', 'RunPaused'];
+export const FINAL_EVENT_TYPES: readonly string[] = [
+  'RunCompleted',
+  'RunError',
+  'RunCancelled',
+  'RunPaused',
+];
 
 /** What {@link eventRoutes} needs. */
 export interface EventRoutesDeps {
@@ -60,7 +65,11 @@ export function eventRoutes({ client, options = {}, onStreamError }: EventRoutes
         let lastWrite = Date.now();
         const send = async (events: StoredEvent[]): Promise<void> => {
           for (const event of events) {
-            await stream.writeSSE({ id: String(event.seq), event: event.type, data: JSON.stringify(event.data ?? null) });
+            await stream.writeSSE({
+              id: String(event.seq),
+              event: event.type,
+              data: JSON.stringify(event.data ?? null),
+            });
             afterSeq = event.seq;
             lastType = event.type;
             lastWrite = Date.now();
@@ -81,7 +90,8 @@ export function eventRoutes({ client, options = {}, onStreamError }: EventRoutes
               terminalSince = undefined;
             }
           }
-          if (Date.now() - lastWrite >= heartbeatMs) await heartbeat(stream, () => (lastWrite = Date.now()));
+          if (Date.now() - lastWrite >= heartbeatMs)
+            await heartbeat(stream, () => (lastWrite = Date.now()));
           await stream.sleep(pollMs);
         }
       },
@@ -101,7 +111,8 @@ async function heartbeat(stream: SSEStreamingApi, written: () => void): Promise<
 
 function startSeq(c: Context): number {
   const header = c.req.header('Last-Event-ID');
-  const [name, raw] = header !== undefined ? ['Last-Event-ID', header] : ['after', c.req.query('after')];
+  const [name, raw] =
+    header !== undefined ? ['Last-Event-ID', header] : ['after', c.req.query('after')];
   if (raw === undefined || raw.trim() === '') return 0;
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < 0) {

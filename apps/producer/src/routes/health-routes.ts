@@ -24,7 +24,10 @@ export function healthRoutes({ checks, timeoutMs = 2_000 }: HealthRoutesDeps): H
     const report = Object.fromEntries(names.map((name, i) => [name, results[i] ?? 'ok']));
     const failed = names.filter((_, i) => results[i] !== undefined);
     if (failed.length === 0) return c.json({ status: 'ok', checks: report });
-    return c.json({ error: 'not_ready', message: `not ready: ${failed.join(', ')} failed`, checks: report }, 503);
+    return c.json(
+      { error: 'not_ready', message: `not ready: ${failed.join(', ')} failed`, checks: report },
+      503,
+    );
   });
   return app;
 }

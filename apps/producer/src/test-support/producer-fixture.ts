@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createRegistry } from '@cairn/research-team';
 import { CairnClient, type RunQueue } from '@cairn/queue';
 import { testDatabase, testRedisUrl } from '@cairn/services';
+import type { Message, RunOutcome } from '@cairn/engine';
 import type { Hono } from 'hono';
 import { createApp, type AppDeps } from '../app.js';
 import { readinessChecks } from '../readiness-checks.js';
@@ -13,11 +15,15 @@ export interface ProducerFixture {
   queue: RunQueue;
   /** Claims the run and finishes it COMPLETED with `content`, as a worker would. */
   complete(runId: string, content: string): Promise<void>;
+  /** Claims the run and finishes it in ERROR, as a worker whose model kept failing would. */
+  fail(runId: string): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Opens a {@link ProducerFixture}; `overrides` replace parts of the app's deps. */
-export async function openProducerFixture(overrides: Partial<AppDeps> = {}): Promise<ProducerFixture> {
+export async function openProducerFixture(
+  overrides: Partial<AppDeps> = {},
+): Promise<ProducerFixture> {
   const database = await testDatabase();
   const client = await CairnClient.connect({
     databaseUrl: database.url,
@@ -37,21 +43,42 @@ export async function openProducerFixture(overrides: Partial<AppDeps> = {}): Pro
     app,
     client,
     queue,
-    complete: async (runId, content) => {
-      const { epoch } = await client.store.claimRun(runId, { workerId: 'test', reason: 'run' });
-      await client.store.finishRun(runId, epoch, {
+    complete: (runId, content) =>
+      finish(client, runId, {
         status: 'COMPLETED',
         content,
         error: null,
-        delta: { messages: [{ role: 'assistant', content }], toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } },
-      });
-    },
+        messages: [{ role: 'assistant', content }],
+      }),
+    fail: (runId) =>
+      finish(client, runId, {
+        status: 'ERROR',
+        content: null,
+        error: { name: 'ModelError', message: 'model unavailable', retryable: true },
+        messages: [],
+      }),
     close: async () => {
       if (closed) return;
       closed = true;
       await queue.queue.obliterate({ force: true }).catch(() => undefined);
       await client.close();
+      // pg-pool's end() resolves before its clients' sockets close; dropping WITH (FORCE) at once
+      // can hit a closing client with FATAL 57P01, which surfaces as an unhandled 'error' event.
+      await delay(200);
       await database.drop();
     },
   };
+}
+
+async function finish(
+  client: CairnClient,
+  runId: string,
+  outcome: Omit<RunOutcome, 'delta'> & { messages: Message[] },
+): Promise<void> {
+  const { epoch } = await client.store.claimRun(runId, { workerId: 'test', reason: 'run' });
+  const { messages, ...rest } = outcome;
+  await client.store.finishRun(runId, epoch, {
+    ...rest,
+    delta: { messages, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } },
+  });
 }

@@ -27,7 +27,10 @@ export async function readSse(
         if (line.startsWith(':')) options.comments?.push(line);
         else if (line.startsWith('id: ')) message.id = line.slice(4);
         else if (line.startsWith('event: ')) message.event = line.slice(7);
-        else if (line.startsWith('data: ')) ((message.data += line.slice(6)), (isMessage = true));
+        else if (line.startsWith('data: ')) {
+          message.data += line.slice(6);
+          isMessage = true;
+        }
       }
       if (!isMessage) continue;
       messages.push(message);

@@ -31,6 +31,8 @@ export interface ExecuteOptions {
   handover?: AbortSignal;
   /** A new user message appended before resuming (continue with input). */
   input?: string;
+  /** Called once the run is claimed, with the epoch this execution holds. */
+  onClaim?(claim: { epoch: number; run: RunRecord }): void;
 }
 
 /** What an execution needs from the engine that started it. */
@@ -58,6 +60,7 @@ export async function executeRun(
     workerId: deps.workerId,
     reason: options.reason,
   });
+  options.onClaim?.({ epoch, run });
   const emit = (type: RunEventType, data: Record<string, unknown>) =>
     deps.onEvent?.({ type, runId, epoch, data, at: new Date().toISOString() });
   const entity = entityOf(run);

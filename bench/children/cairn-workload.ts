@@ -1,0 +1,59 @@
+/**
+ * Child process: the peers workload on Cairn's Engine in this process (no
+ * queue): runs/s, each checkpoint commit's cost and WAL, and the batch commit
+ * at growing history. Usage: cairn-workload.ts '<PeerConfig JSON>'; DATABASE_URL.
+ */
+import pg from 'pg';
+import { Engine, type CheckpointDelta } from '@cairn/engine';
+import { createDb, migrate, PostgresCheckpointStore } from '@cairn/store';
+import { BENCH_AGENT, createRegistry } from '../lib/bench-registry.js';
+import { createClaimedRun, typicalDelta } from '../lib/checkpoint-fixture.js';
+import { reportResult } from '../lib/child-result.js';
+import { checkpointProbe, measureRate, measureSerial, readConfig, type PeerResult } from '../lib/peer-harness.js';
+import { historyMessages, RUN_INPUT } from '../lib/workload.js';
+
+const config = readConfig();
+const url = process.env.DATABASE_URL!;
+const db = createDb(url, { max: Math.max(10, config.concurrency) });
+await migrate(db);
+const reader = new pg.Client({ connectionString: url });
+await reader.connect();
+const probe = checkpointProbe(reader);
+
+class ProbedStore extends PostgresCheckpointStore {
+  override commitCheckpoint(runId: string, epoch: number, delta: CheckpointDelta): Promise<number> {
+    return probe.measure(() => super.commitCheckpoint(runId, epoch, delta));
+  }
+}
+
+const store = new ProbedStore(db);
+const engine = new Engine({ store, registry: createRegistry({ toolMs: 0, modelMs: 0 }), workerId: 'bench-peers' });
+
+async function oneRun(): Promise<void> {
+  const run = await engine.createRun({ entity: { kind: 'agent', name: BENCH_AGENT }, input: RUN_INPUT });
+  const result = await engine.execute(run.runId, { reason: 'run' });
+  if (result.outcome !== 'finished' || result.run.status !== 'COMPLETED') throw new Error(`run ${run.runId} did not complete`);
+}
+
+const runsPerSecond = await measureRate(config, oneRun);
+probe.on = true;
+const serial = await measureSerial(config, reader, oneRun);
+const checkpoints = probe.into.splice(0);
+const growth: PeerResult['growth'] = [];
+for (const size of config.historySizes) {
+  for (let rep = 0; rep < config.growthReps; rep++) {
+    const run = await createClaimedRun(store, historyMessages(size));
+    await store.commitCheckpoint(run.runId, run.epoch, typicalDelta(1_000_000));
+  }
+  growth.push({ size, samples: probe.into.splice(0) });
+}
+reportResult({
+  system: 'cairn',
+  runsPerSecond,
+  checkpoints,
+  serial,
+  growth,
+  notes: ['checkpoint = store.commitCheckpoint (one transaction per tool batch); the run also writes createRun, claimRun and finishRun'],
+} satisfies PeerResult);
+await reader.end();
+await db.destroy();

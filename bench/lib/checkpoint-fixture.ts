@@ -1,0 +1,59 @@
+import type { CheckpointDelta, Message, ToolCallRecord } from '@cairn/engine';
+import type { PostgresCheckpointStore } from '@cairn/store';
+import { BENCH_AGENT } from './bench-registry.js';
+import { batchMessages, RUN_INPUT, type WorkloadMessage } from './workload.js';
+
+/** A run claimed for direct commits: its id and the epoch every commit must carry. */
+export interface ClaimedRun {
+  runId: string;
+  epoch: number;
+}
+
+/** Creates a run holding `history` (committed with it) and claims it. */
+export async function createClaimedRun(
+  store: PostgresCheckpointStore,
+  history: readonly WorkloadMessage[] = [],
+): Promise<ClaimedRun> {
+  const run = await store.createRun({
+    entity: { kind: 'agent', name: BENCH_AGENT },
+    input: RUN_INPUT,
+    checkpoint: 'tool-batch',
+    messages: history as Message[],
+  });
+  const { epoch } = await store.claimRun(run.runId, { workerId: 'bench', reason: 'run' });
+  return { runId: run.runId, epoch };
+}
+
+/** The checkpoint of one typical tool batch (numbered `batch`, which makes its call ids unique in a run). */
+export function typicalDelta(batch: number): CheckpointDelta {
+  const messages = batchMessages(batch) as Message[];
+  const assistant = messages[0];
+  const calls = assistant?.role === 'assistant' ? (assistant.toolCalls ?? []) : [];
+  const now = new Date();
+  const toolCalls: ToolCallRecord[] = calls.map((call, i) => {
+    const result = messages[i + 1];
+    return {
+      toolCallId: call.id,
+      name: call.name,
+      args: JSON.parse(call.arguments) as unknown,
+      result: result?.role === 'tool' ? result.content : null,
+      status: 'completed',
+      batch,
+      idempotencyKey: `bench:${call.id}`,
+      childRunId: null,
+      startedAt: now,
+      endedAt: now,
+    };
+  });
+  return { messages, toolCalls, usage: { inputTokens: 100 * batch, outputTokens: 50 * batch, totalTokens: 150 * batch } };
+}
+
+/** Bytes of JSON text in a delta: its messages (the run_messages rows) and its tool call rows' args and results. */
+export function deltaBytes(delta: CheckpointDelta): { messages: number; toolCalls: number } {
+  const messages = delta.messages.reduce((s, m) => s + Buffer.byteLength(JSON.stringify(m)), 0);
+  const toolCalls = delta.toolCalls.reduce(
+    (s, c) => s + Buffer.byteLength(JSON.stringify(c.args)) + Buffer.byteLength(c.result ?? ''),
+    0,
+  );
+  return { messages, toolCalls };
+}

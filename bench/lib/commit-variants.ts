@@ -1,0 +1,96 @@
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import { createDb, migrate, PostgresCheckpointStore, type Database } from '@cairn/store';
+import { createClaimedRun, typicalDelta, type ClaimedRun } from './checkpoint-fixture.js';
+import { createBareTable, cteCommit, rawStatement, rawTransaction } from './raw-commits.js';
+import { tracedPool, type TracedPool } from './traced-pool.js';
+
+/** Commits per run before the variants move to a fresh run (keeps each run's history bounded). */
+const COMMITS_PER_RUN = 250;
+
+/** One way of committing the typical batch: `prepare()` (untimed) then `commit()`, one durable commit. */
+export interface CommitVariant {
+  name: string;
+  prepare(): Promise<void>;
+  commit(): Promise<void>;
+}
+
+/** The store, a raw pool and a traced store on one benchmark database. */
+export interface CommitBench {
+  store: PostgresCheckpointStore;
+  pool: pg.Pool;
+  traced: TracedPool;
+  tracedStore: PostgresCheckpointStore;
+  close(): Promise<void>;
+}
+
+/** Migrates the database and opens what the commit variants use. */
+export async function openCommitBench(url: string): Promise<CommitBench> {
+  const db = createDb(url);
+  await migrate(db);
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  await createBareTable(pool);
+  const traced = tracedPool(url);
+  const tracedDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: traced.pool }) });
+  return {
+    store: new PostgresCheckpointStore(db),
+    pool,
+    traced,
+    tracedStore: new PostgresCheckpointStore(tracedDb),
+    close: async () => {
+      await db.destroy();
+      await tracedDb.destroy();
+      await pool.end();
+    },
+  };
+}
+
+/** Commits typical batches into a claimed run, moving to a fresh run every {@link COMMITS_PER_RUN}. */
+function rotatingRun(store: PostgresCheckpointStore, write: (run: ClaimedRun, batch: number) => Promise<void>) {
+  let run: ClaimedRun | undefined;
+  let batch = 0;
+  return {
+    /** Claims a fresh run when due (call untimed, before `commit`). */
+    prepare: async () => {
+      if (!run || batch >= COMMITS_PER_RUN) {
+        run = await createClaimedRun(store);
+        batch = 0;
+      }
+    },
+    commit: () => write(run!, ++batch),
+  };
+}
+
+/** Cairn's `commitCheckpoint` on `store`, rotating runs; `prepare()` must precede each `commit()`. */
+export function cairnVariant(store: PostgresCheckpointStore, name = 'cairn commitCheckpoint'): CommitVariant {
+  const rotating = rotatingRun(store, async (run, batch) => {
+    await store.commitCheckpoint(run.runId, run.epoch, typicalDelta(batch));
+  });
+  return { name, ...rotating };
+}
+
+/** The proposed one-statement checkpoint (`CTE_COMMIT_SQL`) on the store's tables. */
+export function cteVariant(store: PostgresCheckpointStore, pool: pg.Pool): CommitVariant {
+  const rotating = rotatingRun(store, async (run, batch) => {
+    const next = await cteCommit(pool, run.runId, run.epoch, typicalDelta(batch));
+    if (next === undefined) throw new Error('CTE commit found no run row for its epoch');
+  });
+  return { name: 'proposed one-statement commit', ...rotating };
+}
+
+/** The typical batch's message rows as JSON texts: what the raw variants insert. */
+export function batchRows(batch: number): string[] {
+  return typicalDelta(batch).messages.map((m) => JSON.stringify(m));
+}
+
+/** BEGIN; INSERT the batch's rows into a bare table; COMMIT. */
+export function rawVariant(pool: pg.Pool): CommitVariant {
+  let batch = 0;
+  return { name: 'raw pg transaction', prepare: async () => undefined, commit: () => rawTransaction(pool, batchRows(++batch)) };
+}
+
+/** The batch's rows in one autocommitted INSERT. */
+export function rawStatementVariant(pool: pg.Pool): CommitVariant {
+  let batch = 0;
+  return { name: 'raw single INSERT', prepare: async () => undefined, commit: () => rawStatement(pool, batchRows(++batch)) };
+}

@@ -1,0 +1,57 @@
+import pg from 'pg';
+import { CairnClient } from '@cairn/queue';
+import type { RunRecord } from '@cairn/engine';
+import { BENCH_AGENT, createRegistry } from './bench-registry.js';
+import { pollUntil } from './timing.js';
+import { RUN_INPUT } from './workload.js';
+
+/** Where the benchmark's runs go. */
+export interface QueueTarget {
+  databaseUrl: string;
+  backend: 'redis' | 'postgres';
+  redisUrl?: string;
+  queueName: string;
+}
+
+/** A CairnClient on `target` (migrating the store), validating against the benchmark registry. */
+export function openClient(target: QueueTarget): Promise<CairnClient> {
+  return CairnClient.connect({
+    databaseUrl: target.databaseUrl,
+    queue: { backend: target.backend, redisUrl: target.redisUrl, queueName: target.queueName },
+    registry: createRegistry(),
+    migrate: true,
+  });
+}
+
+/** Enqueues `count` runs of `agent` one by one (as a producer would) and returns their records. */
+export async function enqueueRuns(client: CairnClient, count: number, agent = BENCH_AGENT): Promise<RunRecord[]> {
+  const runs: RunRecord[] = [];
+  for (let i = 0; i < count; i++) {
+    runs.push(await client.enqueueRun({ entity: { kind: 'agent', name: agent }, input: RUN_INPUT }));
+  }
+  return runs;
+}
+
+/** Resolves once every run in `runIds` has a terminal status; throws after `timeoutMs`. */
+export async function waitForTerminal(pool: pg.Pool, runIds: readonly string[], timeoutMs: number): Promise<void> {
+  await pollUntil(
+    `${runIds.length} runs to finish`,
+    async () => {
+      const { rows } = await pool.query<{ n: string }>(
+        "SELECT count(*) AS n FROM runs WHERE run_id = ANY($1) AND status IN ('COMPLETED','ERROR','CANCELLED','PAUSED')",
+        [runIds],
+      );
+      return Number(rows[0]?.n) >= runIds.length ? true : undefined;
+    },
+    { timeoutMs, everyMs: 25 },
+  );
+}
+
+/** How many of `runIds` ended COMPLETED. */
+export async function completedCount(pool: pg.Pool, runIds: readonly string[]): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(
+    "SELECT count(*) AS n FROM runs WHERE run_id = ANY($1) AND status = 'COMPLETED'",
+    [runIds],
+  );
+  return Number(rows[0]?.n);
+}

@@ -1,0 +1,93 @@
+/**
+ * `npm run bench [-- --quick] [-- --only checkpoint,history]`: runs the
+ * benchmark sections, prints a Markdown table and writes bench/results/latest.json.
+ * Never asserts a figure; exits 1 only when one of Cairn's own sections could not run.
+ */
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { machineInfo } from './lib/machine.js';
+import { formatTable, writeReport, type BenchReport, type SectionReport } from './lib/report.js';
+import type { Section } from './lib/section.js';
+import { BenchServices } from './lib/services.js';
+import { checkpointCommitSection } from './sections/checkpoint-commit.js';
+import { historyFlatSection } from './sections/history-flat.js';
+import { memorySection } from './sections/memory.js';
+
+const SECTIONS: readonly Section[] = [checkpointCommitSection, historyFlatSection, memorySection];
+
+const RESULTS_PATH = fileURLToPath(new URL('./results/latest.json', import.meta.url));
+
+function usage(): string {
+  return `usage: npm run bench -- [--quick] [--only <${SECTIONS.map((s) => s.id).join('|')}>[,...]]`;
+}
+
+function parseCli(): { quick: boolean; sections: Section[] } {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string', multiple: true },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(usage());
+    process.exit(0);
+  }
+  const wanted = (values.only ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const unknown = wanted.filter((id) => !SECTIONS.some((s) => s.id === id));
+  if (unknown.length > 0) throw new Error(`unknown section ${unknown.join(', ')}; ${usage()}`);
+  return { quick: values.quick, sections: wanted.length ? SECTIONS.filter((s) => wanted.includes(s.id)) : [...SECTIONS] };
+}
+
+async function runSection(section: Section, quick: boolean, services: BenchServices): Promise<SectionReport> {
+  const started = Date.now();
+  const log = (message: string) => console.error(`[bench ${section.id}] ${message}`);
+  log(`start${quick ? ' (quick)' : ''}`);
+  try {
+    const result = await section.run({ quick, services, log });
+    return { id: section.id, title: section.title, seconds: (Date.now() - started) / 1000, ...result };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    log(`could not run: ${error instanceof Error ? (error.stack ?? message) : message}`);
+    return {
+      id: section.id,
+      title: section.title,
+      seconds: (Date.now() - started) / 1000,
+      error: message,
+      figures: [],
+      notes: [],
+    };
+  }
+}
+
+async function main(): Promise<number> {
+  const { quick, sections } = parseCli();
+  const services = new BenchServices();
+  const startedAt = new Date().toISOString();
+  const reports: SectionReport[] = [];
+  try {
+    for (const section of sections) reports.push(await runSection(section, quick, services));
+    const machine = await machineInfo(await services.postgresUrl().catch(() => undefined));
+    const report: BenchReport = { startedAt, quick, machine, sections: reports };
+    console.log(`\n## Cairn benchmark${quick ? ' (quick)' : ''}, ${startedAt}\n`);
+    console.log(
+      `Machine: ${machine.cores} cores (${machine.cpu}), ${machine.memoryGb} GB, ${machine.os}, Node ${machine.node}, ` +
+        `Postgres ${machine.postgres ?? '?'}, Redis ${machine.redis ?? 'none'}\n`,
+    );
+    console.log(formatTable(report));
+    await writeReport(RESULTS_PATH, report);
+    console.error(`[bench] wrote ${RESULTS_PATH}`);
+  } finally {
+    await services.stop();
+  }
+  const failed = reports.filter((r) => (r.error || r.failed?.length) && sections.find((s) => s.id === r.id)?.cairn);
+  return failed.length > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exit(1);
+  },
+);

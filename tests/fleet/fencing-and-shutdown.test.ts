@@ -1,0 +1,76 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { allTools, holderOf, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
+
+let fleet: Fleet | undefined;
+afterEach(async () => {
+  await fleet?.stop();
+  fleet = undefined;
+});
+
+describe.each(['redis', 'postgres'] as const)('a worker SIGSTOPped past its lock (%s)', (backend) => {
+  it('is fenced out after SIGCONT: the run completes once, on the worker that took over', async () => {
+    fleet = await startFleet({ backend });
+    await fleet.spawnWorker('a');
+    await fleet.spawnWorker('b');
+    const f = fleet;
+    const run = await f.client.enqueueRun({ entity: RESEARCHER, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+    let holder: string | undefined;
+    let committedBeforeStop: string[] = [];
+    await waitFor(async () => {
+      const view = await f.client.getRun(run.runId);
+      holder = holderOf(view);
+      committedBeforeStop = (view?.tools ?? []).filter((t) => t.status === 'completed').map((t) => t.idempotency_key);
+      return holder !== undefined && (view?.last_checkpoint_at_message_index ?? 0) >= 3;
+    }, 20_000, 'first checkpoint');
+    const zombie = f.workers.find((w) => w.id === holder)!;
+    zombie.kill('SIGSTOP');
+    await waitFor(async () => {
+      const view = await f.client.getRun(run.runId);
+      return holderOf(view) !== undefined && holderOf(view) !== zombie.id;
+    }, 15_000, 'another worker to take over');
+    zombie.kill('SIGCONT');
+    const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
+    expect(done.status).toBe('COMPLETED');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(zombie.proc.exitCode).toBeNull();
+    const view = (await f.client.getRun(run.runId))!;
+    expect(view.attempts.filter((a) => a.outcome === 'completed')).toHaveLength(1);
+    expect(view.attempts.find((a) => a.outcome === 'completed')!.worker_id).not.toBe(zombie.id);
+    expect(view.attempts[1]!.reason).toBe('recovered');
+    expect(view.tools.filter((t) => t.status === 'completed')).toHaveLength(4);
+    const ledger = f.ledger();
+    for (const key of committedBeforeStop) expect(ledger.get(key)).toBe(1);
+    for (const count of ledger.values()) expect(count).toBeLessThanOrEqual(2);
+    const events = await f.client.listEvents(run.runId);
+    expect(events.filter((e) => e.type === 'RunCompleted')).toHaveLength(1);
+  });
+});
+
+describe('SIGTERM during a run (redis)', () => {
+  it('hands the run over at its next checkpoint; another worker finishes it without redoing work', async () => {
+    fleet = await startFleet({ backend: 'redis' });
+    await fleet.spawnWorker('a');
+    await fleet.spawnWorker('b');
+    const f = fleet;
+    const run = await f.client.enqueueRun({ entity: TEAM, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+    let holder: string | undefined;
+    await waitFor(async () => {
+      const view = await f.client.getRun(run.runId);
+      holder = holderOf(view);
+      return holder !== undefined && (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3;
+    }, 20_000, "the member's first checkpoint");
+    const leaving = f.workers.find((w) => w.id === holder)!;
+    leaving.kill('SIGTERM');
+    expect(await leaving.exited).toBe(0);
+    const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
+    expect(done.status).toBe('COMPLETED');
+    const view = (await f.client.getRun(run.runId))!;
+    const handover = view.attempts.find((a) => a.reason === 'handover');
+    expect(handover?.worker_id).toBe(f.workers.find((w) => w !== leaving)!.id);
+    const ledger = f.ledger();
+    for (const t of allTools(view).filter((t) => t.name !== 'delegate_task_to_member')) {
+      expect(ledger.get(t.idempotency_key)).toBe(1);
+    }
+    expect(allTools(view).filter((t) => t.status === 'completed')).toHaveLength(5);
+  });
+});
