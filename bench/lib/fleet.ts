@@ -22,6 +22,8 @@ export interface WorkerConfig {
   env?: Record<string, string>;
   /** Entry script. @defaultValue {@link WORKER_MAIN} */
   script?: string;
+  /** Extra node flags (`--cpu-prof`, ...). */
+  nodeFlags?: string[];
 }
 
 /** A worker process the benchmark started. */
@@ -58,7 +60,7 @@ export function startWorker(config: WorkerConfig): WorkerHandle {
     ...(config.stalledIntervalMs ? { CAIRN_STALLED_INTERVAL_MS: String(config.stalledIntervalMs) } : {}),
     ...config.env,
   };
-  const child = spawn(process.execPath, tsNodeArgs(config.script ?? WORKER_MAIN), {
+  const child = spawn(process.execPath, tsNodeArgs(config.script ?? WORKER_MAIN, config.nodeFlags), {
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

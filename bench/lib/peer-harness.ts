@@ -83,19 +83,27 @@ export async function measureSerial(config: PeerConfig, reader: Queryable, run: 
   return serial;
 }
 
+/** Measured writes run one at a time (even when the system issues them concurrently), so each one's WAL window holds only its own bytes. */
+let measuring: Promise<unknown> = Promise.resolve();
+
 /** Wraps a checkpoint write so that, while `on` is true, its time and WAL bytes go to `into` (serial use only). */
 export function checkpointProbe(reader: Queryable) {
   return {
     on: false,
     into: [] as CheckpointSample[],
-    async measure<T>(write: () => Promise<T>): Promise<T> {
+    measure<T>(write: () => Promise<T>): Promise<T> {
       if (!this.on) return write();
-      const before = await walPosition(reader);
-      const start = performance.now();
-      const result = await write();
-      const ms = performance.now() - start;
-      this.into.push({ ms, walBytes: Number((await walPosition(reader)) - before) });
-      return result;
+      const into = this.into;
+      const run = measuring.then(async () => {
+        const before = await walPosition(reader);
+        const start = performance.now();
+        const result = await write();
+        const ms = performance.now() - start;
+        into.push({ ms, walBytes: Number((await walPosition(reader)) - before) });
+        return result;
+      });
+      measuring = run.catch(() => undefined);
+      return run;
     },
   };
 }

@@ -17,7 +17,7 @@ export interface SectionResult {
   notes: string[];
   /** Raw numbers behind the figures, kept in the JSON. */
   details?: Record<string, unknown>;
-  /** Parts that could not run (each also has a not-run figure). */
+  /** Parts of Cairn's own figures that could not run (each also has a not-run figure); makes the exit code 1. */
   failed?: string[];
 }
 

@@ -1,23 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRegistry } from '@cairn/research-team';
 import { CairnClient, type QueueBackendKind } from '@cairn/queue';
-import { testDatabase, testRedisUrl, type TestDatabase } from '@cairn/services';
+import { spawnApp, testDatabase, testRedisUrl, type AppProcess, type TestDatabase } from '@cairn/services';
 import type { RunView } from '@cairn/store';
 
-const REPO_ROOT = join(import.meta.dirname, '..', '..');
-
-/** A worker process spawned for a test. */
-export interface SpawnedWorker {
-  id: string;
-  proc: ChildProcess;
-  logFile: string;
-  exited: Promise<number | null>;
-  kill(signal: NodeJS.Signals): void;
-}
+/** A worker process spawned for a test; `id` is its worker id. */
+export type SpawnedWorker = AppProcess & { id: string };
 
 /** Options of {@link startFleet}. */
 export interface FleetOptions {
@@ -68,22 +59,23 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
   };
   const spawnWorker = async (name: string, env: Record<string, string> = {}) => {
-    const logFile = join(dir, `${name}.log`);
-    const fd = openSync(logFile, 'a');
-    const inherited = { ...process.env };
-    delete inherited.REDIS_URL;
-    delete inherited.CAIRN_MODEL;
-    delete inherited.OPENAI_API_KEY;
-    const proc = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'apps/worker/src/main.ts'], {
-      cwd: REPO_ROOT,
-      env: { ...inherited, ...baseEnv, CAIRN_WORKER_ID: name, ...env },
-      stdio: ['ignore', fd, fd],
-    });
-    closeSync(fd);
-    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-    const worker: SpawnedWorker = { id: name, proc, logFile, exited, kill: (signal) => void proc.kill(signal) };
+    const worker: SpawnedWorker = Object.assign(
+      spawnApp('worker', {
+        name,
+        logFile: join(dir, `${name}.log`),
+        env: {
+          REDIS_URL: undefined,
+          CAIRN_MODEL: undefined,
+          OPENAI_API_KEY: undefined,
+          ...baseEnv,
+          CAIRN_WORKER_ID: name,
+          ...env,
+        },
+      }),
+      { id: name },
+    );
     workers.push(worker);
-    await waitFor(() => readFileSync(logFile, 'utf8').includes('worker started'), 30_000, `worker ${name} to start (log ${logFile})`, exited);
+    await worker.waitForLog('worker started');
     return worker;
   };
   return {
@@ -105,7 +97,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     runQueueLiveJob: async (runId) => (await client.runQueue.liveJobFor(runId)) !== undefined,
     stop: async () => {
       for (const w of workers) {
-        if (w.proc.exitCode === null && w.proc.signalCode === null) {
+        if (w.alive) {
           w.proc.kill('SIGCONT');
           w.proc.kill('SIGKILL');
         }

@@ -4,11 +4,8 @@ import { pino } from 'pino';
 import { createApp } from './app.js';
 import { readinessChecks } from './readiness-checks.js';
 
-const MAX_BODY_BYTES_VAR = 'CAIRN_MAX_BODY_BYTES';
-
 const config = parseEnvConfig();
 const logger = pino({ name: 'cairn-producer', level: config.logLevel });
-const maxBodyBytes = parseMaxBodyBytes(process.env[MAX_BODY_BYTES_VAR]);
 
 const model = modelFromSpec(config);
 const client = await CairnClient.connect({
@@ -29,7 +26,7 @@ const app = createApp({
   queues: [client.runQueue.queue],
   healthChecks: readinessChecks(client),
   apiKeys: config.apiKeys,
-  limits: { maxBodyBytes },
+  limits: { maxBodyBytes: config.maxBodyBytes },
   logger,
 });
 
@@ -62,11 +59,3 @@ async function shutdown(signal: string): Promise<void> {
 process.once('SIGTERM', () => void shutdown('SIGTERM'));
 process.once('SIGINT', () => void shutdown('SIGINT'));
 
-function parseMaxBodyBytes(raw: string | undefined): number | undefined {
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new Error(`${MAX_BODY_BYTES_VAR}: must be a positive integer, got "${raw}"`);
-  }
-  return value;
-}

@@ -53,6 +53,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_RECONCILE_INTERVAL_MS: positiveInt(30_000),
   CAIRN_RECONCILE_AFTER_MS: positiveInt(15_000),
   CAIRN_API_KEYS: optionalString,
+  CAIRN_MAX_BODY_BYTES: positiveInt(1024 * 1024),
   CAIRN_MIGRATE: optionalString,
   LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
 });
@@ -89,6 +90,8 @@ export interface CairnEnvConfig {
   reconcileAfterMs: number;
   /** Bearer keys of the HTTP API; empty: no auth. */
   apiKeys: string[];
+  /** Largest request body the producer accepts. @defaultValue 1 MiB */
+  maxBodyBytes: number;
   /** `CAIRN_MIGRATE=1`: apply the store's migrations at start (tests, demo). */
   migrate: boolean;
   /** @defaultValue 'info' */
@@ -129,6 +132,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     reconcileIntervalMs: e.CAIRN_RECONCILE_INTERVAL_MS,
     reconcileAfterMs: e.CAIRN_RECONCILE_AFTER_MS,
     apiKeys: (e.CAIRN_API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean),
+    maxBodyBytes: e.CAIRN_MAX_BODY_BYTES,
     migrate: e.CAIRN_MIGRATE === '1' || e.CAIRN_MIGRATE === 'true',
     logLevel: e.LOG_LEVEL ?? 'info',
   };

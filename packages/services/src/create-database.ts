@@ -37,8 +37,29 @@ export async function createDatabase(
     url: url.toString(),
     name,
     drop: () =>
-      withClient(adminUrl, (client) =>
-        client.query(`DROP DATABASE IF EXISTS ${quoted} WITH (FORCE)`),
-      ),
+      withClient(adminUrl, async (client) => {
+        await waitForConnectionsToClose(client, name);
+        await client.query(`DROP DATABASE IF EXISTS ${quoted} WITH (FORCE)`);
+      }),
   };
+}
+
+/** How long a drop waits for pools that were just closed to let go of their sockets. */
+const CLOSE_GRACE_MS = 2_000;
+
+/**
+ * pg pools resolve `end()` before their sockets are gone; terminating those
+ * late connections makes their clients emit errors nobody listens to any
+ * more. Waiting for them to leave first keeps drops quiet.
+ */
+async function waitForConnectionsToClose(client: pg.Client, name: string): Promise<void> {
+  const deadline = Date.now() + CLOSE_GRACE_MS;
+  while (Date.now() < deadline) {
+    const { rows } = await client.query<{ n: number }>(
+      'select count(*)::int as n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+      [name],
+    );
+    if ((rows[0]?.n ?? 0) === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }

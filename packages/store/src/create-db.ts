@@ -9,6 +9,12 @@ export interface CreateDbOptions {
    * @defaultValue 10
    */
   max?: number;
+  /**
+   * Told when an idle pooled connection dies (server restart, dropped
+   * database). The pool replaces it; without a listener pg would crash the process.
+   * @defaultValue ignore
+   */
+  onIdleError?: (error: Error) => void;
 }
 
 const INT8_OID = 20;
@@ -30,5 +36,6 @@ const TYPES: pg.CustomTypesConfig = {
  */
 export function createDb(url: string, options: CreateDbOptions = {}): Kysely<Database> {
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types: TYPES });
+  pool.on('error', options.onIdleError ?? (() => undefined));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

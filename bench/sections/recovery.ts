@@ -1,0 +1,144 @@
+import pg from 'pg';
+import type { CairnClient } from '@cairn/queue';
+import { FigureSink } from '../lib/attempt.js';
+import { BLOCKER_AGENT } from '../lib/bench-registry.js';
+import { medianFigure, valueFigure } from '../lib/figure.js';
+import { startWorker, stopAll, type WorkerHandle } from '../lib/fleet.js';
+import { enqueueRuns, openClient, waitForTerminal, type QueueTarget } from '../lib/producer.js';
+import { readRunState, type RunState } from '../lib/run-watch.js';
+import type { Section, SectionContext } from '../lib/section.js';
+import { summarize } from '../lib/stats.js';
+import { pollUntil } from '../lib/timing.js';
+
+const ID = 'recovery';
+/** Tools sleep a little and runs have 4 batches, so that a run killed after its first checkpoint still has batches to go. */
+const WORKLOAD_ENV = { BENCH_TOOL_MS: '100', BENCH_BATCHES: '4', BENCH_BLOCK_MS: '3000' };
+const POLL_MS = 5;
+
+interface Fleet {
+  target: QueueTarget;
+  workers: Map<string, WorkerHandle>;
+  spawned: number;
+}
+
+function spawn(fleet: Fleet): WorkerHandle {
+  const worker = startWorker({ ...fleet.target, workerId: `rec-${fleet.target.backend}-${++fleet.spawned}`, env: WORKLOAD_ENV });
+  fleet.workers.set(worker.workerId, worker);
+  return worker;
+}
+
+/** One trial: SIGKILL the worker holding a run right after its first checkpoint; ms until the next claim and the next checkpoint. */
+async function killTrial(fleet: Fleet, client: CairnClient, pool: pg.Pool): Promise<{ claimMs: number; nextMs: number }> {
+  const [run] = await enqueueRuns(client, 1);
+  const runId = run!.runId;
+  const first = await pollUntil<RunState>(
+    'the first checkpoint',
+    async () => {
+      const state = await readRunState(pool, runId);
+      return state && state.idx > 0 ? state : undefined;
+    },
+    { timeoutMs: 30_000, everyMs: POLL_MS },
+  );
+  const holder = first.workerId ? fleet.workers.get(first.workerId) : undefined;
+  if (!holder) throw new Error(`no known worker holds run ${runId} (attempt by ${first.workerId})`);
+  const killedAt = Date.now();
+  await holder.kill();
+  fleet.workers.delete(holder.workerId);
+  const replacement = spawn(fleet);
+  const claimed = await pollUntil<RunState>(
+    'another worker to claim the run',
+    async () => {
+      const state = await readRunState(pool, runId);
+      return state && state.epoch > first.epoch && state.startedMs !== null ? state : undefined;
+    },
+    { timeoutMs: 60_000, everyMs: POLL_MS },
+  );
+  const next = await pollUntil<RunState>(
+    'the next checkpoint',
+    async () => {
+      const state = await readRunState(pool, runId);
+      return state && state.idx > first.idx ? state : undefined;
+    },
+    { timeoutMs: 60_000, everyMs: POLL_MS },
+  );
+  await waitForTerminal(pool, [runId], 60_000);
+  await replacement.ready;
+  return { claimMs: claimed.startedMs! - killedAt, nextMs: next.updatedMs - killedAt };
+}
+
+/** Runs `count` blocker runs one at a time; returns how many were claimed more than once while their worker was alive. */
+async function blockTrials(client: CairnClient, pool: pg.Pool, count: number): Promise<number> {
+  let takeovers = 0;
+  for (let i = 0; i < count; i++) {
+    const [run] = await enqueueRuns(client, 1, BLOCKER_AGENT);
+    await waitForTerminal(pool, [run!.runId], 60_000);
+    const state = await readRunState(pool, run!.runId);
+    if (state && state.epoch > 1) takeovers++;
+  }
+  return takeovers;
+}
+
+async function measureBackend(context: SectionContext, sink: FigureSink, backend: 'redis' | 'postgres', trials: number, blocks: number) {
+  const database = await context.services.database(`${ID}_${backend}`);
+  const redisUrl = backend === 'redis' ? await context.services.redisUrl() : undefined;
+  const fleet: Fleet = {
+    target: { databaseUrl: database.url, backend, redisUrl, queueName: `bench-rec-${Date.now()}` },
+    workers: new Map(),
+    spawned: 0,
+  };
+  const pool = new pg.Pool({ connectionString: database.url, max: 3 });
+  const client = await openClient(fleet.target);
+  const names = [
+    `claimed by another worker after SIGKILL, ${backend}`,
+    `claimed after SIGKILL p95, ${backend}`,
+    `next checkpoint after SIGKILL, ${backend}`,
+    `next checkpoint after SIGKILL p95, ${backend}`,
+  ];
+  try {
+    await Promise.all([spawn(fleet).ready, spawn(fleet).ready]);
+    await sink.part(names, async () => {
+      context.log(`${backend}: ${trials} SIGKILL trials (default lock 2000 ms, stalled interval 500 ms)`);
+      const results = [];
+      for (let t = 0; t < trials; t++) results.push(await killTrial(fleet, client, pool));
+      const claim = results.map((r) => r.claimMs);
+      const next = results.map((r) => r.nextMs);
+      const p95 = (xs: number[]) => summarize(xs).p95;
+      sink.figures.push(
+        medianFigure(ID, names[0]!, claim, 'ms', { goal: { op: '<=', bound: 2000 } }),
+        valueFigure(ID, names[1]!, p95(claim), 'ms', claim.length, `max ${Math.max(...claim).toFixed(0)}`, { goal: { op: '<=', bound: 4000 } }),
+        medianFigure(ID, names[2]!, next, 'ms', { goal: { op: '<=', bound: 2000 } }),
+        valueFigure(ID, names[3]!, p95(next), 'ms', next.length, `max ${Math.max(...next).toFixed(0)}`, { goal: { op: '<=', bound: 4000 } }),
+      );
+    });
+    const blockName = `false takeovers, tool blocks the event loop 3 s, ${backend}`;
+    await sink.part([blockName], async () => {
+      context.log(`${backend}: ${blocks} runs whose first tool call blocks the event loop for 3 s`);
+      const takeovers = await blockTrials(client, pool, blocks);
+      sink.figures.push(
+        valueFigure(ID, blockName, takeovers, 'runs', blocks, `${takeovers} of ${blocks} runs claimed twice`, { goal: { op: '<=', bound: 0 } }),
+      );
+    });
+  } finally {
+    await stopAll([...fleet.workers.values()]);
+    await client.close();
+    await pool.end();
+  }
+}
+
+/** Section 5b (issue item 3): recovery time after SIGKILL on both backends, and false takeovers under a blocked event loop. */
+export const recoverySection: Section = {
+  id: ID,
+  title: 'Recovery time',
+  cairn: true,
+  async run(context) {
+    const trials = context.quick ? 3 : 20;
+    const blocks = context.quick ? 1 : 5;
+    const sink = new FigureSink(ID, context.log);
+    const backends: ('redis' | 'postgres')[] = (await context.services.redisUrl()) ? ['redis', 'postgres'] : ['postgres'];
+    for (const backend of backends) await measureBackend(context, sink, backend, trials, blocks);
+    sink.notes.push(
+      'two worker processes with default settings (WORKER_CONCURRENCY=10, CAIRN_LOCK_MS=2000, CAIRN_STALLED_INTERVAL_MS=500); one run at a time (4 batches, 100 ms tools); the holder is SIGKILLed within ~5 ms of its first checkpoint and replaced; claim = new attempt started_at - kill, next checkpoint = runs.updated_at of the next commit - kill',
+    );
+    return { figures: sink.figures, notes: sink.notes, failed: sink.failed };
+  },
+};

@@ -1,0 +1,137 @@
+import pg from 'pg';
+import type { CairnClient } from '@cairn/queue';
+import { FigureSink } from '../lib/attempt.js';
+import { fmt, ratioFigure, valueFigure } from '../lib/figure.js';
+import { createFloorTable, enqueueFloorJobs, FLOOR_WORKER, openFloorQueue, waitForFloorRows } from '../lib/floor.js';
+import { startWorker, stopAll, type WorkerConfig, type WorkerHandle } from '../lib/fleet.js';
+import { completedCount, enqueueRuns, openClient, waitForTerminal, type QueueTarget } from '../lib/producer.js';
+import type { Section, SectionContext } from '../lib/section.js';
+import { median, summarize } from '../lib/stats.js';
+import { nextXid } from '../lib/wal.js';
+
+const ID = 'throughput';
+const WORKER_COUNTS = [1, 2] as const;
+/** JSON bytes one Cairn run writes (input, 3 batches of messages and tool rows, answer), spread over the floor's commits. */
+const RUN_BYTES = 11_000;
+
+interface Plan {
+  runs: number;
+  rounds: number;
+}
+
+function rateFigure(name: string, rates: readonly number[], unit: string) {
+  const s = summarize(rates);
+  return valueFigure(ID, name, s.median, unit, s.n, `rounds min..max ${fmt(s.min)}..${fmt(s.max)}`, { stats: s });
+}
+
+/** Starts `count` more workers of `base` until `workers` holds `count`. */
+async function scaleTo(workers: WorkerHandle[], count: number, base: Omit<WorkerConfig, 'workerId'>, prefix: string): Promise<void> {
+  while (workers.length < count) workers.push(startWorker({ ...base, workerId: `${prefix}-${workers.length + 1}` }));
+  await Promise.all(workers.map((w) => w.ready));
+}
+
+async function cairnRounds(client: CairnClient, pool: pg.Pool, plan: Plan): Promise<{ rates: number[]; txPerRun: number[] }> {
+  const rates: number[] = [];
+  const txPerRun: number[] = [];
+  for (let round = 0; round < plan.rounds; round++) {
+    const xid = await nextXid(pool);
+    const start = performance.now();
+    const runs = await enqueueRuns(client, plan.runs);
+    const ids = runs.map((r) => r.runId);
+    await waitForTerminal(pool, ids, 300_000);
+    rates.push(plan.runs / ((performance.now() - start) / 1000));
+    txPerRun.push(((await nextXid(pool)) - xid) / plan.runs);
+    const completed = await completedCount(pool, ids);
+    if (completed !== plan.runs) throw new Error(`${plan.runs - completed} of ${plan.runs} runs did not complete`);
+  }
+  return { rates, txPerRun };
+}
+
+async function floorRounds(target: QueueTarget, pool: pg.Pool, plan: Plan, commits: number, tag: number): Promise<number[]> {
+  const queue = await openFloorQueue(target);
+  try {
+    const rates: number[] = [];
+    for (let round = 0; round < plan.rounds; round++) {
+      await pool.query('TRUNCATE floor_rows');
+      const start = performance.now();
+      await enqueueFloorJobs(queue, plan.runs, tag * 100 + round);
+      await waitForFloorRows(pool, plan.runs * commits, 300_000);
+      rates.push(plan.runs / ((performance.now() - start) / 1000));
+    }
+    return rates;
+  } finally {
+    await queue.close();
+  }
+}
+
+async function measureBackend(
+  context: SectionContext,
+  sink: FigureSink,
+  backend: 'redis' | 'postgres',
+  plan: Plan,
+  calibration: { commits?: number },
+): Promise<void> {
+  const { services, log } = context;
+  const database = await services.database(`${ID}_${backend}`);
+  const redisUrl = backend === 'redis' ? await services.redisUrl() : undefined;
+  const stamp = Date.now();
+  const cairnTarget: QueueTarget = { databaseUrl: database.url, backend, redisUrl, queueName: `bench-tp-${stamp}` };
+  const floorTarget: QueueTarget = { ...cairnTarget, queueName: `bench-floor-${stamp}` };
+  const pool = new pg.Pool({ connectionString: database.url, max: 3 });
+  const client = await openClient(cairnTarget);
+  const cairn = new Map<number, number[]>();
+  const workers: WorkerHandle[] = [];
+  try {
+    await createFloorTable(pool);
+    for (const count of WORKER_COUNTS) {
+      await sink.part([`cairn runs/s, ${backend}, ${count} worker(s)`], async () => {
+        await scaleTo(workers, count, cairnTarget, `tp-${backend}`);
+        log(`cairn on ${backend}, ${count} worker process(es): ${plan.rounds} x ${plan.runs} runs`);
+        const { rates, txPerRun } = await cairnRounds(client, pool, plan);
+        cairn.set(count, rates);
+        sink.figures.push(rateFigure(`cairn runs/s, ${backend}, ${count} worker(s)`, rates, 'runs/s'));
+        const tx = median(txPerRun);
+        if (backend === 'redis' || calibration.commits === undefined) calibration.commits ??= Math.round(tx);
+        sink.notes.push(`${backend}, ${count} worker(s): ${fmt(tx)} write transactions per run${backend === 'postgres' ? ' (store and queue: one Postgres)' : ' (store only)'}`);
+      });
+    }
+    await stopAll(workers.splice(0));
+    const commits = calibration.commits ?? 6;
+    const floorBase = { ...floorTarget, script: FLOOR_WORKER, env: { FLOOR_COMMITS: String(commits), FLOOR_BYTES: String(Math.round(RUN_BYTES / commits)) } };
+    for (const count of WORKER_COUNTS) {
+      const names = [`floor jobs/s, ${backend}, ${count} worker(s)`, `cairn / floor, ${backend}, ${count} worker(s)`];
+      await sink.part(names, async () => {
+        await scaleTo(workers, count, floorBase, `floor-${backend}`);
+        log(`floor on ${backend}, ${count} worker process(es): ${plan.rounds} x ${plan.runs} jobs of ${commits} commits`);
+        const rates = await floorRounds(floorTarget, pool, plan, commits, count);
+        sink.figures.push(rateFigure(names[0]!, rates, 'jobs/s'));
+        const mine = cairn.get(count);
+        if (!mine) throw new Error('no cairn figure to compare with');
+        sink.figures.push(ratioFigure(ID, names[1]!, mine, rates, { goal: { op: '>=', bound: 0.6 } }));
+      });
+    }
+  } finally {
+    await stopAll(workers);
+    await client.close();
+    await pool.end();
+  }
+}
+
+/** Section 5a (issue item 4): runs/s producer -> BullMQ -> worker processes -> Postgres, beside the raw BullMQ + Postgres floor. */
+export const throughputSection: Section = {
+  id: ID,
+  title: 'Throughput',
+  cairn: true,
+  async run(context) {
+    const plan: Plan = context.quick ? { runs: 60, rounds: 1 } : { runs: 300, rounds: 3 };
+    const sink = new FigureSink(ID, context.log);
+    const calibration: { commits?: number } = {};
+    const backends: ('redis' | 'postgres')[] = (await context.services.redisUrl()) ? ['redis', 'postgres'] : ['postgres'];
+    if (backends.length === 1) sink.notes.push('no redis-server binary and no REDIS_URL: Redis backend not run');
+    for (const backend of backends) await measureBackend(context, sink, backend, plan, calibration);
+    sink.notes.push(
+      `each Cairn run: scripted agent, 3 tool batches of 3 no-op calls, default worker settings (WORKER_CONCURRENCY=10, lock 2000 ms); the floor: the same BullMQ wiring and job options, each job doing ${calibration.commits ?? '?'} autocommitted INSERTs (Cairn's write transactions per run on Redis)`,
+    );
+    return { figures: sink.figures, notes: sink.notes, failed: sink.failed };
+  },
+};

@@ -1,0 +1,56 @@
+import { parseArgs } from 'node:util';
+
+/** What `npm run chaos` was asked for. */
+export interface ChaosOptions {
+  /** Runs pushed through the fault-injected fleet scenario. */
+  runs: number;
+  /** SIGKILLs during that scenario. */
+  kills: number;
+  /** Seeds the fault schedule: the same seed gives the same schedule. */
+  seed: number;
+  quick: boolean;
+  /** Runs of the separate Redis FLUSHALL scenario. */
+  flushRuns: number;
+  /** Keep the processes' logs even when every goal is met. */
+  keepLogs: boolean;
+}
+
+/** Defaults of the full matrix and of `--quick`. */
+export const FULL_DEFAULTS = { runs: 1000, kills: 100 } as const;
+/** `--quick`: about 50 runs and 5 kills, one of each other fault. */
+export const QUICK_DEFAULTS = { runs: 50, kills: 5 } as const;
+/** The default seed. */
+export const DEFAULT_SEED = 1;
+
+function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`--${name} must be an integer >= ${min}, got "${raw}"`);
+  return value;
+}
+
+/** Parses `--runs`, `--kills`, `--seed`, `--quick`, `--flush-runs`, `--keep-logs`; throws naming a bad flag. */
+export function parseChaosOptions(argv: readonly string[]): ChaosOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      runs: { type: 'string' },
+      kills: { type: 'string' },
+      seed: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      'flush-runs': { type: 'string' },
+      'keep-logs': { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const defaults = values.quick ? QUICK_DEFAULTS : FULL_DEFAULTS;
+  const runs = positiveInt('runs', values.runs, defaults.runs);
+  return {
+    runs,
+    kills: positiveInt('kills', values.kills, defaults.kills, 0),
+    seed: positiveInt('seed', values.seed, DEFAULT_SEED, 0),
+    quick: values.quick ?? false,
+    flushRuns: positiveInt('flush-runs', values['flush-runs'], Math.max(20, Math.round(runs / 5))),
+    keepLogs: values['keep-logs'] ?? false,
+  };
+}

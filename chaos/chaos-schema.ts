@@ -1,0 +1,93 @@
+import type pg from 'pg';
+
+/**
+ * The harness's own tables, next to the store's: the tool ledger and an
+ * audit of every committed write, filled by triggers inside the writing
+ * transaction. `run_epoch` is the run's epoch as that transaction sees it,
+ * `row_epoch` the epoch the writer claims (tool_calls.epoch, the
+ * `[chaos-epoch N]` tag of a chaos tool's result, a finished attempt's epoch):
+ * a fenced store never commits a row where the two differ.
+ */
+const DDL = `
+create table if not exists chaos_tool_ledger (
+  id bigserial primary key,
+  tool text not null,
+  idempotency_key text not null,
+  run_id text not null,
+  epoch integer not null,
+  worker_id text not null,
+  worker_pid integer not null,
+  at timestamptz not null default clock_timestamp()
+);
+create index if not exists chaos_tool_ledger_key_idx on chaos_tool_ledger (idempotency_key);
+
+create table if not exists chaos_write_audit (
+  id bigserial primary key,
+  tbl text not null,
+  run_id text not null,
+  item text not null,
+  row_epoch integer,
+  run_epoch integer,
+  old_index integer,
+  new_index integer,
+  old_status text,
+  new_status text,
+  at timestamptz not null default clock_timestamp()
+);
+create index if not exists chaos_write_audit_run_idx on chaos_write_audit (run_id);
+
+create or replace function chaos_audit_tool_call() returns trigger language plpgsql as $$
+begin
+  insert into chaos_write_audit (tbl, run_id, item, row_epoch, run_epoch)
+  values ('tool_calls', new.run_id, new.tool_call_id || ':' || new.status, new.epoch,
+          (select epoch from runs where run_id = new.run_id));
+  return null;
+end $$;
+
+create or replace function chaos_audit_message() returns trigger language plpgsql as $$
+begin
+  insert into chaos_write_audit (tbl, run_id, item, row_epoch, run_epoch)
+  values ('run_messages', new.run_id, new.idx::text,
+          case when new.message->>'role' = 'tool' and new.message->>'name' in ('chaos_search', 'chaos_fetch_detail')
+               then substring(new.message->>'content' from '\\[chaos-epoch (\\d+)\\]')::integer end,
+          (select epoch from runs where run_id = new.run_id));
+  return null;
+end $$;
+
+create or replace function chaos_audit_attempt() returns trigger language plpgsql as $$
+begin
+  insert into chaos_write_audit (tbl, run_id, item, row_epoch, run_epoch)
+  values ('run_attempts', new.run_id, new.outcome, new.epoch,
+          (select epoch from runs where run_id = new.run_id));
+  return null;
+end $$;
+
+create or replace function chaos_audit_run() returns trigger language plpgsql as $$
+begin
+  insert into chaos_write_audit (tbl, run_id, item, run_epoch, old_index, new_index, old_status, new_status)
+  values ('runs', new.run_id, 'update', new.epoch, old.last_checkpoint_at_message_index,
+          new.last_checkpoint_at_message_index, old.status, new.status);
+  return null;
+end $$;
+
+drop trigger if exists chaos_audit on tool_calls;
+create trigger chaos_audit after insert or update on tool_calls
+  for each row execute function chaos_audit_tool_call();
+drop trigger if exists chaos_audit on run_messages;
+create trigger chaos_audit after insert on run_messages
+  for each row execute function chaos_audit_message();
+drop trigger if exists chaos_audit on run_attempts;
+create trigger chaos_audit after update on run_attempts
+  for each row when (new.outcome is distinct from old.outcome and new.outcome in ('completed', 'error', 'paused'))
+  execute function chaos_audit_attempt();
+drop trigger if exists chaos_audit on runs;
+create trigger chaos_audit after update on runs
+  for each row when (new.last_checkpoint_at_message_index < old.last_checkpoint_at_message_index
+                     or old.status in ('COMPLETED', 'CANCELLED'))
+  execute function chaos_audit_run();
+`;
+
+/** Creates the ledger and audit tables and the audit triggers (after the store's migrations). */
+export async function installChaosSchema(db: pg.Pool): Promise<void> {
+  await db.query(DDL);
+}

@@ -1,0 +1,77 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { CHAOS_TEAM } from './chaos-registry.js';
+
+/** What happened to one submission. */
+export interface Submission {
+  seq: number;
+  /** The run id of the 202 answer, if one came. */
+  runId?: string;
+  /** HTTP requests it took (failed ones are retried). */
+  requests: number;
+  /** Failed requests: status or network error. */
+  errors: string[];
+  acceptedAtMs?: number;
+}
+
+/** Options of {@link submitRuns}. */
+export interface SubmitOptions {
+  baseUrl: string;
+  apiKey: string;
+  scenario: string;
+  count: number;
+  /** Submissions are spread evenly over this long. */
+  spreadMs: number;
+  /** A submission still failing after this long is given up. @defaultValue 180000 */
+  giveUpMs?: number;
+}
+
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * POSTs `count` team runs (`checkpoint: "tool-batch"`) through the HTTP API at
+ * an even pace, each tagged `metadata: { chaos_scenario, chaos_seq }`;
+ * retries a submission while the producer answers 5xx or not at all.
+ */
+export async function submitRuns(options: SubmitOptions): Promise<Submission[]> {
+  const started = Date.now();
+  const pace = options.count > 1 ? options.spreadMs / (options.count - 1) : 0;
+  return Promise.all(
+    Array.from({ length: options.count }, async (_, seq) => {
+      await delay(Math.round(seq * pace));
+      return submitOne(options, seq, started);
+    }),
+  );
+}
+
+async function submitOne(options: SubmitOptions, seq: number, started: number): Promise<Submission> {
+  const submission: Submission = { seq, requests: 0, errors: [] };
+  const deadline = Date.now() + (options.giveUpMs ?? 180_000);
+  const body = JSON.stringify({
+    input: `Research 'chaos-${options.scenario}-${seq}'`,
+    checkpoint: 'tool-batch',
+    metadata: { chaos_scenario: options.scenario, chaos_seq: seq },
+  });
+  while (Date.now() < deadline) {
+    submission.requests += 1;
+    try {
+      const res = await fetch(`${options.baseUrl}/v1/teams/${CHAOS_TEAM}/runs`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${options.apiKey}` },
+        body,
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      const text = await res.text();
+      if (res.status === 202) {
+        submission.runId = (JSON.parse(text) as { run_id: string }).run_id;
+        submission.acceptedAtMs = Date.now() - started;
+        return submission;
+      }
+      submission.errors.push(`${res.status} ${text.slice(0, 200)}`);
+      if (res.status < 500) return submission;
+    } catch (error) {
+      submission.errors.push((error as Error).message);
+    }
+    await delay(500);
+  }
+  return submission;
+}

@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (this file sits in packages/services/src). */
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The Cairn apps that run as processes. */
+export type CairnApp = 'worker' | 'producer';
+
+/** Options of {@link spawnApp}. */
+export interface SpawnAppOptions {
+  /** A label for messages (e.g. the worker id). */
+  name: string;
+  /** Environment on top of this process's own. */
+  env: Record<string, string | undefined>;
+  /** Where stdout and stderr go (appended). */
+  logFile: string;
+}
+
+/** A Cairn app running as a child process. */
+export interface AppProcess {
+  name: string;
+  proc: ChildProcess;
+  logFile: string;
+  /** Resolves with the exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+  /** True until the process has exited. */
+  readonly alive: boolean;
+  kill(signal: NodeJS.Signals): void;
+  /** Resolves once the log contains `text`; rejects if the process exits first or after `timeoutMs`. */
+  waitForLog(text: string, timeoutMs?: number): Promise<void>;
+}
+
+/** Starts `apps/<app>/src/main.ts` from its TypeScript sources, logging to a file. */
+export function spawnApp(app: CairnApp, options: SpawnAppOptions): AppProcess {
+  const fd = openSync(options.logFile, 'a');
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--conditions=source', `apps/${app}/src/main.ts`],
+    { cwd: REPO_ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', fd, fd] },
+  );
+  closeSync(fd);
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) =>
+    proc.once('exit', (code) => resolve((exitCode = code))),
+  );
+  const handle: AppProcess = {
+    name: options.name,
+    proc,
+    logFile: options.logFile,
+    exited,
+    get alive() {
+      return exitCode === undefined;
+    },
+    kill: (signal) => void proc.kill(signal),
+    waitForLog: async (text, timeoutMs = 30_000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (!readFileSync(options.logFile, 'utf8').includes(text)) {
+        if (!handle.alive) {
+          throw new Error(`${app} ${options.name} exited (code ${exitCode}) before logging "${text}"; see ${options.logFile}`);
+        }
+        if (Date.now() > deadline) throw new Error(`${app} ${options.name} did not log "${text}" within ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+  };
+  return handle;
+}

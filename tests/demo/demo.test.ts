@@ -1,0 +1,26 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from '@cairn/services';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+
+describe('npm run demo', () => {
+  it.each(['postgres', 'redis'])(
+    'tells the crash-recovery story on the %s queue backend and exits 0',
+    async (queue) => {
+      const { stdout } = await run(
+        process.execPath,
+        ['--import', 'tsx', '--conditions=source', 'scripts/demo.ts', '--queue', queue],
+        { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: '', REDIS_URL: '' }, timeout: 120_000 },
+      );
+      expect(stdout).toContain(queue === 'postgres' ? 'BullMQ on its PostgreSQL backend' : 'BullMQ on Redis');
+      expect(stdout).toMatch(/>>> SIGKILL demo-worker-\d/);
+      expect(stdout).toMatch(/claimed by demo-worker-\d \(attempt 2, reason recovered\)/);
+      expect(stdout).toContain('Same run_id: true. Finished by');
+      expect(stdout).toContain('after stalled-job detection: true');
+      expect(stdout).toContain('- Detail for result-c: lorem ipsum dolor sit amet');
+    },
+    150_000,
+  );
+});
