@@ -5,7 +5,7 @@ import { BATCHES, CALLS_PER_BATCH, FINAL_ANSWER, TOOL_NAME, toolArgs, toolCallId
 
 /** The agent running the benchmark workload. */
 export const BENCH_AGENT = 'bench-agent';
-/** The same agent whose first tool call blocks the event loop (false-takeover check). */
+/** The same agent whose first tool call blocks the event loop, in the run's first execution only (false-takeover check). */
 export const BLOCKER_AGENT = 'bench-blocker';
 
 /** Options of {@link createRegistry}; each falls back to its environment variable (for worker processes). */
@@ -20,6 +20,8 @@ export interface BenchRegistryOptions {
   modelMs?: number;
   /** How long the blocker's first call busy-waits. @defaultValue `BENCH_BLOCK_MS` or 3000 */
   blockMs?: number;
+  /** Block only in the run's first execution (epoch 1); false blocks in every execution. @defaultValue `BENCH_BLOCK_ALWAYS` unset */
+  blockOnce?: boolean;
 }
 
 function envNumber(name: string, fallback: number): number {
@@ -36,13 +38,13 @@ function script(batches: number) {
   };
 }
 
-function lookupTool(toolMs: number, blockMs: number): Tool {
+function lookupTool(toolMs: number, blockMs: number, blockOnce: boolean): Tool {
   return tool({
     name: TOOL_NAME,
     description: 'Looks a query up (no-op: returns a fixed text).',
     parameters: z.object({ query: z.string() }),
     execute: async ({ query }, context) => {
-      if (blockMs > 0 && context.toolCallId === toolCallId(1, 1)) {
+      if (blockMs > 0 && context.toolCallId === toolCallId(1, 1) && (!blockOnce || context.epoch === 1)) {
         const until = Date.now() + blockMs;
         while (Date.now() < until) {
           // busy-wait: blocks the event loop on purpose
@@ -60,11 +62,12 @@ export function createRegistry(options: BenchRegistryOptions = {}): Registry {
   const toolMs = options.toolMs ?? envNumber('BENCH_TOOL_MS', 0);
   const modelMs = options.modelMs ?? envNumber('BENCH_MODEL_MS', 0);
   const blockMs = options.blockMs ?? envNumber('BENCH_BLOCK_MS', 3000);
+  const blockOnce = options.blockOnce ?? process.env.BENCH_BLOCK_ALWAYS === undefined;
   const agent = (name: string, block: number) =>
     new Agent({
       name,
       model: options.model ?? new ScriptedModel({ name: 'scripted:bench', decide: script(batches), latencyMs: modelMs }),
-      tools: [lookupTool(toolMs, block)],
+      tools: [lookupTool(toolMs, block, blockOnce)],
       checkpoint: 'tool-batch',
       maxTurns: batches + 2,
     });

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   createDatabase,
   startPostgres,
@@ -23,6 +25,19 @@ export class BenchServices {
   async redisUrl(): Promise<string | undefined> {
     this.redisStart ??= startRedis();
     return (await this.redisStart)?.url;
+  }
+
+  /** Process ids of the servers this run started (Postgres: its postmaster), for CPU accounting; undefined when given by URL. */
+  async serverPids(): Promise<{ postgres?: number; redis?: number }> {
+    const postgres = this.postgresStart && (await this.postgresStart);
+    const redis = this.redisStart && (await this.redisStart.catch(() => undefined));
+    let postmaster: number | undefined;
+    try {
+      if (postgres?.dataDir) postmaster = Number(readFileSync(join(postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    } catch {
+      postmaster = undefined;
+    }
+    return { postgres: postmaster, redis: redis?.pid };
   }
 
   /** A fresh database on the shared Postgres, named `bench_<label>_<random>`; dropped by `stop()`. */

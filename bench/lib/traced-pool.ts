@@ -2,7 +2,7 @@ import pg from 'pg';
 
 /** One statement a traced client sent, with its round-trip time. */
 export interface QueryTrace {
-  /** The first words of the SQL text, lower-cased (`begin`, `update "runs"`, `insert into "run_messages"`). */
+  /** The statement's verb and first table (`begin`, `update runs`, `insert run_messages`, `select runs`). */
   statement: string;
   ms: number;
 }
@@ -16,8 +16,11 @@ export interface TracedPool {
 
 function statementOf(args: unknown[]): string {
   const first = args[0];
-  const text = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text ?? '?';
-  return text.trim().toLowerCase().split(/\s+/).slice(0, 3).join(' ').replace(/\(.*$/, '');
+  const text = (typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? '?')).trim().toLowerCase();
+  const verb = text.split(/\s+/)[0] ?? '?';
+  if (['begin', 'commit', 'rollback', 'start'].includes(verb)) return verb;
+  const table = /(?:into|update|from)\s+"?([a-z_][a-z0-9_]*)"?/.exec(text)?.[1];
+  return table ? `${verb} ${table}` : verb;
 }
 
 /** Creates a pool on `url` whose every query is timed. */

@@ -7,6 +7,8 @@ import { startWorker, stopAll, type WorkerConfig, type WorkerHandle } from '../l
 import { completedCount, enqueueRuns, openClient, waitForTerminal, type QueueTarget } from '../lib/producer.js';
 import type { Section, SectionContext } from '../lib/section.js';
 import { median, summarize } from '../lib/stats.js';
+import { startCpuAccounting, type CpuRoles } from '../lib/cpu-usage.js';
+import { statementCensus } from '../lib/statement-census.js';
 import { nextXid } from '../lib/wal.js';
 
 const ID = 'throughput';
@@ -24,41 +26,65 @@ function rateFigure(name: string, rates: readonly number[], unit: string) {
   return valueFigure(ID, name, s.median, unit, s.n, `rounds min..max ${fmt(s.min)}..${fmt(s.max)}`, { stats: s });
 }
 
+/** CPU seconds per processed run/job, by process group, over one measured round. */
+type CpuPerItem = Record<string, number>;
+
+function cpuLine(label: string, cpu: CpuPerItem, wallMsPerItem: number): string {
+  const parts = Object.entries(cpu).map(([role, s]) => `${role} ${fmt(s * 1000)}`);
+  return `${label}: CPU ms per item: ${parts.join(', ')} (total ${fmt(Object.values(cpu).reduce((a, b) => a + b, 0) * 1000)}; wall ${fmt(wallMsPerItem)} ms per item on 2 cores = ${fmt(2 * wallMsPerItem)} core-ms available)`;
+}
+
+async function withCpu<T>(roles: CpuRoles, items: number, work: () => Promise<T>): Promise<{ result: T; cpu: CpuPerItem }> {
+  const accounting = await startCpuAccounting(roles);
+  const result = await work();
+  const used = await accounting.stop();
+  return { result, cpu: Object.fromEntries(Object.entries(used).map(([k, v]) => [k, v / items])) };
+}
+
 /** Starts `count` more workers of `base` until `workers` holds `count`. */
 async function scaleTo(workers: WorkerHandle[], count: number, base: Omit<WorkerConfig, 'workerId'>, prefix: string): Promise<void> {
   while (workers.length < count) workers.push(startWorker({ ...base, workerId: `${prefix}-${workers.length + 1}` }));
   await Promise.all(workers.map((w) => w.ready));
 }
 
-async function cairnRounds(client: CairnClient, pool: pg.Pool, plan: Plan): Promise<{ rates: number[]; txPerRun: number[] }> {
+async function cairnRounds(client: CairnClient, pool: pg.Pool, plan: Plan, roles: CpuRoles) {
   const rates: number[] = [];
   const txPerRun: number[] = [];
+  let cpu: CpuPerItem = {};
   for (let round = 0; round < plan.rounds; round++) {
     const xid = await nextXid(pool);
     const start = performance.now();
-    const runs = await enqueueRuns(client, plan.runs);
-    const ids = runs.map((r) => r.runId);
-    await waitForTerminal(pool, ids, 300_000);
+    const measured = await withCpu(roles, plan.runs, async () => {
+      const runs = await enqueueRuns(client, plan.runs);
+      const ids = runs.map((r) => r.runId);
+      await waitForTerminal(pool, ids, 300_000);
+      return ids;
+    });
     rates.push(plan.runs / ((performance.now() - start) / 1000));
     txPerRun.push(((await nextXid(pool)) - xid) / plan.runs);
-    const completed = await completedCount(pool, ids);
+    if (round === 0) cpu = measured.cpu;
+    const completed = await completedCount(pool, measured.result);
     if (completed !== plan.runs) throw new Error(`${plan.runs - completed} of ${plan.runs} runs did not complete`);
   }
-  return { rates, txPerRun };
+  return { rates, txPerRun, cpu };
 }
 
-async function floorRounds(target: QueueTarget, pool: pg.Pool, plan: Plan, commits: number, tag: number): Promise<number[]> {
+async function floorRounds(target: QueueTarget, pool: pg.Pool, plan: Plan, commits: number, tag: number, roles: CpuRoles) {
   const queue = await openFloorQueue(target);
   try {
     const rates: number[] = [];
+    let cpu: CpuPerItem = {};
     for (let round = 0; round < plan.rounds; round++) {
       await pool.query('TRUNCATE floor_rows');
       const start = performance.now();
-      await enqueueFloorJobs(queue, plan.runs, tag * 100 + round);
-      await waitForFloorRows(pool, plan.runs * commits, 300_000);
+      const measured = await withCpu(roles, plan.runs, async () => {
+        await enqueueFloorJobs(queue, plan.runs, tag * 100 + round);
+        await waitForFloorRows(pool, plan.runs * commits, 300_000);
+      });
       rates.push(plan.runs / ((performance.now() - start) / 1000));
+      if (round === 0) cpu = measured.cpu;
     }
-    return rates;
+    return { rates, cpu };
   } finally {
     await queue.close();
   }
@@ -81,14 +107,22 @@ async function measureBackend(
   const client = await openClient(cairnTarget);
   const cairn = new Map<number, number[]>();
   const workers: WorkerHandle[] = [];
+  const servers = await services.serverPids();
+  const roles = (): CpuRoles => ({
+    workers: { pids: workers.map((w) => w.pid) },
+    postgres: { pids: servers.postgres ? [servers.postgres] : [], withChildren: true },
+    ...(backend === 'redis' ? { redis: { pids: servers.redis ? [servers.redis] : [] } } : {}),
+    producer: { pids: [process.pid] },
+  });
   try {
     await createFloorTable(pool);
     for (const count of WORKER_COUNTS) {
       await sink.part([`cairn runs/s, ${backend}, ${count} worker(s)`], async () => {
         await scaleTo(workers, count, cairnTarget, `tp-${backend}`);
         log(`cairn on ${backend}, ${count} worker process(es): ${plan.rounds} x ${plan.runs} runs`);
-        const { rates, txPerRun } = await cairnRounds(client, pool, plan);
+        const { rates, txPerRun, cpu } = await cairnRounds(client, pool, plan, roles());
         cairn.set(count, rates);
+        sink.notes.push(cpuLine(`cairn, ${backend}, ${count} worker(s)`, cpu, 1000 / median(rates)));
         sink.figures.push(rateFigure(`cairn runs/s, ${backend}, ${count} worker(s)`, rates, 'runs/s'));
         const tx = median(txPerRun);
         if (backend === 'redis' || calibration.commits === undefined) calibration.commits ??= Math.round(tx);
@@ -103,7 +137,8 @@ async function measureBackend(
       await sink.part(names, async () => {
         await scaleTo(workers, count, floorBase, `floor-${backend}`);
         log(`floor on ${backend}, ${count} worker process(es): ${plan.rounds} x ${plan.runs} jobs of ${commits} commits`);
-        const rates = await floorRounds(floorTarget, pool, plan, commits, count);
+        const { rates, cpu } = await floorRounds(floorTarget, pool, plan, commits, count, roles());
+        sink.notes.push(cpuLine(`floor, ${backend}, ${count} worker(s)`, cpu, 1000 / median(rates)));
         sink.figures.push(rateFigure(names[0]!, rates, 'jobs/s'));
         const mine = cairn.get(count);
         if (!mine) throw new Error('no cairn figure to compare with');
@@ -129,6 +164,16 @@ export const throughputSection: Section = {
     const backends: ('redis' | 'postgres')[] = (await context.services.redisUrl()) ? ['redis', 'postgres'] : ['postgres'];
     if (backends.length === 1) sink.notes.push('no redis-server binary and no REDIS_URL: Redis backend not run');
     for (const backend of backends) await measureBackend(context, sink, backend, plan, calibration);
+    await sink.part(['statements per run (worker side)'], async () => {
+      const database = await context.services.database(`${ID}_census`);
+      const census = await statementCensus(
+        { databaseUrl: database.url, backend: backends[0]!, redisUrl: await context.services.redisUrl(), queueName: `bench-census-${Date.now()}` },
+        context.quick ? 20 : 100,
+      );
+      const kinds = Object.entries(census.byKind).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${fmt(n)}`);
+      sink.figures.push(valueFigure(ID, 'statements per run (worker side)', census.perRun, 'statements', context.quick ? 20 : 100, 'mean over the runs'));
+      sink.notes.push(`worker-side statements per run (each one round trip): ${kinds.join(', ')}`);
+    });
     sink.notes.push(
       `each Cairn run: scripted agent, 3 tool batches of 3 no-op calls, default worker settings (WORKER_CONCURRENCY=10, lock 2000 ms); the floor: the same BullMQ wiring and job options, each job doing ${calibration.commits ?? '?'} autocommitted INSERTs (Cairn's write transactions per run on Redis)`,
     );

@@ -1,0 +1,82 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname } from 'node:path';
+import type { ChaosGoals, Distribution, ScenarioChecks } from './chaos-checks.js';
+import type { ChaosOptions } from './chaos-options.js';
+
+/** One scenario's section of the report. */
+export interface ScenarioReport extends ScenarioChecks {
+  scenario: string;
+  durationMs: number;
+  /** False when some run was still unfinished at the drain deadline. */
+  drained: boolean;
+  /** Kill (or flush) to the next claim of each run the fault interrupted. */
+  recovery: Distribution & Record<string, unknown>;
+  faults: unknown[];
+  passed: boolean;
+}
+
+/** What `chaos/results/latest.json` holds. */
+export interface ChaosReport {
+  generatedAt: string;
+  options: ChaosOptions;
+  machine: { cpus: number; cpuModel: string; node: string };
+  passed: boolean;
+  scenarios: ScenarioReport[];
+  logDir: string;
+}
+
+/** True when every goal of the scenario is zero and its runs all finished. */
+export function scenarioPassed(checks: ScenarioChecks, drained: boolean): boolean {
+  return drained && Object.values(checks.goals).every((n) => n === 0);
+}
+
+/** Assembles the report. */
+export function buildReport(options: ChaosOptions, scenarios: ScenarioReport[], logDir: string): ChaosReport {
+  return {
+    generatedAt: new Date().toISOString(),
+    options,
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version },
+    passed: scenarios.every((s) => s.passed),
+    scenarios,
+    logDir,
+  };
+}
+
+/** Writes the report as JSON to `path`. */
+export function writeReport(path: string, report: ChaosReport): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+}
+
+const GOAL_LABELS: Record<keyof ChaosGoals, string> = {
+  lost: 'lost',
+  completedMoreThanOnce: 'completed more than once',
+  finishedBatchesExecutedTwice: 'finished tool batches executed twice',
+  fencedOutWrites: 'writes accepted from a fenced-out epoch',
+  checkpointIndexBackwards: 'checkpoint index going backwards',
+  inconsistentHistories: 'half-written or inconsistent histories',
+};
+
+/** The report as a text table, one column per scenario. */
+export function formatReport(report: ChaosReport): string {
+  const columns = report.scenarios;
+  const rows: [string, ...string[]][] = [
+    ['scenario', ...columns.map((s) => s.scenario)],
+    ['duration', ...columns.map((s) => `${Math.round(s.durationMs / 1000)} s`)],
+    ['runs submitted', ...columns.map((s) => String(s.runs.submitted))],
+    ['runs completed', ...columns.map((s) => String(s.runs.completed))],
+    ...(Object.keys(GOAL_LABELS) as (keyof ChaosGoals)[]).map(
+      (goal): [string, ...string[]] => [`${GOAL_LABELS[goal]} (goal 0)`, ...columns.map((s) => String(s.goals[goal]))],
+    ),
+    ['recovery p50 / p95', ...columns.map((s) => `${ms(s.recovery.p50Ms)} / ${ms(s.recovery.p95Ms)} (n=${s.recovery.samples})`)],
+    ['passed', ...columns.map((s) => (s.passed ? 'yes' : 'NO'))],
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const lines = rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '));
+  return `${lines.join('\n')}\n\n${report.passed ? 'every goal met' : 'GOALS MISSED'}`;
+}
+
+function ms(value: number | null): string {
+  return value === null ? '-' : `${value} ms`;
+}

@@ -1,0 +1,139 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDatabase, freePort, spawnApp, type AppProcess } from '@cairn/services';
+import { createDb, migrate } from '@cairn/store';
+import { checkScenario, recoveryAfter, recoveryAfterFlush } from './chaos-checks.js';
+import { harnessPool } from './chaos-db.js';
+import { ChaosFleet } from './chaos-fleet.js';
+import { parseChaosOptions } from './chaos-options.js';
+import { buildReport, formatReport, scenarioPassed, writeReport, type ScenarioReport } from './chaos-report.js';
+import { installChaosSchema } from './chaos-schema.js';
+import { startChaosServices } from './chaos-services.js';
+import { buildFaultSchedule } from './fault-schedule.js';
+import { runFleetScenario } from './fleet-scenario.js';
+import { runFlushScenario } from './flush-scenario.js';
+import type { ScenarioContext } from './scenario-context.js';
+
+const RESULTS_FILE = join(import.meta.dirname, 'results', 'latest.json');
+const REGISTRY = join(import.meta.dirname, 'chaos-registry.ts');
+const API_KEY = 'chaos-harness-key';
+const WORKERS = 3;
+const LOCK_MS = 2_000;
+
+const options = parseChaosOptions(process.argv.slice(2));
+const schedule = buildFaultSchedule({ kills: options.kills, seed: options.seed });
+const log = (message: string) => console.log(message);
+const logDir = mkdtempSync(join(tmpdir(), 'cairn-chaos-logs-'));
+log(
+  `chaos: ${options.runs} runs, ${options.kills} kills, seed ${options.seed}, ${schedule.faults.length} faults over ${schedule.windowMs / 1000} s; ` +
+    `flush scenario ${options.flushRuns} runs; logs in ${logDir}`,
+);
+
+const services = await startChaosServices();
+let producer: AppProcess | undefined;
+let fleet: ChaosFleet | undefined;
+const db = await (async () => {
+  const database = await createDatabase(services.postgresUrl, 'chaos');
+  const store = createDb(database.url);
+  await migrate(store);
+  await store.destroy();
+  const pool = harnessPool(database.url);
+  await installChaosSchema(pool);
+  return { pool, url: database.url };
+})();
+
+let exitCode = 1;
+try {
+  const env = {
+    DATABASE_URL: db.url,
+    REDIS_URL: services.redis.url,
+    CAIRN_QUEUE_BACKEND: 'redis',
+    CAIRN_QUEUE_NAME: 'chaos-runs',
+    CAIRN_REGISTRY: REGISTRY,
+    CAIRN_MODEL: 'scripted',
+    OPENAI_API_KEY: undefined,
+    CAIRN_API_KEYS: API_KEY,
+    CHAOS_LEDGER_URL: db.url,
+    CHAOS_TOOL_DELAY_MS: '150',
+    CHAOS_MODEL_LATENCY_MS: '30',
+    WORKER_CONCURRENCY: '8',
+    CAIRN_LOCK_MS: String(LOCK_MS),
+    CAIRN_STALLED_INTERVAL_MS: '500',
+    CAIRN_RECONCILE_INTERVAL_MS: '2000',
+    CAIRN_RECONCILE_AFTER_MS: '10000',
+    LOG_LEVEL: 'info',
+  };
+  const port = await freePort();
+  producer = spawnApp('producer', { name: 'producer', env: { ...env, PORT: String(port) }, logFile: join(logDir, 'producer.log') });
+  fleet = new ChaosFleet(env, logDir);
+  await Promise.all([producer.waitForLog('producer listening', 120_000), fleet.start(WORKERS)]);
+  const ctx: ScenarioContext = {
+    db: db.pool,
+    fleet,
+    services,
+    api: { baseUrl: `http://127.0.0.1:${port}`, apiKey: API_KEY },
+    lockMs: LOCK_MS,
+    log,
+  };
+  const drainMs = options.quick ? 180_000 : 600_000;
+
+  log(`scenario fleet: ${options.runs} runs under ${schedule.faults.length} faults`);
+  const fleetRun = await runFleetScenario(ctx, { runs: options.runs, schedule, drainMs });
+  log(`scenario redis-flush: ${options.flushRuns} runs, FLUSHALL once`);
+  const flushRun = await runFlushScenario(ctx, { runs: options.flushRuns, drainMs });
+
+  await fleet.stopAll();
+  const kills = fleetRun.faults.filter((f) => f.kind === 'sigkill');
+  const zombies = fleetRun.faults.filter((f) => f.kind === 'sigstop');
+  const killRecovery = await recoveryAfter(db.pool, kills);
+  const zombieRecovery = await recoveryAfter(db.pool, zombies);
+  const fleetChecks = await checkScenario(db.pool, fleetRun.scenario, fleetRun.submissions, fleetRun.sampler.regressions);
+  const flushChecks = await checkScenario(db.pool, flushRun.scenario, flushRun.submissions, flushRun.sampler.regressions);
+  const flushRecovery = await recoveryAfterFlush(db.pool, flushRun.unfinishedAtFlush.map((r) => r.run_id), flushRun.flushAt);
+  const scenarios: ScenarioReport[] = [
+    {
+      scenario: fleetRun.scenario,
+      durationMs: fleetRun.durationMs,
+      drained: fleetRun.drained,
+      ...fleetChecks,
+      recovery: { ...killRecovery.recovery, measuredFrom: 'SIGKILL', unrecovered: killRecovery.unrecovered, zombieTakeover: zombieRecovery.recovery },
+      info: { ...fleetChecks.info, checkpointSamples: fleetRun.sampler.samples, faultWindowMs: schedule.windowMs },
+      faults: fleetRun.faults,
+      passed: scenarioPassed(fleetChecks, fleetRun.drained),
+    },
+    {
+      scenario: flushRun.scenario,
+      durationMs: flushRun.durationMs,
+      drained: flushRun.drained,
+      ...flushChecks,
+      recovery: { ...flushRecovery.recovery, measuredFrom: 'FLUSHALL', finishedOnOriginalAttempt: flushRecovery.finishedOnOriginalAttempt },
+      info: {
+        ...flushChecks.info,
+        checkpointSamples: flushRun.sampler.samples,
+        unfinishedAtFlush: flushRun.unfinishedAtFlush.length,
+        pendingAtFlush: flushRun.unfinishedAtFlush.filter((r) => r.status === 'PENDING').length,
+      },
+      faults: [{ kind: 'redis-flushall', at: flushRun.flushAt, atMs: flushRun.flushAt - flushRun.startedAt }],
+      passed: scenarioPassed(flushChecks, flushRun.drained),
+    },
+  ];
+  const report = buildReport(options, scenarios, logDir);
+  writeReport(RESULTS_FILE, report);
+  log(`\n${formatReport(report)}\nwrote ${RESULTS_FILE}`);
+  for (const s of scenarios) if (!s.passed) log(`${s.scenario} examples: ${JSON.stringify(s.examples, null, 2)}`);
+  exitCode = report.passed ? 0 : 1;
+} catch (error) {
+  console.error('chaos run failed:', error);
+} finally {
+  await fleet?.stopAll().catch(() => undefined);
+  if (producer?.alive) {
+    producer.kill('SIGTERM');
+    await producer.exited;
+  }
+  await db.pool.end().catch(() => undefined);
+  await services.stop();
+  if (exitCode === 0 && !options.keepLogs) rmSync(logDir, { recursive: true, force: true });
+  else log(`logs kept in ${logDir}`);
+}
+process.exit(exitCode);
