@@ -204,8 +204,9 @@ async function scenarioInfo(db: pg.Pool, scenario: string, submissions: readonly
 export async function recoveryAfter(
   db: pg.Pool,
   faults: readonly { workerId?: string; at: number }[],
-): Promise<{ recovery: Distribution; unrecovered: number }> {
+): Promise<{ recovery: Distribution; unrecovered: number; perFault: { workerId: string; at: number; runs: number; maxMs: number | null }[] }> {
   const durations: number[] = [];
+  const perFault: { workerId: string; at: number; runs: number; maxMs: number | null }[] = [];
   let unrecovered = 0;
   for (const fault of faults) {
     if (!fault.workerId) continue;
@@ -221,12 +222,12 @@ export async function recoveryAfter(
          and (a.ended_at is null or a.ended_at >= to_timestamp($2 / 1000.0))`,
       [fault.workerId, fault.at],
     );
-    for (const h of held) {
-      if (h.next_ms === null) unrecovered += 1;
-      else durations.push(Math.max(0, h.next_ms - fault.at));
-    }
+    const times = held.flatMap((h) => (h.next_ms === null ? [] : [Math.max(0, Math.round(h.next_ms - fault.at))]));
+    unrecovered += held.length - times.length;
+    durations.push(...times);
+    perFault.push({ workerId: fault.workerId, at: fault.at, runs: held.length, maxMs: times.length > 0 ? Math.max(...times) : null });
   }
-  return { recovery: distribution(durations), unrecovered };
+  return { recovery: distribution(durations), unrecovered, perFault };
 }
 
 /** Time from FLUSHALL to the first claim after it, for every run unfinished then that needed one. */

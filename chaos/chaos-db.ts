@@ -33,15 +33,20 @@ export async function heldRuns(db: pg.Pool, workerId: string): Promise<{ run_id:
   return rows;
 }
 
-/** How many of `held` have been claimed again since (a later epoch exists). */
-export async function takenOver(db: pg.Pool, held: readonly { run_id: string; epoch: number }[]): Promise<number> {
-  if (held.length === 0) return 0;
-  const { rows } = await db.query<{ n: number }>(
-    `select count(*)::int as n from unnest($1::text[], $2::int[]) as h(run_id, epoch)
-     where exists (select 1 from run_attempts a where a.run_id = h.run_id and a.epoch > h.epoch)`,
+/** Of the `held` attempts: how many have ended (finished or superseded), and how many runs another claim took over. */
+export async function releasedAttempts(
+  db: pg.Pool,
+  held: readonly { run_id: string; epoch: number }[],
+): Promise<{ released: number; takenOver: number }> {
+  if (held.length === 0) return { released: 0, takenOver: 0 };
+  const { rows } = await db.query<{ released: number; taken_over: number }>(
+    `select count(*) filter (where a.ended_at is not null)::int as released,
+            count(*) filter (where exists (select 1 from run_attempts n where n.run_id = h.run_id and n.epoch > h.epoch))::int as taken_over
+     from unnest($1::text[], $2::int[]) as h(run_id, epoch)
+     join run_attempts a on a.run_id = h.run_id and a.epoch = h.epoch`,
     [held.map((h) => h.run_id), held.map((h) => h.epoch)],
   );
-  return rows[0]?.n ?? 0;
+  return { released: rows[0]?.released ?? 0, takenOver: rows[0]?.taken_over ?? 0 };
 }
 
 /** Every run's `last_checkpoint_at_message_index` right now. */

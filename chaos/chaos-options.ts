@@ -50,7 +50,7 @@ export function parseChaosOptions(argv: readonly string[]): ChaosOptions {
     kills: positiveInt('kills', values.kills, defaults.kills, 0),
     seed: positiveInt('seed', values.seed, DEFAULT_SEED, 0),
     quick: values.quick ?? false,
-    flushRuns: positiveInt('flush-runs', values['flush-runs'], Math.max(20, Math.round(runs / 5))),
+    flushRuns: positiveInt('flush-runs', values['flush-runs'], Math.max(60, Math.round(runs / 5))),
     keepLogs: values['keep-logs'] ?? false,
   };
 }

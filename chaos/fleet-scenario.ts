@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ChaosWorker } from './chaos-fleet.js';
-import { heldRuns, retrying, statusCounts, takenOver } from './chaos-db.js';
+import { heldRuns, releasedAttempts, retrying, statusCounts } from './chaos-db.js';
 import { CheckpointSampler } from './checkpoint-sampler.js';
 import type { Fault, FaultSchedule } from './fault-schedule.js';
 import { submitRuns, type Submission } from './run-submitter.js';
@@ -111,16 +111,16 @@ async function zombie(ctx: ScenarioContext, pickAt: number, startedAt: number): 
   const stoppedAt = Date.now();
   ctx.fleet.freeze(worker, true);
   const deadline = stoppedAt + ctx.lockMs * 2 + 30_000;
-  let claimed = 0;
+  let state = { released: 0, takenOver: 0 };
   do {
     await delay(250);
-    claimed = await takenOver(ctx.db, held).catch(() => claimed);
-  } while (claimed < held.length && Date.now() < deadline);
+    state = await releasedAttempts(ctx.db, held).catch(() => state);
+  } while (state.released < held.length && Date.now() < deadline);
   if (held.length === 0) await delay(ctx.lockMs * 2);
   const frozenMs = Date.now() - stoppedAt;
   ctx.fleet.freeze(worker, false);
-  ctx.log(`  SIGSTOP ${worker.id} holding ${held.length} runs; ${claimed} taken over; SIGCONT after ${frozenMs} ms`);
-  return { at: stoppedAt, atMs: stoppedAt - startedAt, workerId: worker.id, detail: { held: held.length, takenOver: claimed, frozenMs } };
+  ctx.log(`  SIGSTOP ${worker.id} holding ${held.length} runs; ${state.takenOver} taken over; SIGCONT after ${frozenMs} ms`);
+  return { at: stoppedAt, atMs: stoppedAt - startedAt, workerId: worker.id, detail: { held: held.length, ...state, frozenMs } };
 }
 
 /** The serving worker at `pickAt` (waiting for one to be ready if none is). */

@@ -23,7 +23,7 @@ export interface FlushScenarioRecord {
 }
 
 /**
- * Enqueues `runs` runs, lets about a quarter finish, then wipes Redis with
+ * Enqueues `runs` runs, lets about a tenth finish, then wipes Redis with
  * FLUSHALL: every job is gone, and the workers' reconciler must re-enqueue
  * each unfinished run from Postgres.
  */
@@ -34,8 +34,8 @@ export async function runFlushScenario(
   const startedAt = Date.now();
   const sampler = new CheckpointSampler(ctx.db);
   sampler.start(1_000);
-  const submissions = await submitRuns({ ...ctx.api, scenario: FLUSH_SCENARIO, count: options.runs, spreadMs: 3_000 });
-  const target = Math.ceil(options.runs / 4);
+  const submissions = await submitRuns({ ...ctx.api, scenario: FLUSH_SCENARIO, count: options.runs, spreadMs: 1_000 });
+  const target = Math.ceil(options.runs / 10);
   const waitUntil = Date.now() + 120_000;
   while (((await retrying(() => statusCounts(ctx.db, FLUSH_SCENARIO))).COMPLETED ?? 0) < target && Date.now() < waitUntil) {
     await delay(100);

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { CairnClient } from '@cairn/queue';
 import type { RunRecord } from '@cairn/engine';
 import { BENCH_AGENT, createRegistry } from './bench-registry.js';

@@ -26,6 +26,7 @@ beforeEach(async () => {
     continueRun: (runId, options) => fx.client.continueRun(runId, options),
     cancelRun: (runId) => fx.client.cancelRun(runId),
     getRun: (runId) => fx.client.getRun(runId),
+    getRunStatus: (runId) => fx.client.getRunStatus(runId),
     getSession: (sessionId) => fx.client.getSession(sessionId),
     listEvents: (runId, afterSeq) => {
       listEventsCalls += 1;

@@ -1,4 +1,4 @@
-import type { CreateRunRequest, RunRecord } from '@cairn/engine';
+import type { CreateRunRequest, RunRecord, RunStatus } from '@cairn/engine';
 import type { RunView, SessionView, StoredEvent } from '@cairn/store';
 
 /** What a continue request asks for (the HTTP body, camelCased). */
@@ -20,6 +20,7 @@ export interface ProducerClient {
   continueRun(runId: string, options: ContinueRunOptions): Promise<ContinueRunResult>;
   cancelRun(runId: string): Promise<RunRecord>;
   getRun(runId: string): Promise<RunView | undefined>;
+  getRunStatus(runId: string): Promise<RunStatus | undefined>;
   getSession(sessionId: string): Promise<SessionView | undefined>;
   listEvents(runId: string, afterSeq: number): Promise<StoredEvent[]>;
 }

@@ -1,4 +1,4 @@
-import { Engine, TERMINAL_STATUSES, type CreateRunRequest, type Model, type Registry, type RunRecord } from '@cairn/engine';
+import { Engine, TERMINAL_STATUSES, type CreateRunRequest, type Model, type Registry, type RunRecord, type RunStatus } from '@cairn/engine';
 import { createDb, migrate, PostgresCheckpointStore, type RunView, type SessionView, type StoredEvent } from '@cairn/store';
 import { RunWaitTimeoutError, ServiceUnreachableError } from './errors.js';
 import { RunQueue, type RunQueueOptions } from './queue-backend.js';
@@ -143,6 +143,11 @@ export class CairnClient {
   /** The run as the API returns it, or undefined. */
   getRun(runId: string): Promise<RunView | undefined> {
     return this.store.getRunView(runId);
+  }
+
+  /** The run's status alone (one indexed read), or undefined when there is no such run. */
+  async getRunStatus(runId: string): Promise<RunStatus | undefined> {
+    return (await this.store.getRun(runId))?.status;
   }
 
   /** The session and its runs, or undefined. */

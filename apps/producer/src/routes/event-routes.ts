@@ -55,7 +55,7 @@ export function eventRoutes({ client, options = {}, onStreamError }: EventRoutes
   app.get('/runs/:run_id/events', async (c) => {
     const runId = c.req.param('run_id');
     let afterSeq = startSeq(c);
-    if (!(await client.getRun(runId))) throw new RunNotFoundError(runId);
+    if (!(await client.getRunStatus(runId))) throw new RunNotFoundError(runId);
 
     return streamSSE(
       c,
@@ -79,8 +79,8 @@ export function eventRoutes({ client, options = {}, onStreamError }: EventRoutes
           const events = await client.listEvents(runId, afterSeq);
           await send(events);
           if (events.length === 0) {
-            const run = await client.getRun(runId);
-            if (!run || TERMINAL_STATUSES.includes(run.status)) {
+            const status = await client.getRunStatus(runId);
+            if (!status || TERMINAL_STATUSES.includes(status)) {
               const rest = await client.listEvents(runId, afterSeq);
               await send(rest);
               terminalSince ??= Date.now();
