@@ -3,6 +3,7 @@
  * benchmark sections, prints a Markdown table and writes bench/results/latest.json.
  * Never asserts a figure; exits 1 only when one of Cairn's own sections could not run.
  */
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { machineInfo } from './lib/machine.js';
@@ -67,15 +68,16 @@ async function main(): Promise<number> {
   const { quick, sections } = parseCli();
   const services = new BenchServices();
   const startedAt = new Date().toISOString();
+  const startLoad = Math.round((loadavg()[0] ?? 0) * 100) / 100;
   const reports: SectionReport[] = [];
   try {
     for (const section of sections) reports.push(await runSection(section, quick, services));
     const machine = await machineInfo(await services.postgresUrl().catch(() => undefined));
-    const report: BenchReport = { startedAt, quick, machine, sections: reports };
+    const report: BenchReport = { startedAt, quick, startLoad, machine, sections: reports };
     console.log(`\n## Cairn benchmark${quick ? ' (quick)' : ''}, ${startedAt}\n`);
     console.log(
       `Machine: ${machine.cores} cores (${machine.cpu}), ${machine.memoryGb} GB, ${machine.os}, Node ${machine.node}, ` +
-        `Postgres ${machine.postgres ?? '?'}, Redis ${machine.redis ?? 'none'}\n`,
+        `Postgres ${machine.postgres ?? '?'}, Redis ${machine.redis ?? 'none'}; load average ${startLoad} at start, ${machine.loadAverage} at end\n`,
     );
     console.log(formatTable(report));
     await writeReport(RESULTS_PATH, report);

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { SCENARIO_RUNS, statusCounts, TOP_LEVEL_RUNS } from './chaos-db.js';
 import { CHAOS_TOOLS } from './chaos-registry.js';
 import type { IndexRegression } from './checkpoint-sampler.js';
+import type { UnexpectedExit } from './chaos-fleet.js';
 import type { Submission } from './run-submitter.js';
 
 /** The figures that must be zero. */
@@ -18,6 +19,8 @@ export interface ChaosGoals {
   checkpointIndexBackwards: number;
   /** Histories whose messages and tool call rows do not match their checkpoint index. */
   inconsistentHistories: number;
+  /** Worker processes that died on their own after they had started (not the harness's signals). */
+  workerCrashes: number;
 }
 
 /** Percentiles of a set of durations. */
@@ -43,13 +46,19 @@ async function rows<T extends pg.QueryResultRow>(db: pg.Pool, text: string, valu
   return (await db.query<T>(text, values)).rows;
 }
 
+/** What one scenario left behind, for {@link checkScenario}. */
+export interface ScenarioTrace {
+  scenario: string;
+  submissions: readonly Submission[];
+  regressions: readonly IndexRegression[];
+  /** Workers that exited on their own while the scenario ran. */
+  exits: readonly UnexpectedExit[];
+}
+
 /** Runs every goal check of DESIGN's guarantees over one scenario's runs. */
-export async function checkScenario(
-  db: pg.Pool,
-  scenario: string,
-  submissions: readonly Submission[],
-  regressions: readonly IndexRegression[],
-): Promise<ScenarioChecks> {
+export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<ScenarioChecks> {
+  const { scenario, submissions, regressions } = trace;
+  const crashes = trace.exits.filter((e) => e.afterStart);
   const args = [scenario];
   const byStatus = await statusCounts(db, scenario);
   const submitted = Object.values(byStatus).reduce((a, b) => a + b, 0);
@@ -135,6 +144,7 @@ export async function checkScenario(
     fencedOutWrites: epochMismatches.length + orphanResults.length + writesAfterFinish.length,
     checkpointIndexBackwards: auditedBackwards.length + sampledBackwards.length,
     inconsistentHistories: inconsistent.length,
+    workerCrashes: crashes.length,
   };
   const examples: ScenarioChecks['examples'] = {};
   const example = (goal: keyof ChaosGoals, items: unknown[]) => {
@@ -146,12 +156,16 @@ export async function checkScenario(
   example('fencedOutWrites', [...epochMismatches, ...orphanResults, ...writesAfterFinish]);
   example('checkpointIndexBackwards', [...auditedBackwards, ...sampledBackwards]);
   example('inconsistentHistories', inconsistent);
+  example('workerCrashes', crashes);
 
   return {
     runs: { submitted, accepted: accepted.length, completed: byStatus.COMPLETED ?? 0, byStatus },
     goals,
     examples,
-    info: await scenarioInfo(db, scenario, submissions),
+    info: {
+      ...(await scenarioInfo(db, scenario, submissions)),
+      workersFailedToStart: trace.exits.filter((e) => !e.afterStart).map((e) => ({ workerId: e.workerId, exit: e.exit })),
+    },
   };
 }
 

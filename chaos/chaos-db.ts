@@ -1,9 +1,10 @@
 import pg from 'pg';
 
-/** A pg pool for the harness that survives a Postgres restart (idle-connection errors are ignored). */
+/** A pg pool that survives a Postgres restart: errors of dead connections, idle or checked out, are ignored. */
 export function harnessPool(url: string): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: 4 });
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

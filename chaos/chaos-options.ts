@@ -9,6 +9,8 @@ export interface ChaosOptions {
   /** Seeds the fault schedule: the same seed gives the same schedule. */
   seed: number;
   quick: boolean;
+  /** SIGSTOP/SIGCONT zombies (and as many SIGTERMs); default one per 20 kills, at least one. */
+  zombies?: number;
   /** Runs of the separate Redis FLUSHALL scenario. */
   flushRuns: number;
   /** Keep the processes' logs even when every goal is met. */
@@ -29,7 +31,7 @@ function positiveInt(name: string, raw: string | undefined, fallback: number, mi
   return value;
 }
 
-/** Parses `--runs`, `--kills`, `--seed`, `--quick`, `--flush-runs`, `--keep-logs`; throws naming a bad flag. */
+/** Parses `--runs`, `--kills`, `--seed`, `--zombies`, `--quick`, `--flush-runs`, `--keep-logs`; throws naming a bad flag. */
 export function parseChaosOptions(argv: readonly string[]): ChaosOptions {
   const { values } = parseArgs({
     args: [...argv],
@@ -37,6 +39,7 @@ export function parseChaosOptions(argv: readonly string[]): ChaosOptions {
       runs: { type: 'string' },
       kills: { type: 'string' },
       seed: { type: 'string' },
+      zombies: { type: 'string' },
       quick: { type: 'boolean', default: false },
       'flush-runs': { type: 'string' },
       'keep-logs': { type: 'boolean', default: false },
@@ -50,6 +53,7 @@ export function parseChaosOptions(argv: readonly string[]): ChaosOptions {
     kills: positiveInt('kills', values.kills, defaults.kills, 0),
     seed: positiveInt('seed', values.seed, DEFAULT_SEED, 0),
     quick: values.quick ?? false,
+    ...(values.zombies === undefined ? {} : { zombies: positiveInt('zombies', values.zombies, 1) }),
     flushRuns: positiveInt('flush-runs', values['flush-runs'], Math.max(60, Math.round(runs / 5))),
     keepLogs: values['keep-logs'] ?? false,
   };

@@ -11,7 +11,7 @@ export interface ScenarioReport extends ScenarioChecks {
   /** False when some run was still unfinished at the drain deadline. */
   drained: boolean;
   /** Kill (or flush) to the next claim of each run the fault interrupted. */
-  recovery: Distribution & Record<string, unknown>;
+  recovery: Distribution & { measuredFrom: string; clearOfOutages?: Distribution } & Record<string, unknown>;
   faults: unknown[];
   passed: boolean;
 }
@@ -56,6 +56,7 @@ const GOAL_LABELS: Record<keyof ChaosGoals, string> = {
   fencedOutWrites: 'writes accepted from a fenced-out epoch',
   checkpointIndexBackwards: 'checkpoint index going backwards',
   inconsistentHistories: 'half-written or inconsistent histories',
+  workerCrashes: 'worker processes crashed',
 };
 
 /** The report as a text table, one column per scenario. */
@@ -69,12 +70,17 @@ export function formatReport(report: ChaosReport): string {
     ...(Object.keys(GOAL_LABELS) as (keyof ChaosGoals)[]).map(
       (goal): [string, ...string[]] => [`${GOAL_LABELS[goal]} (goal 0)`, ...columns.map((s) => String(s.goals[goal]))],
     ),
-    ['recovery p50 / p95', ...columns.map((s) => `${ms(s.recovery.p50Ms)} / ${ms(s.recovery.p95Ms)} (n=${s.recovery.samples})`)],
+    ['recovery p50 / p95', ...columns.map((s) => percentiles(s.recovery))],
+    ['  kills clear of restarts', ...columns.map((s) => (s.recovery.clearOfOutages ? percentiles(s.recovery.clearOfOutages) : '-'))],
     ['passed', ...columns.map((s) => (s.passed ? 'yes' : 'NO'))],
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const lines = rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '));
   return `${lines.join('\n')}\n\n${report.passed ? 'every goal met' : 'GOALS MISSED'}`;
+}
+
+function percentiles(d: Distribution): string {
+  return `${ms(d.p50Ms)} / ${ms(d.p95Ms)} (n=${d.samples})`;
 }
 
 function ms(value: number | null): string {

@@ -23,9 +23,9 @@ const MIN_WINDOW_MS = 40_000;
 /**
  * Builds the fault schedule from the seed alone: `kills` SIGKILLs spread over
  * the window with jitter, one Redis restart and one Postgres restart, and one
- * SIGSTOP and one SIGTERM per 20 kills (at least one each).
+ * SIGSTOP and one SIGTERM per 20 kills (at least one each) unless `zombies` says how many.
  */
-export function buildFaultSchedule(options: { kills: number; seed: number }): FaultSchedule {
+export function buildFaultSchedule(options: { kills: number; seed: number; zombies?: number }): FaultSchedule {
   const random = seededRandom(options.seed);
   const windowMs = Math.max(MIN_WINDOW_MS, options.kills * KILL_INTERVAL_MS);
   const faults: Fault[] = [];
@@ -36,7 +36,7 @@ export function buildFaultSchedule(options: { kills: number; seed: number }): Fa
   const around = (fraction: number) => Math.round(windowMs * (fraction + (random() - 0.5) * 0.06));
   faults.push({ kind: 'redis-restart', atMs: around(0.4) });
   faults.push({ kind: 'postgres-restart', atMs: around(0.75), downMs: 2_000 + Math.round(random() * 2_000) });
-  const extra = Math.max(1, Math.round(options.kills / 20));
+  const extra = options.zombies ?? Math.max(1, Math.round(options.kills / 20));
   for (let i = 0; i < extra; i++) {
     const base = i / extra;
     faults.push({ kind: 'sigstop', atMs: Math.round(windowMs * (base + 0.2 / extra + random() * 0.05 / extra)), pick: random() });

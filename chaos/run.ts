@@ -5,7 +5,7 @@ import { createDatabase, freePort, spawnApp, type AppProcess } from '@cairn/serv
 import { createDb, migrate } from '@cairn/store';
 import { checkScenario, recoveryAfter, recoveryAfterFlush } from './chaos-checks.js';
 import { harnessPool } from './chaos-db.js';
-import { ChaosFleet } from './chaos-fleet.js';
+import { ChaosFleet, killAllSync } from './chaos-fleet.js';
 import { parseChaosOptions } from './chaos-options.js';
 import { buildReport, formatReport, scenarioPassed, writeReport, type ScenarioReport } from './chaos-report.js';
 import { installChaosSchema } from './chaos-schema.js';
@@ -22,7 +22,7 @@ const WORKERS = 3;
 const LOCK_MS = 2_000;
 
 const options = parseChaosOptions(process.argv.slice(2));
-const schedule = buildFaultSchedule({ kills: options.kills, seed: options.seed });
+const schedule = buildFaultSchedule(options);
 const log = (message: string) => console.log(message);
 const logDir = mkdtempSync(join(tmpdir(), 'cairn-chaos-logs-'));
 log(
@@ -33,6 +33,15 @@ log(
 const services = await startChaosServices();
 let producer: AppProcess | undefined;
 let fleet: ChaosFleet | undefined;
+const killChildren = () => killAllSync([...(fleet?.all.map((w) => w.app) ?? []), ...(producer ? [producer] : [])]);
+process.on('exit', killChildren);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`chaos: ${signal}, stopping`);
+    killChildren();
+    void services.stop().finally(() => process.exit(130));
+  });
+}
 const db = await (async () => {
   const database = await createDatabase(services.postgresUrl, 'chaos');
   const store = createDb(database.url);
@@ -87,9 +96,25 @@ try {
   const kills = fleetRun.faults.filter((f) => f.kind === 'sigkill');
   const zombies = fleetRun.faults.filter((f) => f.kind === 'sigstop');
   const killRecovery = await recoveryAfter(db.pool, kills);
+  const outages = fleetRun.faults
+    .filter((f) => f.kind === 'redis-restart' || f.kind === 'postgres-restart')
+    .map((f) => ({ from: f.at, to: f.at + Number(f.detail.downMs ?? 0) }));
+  const clearKills = kills.filter((k) => outages.every((o) => o.to < k.at - 1_000 || o.from > k.at + 3 * LOCK_MS));
+  const clearRecovery = await recoveryAfter(db.pool, clearKills);
   const zombieRecovery = await recoveryAfter(db.pool, zombies);
-  const fleetChecks = await checkScenario(db.pool, fleetRun.scenario, fleetRun.submissions, fleetRun.sampler.regressions);
-  const flushChecks = await checkScenario(db.pool, flushRun.scenario, flushRun.submissions, flushRun.sampler.regressions);
+  const exitsBetween = (from: number, to: number) => fleet!.unexpectedExits.filter((e) => e.at >= from && e.at < to);
+  const fleetChecks = await checkScenario(db.pool, {
+    scenario: fleetRun.scenario,
+    submissions: fleetRun.submissions,
+    regressions: fleetRun.sampler.regressions,
+    exits: exitsBetween(0, flushRun.startedAt),
+  });
+  const flushChecks = await checkScenario(db.pool, {
+    scenario: flushRun.scenario,
+    submissions: flushRun.submissions,
+    regressions: flushRun.sampler.regressions,
+    exits: exitsBetween(flushRun.startedAt, Infinity),
+  });
   const flushRecovery = await recoveryAfterFlush(db.pool, flushRun.unfinishedAtFlush.map((r) => r.run_id), flushRun.flushAt);
   const scenarios: ScenarioReport[] = [
     {
@@ -101,6 +126,7 @@ try {
         ...killRecovery.recovery,
         measuredFrom: 'SIGKILL',
         unrecovered: killRecovery.unrecovered,
+        clearOfOutages: clearRecovery.recovery,
         perKill: killRecovery.perFault,
         zombieTakeover: zombieRecovery.recovery,
       },
@@ -135,7 +161,9 @@ try {
   await fleet?.stopAll().catch(() => undefined);
   if (producer?.alive) {
     producer.kill('SIGTERM');
+    const timer = setTimeout(() => producer?.kill('SIGKILL'), 10_000);
     await producer.exited;
+    clearTimeout(timer);
   }
   await db.pool.end().catch(() => undefined);
   await services.stop();

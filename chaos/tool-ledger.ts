@@ -1,5 +1,6 @@
 import type { ToolContext } from '@cairn/engine';
-import pg from 'pg';
+import type pg from 'pg';
+import { harnessPool } from './chaos-db.js';
 
 /** How long a tool keeps trying to write its ledger row while Postgres is away. */
 const LEDGER_RETRY_MS = 120_000;
@@ -9,10 +10,7 @@ let pool: pg.Pool | undefined;
 function ledgerPool(): pg.Pool | undefined {
   const url = process.env.CHAOS_LEDGER_URL;
   if (!url) return undefined;
-  if (!pool) {
-    pool = new pg.Pool({ connectionString: url, max: 4 });
-    pool.on('error', () => undefined);
-  }
+  pool ??= harnessPool(url);
   return pool;
 }
 

@@ -20,10 +20,14 @@ export interface WorkerConfig {
   stalledIntervalMs?: number;
   /** Extra environment (`BENCH_TOOL_MS`, `LOG_LEVEL`, ...). */
   env?: Record<string, string>;
-  /** Entry script. @defaultValue {@link WORKER_MAIN} */
+  /** Entry script; a `.js` file runs on plain node, a `.ts` file with the tsx loader. @defaultValue {@link WORKER_MAIN} */
   script?: string;
+  /** `CAIRN_REGISTRY`. @defaultValue {@link BENCH_REGISTRY} */
+  registry?: string;
   /** Extra node flags (`--cpu-prof`, ...). */
   nodeFlags?: string[];
+  /** `CAIRN_EXECUTION_THREADS` (0: runs execute on the main thread). @defaultValue the worker's default */
+  executionThreads?: number;
 }
 
 /** A worker process the benchmark started. */
@@ -41,6 +45,18 @@ export interface WorkerHandle {
   stop(graceMs?: number): Promise<void>;
 }
 
+/** `CAIRN_EXECUTION_THREADS` for a worker: the config's, else `BENCH_EXECUTION_THREADS` (to benchmark a mode), else the worker's default. */
+function executionThreadsEnv(threads: number | undefined): Record<string, string> {
+  const value = threads === undefined ? process.env.BENCH_EXECUTION_THREADS : String(threads);
+  return value === undefined ? {} : { CAIRN_EXECUTION_THREADS: value };
+}
+
+/** The execution mode the benchmark's workers run in, for notes. */
+export function executionMode(): string {
+  const threads = process.env.BENCH_EXECUTION_THREADS;
+  return threads === undefined ? "the worker's default CAIRN_EXECUTION_THREADS" : `CAIRN_EXECUTION_THREADS=${threads} (BENCH_EXECUTION_THREADS)`;
+}
+
 const READY = /"msg":"worker started"|worker ready/;
 
 /** Starts one worker process with `config`; `ready` rejects if it exits first or takes over 60 s. */
@@ -51,16 +67,19 @@ export function startWorker(config: WorkerConfig): WorkerHandle {
     REDIS_URL: config.backend === 'redis' ? config.redisUrl : undefined,
     CAIRN_QUEUE_BACKEND: config.backend,
     CAIRN_QUEUE_NAME: config.queueName,
-    CAIRN_REGISTRY: BENCH_REGISTRY,
+    CAIRN_REGISTRY: config.registry ?? BENCH_REGISTRY,
     CAIRN_MODEL: 'scripted',
     CAIRN_WORKER_ID: config.workerId,
     WORKER_CONCURRENCY: String(config.concurrency ?? 10),
     LOG_LEVEL: 'info',
     ...(config.lockMs ? { CAIRN_LOCK_MS: String(config.lockMs) } : {}),
     ...(config.stalledIntervalMs ? { CAIRN_STALLED_INTERVAL_MS: String(config.stalledIntervalMs) } : {}),
+    ...executionThreadsEnv(config.executionThreads),
     ...config.env,
   };
-  const child = spawn(process.execPath, tsNodeArgs(config.script ?? WORKER_MAIN, config.nodeFlags), {
+  const script = config.script ?? WORKER_MAIN;
+  const args = script.endsWith('.js') ? [...(config.nodeFlags ?? []), script] : tsNodeArgs(script, config.nodeFlags);
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

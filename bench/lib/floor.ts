@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { DEFAULT_JOB_OPTIONS, RunQueue } from '@cairn/queue';
+import { runConcurrently } from './peer-harness.js';
+import { PRODUCER_LANES, type QueueTarget } from './producer.js';
 import { pollUntil } from './timing.js';
-import type { QueueTarget } from './producer.js';
 
 /** The floor worker's script. */
 export const FLOOR_WORKER = 'bench/children/floor-worker.ts';
@@ -16,11 +17,11 @@ export function openFloorQueue(target: QueueTarget): Promise<RunQueue> {
   return RunQueue.open({ backend: target.backend, redisUrl: target.redisUrl, databaseUrl: target.databaseUrl, queueName: target.queueName });
 }
 
-/** Adds `count` no-op jobs one by one (as Cairn's producer adds runs), with Cairn's job options. */
+/** Adds `count` no-op jobs over the producer's concurrent lanes (as Cairn's runs are added), with Cairn's job options. */
 export async function enqueueFloorJobs(queue: RunQueue, count: number, round: number): Promise<void> {
-  for (let i = 0; i < count; i++) {
+  await runConcurrently(count, PRODUCER_LANES, async (i) => {
     await queue.queue.add('floor', { i }, { ...DEFAULT_JOB_OPTIONS, jobId: `floor-${round}-${i}` });
-  }
+  });
 }
 
 /** Resolves once the floor table holds `rows` rows. */

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpus, release, totalmem, type } from 'node:os';
+import { cpus, loadavg, release, totalmem, type } from 'node:os';
 import pg from 'pg';
 import { findRedisServer } from '@cairn/services';
 
@@ -12,6 +12,8 @@ export interface MachineInfo {
   node: string;
   postgres?: string;
   redis?: string;
+  /** 1-minute load average when the report was written (the machine may be shared). */
+  loadAverage: number;
 }
 
 async function postgresVersion(url: string | undefined): Promise<string | undefined> {
@@ -48,5 +50,6 @@ export async function machineInfo(postgresUrl?: string): Promise<MachineInfo> {
     node: process.version,
     postgres: await postgresVersion(postgresUrl),
     redis: redisVersion(),
+    loadAverage: Math.round((loadavg()[0] ?? 0) * 100) / 100,
   };
 }

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { CairnClient } from '@cairn/queue';
 import type { RunRecord } from '@cairn/engine';
 import { BENCH_AGENT, createRegistry } from './bench-registry.js';
+import { runConcurrently } from './peer-harness.js';
 import { pollUntil } from './timing.js';
 import { RUN_INPUT } from './workload.js';
 
@@ -23,12 +24,15 @@ export function openClient(target: QueueTarget): Promise<CairnClient> {
   });
 }
 
-/** Enqueues `count` runs of `agent` one by one (as a producer would) and returns their records. */
+/** Concurrent enqueue requests, as an HTTP producer serving several clients would make. */
+export const PRODUCER_LANES = 4;
+
+/** Enqueues `count` runs of `agent` over {@link PRODUCER_LANES} concurrent lanes and returns their records. */
 export async function enqueueRuns(client: CairnClient, count: number, agent = BENCH_AGENT): Promise<RunRecord[]> {
   const runs: RunRecord[] = [];
-  for (let i = 0; i < count; i++) {
+  await runConcurrently(count, PRODUCER_LANES, async () => {
     runs.push(await client.enqueueRun({ entity: { kind: 'agent', name: agent }, input: RUN_INPUT }));
-  }
+  });
   return runs;
 }
 

@@ -22,6 +22,8 @@ export interface SectionReport {
 export interface BenchReport {
   startedAt: string;
   quick: boolean;
+  /** 1-minute load average when the run started. */
+  startLoad: number;
   machine: MachineInfo;
   sections: SectionReport[];
 }

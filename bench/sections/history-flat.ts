@@ -47,10 +47,10 @@ export const historyFlatSection: Section = {
         cairn.push(await cairnAtHistory(store, pool, size));
         blob.push(await blobAtHistory(pool, size));
       }
-      const rounds = quick ? 40 : 200;
+      const rounds = quick ? 20 : 200;
       log(`alternating ${SIZES.length} history sizes x 2 stores, ${rounds} rounds`);
-      const samples = await alternate([...cairn, ...blob], rounds, quick ? 5 : 20);
-      const wal = await walPerVariant(database.url, [...cairn, ...blob], quick ? 10 : 40);
+      const samples = await alternate([...cairn, ...blob], rounds, quick ? 3 : 20);
+      const wal = await walPerVariant(database.url, [...cairn, ...blob], quick ? 8 : 40);
       const cairnMs = samples.slice(0, SIZES.length);
       const blobMs = samples.slice(SIZES.length);
       const last = SIZES.length - 1;

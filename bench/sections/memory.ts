@@ -3,7 +3,8 @@ import { createDb, migrate } from '@cairn/store';
 import { runChild } from '../lib/child.js';
 import { FigureSink } from '../lib/attempt.js';
 import { fmt, medianFigure } from '../lib/figure.js';
-import { startWorker } from '../lib/fleet.js';
+import { buildCompiledWorker } from '../lib/compiled-worker.js';
+import { executionMode, startWorker, type WorkerConfig } from '../lib/fleet.js';
 import { procMemoryMb, sampleMax } from '../lib/proc-memory.js';
 import { enqueueRuns, openClient, waitForTerminal, type QueueTarget } from '../lib/producer.js';
 import type { Section } from '../lib/section.js';
@@ -22,8 +23,14 @@ interface MemoryResult {
   peaks: Record<number, number>;
 }
 
-async function workerPeaks(target: QueueTarget, pool: pg.Pool, label: string): Promise<MemoryResult> {
-  const worker = startWorker({ ...target, workerId: `memory-${label}`, concurrency: 100, env: WORKLOAD_ENV });
+/** One way of running the worker process. */
+interface WorkerVariant {
+  label: string;
+  config: Pick<WorkerConfig, 'script' | 'registry' | 'executionThreads'>;
+}
+
+async function workerPeaks(target: QueueTarget, pool: pg.Pool, variant: WorkerVariant, label: string): Promise<MemoryResult> {
+  const worker = startWorker({ ...target, ...variant.config, workerId: `memory-${label}`, concurrency: 100, env: WORKLOAD_ENV });
   const client = await openClient(target);
   try {
     await worker.ready;
@@ -43,10 +50,30 @@ async function workerPeaks(target: QueueTarget, pool: pg.Pool, label: string): P
   }
 }
 
+/** The worker variants measured: the default first (it carries the goal); compiled ones only when esbuild can build them. */
+async function workerVariants(quick: boolean, notes: string[]): Promise<WorkerVariant[]> {
+  const defaults: WorkerVariant = { label: 'worker process', config: {} };
+  if (quick) return [defaults];
+  const inline: WorkerVariant = { label: 'worker process, CAIRN_EXECUTION_THREADS=0', config: { executionThreads: 0 } };
+  try {
+    const compiled = await buildCompiledWorker();
+    const js = { script: compiled.script, registry: compiled.registry };
+    return [
+      defaults,
+      inline,
+      { label: 'worker process compiled to JS (no tsx)', config: js },
+      { label: 'worker process compiled to JS, CAIRN_EXECUTION_THREADS=0', config: { ...js, executionThreads: 0 } },
+    ];
+  } catch (error) {
+    notes.push(`compiled worker variants not run: esbuild failed: ${(error as Error).message.slice(0, 200)}`);
+    return [defaults, inline];
+  }
+}
+
 function record(sink: FigureSink, what: string, results: readonly MemoryResult[]): void {
   for (const runs of LOADS) {
     const peaks = results.map((r) => r.peaks[runs] ?? Number.NaN);
-    const goal = what === 'worker process' && runs === 100 ? GOAL : undefined;
+    const goal = what.startsWith('worker process') && runs === 100 ? GOAL : undefined;
     sink.figures.push(medianFigure(ID, `${what} peak RSS, ${runs} concurrent runs`, peaks, 'MB', { goal }));
   }
   sink.notes.push(`${what}: idle RSS ${fmt(median(results.map((r) => r.baselineMb)))} MB before the runs`);
@@ -65,7 +92,8 @@ export const memorySection: Section = {
     const reps = quick ? 1 : 3;
     const sink = new FigureSink(ID, log);
     const names = (what: string) => LOADS.map((runs) => `${what} peak RSS, ${runs} concurrent runs`);
-    await sink.part(names('engine process'), async () => {
+    if (quick) sink.notes.push('--quick: the in-process engine variant is skipped');
+    else await sink.part(names('engine process'), async () => {
       log(`in-process engine, ${LOADS.join(' then ')} concurrent runs, ${reps} process(es)`);
       const results: MemoryResult[] = [];
       for (let r = 0; r < reps; r++) {
@@ -88,16 +116,18 @@ export const memorySection: Section = {
     };
     const pool = new pg.Pool({ connectionString: database.url, max: 2 });
     try {
-      await sink.part(names('worker process'), async () => {
-        log(`worker process (${target.backend}, WORKER_CONCURRENCY=100), ${LOADS.join(' then ')} runs, ${reps} process(es)`);
-        const results: MemoryResult[] = [];
-        for (let r = 0; r < reps; r++) results.push(await workerPeaks(target, pool, String(r)));
-        record(sink, 'worker process', results);
-      });
+      for (const [v, variant] of (await workerVariants(quick, sink.notes)).entries()) {
+        await sink.part(names(variant.label), async () => {
+          log(`${variant.label} (${target.backend}, WORKER_CONCURRENCY=100), ${LOADS.join(' then ')} runs, ${reps} process(es)`);
+          const results: MemoryResult[] = [];
+          for (let r = 0; r < reps; r++) results.push(await workerPeaks(target, pool, variant, `${v}-${r}`));
+          record(sink, variant.label, results);
+        });
+      }
     } finally {
       await pool.end();
     }
-    sink.notes.push('each process runs 1, then 100 concurrent runs (3 tool batches of 3 calls, 20 ms model turns, 200 ms tools, so all 100 are in flight together); processes run from sources with the tsx loader, as `npm run worker` does');
+    sink.notes.push('each process runs 1, then 100 concurrent runs (3 tool batches of 3 calls, 20 ms model turns, 200 ms tools, so all 100 are in flight together); worker processes run from sources with the tsx loader, as `npm run worker` does, unless compiled; ' + executionMode());
     return { figures: sink.figures, notes: sink.notes, failed: sink.failed };
   },
 };

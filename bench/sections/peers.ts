@@ -64,12 +64,12 @@ export const peersSection: Section = {
   cairn: false,
   async run({ quick, services, log }) {
     const config: PeerConfig = {
-      runs: quick ? 40 : 200,
+      runs: quick ? 30 : 200,
       concurrency: 10,
-      rounds: quick ? 2 : 3,
-      serialRuns: quick ? 5 : 20,
+      rounds: quick ? 1 : 3,
+      serialRuns: quick ? 3 : 20,
       historySizes: quick ? [10, 1000] : [10, 100, 1000, 5000],
-      growthReps: quick ? 3 : 10,
+      growthReps: quick ? 2 : 10,
     };
     const missing = await ensurePeersInstalled(log);
     const sink = new FigureSink(ID, log);

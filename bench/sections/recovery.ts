@@ -3,7 +3,7 @@ import type { CairnClient } from '@cairn/queue';
 import { FigureSink } from '../lib/attempt.js';
 import { BLOCKER_AGENT } from '../lib/bench-registry.js';
 import { medianFigure, valueFigure } from '../lib/figure.js';
-import { startWorker, stopAll, type WorkerHandle } from '../lib/fleet.js';
+import { executionMode, startWorker, stopAll, type WorkerHandle } from '../lib/fleet.js';
 import { enqueueRuns, openClient, waitForTerminal, type QueueTarget } from '../lib/producer.js';
 import { readRunState, type RunState } from '../lib/run-watch.js';
 import type { Section, SectionContext } from '../lib/section.js';
@@ -79,6 +79,7 @@ async function blockTrials(client: CairnClient, pool: pg.Pool, count: number): P
 }
 
 async function measureBackend(context: SectionContext, sink: FigureSink, backend: 'redis' | 'postgres', trials: number, blocks: number) {
+  if (trials === 0) return;
   const database = await context.services.database(`${ID}_${backend}`);
   const redisUrl = backend === 'redis' ? await context.services.redisUrl() : undefined;
   const fleet: Fleet = {
@@ -137,7 +138,7 @@ export const recoverySection: Section = {
     const backends: ('redis' | 'postgres')[] = (await context.services.redisUrl()) ? ['redis', 'postgres'] : ['postgres'];
     for (const backend of backends) await measureBackend(context, sink, backend, trials, blocks);
     sink.notes.push(
-      'two worker processes with default settings (WORKER_CONCURRENCY=10, CAIRN_LOCK_MS=2000, CAIRN_STALLED_INTERVAL_MS=500); one run at a time (4 batches, 100 ms tools); the holder is SIGKILLed within ~5 ms of its first checkpoint and replaced; claim = new attempt started_at - kill, next checkpoint = runs.updated_at of the next commit - kill',
+      `two worker processes with default settings (WORKER_CONCURRENCY=10, CAIRN_LOCK_MS=2000, CAIRN_STALLED_INTERVAL_MS=500, ${executionMode()}); one run at a time (4 batches, 100 ms tools); the holder is SIGKILLed within ~5 ms of its first checkpoint and replaced; claim = new attempt started_at - kill, next checkpoint = runs.updated_at of the next commit - kill`,
     );
     return { figures: sink.figures, notes: sink.notes, failed: sink.failed };
   },

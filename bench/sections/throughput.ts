@@ -3,7 +3,7 @@ import type { CairnClient } from '@cairn/queue';
 import { FigureSink } from '../lib/attempt.js';
 import { fmt, ratioFigure, valueFigure } from '../lib/figure.js';
 import { createFloorTable, enqueueFloorJobs, FLOOR_WORKER, openFloorQueue, waitForFloorRows } from '../lib/floor.js';
-import { startWorker, stopAll, type WorkerConfig, type WorkerHandle } from '../lib/fleet.js';
+import { executionMode, startWorker, stopAll, type WorkerConfig, type WorkerHandle } from '../lib/fleet.js';
 import { completedCount, enqueueRuns, openClient, waitForTerminal, type QueueTarget } from '../lib/producer.js';
 import type { Section, SectionContext } from '../lib/section.js';
 import { median, summarize } from '../lib/stats.js';
@@ -12,13 +12,15 @@ import { statementCensus } from '../lib/statement-census.js';
 import { nextXid } from '../lib/wal.js';
 
 const ID = 'throughput';
-const WORKER_COUNTS = [1, 2] as const;
+const WORKER_COUNTS: readonly number[] = [1, 2];
 /** JSON bytes one Cairn run writes (input, 3 batches of messages and tool rows, answer), spread over the floor's commits. */
 const RUN_BYTES = 11_000;
 
 interface Plan {
   runs: number;
   rounds: number;
+  /** Worker process counts measured per backend. */
+  workerCounts: Record<'redis' | 'postgres', readonly number[]>;
 }
 
 function rateFigure(name: string, rates: readonly number[], unit: string) {
@@ -116,7 +118,7 @@ async function measureBackend(
   });
   try {
     await createFloorTable(pool);
-    for (const count of WORKER_COUNTS) {
+    for (const count of plan.workerCounts[backend]) {
       await sink.part([`cairn runs/s, ${backend}, ${count} worker(s)`], async () => {
         await scaleTo(workers, count, cairnTarget, `tp-${backend}`);
         log(`cairn on ${backend}, ${count} worker process(es): ${plan.rounds} x ${plan.runs} runs`);
@@ -132,7 +134,7 @@ async function measureBackend(
     await stopAll(workers.splice(0));
     const commits = calibration.commits ?? 6;
     const floorBase = { ...floorTarget, script: FLOOR_WORKER, env: { FLOOR_COMMITS: String(commits), FLOOR_BYTES: String(Math.round(RUN_BYTES / commits)) } };
-    for (const count of WORKER_COUNTS) {
+    for (const count of plan.workerCounts[backend]) {
       const names = [`floor jobs/s, ${backend}, ${count} worker(s)`, `cairn / floor, ${backend}, ${count} worker(s)`];
       await sink.part(names, async () => {
         await scaleTo(workers, count, floorBase, `floor-${backend}`);
@@ -158,7 +160,10 @@ export const throughputSection: Section = {
   title: 'Throughput',
   cairn: true,
   async run(context) {
-    const plan: Plan = context.quick ? { runs: 60, rounds: 1 } : { runs: 300, rounds: 3 };
+    const plan: Plan = context.quick
+      ? { runs: 40, rounds: 1, workerCounts: { redis: WORKER_COUNTS, postgres: [1] } }
+      : { runs: 300, rounds: 3, workerCounts: { redis: WORKER_COUNTS, postgres: WORKER_COUNTS } };
+    if (context.quick) context.log('--quick: postgres backend with 1 worker process only');
     const sink = new FigureSink(ID, context.log);
     const calibration: { commits?: number } = {};
     const backends: ('redis' | 'postgres')[] = (await context.services.redisUrl()) ? ['redis', 'postgres'] : ['postgres'];
@@ -175,7 +180,7 @@ export const throughputSection: Section = {
       sink.notes.push(`worker-side statements per run (each one round trip): ${kinds.join(', ')}`);
     });
     sink.notes.push(
-      `each Cairn run: scripted agent, 3 tool batches of 3 no-op calls, default worker settings (WORKER_CONCURRENCY=10, lock 2000 ms); the floor: the same BullMQ wiring and job options, each job doing ${calibration.commits ?? '?'} autocommitted INSERTs (Cairn's write transactions per run on Redis)`,
+      `each Cairn run: scripted agent, 3 tool batches of 3 no-op calls, default worker settings (WORKER_CONCURRENCY=10, lock 2000 ms, ${executionMode()}); the floor: the same BullMQ wiring and job options, each job doing ${calibration.commits ?? '?'} autocommitted INSERTs (Cairn's write transactions per run on Redis)`,
     );
     return { figures: sink.figures, notes: sink.notes, failed: sink.failed };
   },

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRegistry } from '@cairn/research-team';
-import { CairnClient, type QueueBackendKind } from '@cairn/queue';
+import { CairnClient, loadRegistry, type QueueBackendKind } from '@cairn/queue';
 import { spawnApp, testDatabase, testRedisUrl, type AppProcess, type TestDatabase } from '@cairn/services';
 import type { RunView } from '@cairn/store';
 
@@ -16,6 +16,8 @@ export interface FleetOptions {
   toolDelayMs?: number;
   lockMs?: number;
   stalledIntervalMs?: number;
+  /** `CAIRN_REGISTRY` of the workers and the client. @defaultValue the research team */
+  registryModule?: string;
 }
 
 /** One test's database, queue, client and worker processes. */
@@ -42,7 +44,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const client = await CairnClient.connect({
     databaseUrl: db.url,
     queue: { backend: options.backend, redisUrl, queueName },
-    registry: createRegistry(),
+    registry: options.registryModule ? await loadRegistry(options.registryModule) : createRegistry(),
     migrate: true,
   });
   const workers: SpawnedWorker[] = [];
@@ -55,6 +57,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     CAIRN_LOCK_MS: String(options.lockMs ?? 2000),
     CAIRN_STALLED_INTERVAL_MS: String(options.stalledIntervalMs ?? 500),
     WORKER_CONCURRENCY: '4',
+    ...(options.registryModule ? { CAIRN_REGISTRY: options.registryModule } : {}),
     LOG_LEVEL: 'debug',
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
   };

@@ -13,7 +13,11 @@ try {
 const logger = pino({ level: config.logLevel, base: { workerId: config.workerId } });
 
 try {
-  const worker = await startWorkerProcess(config, logger);
+  const worker = await startWorkerProcess(config, logger, (error) => {
+    // Its runs are recovered by other workers through stalled-job detection; a supervisor restarts this one.
+    logger.fatal({ err: error }, 'an execution thread died: exiting');
+    process.exit(1);
+  });
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

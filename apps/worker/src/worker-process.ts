@@ -1,7 +1,10 @@
 import {
+  createInlineExecutor,
+  createThreadExecutor,
   loadRegistry,
   modelFromSpec,
   RunQueue,
+  type RunExecutor,
   ServiceUnreachableError,
   startReconciler,
   startRunWorker,
@@ -21,10 +24,14 @@ export interface WorkerProcess {
  * BullMQ run worker and periodic reconciler. Throws `ServiceUnreachableError`
  * naming Redis or Postgres when one is down at start.
  */
-export async function startWorkerProcess(config: CairnEnvConfig, logger: WorkerLogger): Promise<WorkerProcess> {
-  const model = modelFromSpec(config);
-  const registry = await loadRegistry(config.registryModule, model);
-  const db = createDb(config.databaseUrl, { max: Math.max(10, config.workerConcurrency + 4) });
+export async function startWorkerProcess(
+  config: CairnEnvConfig,
+  logger: WorkerLogger,
+  onFatal: (error: Error) => void,
+): Promise<WorkerProcess> {
+  // In thread mode the main thread only checks the store at start and reconciles.
+  const mainPoolSize = config.executionThreads === 0 ? config.workerConcurrency + 4 : 4;
+  const db = createDb(config.databaseUrl, { max: mainPoolSize });
   try {
     await (config.migrate ? migrate(db) : db.selectFrom('runs').select('run_id').limit(1).execute());
   } catch (cause) {
@@ -47,11 +54,17 @@ export async function startWorkerProcess(config: CairnEnvConfig, logger: WorkerL
     throw error;
   }
   const store = new PostgresCheckpointStore(db);
+  let executor: RunExecutor;
+  try {
+    executor = await createExecutor(config, store, logger, onFatal);
+  } catch (error) {
+    await runQueue.close();
+    await db.destroy();
+    throw error;
+  }
   const worker = startRunWorker({
     runQueue,
-    store,
-    registry,
-    model,
+    executor,
     workerId: config.workerId,
     concurrency: config.workerConcurrency,
     lockDurationMs: config.lockMs,
@@ -66,7 +79,13 @@ export async function startWorkerProcess(config: CairnEnvConfig, logger: WorkerL
     logger,
   });
   logger.info(
-    { workerId: config.workerId, backend: runQueue.backend, queue: runQueue.name, concurrency: config.workerConcurrency, model: config.model },
+    {
+      backend: runQueue.backend,
+      queue: runQueue.name,
+      concurrency: config.workerConcurrency,
+      executionThreads: config.executionThreads,
+      model: config.model,
+    },
     'worker started',
   );
   return {
@@ -77,4 +96,40 @@ export async function startWorkerProcess(config: CairnEnvConfig, logger: WorkerL
       await db.destroy();
     },
   };
+}
+
+/** Execution threads (the default), or the main thread when `CAIRN_EXECUTION_THREADS=0`. */
+async function createExecutor(
+  config: CairnEnvConfig,
+  store: PostgresCheckpointStore,
+  logger: WorkerLogger,
+  onFatal: (error: Error) => void,
+): Promise<RunExecutor> {
+  const leaseCheckMs = Math.max(100, Math.floor(config.lockMs / 2));
+  if (config.executionThreads === 0) {
+    const model = modelFromSpec(config);
+    return createInlineExecutor({
+      store,
+      registry: await loadRegistry(config.registryModule, model),
+      workerId: config.workerId,
+      model,
+      leaseCheckMs,
+      logger,
+    });
+  }
+  return createThreadExecutor({
+    threads: config.executionThreads,
+    logger,
+    onThreadDeath: onFatal,
+    config: {
+      databaseUrl: config.databaseUrl,
+      registryModule: config.registryModule,
+      model: config.model,
+      openaiApiKey: config.openaiApiKey,
+      openaiBaseUrl: config.openaiBaseUrl,
+      workerId: config.workerId,
+      leaseCheckMs,
+      dbPoolMax: Math.max(4, Math.ceil(config.workerConcurrency / config.executionThreads) + 2),
+    },
+  });
 }

@@ -10,19 +10,21 @@ const optionalString = z
   .optional()
   .transform((value) => (value?.trim() ? value.trim() : undefined));
 
-const positiveInt = (fallback: number) =>
+/** An integer variable of at least `min`, `fallback` when unset. */
+const integerAtLeast = (min: number, fallback: number) =>
   z
     .string()
     .optional()
     .transform((value, ctx) => {
       if (value === undefined || value.trim() === '') return fallback;
       const n = Number(value);
-      if (!Number.isInteger(n) || n <= 0) {
-        ctx.addIssue({ code: 'custom', message: `must be a positive integer, got "${value}"` });
+      if (!Number.isInteger(n) || n < min) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer >= ${min}, got "${value}"` });
         return z.NEVER;
       }
       return n;
     });
+const positiveInt = (fallback: number) => integerAtLeast(1, fallback);
 
 const url = (protocols: string[]) =>
   optionalString.refine(
@@ -48,6 +50,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_WORKER_ID: optionalString,
   PORT: positiveInt(3000),
   WORKER_CONCURRENCY: positiveInt(10),
+  CAIRN_EXECUTION_THREADS: integerAtLeast(0, 1),
   CAIRN_LOCK_MS: positiveInt(2000),
   CAIRN_STALLED_INTERVAL_MS: positiveInt(500),
   CAIRN_RECONCILE_INTERVAL_MS: positiveInt(30_000),
@@ -80,6 +83,8 @@ export interface CairnEnvConfig {
   port: number;
   /** @defaultValue 10 */
   workerConcurrency: number;
+  /** Threads that execute runs, apart from the one renewing job locks; 0 executes in the main thread. @defaultValue 1 */
+  executionThreads: number;
   /** @defaultValue 2000 */
   lockMs: number;
   /** @defaultValue 500 */
@@ -127,6 +132,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     workerId: e.CAIRN_WORKER_ID ?? `${hostname()}:${process.pid}`,
     port: e.PORT,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    executionThreads: e.CAIRN_EXECUTION_THREADS,
     lockMs: e.CAIRN_LOCK_MS,
     stalledIntervalMs: e.CAIRN_STALLED_INTERVAL_MS,
     reconcileIntervalMs: e.CAIRN_RECONCILE_INTERVAL_MS,

@@ -28,12 +28,16 @@ export class ConfigError extends QueueError {
 
 /** Redis or Postgres could not be reached at start. */
 export class ServiceUnreachableError extends QueueError {
+  /** The service's URL with its password masked: loggers serialize this field. */
+  readonly url: string;
+
   constructor(
     readonly service: 'Redis' | 'Postgres',
-    readonly url: string,
+    url: string,
     options?: { cause?: unknown },
   ) {
     super(`${service} is unreachable at ${redactUrl(url)}: ${causeMessage(options?.cause)}`, options);
+    this.url = redactUrl(url);
   }
 }
 

@@ -20,6 +20,11 @@ export {
 } from './queue-backend.js';
 export { startRunWorker, type RunWorkerOptions, type RunWorkerHandle } from './run-worker.js';
 export type { JobResult } from './run-processor.js';
+export type { RunExecutor, RunExecution } from './execution/run-executor.js';
+export type { RunJobRequest, RunJobOutcome } from './execution/run-job.js';
+export { createInlineExecutor, type InlineExecutorOptions } from './execution/inline-executor.js';
+export { createThreadExecutor, type ThreadExecutorOptions } from './execution/thread-executor.js';
+export type { ExecutionThreadConfig } from './execution/thread-protocol.js';
 export { attemptReasonFor } from './attempt-reason.js';
 export { EventWriter, type EventAppender } from './event-writer.js';
 export { watchLease, type LeaseWatch, type LeaseWatchOptions } from './lease-watch.js';

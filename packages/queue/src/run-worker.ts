@@ -1,18 +1,27 @@
-import { Engine, type Model, type Registry } from '@cairn/engine';
+import type { Model, Registry } from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
-import { EventWriter } from './event-writer.js';
+import { createInlineExecutor } from './execution/inline-executor.js';
+import type { RunExecutor } from './execution/run-executor.js';
 import type { AnyWorker, RunQueue } from './queue-backend.js';
-import { createRunProcessor, type ActiveExecution } from './run-processor.js';
+import { createRunProcessor } from './run-processor.js';
 import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 
 /** Options of {@link startRunWorker}. */
 export interface RunWorkerOptions {
   runQueue: RunQueue;
-  store: PostgresCheckpointStore;
-  registry: Registry;
   /** Shown in every attempt this worker claims. */
   workerId: string;
-  /** Replaces every entity's model (`CAIRN_MODEL`). */
+  /**
+   * Where runs execute. The worker app uses execution threads
+   * (`createThreadExecutor`); without one, runs execute in this thread on
+   * `store` and `registry`.
+   */
+  executor?: RunExecutor;
+  /** For the default inline executor. */
+  store?: PostgresCheckpointStore;
+  /** For the default inline executor. */
+  registry?: Registry;
+  /** For the default inline executor: replaces every entity's model (`CAIRN_MODEL`). */
   model?: Model;
   /** @defaultValue 10 */
   concurrency?: number;
@@ -20,7 +29,7 @@ export interface RunWorkerOptions {
   lockDurationMs?: number;
   /** How often BullMQ looks for stalled jobs. @defaultValue 500 */
   stalledIntervalMs?: number;
-  /** How often a running execution re-reads its run row (epoch, cancel). @defaultValue lockDurationMs / 2 */
+  /** For the default inline executor: how often an execution re-reads its run row (epoch, cancel). @defaultValue lockDurationMs / 2 */
   leaseCheckMs?: number;
   logger?: WorkerLogger;
 }
@@ -29,8 +38,9 @@ export interface RunWorkerOptions {
 export interface RunWorkerHandle {
   /** The BullMQ worker. */
   worker: AnyWorker;
-  engine: Engine;
-  events: EventWriter;
+  executor: RunExecutor;
+  /** Run events: `flush()` resolves once every event produced so far is stored. */
+  events: { flush(): Promise<void> };
   /** Graceful shutdown: running executions stop at their next checkpoint, their jobs go back to the queue, then the worker closes. */
   close(): Promise<void>;
 }
@@ -44,32 +54,16 @@ const MAX_STALLED_COUNT = 1_000_000;
  * abort the execution, and `close()` hands running jobs to other workers.
  *
  * @example
- * const handle = startRunWorker({ runQueue, store, registry, workerId: 'w1' });
+ * const executor = await createThreadExecutor({ config });
+ * const handle = startRunWorker({ runQueue, executor, workerId: 'w1' });
  * process.once('SIGTERM', () => void handle.close());
  */
 export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
   const logger = options.logger ?? SILENT_LOGGER;
   const lockDuration = options.lockDurationMs ?? 2000;
-  const active = new Map<string, ActiveExecution>();
-  const events = new EventWriter(options.store, (error, event) =>
-    logger.warn({ err: error, runId: event.runId, type: event.type }, 'could not persist a run event'),
-  );
-  const engine = new Engine({
-    store: options.store,
-    registry: options.registry,
-    workerId: options.workerId,
-    model: options.model,
-    onEvent: events.sink,
-  });
+  const executor = options.executor ?? inlineExecutor(options, lockDuration, logger);
   let closing = false;
-  const processor = createRunProcessor({
-    engine,
-    store: options.store,
-    logger,
-    leaseCheckMs: options.leaseCheckMs ?? Math.max(100, Math.floor(lockDuration / 2)),
-    active,
-    isClosing: () => closing,
-  });
+  const processor = createRunProcessor({ executor, logger, isClosing: () => closing });
   const worker = options.runQueue.createWorker(processor, {
     name: options.workerId,
     concurrency: options.concurrency ?? 10,
@@ -90,14 +84,28 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
   let closed: Promise<void> | undefined;
   return {
     worker,
-    engine,
-    events,
+    executor,
+    events: { flush: () => executor.flushEvents() },
     close: () =>
       (closed ??= (async () => {
         closing = true;
-        for (const execution of active.values()) execution.handover.abort();
+        executor.handoverAll();
         await worker.close();
-        await events.flush();
+        await executor.close();
       })()),
   };
+}
+
+function inlineExecutor(options: RunWorkerOptions, lockDuration: number, logger: WorkerLogger): RunExecutor {
+  if (!options.store || !options.registry) {
+    throw new TypeError('startRunWorker: pass an executor, or a store and a registry');
+  }
+  return createInlineExecutor({
+    store: options.store,
+    registry: options.registry,
+    workerId: options.workerId,
+    model: options.model,
+    leaseCheckMs: options.leaseCheckMs ?? Math.max(100, Math.floor(lockDuration / 2)),
+    logger,
+  });
 }

@@ -10,8 +10,9 @@ export interface CreateDbOptions {
    */
   max?: number;
   /**
-   * Told when an idle pooled connection dies (server restart, dropped
-   * database). The pool replaces it; without a listener pg would crash the process.
+   * Told when a pooled connection dies (server restart, dropped database),
+   * idle or checked out. The pool replaces it and the query in flight fails;
+   * without a listener pg would crash the process.
    * @defaultValue ignore
    */
   onIdleError?: (error: Error) => void;
@@ -36,6 +37,9 @@ const TYPES: pg.CustomTypesConfig = {
  */
 export function createDb(url: string, options: CreateDbOptions = {}): Kysely<Database> {
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types: TYPES });
-  pool.on('error', options.onIdleError ?? (() => undefined));
+  const onError = options.onIdleError ?? (() => undefined);
+  pool.on('error', onError);
+  // pg-pool listens only while a client is idle: a connection killed mid-transaction would emit an unhandled 'error'.
+  pool.on('connect', (client) => client.on('error', onError));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

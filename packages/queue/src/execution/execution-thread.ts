@@ -1,0 +1,72 @@
+/**
+ * Entry of an execution thread: runs the engine for the jobs the main thread
+ * sends, so that a tool blocking this thread's event loop cannot stop the
+ * main thread from renewing BullMQ's job locks.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { createDb, PostgresCheckpointStore } from '@cairn/store';
+import { loadRegistry, modelFromSpec } from '../load-registry.js';
+import type { WorkerLogger } from '../worker-logger.js';
+import { createInlineExecutor } from './inline-executor.js';
+import type { RunExecutor } from './run-executor.js';
+import type { ExecutionThreadConfig, FromThread, ThreadLogLevel, ToThread } from './thread-protocol.js';
+
+const port = parentPort!;
+const config = workerData as ExecutionThreadConfig;
+const post = (message: FromThread) => port.postMessage(message);
+
+const log =
+  (level: ThreadLogLevel) =>
+  (fields: Record<string, unknown>, message: string): void => {
+    const err = fields.err;
+    const plain = err instanceof Error ? { ...fields, err: { name: err.name, message: err.message } } : fields;
+    post({ type: 'log', level, fields: plain, message });
+  };
+const logger: WorkerLogger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+
+let executor: RunExecutor;
+try {
+  const model = modelFromSpec(config);
+  const registry = await loadRegistry(config.registryModule, model);
+  const db = createDb(config.databaseUrl, { max: config.dbPoolMax });
+  executor = createInlineExecutor({
+    store: new PostgresCheckpointStore(db),
+    registry,
+    workerId: config.workerId,
+    model,
+    leaseCheckMs: config.leaseCheckMs,
+    logger,
+    onClose: () => db.destroy(),
+  });
+  post({ type: 'ready' });
+} catch (error) {
+  post({ type: 'init-failed', message: (error as Error).message });
+  process.exit(1);
+}
+
+port.on('message', (message: ToThread) => {
+  switch (message.type) {
+    case 'execute':
+      executor.execute(message.request).outcome.then(
+        (outcome) => post({ type: 'outcome', id: message.id, outcome }),
+        (error: Error) =>
+          post({ type: 'failed', id: message.id, error: { name: error.name, message: error.message } }),
+      );
+      return;
+    case 'handover-all':
+      executor.handoverAll();
+      return;
+    case 'ping':
+      post({ type: 'pong' });
+      return;
+    case 'flush':
+      void executor.flushEvents().then(() => post({ type: 'flushed', id: message.id }));
+      return;
+    case 'close':
+      void executor.close().finally(() => {
+        post({ type: 'closed' });
+        port.close();
+      });
+      return;
+  }
+});

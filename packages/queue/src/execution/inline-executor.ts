@@ -1,0 +1,57 @@
+import { Engine, type Model, type Registry } from '@cairn/engine';
+import type { PostgresCheckpointStore } from '@cairn/store';
+import { EventWriter } from '../event-writer.js';
+import { SILENT_LOGGER, type WorkerLogger } from '../worker-logger.js';
+import type { RunExecutor } from './run-executor.js';
+import { runJob } from './run-job.js';
+
+/** Options of {@link createInlineExecutor}. */
+export interface InlineExecutorOptions {
+  store: PostgresCheckpointStore;
+  registry: Registry;
+  /** Shown in every attempt this executor claims. */
+  workerId: string;
+  /** Replaces every entity's model. */
+  model?: Model;
+  /** How often an execution re-reads its run row (epoch, cancel). @defaultValue 1000 */
+  leaseCheckMs?: number;
+  logger?: WorkerLogger;
+  /** Called by `close()` after events are flushed (e.g. to destroy the store's pool). */
+  onClose?: () => Promise<void>;
+}
+
+/** Executes runs in the calling thread, with one engine and one event writer. */
+export function createInlineExecutor(options: InlineExecutorOptions): RunExecutor {
+  const logger = options.logger ?? SILENT_LOGGER;
+  const events = new EventWriter(options.store, (error, event) =>
+    logger.warn({ err: error, runId: event.runId, type: event.type }, 'could not persist a run event'),
+  );
+  const engine = new Engine({
+    store: options.store,
+    registry: options.registry,
+    workerId: options.workerId,
+    model: options.model,
+    onEvent: events.sink,
+  });
+  const handovers = new Set<AbortController>();
+  let handingOver = false;
+  const deps = { engine, store: options.store, logger, leaseCheckMs: options.leaseCheckMs ?? 1000 };
+  return {
+    execute: (request) => {
+      const handover = new AbortController();
+      if (handingOver) handover.abort();
+      handovers.add(handover);
+      const outcome = runJob(deps, request, handover.signal).finally(() => handovers.delete(handover));
+      return { outcome };
+    },
+    handoverAll: () => {
+      handingOver = true;
+      for (const handover of handovers) handover.abort();
+    },
+    flushEvents: () => events.flush(),
+    close: async () => {
+      await events.flush();
+      await options.onClose?.();
+    },
+  };
+}

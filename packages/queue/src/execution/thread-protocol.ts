@@ -1,0 +1,38 @@
+import type { RunJobOutcome, RunJobRequest } from './run-job.js';
+
+/** What an execution thread is started with (`workerData`): plain values only. */
+export interface ExecutionThreadConfig {
+  databaseUrl: string;
+  /** Module exporting `createRegistry({ model? })`. */
+  registryModule: string;
+  /** `scripted`, `openai:<model>` or `openai-chat:<model>`. */
+  model: string;
+  openaiApiKey?: string;
+  openaiBaseUrl?: string;
+  workerId: string;
+  leaseCheckMs: number;
+  /** Postgres connections of this thread's pool. */
+  dbPoolMax: number;
+}
+
+/** Messages from the worker's main thread to an execution thread. */
+export type ToThread =
+  | { type: 'execute'; id: number; request: RunJobRequest }
+  | { type: 'handover-all' }
+  | { type: 'flush'; id: number }
+  | { type: 'ping' }
+  | { type: 'close' };
+
+/** Log levels a thread forwards to the main thread's logger. */
+export type ThreadLogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** Messages from an execution thread to the main thread. */
+export type FromThread =
+  | { type: 'ready' }
+  | { type: 'init-failed'; message: string }
+  | { type: 'outcome'; id: number; outcome: RunJobOutcome }
+  | { type: 'failed'; id: number; error: { name: string; message: string } }
+  | { type: 'flushed'; id: number }
+  | { type: 'pong' }
+  | { type: 'log'; level: ThreadLogLevel; fields: Record<string, unknown>; message: string }
+  | { type: 'closed' };

@@ -1,0 +1,39 @@
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFleet, type Fleet } from './fleet.js';
+
+const BLOCKING_REGISTRY = fileURLToPath(new URL('./blocking-registry.ts', import.meta.url));
+const BLOCKER = { kind: 'agent', name: 'blocker' } as const;
+
+describe('a tool that blocks the event loop for 3 s, with a 2 s lock (redis)', () => {
+  let fleet: Fleet | undefined;
+  afterEach(async () => {
+    await fleet?.stop();
+    fleet = undefined;
+  });
+
+  async function runBlocker(executionThreads: string) {
+    fleet = await startFleet({ backend: 'redis', registryModule: BLOCKING_REGISTRY, lockMs: 2000, stalledIntervalMs: 500 });
+    const env = { CAIRN_EXECUTION_THREADS: executionThreads, BLOCKING_TOOL_MS: '3000' };
+    await fleet.spawnWorker('a', env);
+    await fleet.spawnWorker('b', env);
+    const run = await fleet.client.enqueueRun({ entity: BLOCKER, input: 'block', checkpoint: 'tool-batch' });
+    const done = await fleet.client.waitForRun(run.runId, { timeoutMs: 60_000 });
+    return { done, view: (await fleet.client.getRun(run.runId))! };
+  }
+
+  it('causes no takeover when runs execute in execution threads (the default)', async () => {
+    const { done, view } = await runBlocker('1');
+    expect(done.status).toBe('COMPLETED');
+    expect(view.attempts).toHaveLength(1);
+    expect(view.attempts[0]!.reason).toBe('run');
+    expect(view.content).toBe('done: blocked 3000 ms');
+  });
+
+  it('is taken over by the other worker when runs execute on the lock-renewing thread', async () => {
+    const { done, view } = await runBlocker('0');
+    expect(done.status).toBe('COMPLETED');
+    expect(view.attempts.length).toBeGreaterThanOrEqual(2);
+    expect(view.attempts.map((a) => a.reason)).toContain('recovered');
+  });
+});
