@@ -1,25 +1,37 @@
 import { serve } from '@hono/node-server';
-import { CairnClient, loadRegistry, modelFromSpec, parseEnvConfig } from '@cairn/queue';
+import { CairnClient, loadRegistry, modelFromSpec, parseEnvConfig, type CairnEnvConfig } from '@cairn/queue';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import { readinessChecks } from './readiness-checks.js';
 
-const config = parseEnvConfig();
+let config: CairnEnvConfig;
+try {
+  config = parseEnvConfig();
+} catch (error) {
+  console.error(`producer: bad configuration: ${(error as Error).message}`);
+  process.exit(2);
+}
 const logger = pino({ name: 'cairn-producer', level: config.logLevel });
 
-const model = modelFromSpec(config);
-const client = await CairnClient.connect({
-  databaseUrl: config.databaseUrl,
-  queue: {
-    backend: config.queueBackend,
-    redisUrl: config.redisUrl,
-    queueName: config.queueName,
-    prefix: config.queuePrefix,
-  },
-  registry: await loadRegistry(config.registryModule, model),
-  model,
-  migrate: config.migrate,
-});
+let client: CairnClient;
+try {
+  const model = modelFromSpec(config);
+  client = await CairnClient.connect({
+    databaseUrl: config.databaseUrl,
+    queue: {
+      backend: config.queueBackend,
+      redisUrl: config.redisUrl,
+      queueName: config.queueName,
+      prefix: config.queuePrefix,
+    },
+    registry: await loadRegistry(config.registryModule, model),
+    model,
+    migrate: config.migrate,
+  });
+} catch (error) {
+  logger.fatal({ err: error }, `producer could not start: ${(error as Error).message}`);
+  process.exit(1);
+}
 
 const app = createApp({
   client,

@@ -37,6 +37,21 @@ export class LeaseLostError extends CairnError {
   }
 }
 
+/**
+ * A checkpoint or final write failed for a reason other than fencing (the
+ * store unreachable, the connection dropped mid-commit). The execution stops
+ * without writing anything more, not even ERROR: the run stays claimable and
+ * resumes from its last committed checkpoint when its job is retried.
+ */
+export class CheckpointWriteError extends CairnError {
+  constructor(
+    readonly runId: string,
+    options: { cause: unknown },
+  ) {
+    super(`run ${runId}: checkpoint write failed: ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`, options);
+  }
+}
+
 /** The registry has no agent or team by this name. */
 export class EntityNotFoundError extends CairnError {
   constructor(

@@ -1,4 +1,5 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
+import { CheckpointWriteError, LeaseLostError } from '../errors.js';
 import type { Message, Usage } from '../messages.js';
 import type { CheckpointMode, RunErrorInfo, RunRecord, ToolCallRecord } from '../run-types.js';
 import type { RunOutcome } from '../checkpoint-store.js';
@@ -51,11 +52,9 @@ export class Checkpointer {
       const toolCalls = [...this.pendingToolCalls.values()];
       this.pendingMessages = [];
       this.pendingToolCalls = new Map();
-      this.committedIndex = await this.store.commitCheckpoint(this.runId, this.epoch, {
-        messages,
-        toolCalls,
-        usage,
-      });
+      this.committedIndex = await this.store
+        .commitCheckpoint(this.runId, this.epoch, { messages, toolCalls, usage })
+        .catch((error: unknown) => this.writeFailed(error));
       this.onCommitted(this.committedIndex, messages.length);
     });
   }
@@ -83,17 +82,25 @@ export class Checkpointer {
     usage: Usage,
   ): Promise<RunRecord> {
     return this.serialise(() =>
-      this.store.finishRun(this.runId, this.epoch, {
-        status,
-        content,
-        error,
-        delta: {
-          messages: this.pendingMessages,
-          toolCalls: [...this.pendingToolCalls.values()],
-          usage,
-        },
-      }),
+      this.store
+        .finishRun(this.runId, this.epoch, {
+          status,
+          content,
+          error,
+          delta: {
+            messages: this.pendingMessages,
+            toolCalls: [...this.pendingToolCalls.values()],
+            usage,
+          },
+        })
+        .catch((failure: unknown) => this.writeFailed(failure)),
     );
+  }
+
+  /** Fencing stays a `LeaseLostError`; any other store failure becomes a {@link CheckpointWriteError}. */
+  private writeFailed(error: unknown): never {
+    if (error instanceof LeaseLostError) throw error;
+    throw new CheckpointWriteError(this.runId, { cause: error });
   }
 
   private serialise<T>(work: () => Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ToolCallRequest, ToolResultMessage } from '../messages.js';
 import type { ToolCallRecord } from '../run-types.js';
-import { LeaseLostError } from '../errors.js';
+import { CheckpointWriteError, LeaseLostError } from '../errors.js';
 import { HandoverSignal } from './handover.js';
 import type { ExecutableTool, ToolInvocationResult } from './tool-executable.js';
 
@@ -75,7 +75,7 @@ async function executeToolCall(
     content = serializeOutput(call.name, result.output);
   } catch (error) {
     context.signal.throwIfAborted();
-    if (error instanceof HandoverSignal || error instanceof LeaseLostError) throw error;
+    if (error instanceof HandoverSignal || error instanceof LeaseLostError || error instanceof CheckpointWriteError) throw error;
     isError = true;
     content =
       error instanceof ToolCallFailure

@@ -1,5 +1,5 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
-import { LeaseLostError, MaxTurnsExceededError, ModelError } from '../errors.js';
+import { CheckpointWriteError, LeaseLostError, MaxTurnsExceededError, ModelError } from '../errors.js';
 import type { RunEventSink, RunEventType } from '../events.js';
 import type { Message } from '../messages.js';
 import type { Model } from '../model.js';
@@ -117,6 +117,8 @@ export async function executeRun(
     if (error instanceof HandoverSignal) return { outcome: 'handed-over', runId };
     const lost = error instanceof LeaseLostError ? error : leaseLostReason(signal);
     if (lost) throw lost;
+    // The store is unreachable: write nothing more; a retry of the job resumes from the last checkpoint.
+    if (error instanceof CheckpointWriteError) throw error;
     if (signal.aborted) {
       const partial = lastAssistantText(state.messages);
       const cancelled = await checkpointer.finish('CANCELLED', partial, null, state.usage);
