@@ -19,6 +19,7 @@ import type {
   RunStatus,
 } from '@cairn/engine';
 import { appendDelta, insertMessages } from './append-delta.js';
+import { commitCheckpoint } from './commit-checkpoint.js';
 import { forceCancel, requestCancel } from './run-cancel.js';
 import type { ForceCancelOptions } from './run-cancel.js';
 import { appendEvents, listEvents } from './run-events.js';
@@ -154,26 +155,8 @@ export class PostgresCheckpointStore implements CheckpointStore {
       });
   }
 
-  async commitCheckpoint(runId: string, epoch: number, delta: CheckpointDelta): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
-      const n = delta.messages.length;
-      const row = await trx
-        .updateTable('runs')
-        .set({
-          last_checkpoint_at_message_index: sql`last_checkpoint_at_message_index + ${n}`,
-          usage: JSON.stringify(delta.usage),
-          updated_at: sql`now()`,
-        })
-        .where('run_id', '=', runId)
-        .where('epoch', '=', epoch)
-        .where('status', '=', 'RUNNING')
-        .returning('last_checkpoint_at_message_index')
-        .executeTakeFirst();
-      if (!row) throw new LeaseLostError(runId, epoch);
-      const next = row.last_checkpoint_at_message_index;
-      await appendDelta(trx, runId, epoch, next - n, delta);
-      return next;
-    });
+  commitCheckpoint(runId: string, epoch: number, delta: CheckpointDelta): Promise<number> {
+    return commitCheckpoint(this.db, runId, epoch, delta);
   }
 
   async finishRun(runId: string, epoch: number, outcome: RunOutcome): Promise<RunRecord> {
