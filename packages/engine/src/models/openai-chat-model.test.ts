@@ -1,20 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ModelError } from '../errors.js';
 import type { Message } from '../messages.js';
-import type { ModelRequest, ToolSpec } from '../model.js';
+import { ask, modelError, SEARCH } from '../test-support/model-fixtures.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../testing/fake-openai-server.js';
 import { OpenAIChatModel } from './openai-chat-model.js';
-
-const SEARCH: ToolSpec = {
-  name: 'slow_search',
-  description: 'Searches the web.',
-  parameters: {
-    type: 'object',
-    properties: { query: { type: 'string' } },
-    required: ['query'],
-    additionalProperties: false,
-  },
-};
 
 let server: FakeOpenAIServer;
 let model: OpenAIChatModel;
@@ -32,19 +21,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.close();
 });
-
-function ask(messages: Message[], extra: Partial<ModelRequest> = {}): ModelRequest {
-  return { instructions: 'You are a researcher.', messages, tools: [SEARCH], ...extra };
-}
-
-async function modelError(promise: Promise<unknown>): Promise<ModelError> {
-  const error = await promise.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(ModelError);
-  return error as ModelError;
-}
 
 describe('OpenAIChatModel', () => {
   it('returns a tool-call turn and sends a system message and tools as JSON Schema', async () => {
