@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'bench/peers/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'bench/peers/**', '.cairn/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

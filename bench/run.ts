@@ -1,6 +1,7 @@
 /**
- * `npm run bench [-- --quick] [-- --only checkpoint,history]`: runs the
- * benchmark sections, prints a Markdown table and writes bench/results/latest.json.
+ * `npm run bench [-- --quick] [-- --only checkpoint,history] [-- --out file.json]`:
+ * runs the benchmark sections, prints a Markdown table and writes
+ * bench/results/latest.json (or `--out`).
  * Never asserts a figure; exits 1 only when one of Cairn's own sections could not run.
  */
 import { loadavg } from 'node:os';
@@ -22,14 +23,15 @@ const SECTIONS: readonly Section[] = [checkpointCommitSection, historyFlatSectio
 const RESULTS_PATH = fileURLToPath(new URL('./results/latest.json', import.meta.url));
 
 function usage(): string {
-  return `usage: npm run bench -- [--quick] [--only <${SECTIONS.map((s) => s.id).join('|')}>[,...]]`;
+  return `usage: npm run bench -- [--quick] [--only <${SECTIONS.map((s) => s.id).join('|')}>[,...]] [--out <results.json>]`;
 }
 
-function parseCli(): { quick: boolean; sections: Section[] } {
+function parseCli(): { quick: boolean; sections: Section[]; out: string } {
   const { values } = parseArgs({
     options: {
       quick: { type: 'boolean', default: false },
       only: { type: 'string', multiple: true },
+      out: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -40,12 +42,16 @@ function parseCli(): { quick: boolean; sections: Section[] } {
   const wanted = (values.only ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
   const unknown = wanted.filter((id) => !SECTIONS.some((s) => s.id === id));
   if (unknown.length > 0) throw new Error(`unknown section ${unknown.join(', ')}; ${usage()}`);
-  return { quick: values.quick, sections: wanted.length ? SECTIONS.filter((s) => wanted.includes(s.id)) : [...SECTIONS] };
+  return {
+    quick: values.quick,
+    sections: wanted.length ? SECTIONS.filter((s) => wanted.includes(s.id)) : [...SECTIONS],
+    out: values.out ?? RESULTS_PATH,
+  };
 }
 
 async function runSection(section: Section, quick: boolean, services: BenchServices): Promise<SectionReport> {
   const started = Date.now();
-  const log = (message: string) => console.error(`[bench ${section.id}] ${message}`);
+  const log = (message: string) => console.error(`[bench ${section.id} +${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
   log(`start${quick ? ' (quick)' : ''}`);
   try {
     const result = await section.run({ quick, services, log });
@@ -65,7 +71,7 @@ async function runSection(section: Section, quick: boolean, services: BenchServi
 }
 
 async function main(): Promise<number> {
-  const { quick, sections } = parseCli();
+  const { quick, sections, out } = parseCli();
   const services = new BenchServices();
   const startedAt = new Date().toISOString();
   const startLoad = Math.round((loadavg()[0] ?? 0) * 100) / 100;
@@ -80,8 +86,8 @@ async function main(): Promise<number> {
         `Postgres ${machine.postgres ?? '?'}, Redis ${machine.redis ?? 'none'}; load average ${startLoad} at start, ${machine.loadAverage} at end\n`,
     );
     console.log(formatTable(report));
-    await writeReport(RESULTS_PATH, report);
-    console.error(`[bench] wrote ${RESULTS_PATH}`);
+    await writeReport(out, report);
+    console.error(`[bench] wrote ${out}`);
   } finally {
     await services.stop();
   }

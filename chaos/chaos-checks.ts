@@ -11,7 +11,7 @@ export interface ChaosGoals {
   lost: number;
   /** Runs with more than one `completed` attempt or more than one RunCompleted event. */
   completedMoreThanOnce: number;
-  /** Committed tool calls executed again by their committing execution or a later one. */
+  /** Committed tool calls executed again at or after the epoch that first committed them (a finished batch redone). */
   finishedBatchesExecutedTwice: number;
   /** Committed rows whose writer's epoch was not the run's epoch, committed results no execution of that epoch produced, writes to finished runs. */
   fencedOutWrites: number;
@@ -82,13 +82,30 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
     args,
   ).then((all) => all.filter((r) => r.attempts > 1 || r.events > 1));
 
+  // A call counts as committed from the first epoch that wrote it finished; any execution at or after that epoch beyond one is a redo.
   const executedTwice = await rows<{ run_id: string; tool_call_id: string; epoch: number; executions: number }>(
     db,
-    `select t.run_id, t.tool_call_id, t.epoch, count(l.id)::int as executions
-     from tool_calls t
-     left join chaos_tool_ledger l on l.idempotency_key = t.idempotency_key and l.epoch >= t.epoch
-     where t.run_id in (${SCENARIO_RUNS}) and t.name = any($2) and t.status in ('completed', 'error')
+    `with committed as (
+       select run_id, item as tool_call_id, min(row_epoch) as epoch from chaos_write_audit
+       where tbl = 'tool_calls' and new_status in ('completed', 'error') and run_id in (${SCENARIO_RUNS})
+       group by 1, 2)
+     select c.run_id, c.tool_call_id, c.epoch, count(l.id)::int as executions
+     from committed c
+     join tool_calls t on t.run_id = c.run_id and t.tool_call_id = c.tool_call_id and t.name = any($2)
+     left join chaos_tool_ledger l on l.idempotency_key = t.idempotency_key and l.epoch >= c.epoch
      group by 1, 2, 3 having count(l.id) > 1`,
+    [scenario, TOOLS],
+  );
+
+  // A delegation run twice: committed tool calls of a member run the team never consumed, redone by a sibling for the same call.
+  const abandonedMemberWork = await rows<{ run_id: string; parent_run_id: string; tool_call_id: string }>(
+    db,
+    `select c.run_id, c.parent_run_id, t.tool_call_id from runs c
+     join tool_calls t on t.run_id = c.run_id and t.name = any($2) and t.status in ('completed', 'error')
+     where c.parent_run_id in (${TOP_LEVEL_RUNS})
+       and not exists (select 1 from tool_calls p where p.run_id = c.parent_run_id and p.child_run_id = c.run_id)
+       and exists (select 1 from runs s where s.parent_run_id = c.parent_run_id and s.run_id <> c.run_id
+                   and s.parent_tool_call_id = c.parent_tool_call_id)`,
     [scenario, TOOLS],
   );
 
@@ -132,6 +149,8 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
                           and m.message->>'role' = 'tool' and m.message->>'toolCallId' = t.tool_call_id))
        + (select count(*)::int from run_messages m where m.run_id = r.run_id and m.message->>'role' = 'tool'
           and not exists (select 1 from tool_calls t where t.run_id = r.run_id and t.tool_call_id = m.message->>'toolCallId'))
+       + (select count(*)::int - count(distinct m.message->>'toolCallId')::int from run_messages m
+          where m.run_id = r.run_id and m.message->>'role' = 'tool')
          as unmatched
      from runs r where r.run_id in (${SCENARIO_RUNS})`,
     args,
@@ -140,7 +159,7 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
   const goals: ChaosGoals = {
     lost: lost.length,
     completedMoreThanOnce: completedTwice.length,
-    finishedBatchesExecutedTwice: executedTwice.length,
+    finishedBatchesExecutedTwice: executedTwice.length + abandonedMemberWork.length,
     fencedOutWrites: epochMismatches.length + orphanResults.length + writesAfterFinish.length,
     checkpointIndexBackwards: auditedBackwards.length + sampledBackwards.length,
     inconsistentHistories: inconsistent.length,
@@ -152,7 +171,7 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
   };
   example('lost', lost);
   example('completedMoreThanOnce', completedTwice);
-  example('finishedBatchesExecutedTwice', executedTwice);
+  example('finishedBatchesExecutedTwice', [...executedTwice, ...abandonedMemberWork.map((w) => ({ abandonedMemberRun: w }))]);
   example('fencedOutWrites', [...epochMismatches, ...orphanResults, ...writesAfterFinish]);
   example('checkpointIndexBackwards', [...auditedBackwards, ...sampledBackwards]);
   example('inconsistentHistories', inconsistent);
@@ -189,10 +208,11 @@ async function scenarioInfo(db: pg.Pool, scenario: string, submissions: readonly
      from chaos_tool_ledger where run_id in (${SCENARIO_RUNS})`,
     args,
   );
-  const [members] = await rows<{ teams_with_extra_member_runs: number }>(
+  const extraMembers = await rows<{ team: string; tool_call_id: string; children: unknown }>(
     db,
-    `select count(*)::int as teams_with_extra_member_runs from (
-       select parent_run_id from runs where parent_run_id in (${TOP_LEVEL_RUNS}) group by 1 having count(*) > 1) d`,
+    `select parent_run_id as team, parent_tool_call_id as tool_call_id,
+       json_agg(json_build_object('run_id', run_id, 'status', status, 'epoch', epoch, 'created_at', created_at) order by created_at) as children
+     from runs where parent_run_id in (${TOP_LEVEL_RUNS}) group by 1, 2 having count(*) > 1`,
     args,
   );
   const errors = await rows<{ error: unknown; n: number }>(
@@ -207,7 +227,8 @@ async function scenarioInfo(db: pg.Pool, scenario: string, submissions: readonly
     toolExecutions: ledger?.executions ?? 0,
     toolCallsExecuted: ledger?.keys ?? 0,
     toolCallsReExecutedInFlight: ledger?.repeated ?? 0,
-    teamsWithExtraMemberRuns: members?.teams_with_extra_member_runs ?? 0,
+    delegationsWithSeveralMemberRuns: extraMembers.length,
+    delegationsWithSeveralMemberRunsSamples: extraMembers.slice(0, 5),
     errorRuns: errors,
     httpRetries: httpErrors.length,
     httpErrorSamples: [...new Set(httpErrors.map((e) => e.slice(0, 80)))].slice(0, 5),

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnApp, type AppProcess } from '@cairn/services';
+import type { AppProcess, SpawnAppOptions } from '@cairn/services';
 
 /** A worker process of the chaos fleet. */
 export interface ChaosWorker {
@@ -11,10 +11,14 @@ export interface ChaosWorker {
   app: AppProcess;
   /** True once it logged that it started. */
   ready: boolean;
+  /** When it logged that it started (ms since the epoch). */
+  readyAt?: number;
   /** True while SIGSTOPped. */
   frozen: boolean;
   /** True once the harness signalled it to end (SIGKILL, SIGTERM): its exit is no crash. */
   ended: boolean;
+  /** True while a fault has picked it: no other fault may pick it meanwhile. */
+  targeted: boolean;
 }
 
 /** A worker that exited without the harness asking: crashed after it started, or failed to start. */
@@ -50,6 +54,7 @@ export class ChaosFleet {
   constructor(
     private readonly env: Record<string, string | undefined>,
     private readonly logDir: string,
+    private readonly spawnWorker: (options: SpawnAppOptions) => AppProcess,
   ) {}
 
   /** Spawns `size` workers and waits until each has started. */
@@ -63,15 +68,18 @@ export class ChaosFleet {
     const generation = (this.generations.get(slot) ?? 0) + 1;
     this.generations.set(slot, generation);
     const id = `w${slot}-g${generation}`;
-    const app = spawnApp('worker', {
+    const app = this.spawnWorker({
       name: id,
       env: { ...this.env, CAIRN_WORKER_ID: id },
       logFile: join(this.logDir, `${id}.log`),
     });
-    const worker: ChaosWorker = { slot, id, app, ready: false, frozen: false, ended: false };
+    const worker: ChaosWorker = { slot, id, app, ready: false, frozen: false, ended: false, targeted: false };
     this.all.push(worker);
     app.waitForLog('worker started', 120_000).then(
-      () => (worker.ready = true),
+      () => {
+        worker.ready = true;
+        worker.readyAt = Date.now();
+      },
       () => undefined,
     );
     void app.exited.then((code) => {
@@ -90,9 +98,12 @@ export class ChaosFleet {
     return worker;
   }
 
-  /** Workers that are alive, started, not frozen and not being stopped, by slot. */
-  serving(): ChaosWorker[] {
-    return this.all.filter((w) => w.app.alive && w.ready && !w.frozen && !w.ended).sort((a, b) => a.slot - b.slot);
+  /** Workers that are alive, started (at least `minServingMs` ago), and no fault's target, by slot. */
+  serving(minServingMs = 0): ChaosWorker[] {
+    const startedBefore = Date.now() - minServingMs;
+    return this.all
+      .filter((w) => w.app.alive && w.ready && (w.readyAt ?? Infinity) <= startedBefore && !w.frozen && !w.ended && !w.targeted)
+      .sort((a, b) => a.slot - b.slot);
   }
 
   /** SIGKILLs the worker and resolves once it is gone. */

@@ -11,7 +11,7 @@ export interface ScenarioReport extends ScenarioChecks {
   /** False when some run was still unfinished at the drain deadline. */
   drained: boolean;
   /** Kill (or flush) to the next claim of each run the fault interrupted. */
-  recovery: Distribution & { measuredFrom: string; clearOfOutages?: Distribution } & Record<string, unknown>;
+  recovery: Distribution & { measuredFrom: string; clearOfOutages?: Distribution; clearAndQueueEmpty?: Distribution } & Record<string, unknown>;
   faults: unknown[];
   passed: boolean;
 }
@@ -72,6 +72,7 @@ export function formatReport(report: ChaosReport): string {
     ),
     ['recovery p50 / p95', ...columns.map((s) => percentiles(s.recovery))],
     ['  kills clear of restarts', ...columns.map((s) => (s.recovery.clearOfOutages ? percentiles(s.recovery.clearOfOutages) : '-'))],
+    ['  ... and with no job waiting', ...columns.map((s) => (s.recovery.clearAndQueueEmpty ? percentiles(s.recovery.clearAndQueueEmpty) : '-'))],
     ['passed', ...columns.map((s) => (s.passed ? 'yes' : 'NO'))],
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

@@ -38,9 +38,9 @@ create index if not exists chaos_write_audit_run_idx on chaos_write_audit (run_i
 
 create or replace function chaos_audit_tool_call() returns trigger language plpgsql as $$
 begin
-  insert into chaos_write_audit (tbl, run_id, item, row_epoch, run_epoch)
-  values ('tool_calls', new.run_id, new.tool_call_id || ':' || new.status, new.epoch,
-          (select epoch from runs where run_id = new.run_id));
+  insert into chaos_write_audit (tbl, run_id, item, row_epoch, run_epoch, new_status)
+  values ('tool_calls', new.run_id, new.tool_call_id, new.epoch,
+          (select epoch from runs where run_id = new.run_id), new.status);
   return null;
 end $$;
 

@@ -23,7 +23,7 @@ export interface FlushScenarioRecord {
 }
 
 /**
- * Enqueues `runs` runs, lets about a tenth finish, then wipes Redis with
+ * Enqueues `runs` runs and, as soon as every one is accepted and one has finished, wipes Redis with
  * FLUSHALL: every job is gone, and the workers' reconciler must re-enqueue
  * each unfinished run from Postgres.
  */
@@ -35,10 +35,9 @@ export async function runFlushScenario(
   const sampler = new CheckpointSampler(ctx.db);
   sampler.start(1_000);
   const submissions = await submitRuns({ ...ctx.api, scenario: FLUSH_SCENARIO, count: options.runs, spreadMs: 1_000 });
-  const target = Math.ceil(options.runs / 10);
   const waitUntil = Date.now() + 120_000;
-  while (((await retrying(() => statusCounts(ctx.db, FLUSH_SCENARIO))).COMPLETED ?? 0) < target && Date.now() < waitUntil) {
-    await delay(100);
+  while (((await retrying(() => statusCounts(ctx.db, FLUSH_SCENARIO))).COMPLETED ?? 0) === 0 && Date.now() < waitUntil) {
+    await delay(50);
   }
   const { rows: unfinishedAtFlush } = await ctx.db.query<{ run_id: string; status: string }>(
     `select run_id, status from runs where run_id in (${TOP_LEVEL_RUNS}) and status in ('PENDING', 'RUNNING')`,

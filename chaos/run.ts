@@ -3,22 +3,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, freePort, spawnApp, type AppProcess } from '@cairn/services';
 import { createDb, migrate } from '@cairn/store';
-import { checkScenario, recoveryAfter, recoveryAfterFlush } from './chaos-checks.js';
+import { Redis } from 'ioredis';
 import { harnessPool } from './chaos-db.js';
 import { ChaosFleet, killAllSync } from './chaos-fleet.js';
+import { buildCompiledWorker, spawnCompiledWorker } from './compiled-worker.js';
 import { parseChaosOptions } from './chaos-options.js';
-import { buildReport, formatReport, scenarioPassed, writeReport, type ScenarioReport } from './chaos-report.js';
+import { buildReport, formatReport, writeReport } from './chaos-report.js';
 import { installChaosSchema } from './chaos-schema.js';
 import { startChaosServices } from './chaos-services.js';
 import { buildFaultSchedule } from './fault-schedule.js';
 import { runFleetScenario } from './fleet-scenario.js';
 import { runFlushScenario } from './flush-scenario.js';
 import type { ScenarioContext } from './scenario-context.js';
+import { scenarioReports } from './scenario-reports.js';
 
 const RESULTS_FILE = join(import.meta.dirname, 'results', 'latest.json');
-const REGISTRY = join(import.meta.dirname, 'chaos-registry.ts');
 const API_KEY = 'chaos-harness-key';
 const WORKERS = 3;
+const QUEUE = 'chaos-runs';
 const LOCK_MS = 2_000;
 
 const options = parseChaosOptions(process.argv.slice(2));
@@ -53,13 +55,15 @@ const db = await (async () => {
 })();
 
 let exitCode = 1;
+let probe: Redis | undefined;
 try {
+  const compiled = await buildCompiledWorker();
   const env = {
     DATABASE_URL: db.url,
     REDIS_URL: services.redis.url,
     CAIRN_QUEUE_BACKEND: 'redis',
-    CAIRN_QUEUE_NAME: 'chaos-runs',
-    CAIRN_REGISTRY: REGISTRY,
+    CAIRN_QUEUE_NAME: QUEUE,
+    CAIRN_REGISTRY: compiled.registry,
     CAIRN_MODEL: 'scripted',
     OPENAI_API_KEY: undefined,
     CAIRN_API_KEYS: API_KEY,
@@ -74,10 +78,16 @@ try {
     LOG_LEVEL: 'info',
   };
   const port = await freePort();
-  producer = spawnApp('producer', { name: 'producer', env: { ...env, PORT: String(port) }, logFile: join(logDir, 'producer.log') });
-  fleet = new ChaosFleet(env, logDir);
+  // The producer runs from sources (tsx), so it takes the registry's sources too: one copy of the engine's classes per process.
+  const producerEnv = { ...env, PORT: String(port), CAIRN_REGISTRY: join(import.meta.dirname, 'chaos-registry.ts') };
+  producer = spawnApp('producer', { name: 'producer', env: producerEnv, logFile: join(logDir, 'producer.log') });
+  fleet = new ChaosFleet(env, logDir, (spawnOptions) => spawnCompiledWorker(compiled.script, spawnOptions));
   await Promise.all([producer.waitForLog('producer listening', 120_000), fleet.start(WORKERS)]);
+  const redis = new Redis(services.redis.url, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
+  probe = redis;
   const ctx: ScenarioContext = {
+    waitingJobs: async () => (await redis.llen(`bull:${QUEUE}:wait`)) + (await redis.zcard(`bull:${QUEUE}:prioritized`)),
     db: db.pool,
     fleet,
     services,
@@ -85,7 +95,8 @@ try {
     lockMs: LOCK_MS,
     log,
   };
-  const drainMs = options.quick ? 180_000 : 600_000;
+  /** A scenario gives up draining once no run has finished for this long. */
+  const drainMs = 180_000;
 
   log(`scenario fleet: ${options.runs} runs under ${schedule.faults.length} faults`);
   const fleetRun = await runFleetScenario(ctx, { runs: options.runs, schedule, drainMs });
@@ -93,63 +104,7 @@ try {
   const flushRun = await runFlushScenario(ctx, { runs: options.flushRuns, drainMs });
 
   await fleet.stopAll();
-  const kills = fleetRun.faults.filter((f) => f.kind === 'sigkill');
-  const zombies = fleetRun.faults.filter((f) => f.kind === 'sigstop');
-  const killRecovery = await recoveryAfter(db.pool, kills);
-  const outages = fleetRun.faults
-    .filter((f) => f.kind === 'redis-restart' || f.kind === 'postgres-restart')
-    .map((f) => ({ from: f.at, to: f.at + Number(f.detail.downMs ?? 0) }));
-  const clearKills = kills.filter((k) => outages.every((o) => o.to < k.at - 1_000 || o.from > k.at + 3 * LOCK_MS));
-  const clearRecovery = await recoveryAfter(db.pool, clearKills);
-  const zombieRecovery = await recoveryAfter(db.pool, zombies);
-  const exitsBetween = (from: number, to: number) => fleet!.unexpectedExits.filter((e) => e.at >= from && e.at < to);
-  const fleetChecks = await checkScenario(db.pool, {
-    scenario: fleetRun.scenario,
-    submissions: fleetRun.submissions,
-    regressions: fleetRun.sampler.regressions,
-    exits: exitsBetween(0, flushRun.startedAt),
-  });
-  const flushChecks = await checkScenario(db.pool, {
-    scenario: flushRun.scenario,
-    submissions: flushRun.submissions,
-    regressions: flushRun.sampler.regressions,
-    exits: exitsBetween(flushRun.startedAt, Infinity),
-  });
-  const flushRecovery = await recoveryAfterFlush(db.pool, flushRun.unfinishedAtFlush.map((r) => r.run_id), flushRun.flushAt);
-  const scenarios: ScenarioReport[] = [
-    {
-      scenario: fleetRun.scenario,
-      durationMs: fleetRun.durationMs,
-      drained: fleetRun.drained,
-      ...fleetChecks,
-      recovery: {
-        ...killRecovery.recovery,
-        measuredFrom: 'SIGKILL',
-        unrecovered: killRecovery.unrecovered,
-        clearOfOutages: clearRecovery.recovery,
-        perKill: killRecovery.perFault,
-        zombieTakeover: zombieRecovery.recovery,
-      },
-      info: { ...fleetChecks.info, checkpointSamples: fleetRun.sampler.samples, faultWindowMs: schedule.windowMs },
-      faults: fleetRun.faults,
-      passed: scenarioPassed(fleetChecks, fleetRun.drained),
-    },
-    {
-      scenario: flushRun.scenario,
-      durationMs: flushRun.durationMs,
-      drained: flushRun.drained,
-      ...flushChecks,
-      recovery: { ...flushRecovery.recovery, measuredFrom: 'FLUSHALL', finishedOnOriginalAttempt: flushRecovery.finishedOnOriginalAttempt },
-      info: {
-        ...flushChecks.info,
-        checkpointSamples: flushRun.sampler.samples,
-        unfinishedAtFlush: flushRun.unfinishedAtFlush.length,
-        pendingAtFlush: flushRun.unfinishedAtFlush.filter((r) => r.status === 'PENDING').length,
-      },
-      faults: [{ kind: 'redis-flushall', at: flushRun.flushAt, atMs: flushRun.flushAt - flushRun.startedAt }],
-      passed: scenarioPassed(flushChecks, flushRun.drained),
-    },
-  ];
+  const scenarios = await scenarioReports(db.pool, { fleetRun, flushRun, exits: fleet.unexpectedExits, lockMs: LOCK_MS });
   const report = buildReport(options, scenarios, logDir);
   writeReport(RESULTS_FILE, report);
   log(`\n${formatReport(report)}\nwrote ${RESULTS_FILE}`);
@@ -165,6 +120,7 @@ try {
     await producer.exited;
     clearTimeout(timer);
   }
+  probe?.disconnect();
   await db.pool.end().catch(() => undefined);
   await services.stop();
   if (exitCode === 0 && !options.keepLogs) rmSync(logDir, { recursive: true, force: true });

@@ -12,6 +12,8 @@ export interface ScenarioContext {
   api: { baseUrl: string; apiKey: string };
   /** The workers' `CAIRN_LOCK_MS`. */
   lockMs: number;
+  /** Jobs waiting in the run queue for a free worker slot right now. */
+  waitingJobs(): Promise<number>;
   log(message: string): void;
 }
 
@@ -31,15 +33,24 @@ export interface FaultRecord {
 
 const TERMINAL = ['COMPLETED', 'ERROR', 'CANCELLED', 'PAUSED'];
 
-/** Waits until the scenario's `expected` top-level runs are all terminal; false after `timeoutMs`. */
-export async function drain(ctx: ScenarioContext, scenario: string, expected: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Waits until the scenario's `expected` top-level runs are all terminal; false
+ * once no run has finished for `stallMs` (a slow machine only makes it longer,
+ * a stuck run still ends it).
+ */
+export async function drain(ctx: ScenarioContext, scenario: string, expected: number, stallMs: number): Promise<boolean> {
+  let deadline = Date.now() + stallMs;
+  let finished = -1;
   let lastLog = 0;
   for (;;) {
     const counts = await retrying(() => statusCounts(ctx.db, scenario));
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     const terminal = TERMINAL.reduce((sum, s) => sum + (counts[s] ?? 0), 0);
     if (total >= expected && terminal === total) return true;
+    if (terminal > finished) {
+      finished = terminal;
+      deadline = Date.now() + stallMs;
+    }
     if (Date.now() > deadline) return false;
     if (Date.now() - lastLog > 10_000) {
       lastLog = Date.now();

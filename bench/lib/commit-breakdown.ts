@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { cairnVariant, cteVariant, rawVariant, type CommitBench, type CommitVariant } from './commit-variants.js';
+import { cairnVariant, rawVariant, type CommitBench, type CommitVariant } from './commit-variants.js';
 import { median } from './stats.js';
 import { msSince } from './timing.js';
 import { walBytesOf } from './wal.js';
@@ -76,18 +76,16 @@ function mergeParts(parts: StatementBreakdown[]): StatementBreakdown {
   };
 }
 
-/** WAL bytes of one commit for Cairn, the raw transaction and the proposed one-statement commit (medians). */
-export async function walPerCommit(bench: CommitBench, url: string, rounds: number): Promise<Record<string, number[]>> {
+/** WAL bytes of one commit of each variant (round-robin), read on a separate connection to `url`. */
+export async function walPerCommit(url: string, variants: readonly CommitVariant[], rounds: number): Promise<number[][]> {
   const reader = new pg.Client({ connectionString: url });
   await reader.connect();
   try {
-    const variants = [cairnVariant(bench.store), rawVariant(bench.pool), cteVariant(bench.store, bench.pool)];
-    const bytes: Record<string, number[]> = Object.fromEntries(variants.map((v) => [v.name, []]));
+    const bytes = variants.map((): number[] => []);
     for (let round = 0; round < rounds; round++) {
-      for (const variant of variants) {
+      for (const [i, variant] of variants.entries()) {
         await variant.prepare();
-        const { bytes: b } = await walBytesOf(reader, () => variant.commit());
-        bytes[variant.name]!.push(b);
+        bytes[i]!.push((await walBytesOf(reader, () => variant.commit())).bytes);
       }
     }
     return bytes;

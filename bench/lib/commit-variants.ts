@@ -2,7 +2,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { createDb, migrate, PostgresCheckpointStore, type Database } from '@cairn/store';
 import { createClaimedRun, typicalDelta, type ClaimedRun } from './checkpoint-fixture.js';
-import { createBareTable, cteCommit, rawStatement, rawTransaction } from './raw-commits.js';
+import { createBareTable, leanCommit, makeRunsUpdateHot, rawStatement, rawTransaction } from './raw-commits.js';
 import { tracedPool, type TracedPool } from './traced-pool.js';
 
 /** Commits per run before the variants move to a fresh run (keeps each run's history bounded). */
@@ -24,12 +24,13 @@ export interface CommitBench {
   close(): Promise<void>;
 }
 
-/** Migrates the database and opens what the commit variants use. */
-export async function openCommitBench(url: string): Promise<CommitBench> {
+/** Migrates the database and opens what the commit variants use; `hot` applies {@link makeRunsUpdateHot}. */
+export async function openCommitBench(url: string, options: { hot?: boolean } = {}): Promise<CommitBench> {
   const db = createDb(url);
   await migrate(db);
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   await createBareTable(pool);
+  if (options.hot) await makeRunsUpdateHot(pool);
   const traced = tracedPool(url);
   const tracedDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: traced.pool }) });
   return {
@@ -69,13 +70,13 @@ export function cairnVariant(store: PostgresCheckpointStore, name = 'cairn commi
   return { name, ...rotating };
 }
 
-/** The proposed one-statement checkpoint (`CTE_COMMIT_SQL`) on the store's tables. */
-export function cteVariant(store: PostgresCheckpointStore, pool: pg.Pool): CommitVariant {
+/** The proposed lean checkpoint (`LEAN_COMMIT_SQL`) on the store's tables. */
+export function leanVariant(store: PostgresCheckpointStore, pool: pg.Pool): CommitVariant {
   const rotating = rotatingRun(store, async (run, batch) => {
-    const next = await cteCommit(pool, run.runId, run.epoch, typicalDelta(batch));
-    if (next === undefined) throw new Error('CTE commit found no run row for its epoch');
+    const next = await leanCommit(pool, run.runId, run.epoch, typicalDelta(batch));
+    if (next === undefined) throw new Error('lean commit found no run row for its epoch');
   });
-  return { name: 'proposed one-statement commit', ...rotating };
+  return { name: 'proposed lean commit', ...rotating };
 }
 
 /** The typical batch's message rows as JSON texts: what the raw variants insert. */

@@ -45,16 +45,20 @@ export interface WorkerHandle {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** `CAIRN_EXECUTION_THREADS` for a worker: the config's, else `BENCH_EXECUTION_THREADS` (to benchmark a mode), else the worker's default. */
-function executionThreadsEnv(threads: number | undefined): Record<string, string> {
-  const value = threads === undefined ? process.env.BENCH_EXECUTION_THREADS : String(threads);
-  return value === undefined ? {} : { CAIRN_EXECUTION_THREADS: value };
+/** A worker variable from the config, else from a `BENCH_*` override (to benchmark other settings), else unset (the worker's default). */
+function optional(name: string, value: number | undefined, override: string): Record<string, string> {
+  const chosen = value === undefined ? process.env[override] : String(value);
+  return chosen === undefined ? {} : { [name]: chosen };
 }
 
-/** The execution mode the benchmark's workers run in, for notes. */
+/** The worker settings the benchmark overrides through `BENCH_*` variables, for notes; "defaults" when none. */
 export function executionMode(): string {
-  const threads = process.env.BENCH_EXECUTION_THREADS;
-  return threads === undefined ? "the worker's default CAIRN_EXECUTION_THREADS" : `CAIRN_EXECUTION_THREADS=${threads} (BENCH_EXECUTION_THREADS)`;
+  const overrides = [
+    ['CAIRN_EXECUTION_THREADS', 'BENCH_EXECUTION_THREADS'],
+    ['CAIRN_LOCK_MS', 'BENCH_LOCK_MS'],
+    ['CAIRN_STALLED_INTERVAL_MS', 'BENCH_STALLED_INTERVAL_MS'],
+  ].flatMap(([name, env]) => (process.env[env!] === undefined ? [] : [`${name}=${process.env[env!]}`]));
+  return overrides.length ? `overridden: ${overrides.join(', ')}` : "the worker's defaults for execution threads, lock and stalled interval";
 }
 
 const READY = /"msg":"worker started"|worker ready/;
@@ -72,9 +76,9 @@ export function startWorker(config: WorkerConfig): WorkerHandle {
     CAIRN_WORKER_ID: config.workerId,
     WORKER_CONCURRENCY: String(config.concurrency ?? 10),
     LOG_LEVEL: 'info',
-    ...(config.lockMs ? { CAIRN_LOCK_MS: String(config.lockMs) } : {}),
-    ...(config.stalledIntervalMs ? { CAIRN_STALLED_INTERVAL_MS: String(config.stalledIntervalMs) } : {}),
-    ...executionThreadsEnv(config.executionThreads),
+    ...optional('CAIRN_LOCK_MS', config.lockMs, 'BENCH_LOCK_MS'),
+    ...optional('CAIRN_STALLED_INTERVAL_MS', config.stalledIntervalMs, 'BENCH_STALLED_INTERVAL_MS'),
+    ...optional('CAIRN_EXECUTION_THREADS', config.executionThreads, 'BENCH_EXECUTION_THREADS'),
     ...config.env,
   };
   const script = config.script ?? WORKER_MAIN;

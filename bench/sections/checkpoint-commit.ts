@@ -4,7 +4,7 @@ import { deltaBytes, typicalDelta } from '../lib/checkpoint-fixture.js';
 import { statementBreakdowns, walPerCommit, type StatementBreakdown } from '../lib/commit-breakdown.js';
 import {
   cairnVariant,
-  cteVariant,
+  leanVariant,
   openCommitBench,
   rawStatementVariant,
   rawVariant,
@@ -12,7 +12,6 @@ import {
 } from '../lib/commit-variants.js';
 import { fmt, medianFigure, ratioFigure } from '../lib/figure.js';
 import type { Section } from '../lib/section.js';
-import { median } from '../lib/stats.js';
 import { walRecordBreakdown, type WalRecordGroup } from '../lib/wal-records.js';
 
 const ID = 'checkpoint';
@@ -26,20 +25,22 @@ function describeRecords(groups: readonly WalRecordGroup[]): string {
   return groups.map((g) => `${g.record}${g.relation ? ` ${g.relation}` : ''} ${fmt(g.records)}x ${fmt(g.bytes)} B`).join('; ');
 }
 
-async function walRecords(url: string, bench: Awaited<ReturnType<typeof openCommitBench>>) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const measure = async (variant: CommitVariant) => {
+/** WAL records of each variant, read on a connection to the variant's own database (to name its relations). */
+async function walRecords(variants: readonly { variant: CommitVariant; url: string }[]) {
+  const out: { name: string; groups: WalRecordGroup[] }[] = [];
+  for (const { variant, url } of variants) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
       await variant.prepare();
-      return walRecordBreakdown(client, () => variant.commit(), 20);
-    };
-    const cairn = await measure(cairnVariant(bench.store));
-    const raw = await measure(rawVariant(bench.pool));
-    return cairn && raw ? { cairn, raw } : undefined;
-  } finally {
-    await client.end();
+      const groups = await walRecordBreakdown(client, () => variant.commit(), 20);
+      if (!groups) return undefined;
+      out.push({ name: variant.name, groups });
+    } finally {
+      await client.end();
+    }
   }
+  return out;
 }
 
 /** Section 1: Cairn's checkpoint commit of a typical batch against a raw pg transaction of the same bytes. */
@@ -50,46 +51,51 @@ export const checkpointCommitSection: Section = {
   async run({ quick, services, log }) {
     const database = await services.database(ID);
     const bench = await openCommitBench(database.url);
+    const hotDatabase = await services.database(`${ID}_hot`);
+    const hot = await openCommitBench(hotDatabase.url, { hot: true });
     try {
       const rounds = quick ? 200 : 2000;
       const warmup = quick ? 30 : 100;
-      const variants = [
-        cairnVariant(bench.store),
-        rawVariant(bench.pool),
-        cteVariant(bench.store, bench.pool),
-        rawStatementVariant(bench.pool),
-      ];
+      const cairn = cairnVariant(bench.store);
+      const raw = rawVariant(bench.pool);
+      const cairnHot = cairnVariant(hot.store, 'cairn commitCheckpoint, HOT runs update');
+      const lean = leanVariant(hot.store, hot.pool);
+      const variants = [cairn, raw, cairnHot, lean, rawStatementVariant(bench.pool)];
       log(`alternating ${variants.length} commit variants, ${rounds} rounds`);
-      const [cairn, raw, cte, single] = await alternate(variants, rounds, warmup);
+      const [cairnMs, rawMs, hotMs, leanMs, singleMs] = await alternate(variants, rounds, warmup);
       log('tracing statements and WAL bytes');
       const breakdown = await statementBreakdowns(bench, quick ? 60 : 400);
-      const wal = await walPerCommit(bench, database.url, quick ? 30 : 200);
-      const records = await walRecords(database.url, bench);
+      const walVariants = [cairn, raw, cairnHot, lean];
+      const wal = await walPerCommit(hotDatabase.url, walVariants, quick ? 30 : 200);
+      const records = await walRecords(walVariants.map((variant, i) => ({ variant, url: i < 2 ? database.url : hotDatabase.url })));
       const bytes = deltaBytes(typicalDelta(1));
-      const walMedian = (name: string) => median(wal[name] ?? []);
       const note = `same batch in every variant: ${bytes.messages} B of message JSON (4 rows); Cairn also writes 3 tool_calls rows (${bytes.toolCalls} B of args + results)`;
+      const goal = { op: '<=', bound: 1.2 } as const;
       return {
         figures: [
-          medianFigure(ID, 'cairn commitCheckpoint', cairn!, 'ms', { note }),
-          medianFigure(ID, 'raw pg transaction (BEGIN/INSERT/COMMIT, bare table)', raw!, 'ms'),
-          ratioFigure(ID, 'cairn / raw', cairn!, raw!, { goal: { op: '<=', bound: 1.2 } }),
-          medianFigure(ID, 'proposed one-statement commit (CTE, not in store yet)', cte!, 'ms'),
-          ratioFigure(ID, 'proposed CTE commit / raw', cte!, raw!, { goal: { op: '<=', bound: 1.2 } }),
-          medianFigure(ID, 'raw single autocommit INSERT', single!, 'ms'),
-          medianFigure(ID, 'WAL per cairn commit', wal['cairn commitCheckpoint'] ?? [], 'B'),
-          medianFigure(ID, 'WAL per raw commit', wal['raw pg transaction'] ?? [], 'B'),
-          medianFigure(ID, 'WAL per proposed CTE commit', wal['proposed one-statement commit'] ?? [], 'B'),
+          medianFigure(ID, 'cairn commitCheckpoint', cairnMs!, 'ms', { note }),
+          medianFigure(ID, 'raw pg transaction (BEGIN/INSERT/COMMIT, bare table)', rawMs!, 'ms'),
+          ratioFigure(ID, 'cairn / raw', cairnMs!, rawMs!, { goal }),
+          medianFigure(ID, 'cairn commit, runs index without updated_at (HOT update)', hotMs!, 'ms'),
+          ratioFigure(ID, 'cairn with HOT runs update / raw', hotMs!, rawMs!, { goal }),
+          medianFigure(ID, 'proposed lean commit (HOT, result stored once, plain INSERT)', leanMs!, 'ms'),
+          ratioFigure(ID, 'proposed lean commit / raw', leanMs!, rawMs!, { goal }),
+          medianFigure(ID, 'raw single autocommit INSERT', singleMs!, 'ms'),
+          ...walVariants.map((v, i) => medianFigure(ID, `WAL per commit: ${v.name}`, wal[i]!, 'B')),
         ],
         notes: [
           describe('cairn', breakdown.cairn),
           describe('raw', breakdown.raw),
-          `WAL bytes per commit (median): cairn ${fmt(walMedian('cairn commitCheckpoint'))}, raw ${fmt(walMedian('raw pg transaction'))}, proposed CTE ${fmt(walMedian('proposed one-statement commit'))}`,
-          ...(records ? [`WAL records per cairn commit (pg_walinspect, mean of 20): ${describeRecords(records.cairn)}`, `WAL records per raw commit: ${describeRecords(records.raw)}`] : ['pg_walinspect not available: no WAL record breakdown']),
+          ...(records
+            ? records.map((r) => `WAL records per commit, ${r.name} (pg_walinspect, mean of 20): ${describeRecords(r.groups)}`)
+            : ['pg_walinspect not available: no WAL record breakdown']),
+          'HOT variant: the store\'s own commit on a database whose runs_status_idx is (status) instead of (status, updated_at), runs fillfactor 80; lean variant: LEAN_COMMIT_SQL in bench/lib/raw-commits.ts on that database',
         ],
         details: { breakdown, bytes, walRecords: records },
       };
     } finally {
       await bench.close();
+      await hot.close();
     }
   },
 };

@@ -29,7 +29,7 @@ interface WorkerVariant {
   config: Pick<WorkerConfig, 'script' | 'registry' | 'executionThreads'>;
 }
 
-async function workerPeaks(target: QueueTarget, pool: pg.Pool, variant: WorkerVariant, label: string): Promise<MemoryResult> {
+async function workerPeaks(target: QueueTarget, pool: pg.Pool, variant: WorkerVariant, label: string, log: (m: string) => void): Promise<MemoryResult> {
   const worker = startWorker({ ...target, ...variant.config, workerId: `memory-${label}`, concurrency: 100, env: WORKLOAD_ENV });
   const client = await openClient(target);
   try {
@@ -38,6 +38,7 @@ async function workerPeaks(target: QueueTarget, pool: pg.Pool, variant: WorkerVa
     const baselineMb = (await procMemoryMb(worker.pid))?.rss ?? Number.NaN;
     const peaks: Record<number, number> = {};
     for (const runs of LOADS) {
+      log(`${variant.label}: ${runs} run(s)`);
       const peak = sampleMax(async () => (await procMemoryMb(worker.pid))?.rss, 20);
       const created = await enqueueRuns(client, runs);
       await waitForTerminal(pool, created.map((r) => r.runId), 120_000);
@@ -120,7 +121,7 @@ export const memorySection: Section = {
         await sink.part(names(variant.label), async () => {
           log(`${variant.label} (${target.backend}, WORKER_CONCURRENCY=100), ${LOADS.join(' then ')} runs, ${reps} process(es)`);
           const results: MemoryResult[] = [];
-          for (let r = 0; r < reps; r++) results.push(await workerPeaks(target, pool, variant, `${v}-${r}`));
+          for (let r = 0; r < reps; r++) results.push(await workerPeaks(target, pool, variant, `${v}-${r}`, log));
           record(sink, variant.label, results);
         });
       }

@@ -18,17 +18,33 @@ const POLL_MS = 5;
 interface Fleet {
   target: QueueTarget;
   workers: Map<string, WorkerHandle>;
+  /** Workers that logged they started. */
+  ready: Set<string>;
   spawned: number;
+  /** Wait for a killed worker's replacement before the next trial (else only keep two workers ready). */
+  waitForReplacement: boolean;
 }
 
 function spawn(fleet: Fleet): WorkerHandle {
   const worker = startWorker({ ...fleet.target, workerId: `rec-${fleet.target.backend}-${++fleet.spawned}`, env: WORKLOAD_ENV });
   fleet.workers.set(worker.workerId, worker);
+  void worker.ready.then(() => fleet.ready.add(worker.workerId), () => undefined);
   return worker;
+}
+
+/** Resolves once at least `count` workers are ready: the holder to kill and another to take over. */
+async function readyWorkers(fleet: Fleet, count: number): Promise<void> {
+  while ([...fleet.workers.keys()].filter((id) => fleet.ready.has(id)).length < count) {
+    const pending = [...fleet.workers.values()].filter((w) => !fleet.ready.has(w.workerId)).map((w) => w.ready);
+    if (pending.length === 0) throw new Error(`fewer than ${count} workers alive`);
+    await Promise.race(pending);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 /** One trial: SIGKILL the worker holding a run right after its first checkpoint; ms until the next claim and the next checkpoint. */
 async function killTrial(fleet: Fleet, client: CairnClient, pool: pg.Pool): Promise<{ claimMs: number; nextMs: number }> {
+  await readyWorkers(fleet, 2);
   const [run] = await enqueueRuns(client, 1);
   const runId = run!.runId;
   const first = await pollUntil<RunState>(
@@ -62,7 +78,7 @@ async function killTrial(fleet: Fleet, client: CairnClient, pool: pg.Pool): Prom
     { timeoutMs: 60_000, everyMs: POLL_MS },
   );
   await waitForTerminal(pool, [runId], 60_000);
-  await replacement.ready;
+  if (fleet.waitForReplacement) await replacement.ready;
   return { claimMs: claimed.startedMs! - killedAt, nextMs: next.updatedMs - killedAt };
 }
 
@@ -79,13 +95,14 @@ async function blockTrials(client: CairnClient, pool: pg.Pool, count: number): P
 }
 
 async function measureBackend(context: SectionContext, sink: FigureSink, backend: 'redis' | 'postgres', trials: number, blocks: number) {
-  if (trials === 0) return;
   const database = await context.services.database(`${ID}_${backend}`);
   const redisUrl = backend === 'redis' ? await context.services.redisUrl() : undefined;
   const fleet: Fleet = {
     target: { databaseUrl: database.url, backend, redisUrl, queueName: `bench-rec-${Date.now()}` },
     workers: new Map(),
+    ready: new Set(),
     spawned: 0,
+    waitForReplacement: !context.quick,
   };
   const pool = new pg.Pool({ connectionString: database.url, max: 3 });
   const client = await openClient(fleet.target);
@@ -96,9 +113,11 @@ async function measureBackend(context: SectionContext, sink: FigureSink, backend
     `next checkpoint after SIGKILL p95, ${backend}`,
   ];
   try {
-    await Promise.all([spawn(fleet).ready, spawn(fleet).ready]);
+    // --quick keeps a spare worker instead of waiting for each replacement to start
+    const initial = Array.from({ length: context.quick ? 3 : 2 }, () => spawn(fleet));
+    await Promise.all(initial.map((w) => w.ready));
     await sink.part(names, async () => {
-      context.log(`${backend}: ${trials} SIGKILL trials (default lock 2000 ms, stalled interval 500 ms)`);
+      context.log(`${backend}: ${trials} SIGKILL trials (${executionMode()})`);
       const results = [];
       for (let t = 0; t < trials; t++) results.push(await killTrial(fleet, client, pool));
       const claim = results.map((r) => r.claimMs);
@@ -135,10 +154,14 @@ export const recoverySection: Section = {
     const trials = context.quick ? 3 : 20;
     const blocks = context.quick ? 1 : 5;
     const sink = new FigureSink(ID, context.log);
-    const backends: ('redis' | 'postgres')[] = (await context.services.redisUrl()) ? ['redis', 'postgres'] : ['postgres'];
+    const hasRedis = (await context.services.redisUrl()) !== undefined;
+    const all: ('redis' | 'postgres')[] = hasRedis ? ['redis', 'postgres'] : ['postgres'];
+    // --quick measures one backend (Redis when there is one)
+    const backends = context.quick ? all.slice(0, 1) : all;
+    if (context.quick && hasRedis) sink.notes.push('--quick: the PostgreSQL backend is measured in full runs only');
     for (const backend of backends) await measureBackend(context, sink, backend, trials, blocks);
     sink.notes.push(
-      `two worker processes with default settings (WORKER_CONCURRENCY=10, CAIRN_LOCK_MS=2000, CAIRN_STALLED_INTERVAL_MS=500, ${executionMode()}); one run at a time (4 batches, 100 ms tools); the holder is SIGKILLed within ~5 ms of its first checkpoint and replaced; claim = new attempt started_at - kill, next checkpoint = runs.updated_at of the next commit - kill`,
+      `two worker processes (three in --quick, so as not to wait for replacements), WORKER_CONCURRENCY=10, ${executionMode()} (defaults: lock 2000 ms, stalled interval 500 ms, 1 execution thread); one run at a time (4 batches, 100 ms tools); the holder is SIGKILLed within ~5 ms of its first checkpoint and replaced; claim = new attempt started_at - kill, next checkpoint = runs.updated_at of the next commit - kill`,
     );
     return { figures: sink.figures, notes: sink.notes, failed: sink.failed };
   },

@@ -160,15 +160,22 @@ export const throughputSection: Section = {
   title: 'Throughput',
   cairn: true,
   async run(context) {
-    const plan: Plan = context.quick
-      ? { runs: 40, rounds: 1, workerCounts: { redis: WORKER_COUNTS, postgres: [1] } }
-      : { runs: 300, rounds: 3, workerCounts: { redis: WORKER_COUNTS, postgres: WORKER_COUNTS } };
-    if (context.quick) context.log('--quick: postgres backend with 1 worker process only');
     const sink = new FigureSink(ID, context.log);
+    const hasRedis = (await context.services.redisUrl()) !== undefined;
+    const backends: ('redis' | 'postgres')[] = hasRedis ? ['redis', 'postgres'] : ['postgres'];
+    if (!hasRedis) sink.notes.push('no redis-server binary and no REDIS_URL: Redis backend not run');
+    // --quick measures one backend (Redis when there is one)
+    const quickPostgres = context.quick && hasRedis ? [] : WORKER_COUNTS;
+    if (context.quick && hasRedis) sink.notes.push('--quick: the PostgreSQL backend is measured in full runs only');
+    const plan: Plan = {
+      runs: context.quick ? 40 : 300,
+      rounds: context.quick ? 1 : 3,
+      workerCounts: { redis: WORKER_COUNTS, postgres: quickPostgres },
+    };
     const calibration: { commits?: number } = {};
-    const backends: ('redis' | 'postgres')[] = (await context.services.redisUrl()) ? ['redis', 'postgres'] : ['postgres'];
-    if (backends.length === 1) sink.notes.push('no redis-server binary and no REDIS_URL: Redis backend not run');
-    for (const backend of backends) await measureBackend(context, sink, backend, plan, calibration);
+    for (const backend of backends) {
+      if (plan.workerCounts[backend].length > 0) await measureBackend(context, sink, backend, plan, calibration);
+    }
     await sink.part(['statements per run (worker side)'], async () => {
       const database = await context.services.database(`${ID}_census`);
       const census = await statementCensus(
@@ -180,7 +187,7 @@ export const throughputSection: Section = {
       sink.notes.push(`worker-side statements per run (each one round trip): ${kinds.join(', ')}`);
     });
     sink.notes.push(
-      `each Cairn run: scripted agent, 3 tool batches of 3 no-op calls, default worker settings (WORKER_CONCURRENCY=10, lock 2000 ms, ${executionMode()}); the floor: the same BullMQ wiring and job options, each job doing ${calibration.commits ?? '?'} autocommitted INSERTs (Cairn's write transactions per run on Redis)`,
+      `each Cairn run: scripted agent, 3 tool batches of 3 no-op calls, worker settings WORKER_CONCURRENCY=10, ${executionMode()}; the floor: the same BullMQ wiring and job options, each job doing ${calibration.commits ?? '?'} autocommitted INSERTs (Cairn's write transactions per run on Redis)`,
     );
     return { figures: sink.figures, notes: sink.notes, failed: sink.failed };
   },

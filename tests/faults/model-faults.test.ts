@@ -80,23 +80,6 @@ describe('model faults over the OpenAI wire protocol', () => {
     }
   });
 
-  it('gives up after maxAttempts of 5xx: ERROR, retryable, and a continue completes it from its checkpoint', async () => {
-    server.enqueue(
-      { kind: 'tool_calls', calls: [{ name: 'ping', arguments: {} }] },
-      ...Array.from({ length: RETRY.maxAttempts }, () => ({ kind: 'error' as const, status: 503, message: 'overloaded' })),
-    );
-    const engine = engineWith();
-    const failed = await runToEnd(engine);
-    expect(failed).toMatchObject({ status: 'ERROR', lastCheckpointAtMessageIndex: 3 });
-    expect(failed.error).toMatchObject({ name: 'ModelError', retryable: true });
-
-    server.enqueue({ kind: 'text', text: 'done' });
-    expect((await engine.continueRun(failed.runId)).action).toBe('resume');
-    const resumed = await engine.execute(failed.runId, { reason: 'continue' });
-    expect(resumed.outcome === 'finished' && resumed.run).toMatchObject({ status: 'COMPLETED', content: 'done' });
-    expect(pings).toBe(1);
-  });
-
   it('times out a hung request and retries it', async () => {
     server.enqueue({ kind: 'hang' }, { kind: 'tool_calls', calls: [{ name: 'ping', arguments: {} }] }, { kind: 'hang' }, { kind: 'text', text: 'late but fine' });
     const started = Date.now();

@@ -8,7 +8,9 @@ import type { BoardQueue } from './bull-board.js';
 import { PayloadTooLargeError } from './errors.js';
 import { toErrorResponse } from './http-errors.js';
 import type { ProducerClient } from './producer-client.js';
+import { pathGuard } from './path-guard.js';
 import { ProducerMetrics } from './producer-metrics.js';
+import { runLimits, type RunLimits } from './run-limits.js';
 import { eventRoutes } from './routes/event-routes.js';
 import type { EventStreamOptions } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
@@ -20,7 +22,7 @@ import { sessionRoutes } from './routes/session-routes.js';
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /** Request limits of the API. */
-export interface AppLimits {
+export interface AppLimits extends Partial<RunLimits> {
   /**
    * Largest request body, in bytes; a larger one gets 413.
    * @defaultValue {@link DEFAULT_MAX_BODY_BYTES}
@@ -36,8 +38,10 @@ export interface AppDeps {
   queues: readonly BoardQueue[];
   /** Readiness probes by name (`postgres`, `redis`); `/readyz` is 503 when one fails. */
   healthChecks?: Readonly<Record<string, HealthCheck>>;
-  /** Accepted bearer keys (`CAIRN_API_KEYS`); empty means no auth. */
+  /** Accepted bearer keys (`CAIRN_API_KEYS`); empty (and no read keys) means no auth. */
   apiKeys?: readonly string[];
+  /** Bearer keys that may only read: GET and HEAD (`CAIRN_READ_API_KEYS`); anything else is 403. */
+  readApiKeys?: readonly string[];
   limits?: AppLimits;
   events?: EventStreamOptions;
   metrics?: ProducerMetrics;
@@ -62,7 +66,8 @@ export function createApp(deps: AppDeps): Hono {
     await next();
     metrics.recordRequest(c.req.method, routePath(c, -1), c.res.status);
   });
-  app.use(apiKeyAuth(deps.apiKeys ?? []));
+  app.use(apiKeyAuth(deps.apiKeys ?? [], deps.readApiKeys ?? []));
+  app.use(pathGuard());
   app.use(
     bodyLimit({
       maxSize: maxBodyBytes,
@@ -85,7 +90,7 @@ export function createApp(deps: AppDeps): Hono {
   app.get('/metrics', async (c) =>
     c.text(await metrics.render(deps.queues), 200, { 'Content-Type': 'text/plain; version=0.0.4' }),
   );
-  app.route('/v1', runRoutes({ client: deps.client, metrics }));
+  app.route('/v1', runRoutes({ client: deps.client, metrics, limits: runLimits(deps.limits) }));
   app.route(
     '/v1',
     eventRoutes({

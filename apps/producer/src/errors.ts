@@ -31,3 +31,44 @@ export class UnauthorizedError extends ProducerError {}
 
 /** The resource (a session, for instance) does not exist. */
 export class NotFoundError extends ProducerError {}
+
+/** The API key is valid but may not do this (a read-only key asking to write). */
+export class ForbiddenError extends ProducerError {}
+
+/** A request body that is not JSON (`Content-Type` other than `application/json`). */
+export class UnsupportedMediaTypeError extends ProducerError {
+  constructor(readonly contentType: string) {
+    super(`request body must be application/json, got "${contentType.slice(0, 100)}"`);
+  }
+}
+
+/** A body field (`input`, `metadata`) is longer than the configured limit. */
+export class FieldTooLongError extends ProducerError {
+  constructor(
+    readonly field: string,
+    readonly length: number,
+    readonly maxChars: number,
+  ) {
+    super(`${field} is ${length} characters long; the limit is ${maxChars}`);
+  }
+}
+
+/** A JSON body whose shape no schema should even see: nested too deeply, or holding NUL characters or lone surrogates. */
+export class InvalidBodyError extends ProducerError {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(path ? `${path}: ${problem}` : problem);
+  }
+}
+
+/** The session already holds as many runs as it may. */
+export class TooManyRunsError extends ProducerError {
+  constructor(
+    readonly sessionId: string,
+    readonly maxRuns: number,
+  ) {
+    super(`session ${sessionId} already has ${maxRuns} runs, the most a session may hold`);
+  }
+}

@@ -7,11 +7,16 @@ import {
 import { RunAlreadyTerminalError } from '@cairn/store';
 import { ZodError } from 'zod';
 import {
+  FieldTooLongError,
+  ForbiddenError,
+  InvalidBodyError,
   InvalidJsonError,
   InvalidParameterError,
   NotFoundError,
   PayloadTooLargeError,
+  TooManyRunsError,
   UnauthorizedError,
+  UnsupportedMediaTypeError,
 } from './errors.js';
 
 /** The JSON body of every error response. */
@@ -23,7 +28,7 @@ export interface ErrorBody {
 
 /** An error as the API answers it: status, JSON body, extra headers. */
 export interface ErrorResponse {
-  status: 400 | 401 | 404 | 409 | 413 | 500;
+  status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500;
   body: ErrorBody;
   headers?: Record<string, string>;
 }
@@ -43,11 +48,18 @@ export function toErrorResponse(error: unknown): ErrorResponse {
     return { status: 400, body: { error: 'invalid_body', message, issues } };
   }
   if (error instanceof InvalidJsonError) return reply(400, 'invalid_json', error);
+  if (error instanceof InvalidBodyError) {
+    return { status: 400, body: { error: 'invalid_body', message: error.message, issues: [{ path: error.path, message: error.problem }] } };
+  }
   if (error instanceof InvalidParameterError) return reply(400, 'invalid_parameter', error);
   if (error instanceof UnauthorizedError) {
     return { ...reply(401, 'unauthorized', error), headers: { 'WWW-Authenticate': 'Bearer' } };
   }
+  if (error instanceof ForbiddenError) return reply(403, 'forbidden', error);
   if (error instanceof PayloadTooLargeError) return reply(413, 'payload_too_large', error);
+  if (error instanceof UnsupportedMediaTypeError) return reply(415, 'unsupported_media_type', error);
+  if (error instanceof FieldTooLongError) return reply(422, 'field_too_long', error);
+  if (error instanceof TooManyRunsError) return reply(429, 'too_many_runs', error);
   if (error instanceof RunNotFoundError) return reply(404, 'run_not_found', error);
   if (error instanceof EntityNotFoundError) return reply(404, 'entity_not_found', error);
   if (error instanceof NotFoundError) return reply(404, 'not_found', error);

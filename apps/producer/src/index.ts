@@ -1,20 +1,34 @@
 export { createApp, DEFAULT_MAX_BODY_BYTES, type AppDeps, type AppLimits } from './app.js';
-export { apiKeyAuth, OPEN_PATHS } from './api-key-auth.js';
+export { apiKeyAuth, OPEN_PATHS, READ_METHODS } from './api-key-auth.js';
 export { bullBoard, BULL_BOARD_PATH, type BoardQueue } from './bull-board.js';
 export {
   ProducerError,
+  FieldTooLongError,
+  ForbiddenError,
+  InvalidBodyError,
   InvalidJsonError,
   InvalidParameterError,
   NotFoundError,
   PayloadTooLargeError,
+  TooManyRunsError,
   UnauthorizedError,
+  UnsupportedMediaTypeError,
 } from './errors.js';
+export { assertSafeJson, MAX_JSON_DEPTH } from './json-safety.js';
+export { pathGuard } from './path-guard.js';
+export {
+  DEFAULT_MAX_METADATA_CHARS,
+  DEFAULT_MAX_RUNS_PER_SESSION,
+  runLimits,
+  type RunLimits,
+} from './run-limits.js';
 export { toErrorResponse, type ErrorBody, type ErrorResponse } from './http-errors.js';
 export type { ContinueRunOptions, ContinueRunResult, ProducerClient } from './producer-client.js';
 export { ProducerMetrics, type CountedQueue } from './producer-metrics.js';
 export { readinessChecks } from './readiness-checks.js';
 export {
   MAX_INPUT_LENGTH,
+  cancelRunBodySchema,
   continueRunBodySchema,
   createRunBodySchema,
   type ContinueRunBody,

@@ -38,7 +38,12 @@ const app = createApp({
   queues: [client.runQueue.queue],
   healthChecks: readinessChecks(client),
   apiKeys: config.apiKeys,
-  limits: { maxBodyBytes: config.maxBodyBytes },
+  readApiKeys: config.readApiKeys,
+  limits: {
+    maxBodyBytes: config.maxBodyBytes,
+    maxInputChars: config.maxInputChars,
+    maxRunsPerSession: config.maxRunsPerSession,
+  },
   logger,
 });
 
@@ -48,7 +53,7 @@ const server = serve({ fetch: app.fetch, port: config.port }, (info) => {
       port: info.port,
       queue: config.queueName,
       backend: config.queueBackend,
-      auth: config.apiKeys.length > 0,
+      auth: config.apiKeys.length + config.readApiKeys.length > 0,
     },
     'producer listening',
   );

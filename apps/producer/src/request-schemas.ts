@@ -1,13 +1,10 @@
 import { CHECKPOINT_MODES } from '@cairn/engine';
 import { z } from 'zod';
 
-/** Longest accepted `input`, in characters. */
+/** Longest accepted `input` by default, in characters (a longer one is a 422, see `AppLimits`). */
 export const MAX_INPUT_LENGTH = 100_000;
 
-const input = z
-  .string()
-  .max(MAX_INPUT_LENGTH)
-  .refine((value) => value.trim() !== '', 'must be a non-empty string');
+const input = z.string().refine((value) => value.trim() !== '', 'must be a non-empty string');
 
 /** Body of `POST /v1/agents/:name/runs` and `POST /v1/teams/:name/runs`. */
 export const createRunBodySchema = z.strictObject({
@@ -24,6 +21,9 @@ export const continueRunBodySchema = z.strictObject({
   approvals: z.record(z.string(), z.unknown()).optional(),
   fork: z.boolean().optional(),
 });
+
+/** Body of `POST /v1/runs/:run_id/cancel`: empty, or `{}`. */
+export const cancelRunBodySchema = z.strictObject({});
 
 /** A parsed create-run body. */
 export type CreateRunBody = z.infer<typeof createRunBodySchema>;

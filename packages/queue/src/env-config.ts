@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { DEFAULT_QUEUE_NAME, type QueueBackendKind } from './queue-backend.js';
 
+/** The model when `OPENAI_API_KEY` is set and `CAIRN_MODEL` is not: the seed's, on the Responses API. */
+export const DEFAULT_OPENAI_MODEL = 'openai:gpt-5.4';
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const optionalString = z
@@ -56,7 +59,10 @@ const ENV_SCHEMA = z.object({
   CAIRN_RECONCILE_INTERVAL_MS: positiveInt(30_000),
   CAIRN_RECONCILE_AFTER_MS: positiveInt(15_000),
   CAIRN_API_KEYS: optionalString,
+  CAIRN_READ_API_KEYS: optionalString,
   CAIRN_MAX_BODY_BYTES: positiveInt(1024 * 1024),
+  CAIRN_MAX_INPUT_CHARS: positiveInt(100_000),
+  CAIRN_MAX_RUNS_PER_SESSION: positiveInt(1000),
   CAIRN_MIGRATE: optionalString,
   LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
 });
@@ -93,10 +99,16 @@ export interface CairnEnvConfig {
   reconcileIntervalMs: number;
   /** Runs idle this long with no live job are reconciled. @defaultValue 15000 */
   reconcileAfterMs: number;
-  /** Bearer keys of the HTTP API; empty: no auth. */
+  /** Bearer keys of the HTTP API; empty (and no read keys): no auth. */
   apiKeys: string[];
+  /** `CAIRN_READ_API_KEYS`: bearer keys that may only read (GET, HEAD); writes answer 403. */
+  readApiKeys: string[];
   /** Largest request body the producer accepts. @defaultValue 1 MiB */
   maxBodyBytes: number;
+  /** Longest run `input` the producer accepts, in characters (422 beyond). @defaultValue 100000 */
+  maxInputChars: number;
+  /** Most top-level runs one session may hold (429 beyond). @defaultValue 1000 */
+  maxRunsPerSession: number;
   /** `CAIRN_MIGRATE=1`: apply the store's migrations at start (tests, demo). */
   migrate: boolean;
   /** @defaultValue 'info' */
@@ -115,7 +127,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
   if (queueBackend === 'redis' && !e.REDIS_URL) {
     throw new ConfigError('REDIS_URL', 'is required when CAIRN_QUEUE_BACKEND=redis');
   }
-  const model = e.CAIRN_MODEL ?? (e.OPENAI_API_KEY ? 'openai:gpt-4.1-mini' : 'scripted');
+  const model = e.CAIRN_MODEL ?? (e.OPENAI_API_KEY ? DEFAULT_OPENAI_MODEL : 'scripted');
   if (model.startsWith('openai:') && !e.OPENAI_API_KEY) {
     throw new ConfigError('OPENAI_API_KEY', `is required for CAIRN_MODEL=${model}`);
   }
@@ -137,9 +149,16 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     stalledIntervalMs: e.CAIRN_STALLED_INTERVAL_MS,
     reconcileIntervalMs: e.CAIRN_RECONCILE_INTERVAL_MS,
     reconcileAfterMs: e.CAIRN_RECONCILE_AFTER_MS,
-    apiKeys: (e.CAIRN_API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean),
+    apiKeys: keyList(e.CAIRN_API_KEYS),
+    readApiKeys: keyList(e.CAIRN_READ_API_KEYS),
     maxBodyBytes: e.CAIRN_MAX_BODY_BYTES,
+    maxInputChars: e.CAIRN_MAX_INPUT_CHARS,
+    maxRunsPerSession: e.CAIRN_MAX_RUNS_PER_SESSION,
     migrate: e.CAIRN_MIGRATE === '1' || e.CAIRN_MIGRATE === 'true',
     logLevel: e.LOG_LEVEL ?? 'info',
   };
+}
+
+function keyList(raw: string | undefined): string[] {
+  return (raw ?? '').split(',').map((k) => k.trim()).filter(Boolean);
 }

@@ -16,7 +16,19 @@ export interface CreateDbOptions {
    * @defaultValue ignore
    */
   onIdleError?: (error: Error) => void;
+  /**
+   * Postgres ends a session whose transaction sits idle this long
+   * (`idle_in_transaction_session_timeout`). A process frozen mid-transaction
+   * (SIGSTOP, a long GC pause, a suspended VM) would otherwise keep its row
+   * locks, and block every other worker's claim of its run, for as long as it
+   * stays frozen. The store's transactions never wait on anything but Postgres.
+   * @defaultValue 10000
+   */
+  idleInTransactionTimeoutMs?: number;
 }
+
+/** Default of {@link CreateDbOptions.idleInTransactionTimeoutMs}. */
+export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 10_000;
 
 const INT8_OID = 20;
 
@@ -36,7 +48,12 @@ const TYPES: pg.CustomTypesConfig = {
  * const store = new PostgresCheckpointStore(db);
  */
 export function createDb(url: string, options: CreateDbOptions = {}): Kysely<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types: TYPES });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    types: TYPES,
+    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  });
   const onError = options.onIdleError ?? (() => undefined);
   pool.on('error', onError);
   // pg-pool listens only while a client is idle: a connection killed mid-transaction would emit an unhandled 'error'.

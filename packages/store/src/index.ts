@@ -1,4 +1,4 @@
-export { createDb } from './create-db.js';
+export { createDb, DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS } from './create-db.js';
 export type { CreateDbOptions } from './create-db.js';
 export { migrate, MIGRATIONS } from './migrate.js';
 export { PostgresCheckpointStore } from './postgres-checkpoint-store.js';

@@ -115,7 +115,7 @@ function startSeq(c: Context): number {
     header !== undefined ? ['Last-Event-ID', header] : ['after', c.req.query('after')];
   if (raw === undefined || raw.trim() === '') return 0;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 0) {
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(value)) {
     throw new InvalidParameterError(name, 'must be a non-negative integer event sequence number');
   }
   return value;

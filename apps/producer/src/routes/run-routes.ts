@@ -4,21 +4,25 @@ import { Hono } from 'hono';
 import { jsonBody } from '../json-body.js';
 import type { ProducerClient } from '../producer-client.js';
 import type { ProducerMetrics } from '../producer-metrics.js';
-import { continueRunBodySchema, createRunBodySchema } from '../request-schemas.js';
+import { cancelRunBodySchema, continueRunBodySchema, createRunBodySchema } from '../request-schemas.js';
+import { assertFieldsFit, assertSessionHasRoom, type RunLimits } from '../run-limits.js';
 
 /** What {@link runRoutes} needs. */
 export interface RunRoutesDeps {
   client: ProducerClient;
   metrics: ProducerMetrics;
+  limits: RunLimits;
 }
 
 /** `POST /v1/{agents,teams}/:name/runs`, `GET /v1/runs/:run_id`, `POST /v1/runs/:run_id/{continue,cancel}`. */
-export function runRoutes({ client, metrics }: RunRoutesDeps): Hono {
+export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
   const app = new Hono();
 
   const createRun = (kind: EntityKind) =>
     app.post(`/${kind}s/:name/runs`, async (c) => {
       const body = await jsonBody(c, createRunBodySchema);
+      assertFieldsFit(body, limits);
+      await assertSessionHasRoom(client, body.session_id, limits);
       const run = await client.enqueueRun({
         entity: { kind, name: c.req.param('name') },
         input: body.input,
@@ -42,12 +46,15 @@ export function runRoutes({ client, metrics }: RunRoutesDeps): Hono {
 
   app.post('/runs/:run_id/continue', async (c) => {
     const body = await jsonBody(c, continueRunBodySchema);
+    assertFieldsFit(body, limits);
+    if (body.fork) await assertSessionHasRoom(client, (await client.getRun(c.req.param('run_id')))?.session_id, limits);
     const { action, run } = await client.continueRun(c.req.param('run_id'), body);
     if (action !== 'already-queued') metrics.recordEnqueue(run.entity.kind, action);
     return c.json({ ...runStatus(run), action }, 202);
   });
 
   app.post('/runs/:run_id/cancel', async (c) => {
+    await jsonBody(c, cancelRunBodySchema);
     const run = await client.cancelRun(c.req.param('run_id'));
     return c.json({ ...runStatus(run), cancel_requested: true }, 202);
   });
