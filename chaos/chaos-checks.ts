@@ -13,7 +13,7 @@ export interface ChaosGoals {
   completedMoreThanOnce: number;
   /** Committed tool calls executed again at or after the epoch that first committed them (a finished batch redone). */
   finishedBatchesExecutedTwice: number;
-  /** Committed rows whose writer's epoch was not the run's epoch, committed results no execution of that epoch produced, writes to finished runs. */
+  /** Committed rows whose writer's epoch was not the run's epoch, committed results no execution of that epoch produced, member runs claimed by a worker not holding their team, writes to finished runs. */
   fencedOutWrites: number;
   /** Checkpoint indexes that went down (audited writes and samples). */
   checkpointIndexBackwards: number;
@@ -123,6 +123,12 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
        and not exists (select 1 from chaos_tool_ledger l where l.idempotency_key = t.idempotency_key and l.epoch = t.epoch)`,
     [scenario, TOOLS],
   );
+  const zombieMemberClaims = await rows<{ run_id: string; worker: string; team_holder: string }>(
+    db,
+    `select run_id, item as worker, parent_holder as team_holder from chaos_write_audit
+     where run_id in (${SCENARIO_RUNS}) and tbl = 'member_claims' and parent_holder is distinct from item`,
+    args,
+  );
   const writesAfterFinish = await rows<{ run_id: string; old_status: string; new_status: string }>(
     db,
     `select run_id, old_status, new_status from chaos_write_audit
@@ -160,7 +166,7 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
     lost: lost.length,
     completedMoreThanOnce: completedTwice.length,
     finishedBatchesExecutedTwice: executedTwice.length + abandonedMemberWork.length,
-    fencedOutWrites: epochMismatches.length + orphanResults.length + writesAfterFinish.length,
+    fencedOutWrites: epochMismatches.length + orphanResults.length + zombieMemberClaims.length + writesAfterFinish.length,
     checkpointIndexBackwards: auditedBackwards.length + sampledBackwards.length,
     inconsistentHistories: inconsistent.length,
     workerCrashes: crashes.length,
@@ -172,7 +178,7 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
   example('lost', lost);
   example('completedMoreThanOnce', completedTwice);
   example('finishedBatchesExecutedTwice', [...executedTwice, ...abandonedMemberWork.map((w) => ({ abandonedMemberRun: w }))]);
-  example('fencedOutWrites', [...epochMismatches, ...orphanResults, ...writesAfterFinish]);
+  example('fencedOutWrites', [...epochMismatches, ...orphanResults, ...zombieMemberClaims.map((c) => ({ memberClaimByNonHolder: c })), ...writesAfterFinish]);
   example('checkpointIndexBackwards', [...auditedBackwards, ...sampledBackwards]);
   example('inconsistentHistories', inconsistent);
   example('workerCrashes', crashes);

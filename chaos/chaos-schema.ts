@@ -6,7 +6,8 @@ import type pg from 'pg';
  * transaction. `run_epoch` is the run's epoch as that transaction sees it,
  * `row_epoch` the epoch the writer claims (tool_calls.epoch, the
  * `[chaos-epoch N]` tag of a chaos tool's result, a finished attempt's epoch):
- * a fenced store never commits a row where the two differ.
+ * a fenced store never commits a row where the two differ. A member run's
+ * claim records which worker held its team run then (`parent_holder`).
  */
 const DDL = `
 create table if not exists chaos_tool_ledger (
@@ -32,6 +33,7 @@ create table if not exists chaos_write_audit (
   new_index integer,
   old_status text,
   new_status text,
+  parent_holder text,
   at timestamptz not null default clock_timestamp()
 );
 create index if not exists chaos_write_audit_run_idx on chaos_write_audit (run_id);
@@ -70,6 +72,20 @@ begin
   return null;
 end $$;
 
+create or replace function chaos_audit_member_claim() returns trigger language plpgsql as $$
+declare parent text := (select parent_run_id from runs where run_id = new.run_id);
+begin
+  if parent is not null then
+    insert into chaos_write_audit (tbl, run_id, item, row_epoch, parent_holder)
+    values ('member_claims', new.run_id, new.worker_id, new.epoch,
+            (select a.worker_id from run_attempts a where a.run_id = parent order by a.epoch desc limit 1));
+  end if;
+  return null;
+end $$;
+
+drop trigger if exists chaos_audit_claim on run_attempts;
+create trigger chaos_audit_claim after insert on run_attempts
+  for each row execute function chaos_audit_member_claim();
 drop trigger if exists chaos_audit on tool_calls;
 create trigger chaos_audit after insert or update on tool_calls
   for each row execute function chaos_audit_tool_call();

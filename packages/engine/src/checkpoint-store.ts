@@ -52,9 +52,10 @@ export interface CheckpointStore {
    * Claims the run for one execution: one conditional UPDATE increments the
    * epoch and sets RUNNING when the status is PENDING, RUNNING or ERROR, and
    * an attempt row is recorded. Throws `RunNotFoundError` or
-   * `RunNotContinuableError`.
+   * `RunNotContinuableError`; for a member run claimed with `parentEpoch`,
+   * `LeaseLostError` when the parent has been claimed since.
    */
-  claimRun(runId: string, claim: { workerId: string; reason: AttemptReason }): Promise<Claim>;
+  claimRun(runId: string, claim: { workerId: string; reason: AttemptReason; parentEpoch?: number }): Promise<Claim>;
   /** Messages `[0, lastCheckpointAtMessageIndex)` and the tool calls committed with them. */
   loadHistory(runId: string): Promise<RunHistory>;
   /**

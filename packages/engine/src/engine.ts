@@ -145,6 +145,8 @@ export class Engine {
             userId: parent.userId,
             parentRunId: parent.runId,
             parentToolCallId: context.toolCallId,
+            // A team execution that lost its run (a zombie) must not start member work.
+            parentEpoch: parent.epoch,
             checkpoint: strongerMode(parent.checkpoint, member.checkpoint),
           });
       const reason =
@@ -153,6 +155,7 @@ export class Engine {
         reason,
         signal: context.signal,
         handover: parentOptions.handover,
+        parentEpoch: parent.epoch,
       });
       if (result.outcome === 'handed-over') throw new HandoverSignal(child.runId);
       const { run } = result;

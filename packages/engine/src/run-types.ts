@@ -110,6 +110,11 @@ export interface NewRun {
   userId?: string | null;
   parentRunId?: string | null;
   parentToolCallId?: string | null;
+  /**
+   * For a member run: the epoch of the parent's execution creating it. When the
+   * parent has been claimed since, nothing is created (`LeaseLostError`).
+   */
+  parentEpoch?: number;
   entity: EntityRef;
   input: string;
   checkpoint: CheckpointMode;

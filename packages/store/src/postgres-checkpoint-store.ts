@@ -19,6 +19,7 @@ import type {
   RunStatus,
 } from '@cairn/engine';
 import { appendDelta, insertMessages } from './append-delta.js';
+import { assertParentHeld } from './parent-fence.js';
 import { commitCheckpoint } from './commit-checkpoint.js';
 import { forceCancel, requestCancel } from './run-cancel.js';
 import type { ForceCancelOptions } from './run-cancel.js';
@@ -47,6 +48,9 @@ export class PostgresCheckpointStore implements CheckpointStore {
     const sessionId = run.sessionId ?? randomUUID();
     const messages = run.messages ?? [];
     return this.db.transaction().execute(async (trx) => {
+      if (run.parentRunId && run.parentEpoch !== undefined) {
+        await assertParentHeld(trx, run.parentRunId, run.parentEpoch);
+      }
       await trx
         .insertInto('sessions')
         .values({ session_id: sessionId, user_id: run.userId ?? null })
@@ -88,9 +92,13 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   async claimRun(
     runId: string,
-    claim: { workerId: string; reason: AttemptReason },
+    claim: { workerId: string; reason: AttemptReason; parentEpoch?: number },
   ): Promise<Claim> {
     return this.db.transaction().execute(async (trx) => {
+      if (claim.parentEpoch !== undefined) {
+        const child = await trx.selectFrom('runs').select('parent_run_id').where('run_id', '=', runId).executeTakeFirst();
+        if (child?.parent_run_id) await assertParentHeld(trx, child.parent_run_id, claim.parentEpoch);
+      }
       const row = await trx
         .updateTable('runs')
         .set({ epoch: sql`epoch + 1`, status: 'RUNNING', updated_at: sql`now()` })

@@ -31,6 +31,8 @@ export interface ExecuteOptions {
   handover?: AbortSignal;
   /** A new user message appended before resuming (continue with input). */
   input?: string;
+  /** For a member run: the epoch of its team's execution; the claim fails with `LeaseLostError` once the team was claimed since. */
+  parentEpoch?: number;
   /** Called once the run is claimed, with the epoch this execution holds. */
   onClaim?(claim: { epoch: number; run: RunRecord }): void;
 }
@@ -59,6 +61,7 @@ export async function executeRun(
   const { epoch, run } = await deps.store.claimRun(runId, {
     workerId: deps.workerId,
     reason: options.reason,
+    ...(options.parentEpoch === undefined ? {} : { parentEpoch: options.parentEpoch }),
   });
   options.onClaim?.({ epoch, run });
   const emit = (type: RunEventType, data: Record<string, unknown>) =>
