@@ -18,3 +18,4 @@ export { testDatabase } from './test-database.js';
 export { TEST_DATABASE_URL_VAR, TEST_REDIS_URL_VAR } from './test-env.js';
 export { testRedisUrl } from './test-redis-url.js';
 export { spawnApp, REPO_ROOT, type AppProcess, type CairnApp, type SpawnAppOptions } from './spawn-app.js';
+export { buildWorkerBundle, type WorkerBundle } from './build-worker-bundle.js';

@@ -16,6 +16,8 @@ export interface SpawnAppOptions {
   env: Record<string, string | undefined>;
   /** Where stdout and stderr go (appended). */
   logFile: string;
+  /** A compiled entry script to run instead of the app's TypeScript sources (see `buildWorkerBundle`). */
+  script?: string;
 }
 
 /** A Cairn app running as a child process. */
@@ -32,14 +34,17 @@ export interface AppProcess {
   waitForLog(text: string, timeoutMs?: number): Promise<void>;
 }
 
-/** Starts `apps/<app>/src/main.ts` from its TypeScript sources, logging to a file. */
+/** Starts `apps/<app>/src/main.ts` from its TypeScript sources (or `options.script`), logging to a file. */
 export function spawnApp(app: CairnApp, options: SpawnAppOptions): AppProcess {
   const fd = openSync(options.logFile, 'a');
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--conditions=source', `apps/${app}/src/main.ts`],
-    { cwd: REPO_ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', fd, fd] },
-  );
+  const args = options.script
+    ? [options.script]
+    : ['--import', 'tsx', '--conditions=source', `apps/${app}/src/main.ts`];
+  const proc = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', fd, fd],
+  });
   closeSync(fd);
   let exitCode: number | null | undefined;
   const exited = new Promise<number | null>((resolve) =>
