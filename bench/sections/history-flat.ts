@@ -6,27 +6,11 @@ import { fmt, medianFigure, ratioFigure, type Figure } from '../lib/figure.js';
 import { blobAtHistory, cairnAtHistory, createBlobTable } from '../lib/history-variants.js';
 import type { Section } from '../lib/section.js';
 import { median } from '../lib/stats.js';
-import { walBytesOf } from '../lib/wal.js';
+import { walPerCommit } from '../lib/commit-breakdown.js';
 
 const ID = 'history';
 const SIZES = [10, 100, 1000, 5000] as const;
 
-async function walPerVariant(url: string, variants: readonly CommitVariant[], rounds: number): Promise<number[][]> {
-  const reader = new pg.Client({ connectionString: url });
-  await reader.connect();
-  try {
-    const bytes = variants.map((): number[] => []);
-    for (let round = 0; round < rounds; round++) {
-      for (const [i, variant] of variants.entries()) {
-        await variant.prepare();
-        bytes[i]!.push((await walBytesOf(reader, () => variant.commit())).bytes);
-      }
-    }
-    return bytes;
-  } finally {
-    await reader.end();
-  }
-}
 
 /** Section 2: the same commit at 10..5,000 messages of history, beside a whole-history jsonb rewrite. */
 export const historyFlatSection: Section = {
@@ -50,7 +34,7 @@ export const historyFlatSection: Section = {
       const rounds = quick ? 20 : 200;
       log(`alternating ${SIZES.length} history sizes x 2 stores, ${rounds} rounds`);
       const samples = await alternate([...cairn, ...blob], rounds, quick ? 3 : 20);
-      const wal = await walPerVariant(database.url, [...cairn, ...blob], quick ? 8 : 40);
+      const wal = await walPerCommit(database.url, [...cairn, ...blob], quick ? 8 : 40);
       const cairnMs = samples.slice(0, SIZES.length);
       const blobMs = samples.slice(SIZES.length);
       const last = SIZES.length - 1;

@@ -62,18 +62,19 @@ export interface RunView {
 }
 
 /** A run listed in its session, without history. */
-export interface RunSummaryView {
-  run_id: string;
-  entity: EntityRef;
-  status: RunStatus;
-  input: string;
-  content: string | null;
-  checkpoint: CheckpointMode;
-  last_checkpoint_at_message_index: number;
-  error: RunErrorInfo | null;
-  created_at: string;
-  updated_at: string;
-}
+export type RunSummaryView = Pick<
+  RunView,
+  | 'run_id'
+  | 'entity'
+  | 'status'
+  | 'input'
+  | 'content'
+  | 'checkpoint'
+  | 'last_checkpoint_at_message_index'
+  | 'error'
+  | 'created_at'
+  | 'updated_at'
+>;
 
 /** A session as the API returns it: its top-level runs, oldest first. */
 export interface SessionView {
