@@ -4,7 +4,22 @@ export * from './model.js';
 export * from './run-types.js';
 export * from './checkpoint-store.js';
 export * from './events.js';
-export { tool, jsonSchemaOf, DEFAULT_TOOL_TIMEOUT_MS, type Tool, type ToolContext, type ToolOptions } from './tool.js';
+export {
+  tool,
+  jsonSchemaOf,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  APPROVAL_TIMEOUT_OUTCOMES,
+  type Tool,
+  type ToolContext,
+  type ToolOptions,
+  type ExecutedToolOptions,
+  type ExternalToolOptions,
+  type ApprovalOptions,
+  type ApprovalCheckContext,
+  type ApprovalTimeoutOutcome,
+  type NeedsApproval,
+  type ResolvedApproval,
+} from './tool.js';
 export { Agent, DEFAULT_MAX_TURNS, type AgentOptions } from './agent.js';
 export { Team, DELEGATE_TOOL_NAME, type TeamOptions } from './team.js';
 export { Registry, type Entity } from './registry.js';
