@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { machineInfo } from './lib/machine.js';
-import { formatTable, writeReport, type BenchReport, type SectionReport } from './lib/report.js';
+import { formatGoals, formatTable, writeReport, type BenchReport, type SectionReport } from './lib/report.js';
 import type { Section } from './lib/section.js';
 import { BenchServices } from './lib/services.js';
 import { checkpointCommitSection } from './sections/checkpoint-commit.js';
@@ -86,6 +86,7 @@ async function main(): Promise<number> {
         `Postgres ${machine.postgres ?? '?'}, Redis ${machine.redis ?? 'none'}; load average ${startLoad} at start, ${machine.loadAverage} at end\n`,
     );
     console.log(formatTable(report));
+    console.log(formatGoals(report));
     await writeReport(out, report);
     console.error(`[bench] wrote ${out}`);
   } finally {

@@ -51,6 +51,20 @@ export function formatTable(report: BenchReport): string {
   return lines.join('\n');
 }
 
+/** Every figure of the report that carries a goal of the issue, as one Markdown table: goal, figure, value, met or missed. */
+export function formatGoals(report: BenchReport): string {
+  const rows = report.sections.flatMap((section) => section.figures.filter((f) => f.goal).map((f) => ({ section: section.id, f })));
+  const lines = ['### Goals', '', '| section | figure | value | goal | |', '| --- | --- | ---: | --- | --- |'];
+  for (const { section, f } of rows) {
+    const value = f.value === null ? 'not run' : `${fmt(f.value)} ${f.unit}`;
+    const verdict = f.value === null ? 'not run' : f.met ? 'met' : 'MISSED';
+    lines.push(`| ${section} | ${f.name} | ${value} | ${f.goal} | ${verdict} |`);
+  }
+  const missed = rows.filter(({ f }) => f.value === null || !f.met).length;
+  lines.push('', `${rows.length - missed} of ${rows.length} goals met.`, '');
+  return lines.join('\n');
+}
+
 /** Writes the report as JSON to `path`. */
 export async function writeReport(path: string, report: BenchReport): Promise<void> {
   await mkdir(dirname(path), { recursive: true });

@@ -1,6 +1,6 @@
 import { FigureSink } from '../lib/attempt.js';
 import { runChild } from '../lib/child.js';
-import { medianFigure, valueFigure, fmt, type Figure } from '../lib/figure.js';
+import { medianFigure, notRunFigure, ratioFigure, valueFigure, fmt, type Figure } from '../lib/figure.js';
 import type { PeerConfig, PeerResult } from '../lib/peer-harness.js';
 import { ensurePeersInstalled } from '../lib/peers-install.js';
 import type { Section } from '../lib/section.js';
@@ -57,6 +57,26 @@ function peerFigures(label: string, results: readonly PeerResult[]): Figure[] {
   return figures;
 }
 
+/** The issue's two goals against DBOS: Cairn's runs/s at least 1.5 times, its WAL per run at most 1.2 times. */
+function versusDbos(results: ReadonlyMap<string, PeerResult[]>): Figure[] {
+  const cairn = results.get('cairn');
+  const dbos = results.get('dbos');
+  const rateName = 'runs/s, cairn / dbos';
+  const walName = 'WAL per run, cairn / dbos';
+  const rateGoal = { op: '>=', bound: 1.5 } as const;
+  const walGoal = { op: '<=', bound: 1.2 } as const;
+  if (!cairn || !dbos) {
+    const reason = `${cairn ? 'DBOS' : 'Cairn'} did not run`;
+    return [notRunFigure(ID, rateName, reason, rateGoal), notRunFigure(ID, walName, reason, walGoal)];
+  }
+  const rates = (r: PeerResult[]) => r.flatMap((x) => x.runsPerSecond);
+  const wal = (r: PeerResult[]) => r.flatMap((x) => x.serial.map((s) => s.walBytes));
+  return [
+    ratioFigure(ID, rateName, rates(cairn), rates(dbos), { goal: rateGoal }),
+    ratioFigure(ID, walName, wal(cairn), wal(dbos), { goal: walGoal }),
+  ];
+}
+
 /** Section 4 (issue item 5): the same 3-batch workload on Cairn, DBOS and LangGraph, same Postgres. */
 export const peersSection: Section = {
   id: ID,
@@ -108,6 +128,7 @@ export const peersSection: Section = {
       const rate = median(results.get(peer.system)?.flatMap((r) => r.runsPerSecond) ?? []);
       if (Number.isFinite(rate) && Number.isFinite(cairnRate)) sink.notes.push(`runs/s, ${peer.system} / cairn: ${fmt(rate / cairnRate)}`);
     }
+    sink.figures.push(...versusDbos(results));
     sink.notes.push(
       `workload: ${config.concurrency} runs in flight, each 3 tool batches of 3 no-op calls and a final answer, scripted model, no queue; WAL and write transactions measured one run (or one write) at a time with nothing else writing`,
     );
