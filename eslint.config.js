@@ -1,5 +1,10 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+
+/** The one tsconfig that covers every linted TypeScript file; type-aware rules and import resolution both read it. */
+const project = './tsconfig.check.json';
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'bench/peers/**', '.cairn/**'] },
@@ -8,7 +13,36 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/consistent-type-imports': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
+    },
+  },
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { project, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': importX.flatConfigs.typescript.settings['import-x/extensions'],
+      'import-x/parsers': importX.flatConfigs.typescript.settings['import-x/parsers'],
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({
+          project,
+          conditionNames: ['source', 'types', 'import', 'node', 'default'],
+        }),
+      ],
+    },
+    rules: {
+      // A promise nobody awaits loses its rejection: await it, or mark it `void` where it runs on its own on purpose.
+      '@typescript-eslint/no-floating-promises': 'error',
+      // An async callback where a sync one is expected (event emitters, array methods) drops its rejection.
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      // Import cycles make load order matter and hide which module owns what.
+      'import-x/no-cycle': ['error', { ignoreExternal: false }],
     },
   },
 );
