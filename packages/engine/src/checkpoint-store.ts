@@ -1,3 +1,4 @@
+import type { NewPendingAction } from './hitl/pending-action.js';
 import type { Message, Usage } from './messages.js';
 import type {
   AttemptReason,
@@ -37,6 +38,8 @@ export interface RunOutcome {
   error: RunErrorInfo | null;
   /** Whatever the run has not committed yet. */
   delta: CheckpointDelta;
+  /** For PAUSED: one pending action per gated call, committed with the delta (none for a team whose member paused). */
+  pendingActions?: readonly NewPendingAction[];
 }
 
 /**

@@ -88,3 +88,55 @@ export class MaxTurnsExceededError extends CairnError {
 export function assertNever(value: never): never {
   throw new Error(`unexpected value: ${JSON.stringify(value)}`);
 }
+
+/** Base of the errors a decision on a pending action can meet; `actionId` names the action. */
+export class DecisionError extends CairnError {
+  constructor(
+    readonly actionId: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** No pending action by this id in the run's tree (HTTP 404). */
+export class ActionNotFoundError extends DecisionError {
+  constructor(actionId: string, readonly runId: string) {
+    super(actionId, `run ${runId} has no pending action ${actionId}`);
+  }
+}
+
+/** Another decision is already recorded for the action, or its run is no longer PAUSED (HTTP 409). */
+export class DecisionConflictError extends DecisionError {}
+
+/** The action expired before this decision arrived (HTTP 410). */
+export class ActionExpiredError extends DecisionError {
+  constructor(actionId: string) {
+    super(actionId, `action ${actionId} expired before it was decided`);
+  }
+}
+
+/** The decision's `args_digest` is not the digest of the action's arguments: the caller saw other arguments (HTTP 412). */
+export class ArgsDigestMismatchError extends DecisionError {
+  constructor(
+    actionId: string,
+    readonly expected: string,
+    readonly given: string,
+  ) {
+    super(actionId, `action ${actionId}: args_digest ${given} does not match the call's arguments (${expected})`);
+  }
+}
+
+/** The decision does not fit the action: edited arguments invalid for the tool, or a decision type the action's kind does not take (HTTP 422). */
+export class InvalidDecisionError extends DecisionError {}
+
+/** A gated call's action expired with `onTimeout: 'error'`: the run ends in ERROR. */
+export class ApprovalTimeoutError extends CairnError {
+  constructor(
+    readonly runId: string,
+    readonly actionId: string,
+    readonly tool: string,
+  ) {
+    super(`run ${runId}: nobody decided action ${actionId} (tool "${tool}") in time`);
+  }
+}

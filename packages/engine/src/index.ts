@@ -30,3 +30,4 @@ export { DEFAULT_RETRY_POLICY, backoffDelay, type RetryPolicy } from './runner/m
 export { idempotencyKeyFor } from './runner/execute-tool-batch.js';
 export { OpenAIResponsesModel } from './models/openai-responses-model.js';
 export { OpenAIChatModel } from './models/openai-chat-model.js';
+export * from './hitl/pending-action.js';

@@ -16,3 +16,9 @@ export { MigrationError, RunAlreadyTerminalError, StoreError } from './errors.js
 export { toAttemptRecord, toRunRecord, toToolCallRecord } from './run-row.js';
 export type * from './schema.js';
 export { RUN_STATE_SCHEMA_VERSION } from './schema.js';
+export {
+  APPROVAL_TIMED_OUT,
+  toPendingActionRecord,
+  type DecisionValidator,
+  type ExpiryOutcome,
+} from './pending-actions.js';

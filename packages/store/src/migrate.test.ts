@@ -46,6 +46,7 @@ describe('migrate', () => {
     expect(await tableNames(database.url)).toEqual([
       'kysely_migration',
       'kysely_migration_lock',
+      'pending_actions',
       'run_attempts',
       'run_events',
       'run_messages',

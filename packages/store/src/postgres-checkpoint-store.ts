@@ -17,6 +17,9 @@ import type {
   RunOutcome,
   RunRecord,
   RunStatus,
+  DecisionsResult,
+  PendingActionRecord,
+  PostedDecision,
 } from '@cairn/engine';
 import { appendDelta, insertMessages } from './append-delta.js';
 import { assertParentHeld } from './parent-fence.js';
@@ -26,6 +29,16 @@ import type { ForceCancelOptions } from './run-cancel.js';
 import { appendEvents, listEvents } from './run-events.js';
 import type { NewRunEvent, StoredEvent } from './run-events.js';
 import { toRunRecord, toToolCallRecord } from './run-row.js';
+import {
+  consumeAction,
+  decideActions,
+  expireAction,
+  insertPendingActions,
+  listPendingActions,
+  listResumablePausedRuns,
+  listRunActions,
+} from './pending-actions.js';
+import type { DecisionValidator, ExpiryOutcome } from './pending-actions.js';
 import { getRunView, getSessionView } from './run-view.js';
 import type { RunView, SessionView } from './run-view.js';
 import type { Database } from './schema.js';
@@ -103,7 +116,24 @@ export class PostgresCheckpointStore implements CheckpointStore {
         .updateTable('runs')
         .set({ epoch: sql`epoch + 1`, status: 'RUNNING', updated_at: sql`now()` })
         .where('run_id', '=', runId)
-        .where('status', 'in', CLAIMABLE_STATUSES)
+        .where((eb) =>
+          eb.or([
+            eb('status', 'in', CLAIMABLE_STATUSES),
+            // A paused run is claimable once nothing in its tree waits for a person.
+            eb.and([
+              eb('status', '=', 'PAUSED'),
+              eb.not(
+                eb.exists(
+                  eb
+                    .selectFrom('pending_actions as a')
+                    .select(sql`1`.as('one'))
+                    .where('a.status', '=', 'pending')
+                    .where((w) => w.or([w('a.run_id', '=', runId), w('a.root_run_id', '=', runId)])),
+                ),
+              ),
+            ]),
+          ]),
+        )
         .returningAll()
         .executeTakeFirst();
       if (!row) {
@@ -187,6 +217,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
         .executeTakeFirst();
       if (!row) throw new LeaseLostError(runId, epoch);
       await appendDelta(trx, runId, epoch, row.last_checkpoint_at_message_index - n, outcome.delta);
+      if (outcome.status === 'PAUSED') await insertPendingActions(trx, runId, outcome.pendingActions ?? []);
       await trx
         .updateTable('run_attempts')
         .set({ ended_at: sql`now()`, outcome: outcome.status.toLowerCase() })
@@ -286,6 +317,36 @@ export class PostgresCheckpointStore implements CheckpointStore {
     }
     const rows = await query.orderBy('updated_at').orderBy('run_id').execute();
     return rows.map(toRunRecord);
+  }
+
+  /** Every action the run made (decided or not), oldest first: a resume reads its decisions here. */
+  listRunActions(runId: string): Promise<PendingActionRecord[]> {
+    return listRunActions(this.db, runId);
+  }
+
+  /** The undecided actions of the run's tree (a team lists its members'). */
+  listPendingActions(runId: string): Promise<PendingActionRecord[]> {
+    return listPendingActions(this.db, runId);
+  }
+
+  /** Records decisions by compare-and-set, all or nothing (see `decideActions`). */
+  decideActions(runId: string, decisions: readonly PostedDecision[], validate: DecisionValidator): Promise<DecisionsResult> {
+    return decideActions(this.db, runId, decisions, validate);
+  }
+
+  /** Claims a decided action for execution, fenced by `epoch`; false when it was consumed before. */
+  consumeAction(runId: string, epoch: number, actionId: string): Promise<boolean> {
+    return consumeAction(this.db, runId, epoch, actionId);
+  }
+
+  /** Expires the action if it is still undecided past its `expires_at`. */
+  expireAction(actionId: string): Promise<ExpiryOutcome> {
+    return expireAction(this.db, actionId);
+  }
+
+  /** Paused top-level runs with every action decided, paused at least `olderThanMs` ago: resumes never enqueued. */
+  listResumablePausedRuns(olderThanMs: number): Promise<{ runId: string; epoch: number }[]> {
+    return listResumablePausedRuns(this.db, olderThanMs);
   }
 
   private async statusOf(runId: string, db: Kysely<Database>): Promise<RunStatus> {

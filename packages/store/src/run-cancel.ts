@@ -3,11 +3,12 @@ import type { Kysely } from 'kysely';
 import { RunNotFoundError } from '@cairn/engine';
 import type { RunRecord, RunStatus } from '@cairn/engine';
 import { RunAlreadyTerminalError } from './errors.js';
+import { cancelPendingActions } from './pending-actions.js';
 import { toRunRecord } from './run-row.js';
 import type { Database } from './schema.js';
 
 /** Statuses in which a run can still be cancelled. */
-export const CANCELLABLE_STATUSES: readonly RunStatus[] = ['PENDING', 'RUNNING'];
+export const CANCELLABLE_STATUSES: readonly RunStatus[] = ['PENDING', 'RUNNING', 'PAUSED'];
 
 /** Options of {@link forceCancel}. */
 export interface ForceCancelOptions {
@@ -91,6 +92,7 @@ export async function forceCancel(
       .where('status', 'in', CANCELLABLE_STATUSES)
       .returning('run_id')
       .execute();
+    await cancelPendingActions(trx, [runId, ...descendants.map((d) => d.run_id)]);
     await trx
       .updateTable('run_attempts')
       .set({ ended_at: sql`now()`, outcome: 'cancelled' })

@@ -1,5 +1,9 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type {
+  ActionDecision,
+  ActionKind,
+  ActionStatus,
+  ApprovalTimeoutOutcome,
   AttemptReason,
   CheckpointMode,
   EntityKind,
@@ -93,6 +97,28 @@ export interface RunEventsTable {
   created_at: Generated<Date>;
 }
 
+/** The `pending_actions` table: one row per gated tool call, decided once, consumed once. */
+export interface PendingActionsTable {
+  action_id: string;
+  kind: ActionKind;
+  run_id: string;
+  root_run_id: string;
+  member_path: Json<string[]>;
+  tool_call_id: string;
+  tool: string;
+  args: Json<unknown>;
+  args_digest: string;
+  batch: number;
+  status: ColumnType<ActionStatus, ActionStatus | undefined, ActionStatus>;
+  decision: ColumnType<ActionDecision | null, string | null | undefined, string | null>;
+  on_timeout: ApprovalTimeoutOutcome;
+  expires_at: Date | null;
+  decided_at: Date | null;
+  consumed_at: Date | null;
+  consumed_epoch: number | null;
+  created_at: Generated<Date>;
+}
+
 /** Every table of the store, for `Kysely<Database>`. */
 export interface Database {
   sessions: SessionsTable;
@@ -101,6 +127,7 @@ export interface Database {
   tool_calls: ToolCallsTable;
   run_attempts: RunAttemptsTable;
   run_events: RunEventsTable;
+  pending_actions: PendingActionsTable;
 }
 
 /** A `sessions` row as read. */
@@ -135,6 +162,10 @@ export type RunAttemptUpdate = Updateable<RunAttemptsTable>;
 export type RunEventRow = Selectable<RunEventsTable>;
 /** A `run_events` row to insert. */
 export type NewRunEventRow = Insertable<RunEventsTable>;
+/** A `pending_actions` row as read. */
+export type PendingActionRow = Selectable<PendingActionsTable>;
+/** A `pending_actions` row to insert. */
+export type NewPendingActionRow = Insertable<PendingActionsTable>;
 
 /** Version of the persisted run state the current code writes (the `runs.schema_version` default). */
 export const RUN_STATE_SCHEMA_VERSION = 1;

@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import type { ApprovalTimeoutOutcome } from '../tool.js';
+
+/** `approval`: a person approves, edits or rejects the call; `external`: a person (or another system) supplies its result. */
+export const ACTION_KINDS = ['approval', 'external'] as const;
+/** One of {@link ACTION_KINDS}. */
+export type ActionKind = (typeof ACTION_KINDS)[number];
+
+/**
+ * `pending`: waiting for a person; `decided`: a decision is recorded;
+ * `expired`: nobody decided before `expires_at`; `cancelled`: its run was cancelled.
+ */
+export const ACTION_STATUSES = ['pending', 'decided', 'expired', 'cancelled'] as const;
+/** One of {@link ACTION_STATUSES}. */
+export type ActionStatus = (typeof ACTION_STATUSES)[number];
+
+/** The decision types of `POST /v1/runs/:run_id/decisions`. */
+export const DECISION_TYPES = ['approve', 'edit', 'reject', 'result'] as const;
+/** One of {@link DECISION_TYPES}. */
+export type DecisionType = (typeof DECISION_TYPES)[number];
+
+/** What a person decided about one gated call. */
+export type ActionDecision =
+  | { type: 'approve' }
+  | { type: 'edit'; args: Record<string, unknown> }
+  | { type: 'reject'; message?: string }
+  | { type: 'result'; output: string; isError?: boolean };
+
+/** A gated tool call waiting for (or holding) a person's decision. */
+export interface PendingActionRecord {
+  /** Made by the server; unique across the team tree (and the database). */
+  actionId: string;
+  kind: ActionKind;
+  /** The run that made the call (the member run for a member's action). */
+  runId: string;
+  /** The top-level run of the tree: the one a decision resumes. */
+  rootRunId: string;
+  /** Entity names from the root down to the run that made the call. */
+  memberPath: string[];
+  toolCallId: string;
+  tool: string;
+  args: unknown;
+  /** {@link digestArgs} of `args`: a decision carrying another digest was made on stale arguments. */
+  argsDigest: string;
+  /** The tool batch of `runId` the call belongs to. */
+  batch: number;
+  status: ActionStatus;
+  decision: ActionDecision | null;
+  onTimeout: ApprovalTimeoutOutcome;
+  expiresAt: Date | null;
+  decidedAt: Date | null;
+  /** Set by the fenced write that claims the decided call for execution: it never executes again. */
+  consumedAt: Date | null;
+  consumedEpoch: number | null;
+  createdAt: Date;
+}
+
+/** A pending action as the engine creates it at a pause (the store adds the rest). */
+export type NewPendingAction = Pick<
+  PendingActionRecord,
+  'actionId' | 'kind' | 'memberPath' | 'toolCallId' | 'tool' | 'args' | 'argsDigest' | 'batch' | 'onTimeout' | 'expiresAt'
+>;
+
+/** A decision as posted: the action it is for, and optionally the digest the caller saw. */
+export interface PostedDecision {
+  actionId: string;
+  decision: ActionDecision;
+  argsDigest?: string;
+}
+
+/** What recording a set of decisions did. */
+export interface DecisionsResult {
+  applied: string[];
+  alreadyDecided: string[];
+  /** Undecided actions left in the run's tree. */
+  pending: number;
+  /** Status of the run the decisions were posted to. */
+  status: string;
+  /** Set when this call decided the tree's last pending action: the root run to resume, and the epoch it paused in. */
+  resume?: { rootRunId: string; pausedEpoch: number };
+}
+
+/** Hex SHA-256 of the arguments' canonical JSON (object keys sorted), stable across processes. */
+export function digestArgs(args: unknown): string {
+  return createHash('sha256').update(canonicalJson(args)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** The idempotency key of a gated call's execution: derived from its action, so no retry of it runs under another key. */
+export function actionIdempotencyKey(actionId: string): string {
+  return `action:${actionId}`;
+}

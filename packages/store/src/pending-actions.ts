@@ -1,0 +1,408 @@
+import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import {
+  ActionExpiredError,
+  ActionNotFoundError,
+  ApprovalTimeoutError,
+  ArgsDigestMismatchError,
+  DecisionConflictError,
+  LeaseLostError,
+  RunNotFoundError,
+  digestArgs,
+} from '@cairn/engine';
+import type {
+  ActionDecision,
+  DecisionsResult,
+  NewPendingAction,
+  PendingActionRecord,
+  PostedDecision,
+  RunStatus,
+} from '@cairn/engine';
+import { appendEvents } from './run-events.js';
+import type { Database, PendingActionRow } from './schema.js';
+
+/** Checks a decision against its action before it is recorded (the tool's schema for edited args); throws to refuse. */
+export type DecisionValidator = (action: PendingActionRecord, decision: ActionDecision) => void;
+
+/** Maps a `pending_actions` row to the engine's record. */
+export function toPendingActionRecord(row: PendingActionRow): PendingActionRecord {
+  return {
+    actionId: row.action_id,
+    kind: row.kind,
+    runId: row.run_id,
+    rootRunId: row.root_run_id,
+    memberPath: row.member_path,
+    toolCallId: row.tool_call_id,
+    tool: row.tool,
+    args: row.args,
+    argsDigest: row.args_digest,
+    batch: row.batch,
+    status: row.status,
+    decision: row.decision,
+    onTimeout: row.on_timeout,
+    expiresAt: row.expires_at,
+    decidedAt: row.decided_at,
+    consumedAt: row.consumed_at,
+    consumedEpoch: row.consumed_epoch,
+    createdAt: row.created_at,
+  };
+}
+
+/** The top-level run of `runId`'s tree (itself for a top-level run); throws `RunNotFoundError`. */
+export async function rootRunOf(db: Kysely<Database>, runId: string): Promise<string> {
+  const { rows } = await sql<{ run_id: string }>`
+    with recursive up(run_id, parent_run_id, depth) as (
+      select run_id, parent_run_id, 0 from runs where run_id = ${runId}
+      union all
+      select r.run_id, r.parent_run_id, up.depth + 1 from runs r join up on r.run_id = up.parent_run_id
+    )
+    select run_id from up where parent_run_id is null`.execute(db);
+  const root = rows[0];
+  if (!root) throw new RunNotFoundError(runId);
+  return root.run_id;
+}
+
+/** Inserts the pending actions a pause of `runId` makes; call inside the fenced finish. */
+export async function insertPendingActions(
+  db: Kysely<Database>,
+  runId: string,
+  actions: readonly NewPendingAction[],
+): Promise<void> {
+  if (actions.length === 0) return;
+  const rootRunId = await rootRunOf(db, runId);
+  await db
+    .insertInto('pending_actions')
+    .values(
+      actions.map((a) => ({
+        action_id: a.actionId,
+        kind: a.kind,
+        run_id: runId,
+        root_run_id: rootRunId,
+        member_path: JSON.stringify(a.memberPath),
+        tool_call_id: a.toolCallId,
+        tool: a.tool,
+        args: JSON.stringify(a.args ?? null),
+        args_digest: a.argsDigest,
+        batch: a.batch,
+        on_timeout: a.onTimeout,
+        expires_at: a.expiresAt,
+      })),
+    )
+    .execute();
+}
+
+/** Every action `runId` made, oldest first: what a resume of the run reads its decisions from. */
+export async function listRunActions(db: Kysely<Database>, runId: string): Promise<PendingActionRecord[]> {
+  const rows = await db
+    .selectFrom('pending_actions')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .orderBy('batch')
+    .orderBy('created_at')
+    .orderBy('action_id')
+    .execute();
+  return rows.map(toPendingActionRecord);
+}
+
+/** The undecided actions of `runId`'s whole tree (a team lists its members'), oldest first. */
+export async function listPendingActions(db: Kysely<Database>, runId: string): Promise<PendingActionRecord[]> {
+  const rootRunId = await rootRunOf(db, runId);
+  const rows = await db
+    .selectFrom('pending_actions')
+    .selectAll()
+    .where('root_run_id', '=', rootRunId)
+    .where('status', '=', 'pending')
+    .orderBy('created_at')
+    .orderBy('action_id')
+    .execute();
+  return rows.map(toPendingActionRecord);
+}
+
+/**
+ * Records decisions for actions of `runId`'s tree in one transaction, all or
+ * nothing: each by compare-and-set on `status = 'pending'`, so a decision is
+ * never replaced; the same decision again is listed in `alreadyDecided`.
+ * Throws (recording none) `ActionNotFoundError` (404),
+ * `DecisionConflictError` (409: another decision recorded, or the action's
+ * run is no longer PAUSED), `ActionExpiredError` (410),
+ * `ArgsDigestMismatchError` (412), or whatever `validate` throws (422).
+ * Appends `ActionDecided` to each decided action's run in the same transaction.
+ * `resume` is set when this call decided the tree's last pending action.
+ */
+export async function decideActions(
+  db: Kysely<Database>,
+  runId: string,
+  decisions: readonly PostedDecision[],
+  validate: DecisionValidator,
+): Promise<DecisionsResult> {
+  return db.transaction().execute(async (trx) => {
+    const rootRunId = await rootRunOf(trx, runId);
+    const root = await trx
+      .selectFrom('runs')
+      .select(['status', 'epoch'])
+      .where('run_id', '=', rootRunId)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    const ids = [...new Set(decisions.map((d) => d.actionId))];
+    const rows =
+      ids.length === 0
+        ? []
+        : await trx
+            .selectFrom('pending_actions as a')
+            .innerJoin('runs as r', 'r.run_id', 'a.run_id')
+            .selectAll('a')
+            .select(['r.status as run_status', sql<boolean>`a.expires_at is not null and a.expires_at <= now()`.as('past_expiry')])
+            .where('a.root_run_id', '=', rootRunId)
+            .where('a.action_id', 'in', ids)
+            .forUpdate()
+            .execute();
+    const byId = new Map(rows.map((row) => [row.action_id, { row, action: toPendingActionRecord(row) }]));
+    const applied: string[] = [];
+    const alreadyDecided: string[] = [];
+    const events = new Map<string, { type: string; data: unknown }[]>();
+    for (const posted of decisions) {
+      const found = byId.get(posted.actionId);
+      if (!found) throw new ActionNotFoundError(posted.actionId, runId);
+      const { row, action } = found;
+      if (posted.argsDigest !== undefined && posted.argsDigest !== action.argsDigest) {
+        throw new ArgsDigestMismatchError(action.actionId, action.argsDigest, posted.argsDigest);
+      }
+      switch (action.status) {
+        case 'decided':
+          if (!sameDecision(action.decision, posted.decision)) {
+            throw new DecisionConflictError(
+              action.actionId,
+              `action ${action.actionId} is already decided (${action.decision?.type ?? 'unknown'}); a decision is never replaced`,
+            );
+          }
+          if (!alreadyDecided.includes(action.actionId) && !applied.includes(action.actionId)) alreadyDecided.push(action.actionId);
+          continue;
+        case 'expired':
+          throw new ActionExpiredError(action.actionId);
+        case 'cancelled':
+          throw new DecisionConflictError(action.actionId, `action ${action.actionId} was cancelled with its run`);
+        case 'pending':
+          break;
+      }
+      if (row.past_expiry) throw new ActionExpiredError(action.actionId);
+      if (row.run_status !== 'PAUSED') {
+        throw new DecisionConflictError(
+          action.actionId,
+          `action ${action.actionId} is undecided but its run ${action.runId} is ${row.run_status}, no longer PAUSED`,
+        );
+      }
+      validate(action, posted.decision);
+      const updated = await trx
+        .updateTable('pending_actions')
+        .set({ status: 'decided', decision: JSON.stringify(normalizeDecision(posted.decision)), decided_at: sql`now()` })
+        .where('action_id', '=', action.actionId)
+        .where('status', '=', 'pending')
+        .returningAll()
+        .executeTakeFirst();
+      if (!updated) throw new DecisionConflictError(action.actionId, `action ${action.actionId} was decided concurrently`);
+      found.action = toPendingActionRecord(updated);
+      applied.push(action.actionId);
+      const runEvents = events.get(action.runId) ?? [];
+      runEvents.push({
+        type: 'ActionDecided',
+        data: { action_id: action.actionId, type: posted.decision.type, member_path: action.memberPath },
+      });
+      events.set(action.runId, runEvents);
+    }
+    for (const [eventRunId, runEvents] of events) await appendEvents(trx, eventRunId, runEvents);
+    const pending = await countPending(trx, rootRunId);
+    const status = rootRunId === runId ? root.status : await statusOf(trx, runId);
+    const resume = applied.length > 0 && pending === 0 && root.status === 'PAUSED' ? { rootRunId, pausedEpoch: root.epoch } : undefined;
+    return { applied, alreadyDecided, pending, status, ...(resume && { resume }) };
+  });
+}
+
+/**
+ * Claims a decided action for execution in one fenced statement: sets
+ * `consumed_at` only if no execution consumed it before and `epoch` still
+ * holds its run (RUNNING). Returns false when it was consumed already (the
+ * call must not run again); throws `LeaseLostError` when the run moved on.
+ */
+export async function consumeAction(
+  db: Kysely<Database>,
+  runId: string,
+  epoch: number,
+  actionId: string,
+): Promise<boolean> {
+  const { rows } = await sql<{ consumed: boolean; held: boolean }>`
+    with held as (
+      select 1 from runs where run_id = ${runId} and epoch = ${epoch} and status = 'RUNNING'
+    ),
+    consumed as (
+      update pending_actions
+         set consumed_at = now(), consumed_epoch = ${epoch}
+       where action_id = ${actionId} and run_id = ${runId} and consumed_at is null
+         and status = 'decided' and exists (select 1 from held)
+      returning action_id
+    )
+    select exists (select 1 from consumed) as consumed, exists (select 1 from held) as held`.execute(db);
+  const row = rows[0];
+  if (!row?.held) throw new LeaseLostError(runId, epoch);
+  return row.consumed;
+}
+
+/** What {@link expireAction} did. */
+export type ExpiryOutcome =
+  /** The action was decided, cancelled or expired already, or is not due yet: nothing written. */
+  | { kind: 'unchanged' }
+  /** `onTimeout: 'reject'`: decided as rejected ("approval timed out"); `resume` when it was the tree's last. */
+  | { kind: 'rejected'; resume?: { rootRunId: string; pausedEpoch: number } }
+  /** `onTimeout: 'error'`: the tree's paused runs ended in ERROR, its other actions cancelled. */
+  | { kind: 'errored'; runIds: string[] };
+
+/** The message a rejection by timeout carries. */
+export const APPROVAL_TIMED_OUT = 'approval timed out';
+
+/**
+ * Expires an undecided action whose `expires_at` has passed, in one
+ * transaction (with `ActionExpired`, and `RunError` for `onTimeout: 'error'`).
+ */
+export async function expireAction(db: Kysely<Database>, actionId: string): Promise<ExpiryOutcome> {
+  return db.transaction().execute(async (trx) => {
+    const head = await trx.selectFrom('pending_actions').select('root_run_id').where('action_id', '=', actionId).executeTakeFirst();
+    if (!head) return { kind: 'unchanged' };
+    const root = await trx
+      .selectFrom('runs')
+      .select(['status', 'epoch'])
+      .where('run_id', '=', head.root_run_id)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    const row = await trx
+      .selectFrom('pending_actions')
+      .selectAll()
+      .where('action_id', '=', actionId)
+      .where('status', '=', 'pending')
+      .where('expires_at', '<=', sql<Date>`now()`)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!row) return { kind: 'unchanged' };
+    const expired = { action_id: actionId, member_path: row.member_path };
+    if (row.on_timeout === 'reject') {
+      await trx
+        .updateTable('pending_actions')
+        .set({ status: 'expired', decision: JSON.stringify({ type: 'reject', message: APPROVAL_TIMED_OUT }), decided_at: sql`now()` })
+        .where('action_id', '=', actionId)
+        .execute();
+      await appendEvents(trx, row.run_id, [{ type: 'ActionExpired', data: expired }]);
+      const pending = await countPending(trx, row.root_run_id);
+      const resume = pending === 0 && root.status === 'PAUSED' ? { rootRunId: row.root_run_id, pausedEpoch: root.epoch } : undefined;
+      return { kind: 'rejected', ...(resume && { resume }) };
+    }
+    await trx.updateTable('pending_actions').set({ status: 'expired' }).where('action_id', '=', actionId).execute();
+    await trx
+      .updateTable('pending_actions')
+      .set({ status: 'cancelled' })
+      .where('root_run_id', '=', row.root_run_id)
+      .where('status', '=', 'pending')
+      .execute();
+    const error = new ApprovalTimeoutError(row.run_id, actionId, row.tool);
+    const errored = await trx
+      .updateTable('runs')
+      .set({
+        status: 'ERROR',
+        epoch: sql`epoch + 1`,
+        error: JSON.stringify({ name: error.name, message: error.message, retryable: false }),
+        updated_at: sql`now()`,
+      })
+      .where((eb) => eb.or([eb('run_id', '=', row.root_run_id), eb('run_id', 'in', treeOf(trx, row.root_run_id))]))
+      .where('status', '=', 'PAUSED')
+      .returning('run_id')
+      .execute();
+    await appendEvents(trx, row.run_id, [{ type: 'ActionExpired', data: expired }]);
+    for (const { run_id } of errored) {
+      await appendEvents(trx, run_id, [{ type: 'RunError', data: { error: { name: error.name, message: error.message } } }]);
+    }
+    return { kind: 'errored', runIds: errored.map((r) => r.run_id) };
+  });
+}
+
+/** Run ids below `rootRunId` (not itself), as a subquery. */
+function treeOf(db: Kysely<Database>, rootRunId: string) {
+  return db
+    .withRecursive('tree(run_id)', (qb) =>
+      qb
+        .selectFrom('runs')
+        .select('run_id')
+        .where('parent_run_id', '=', rootRunId)
+        .unionAll((u) => u.selectFrom('runs as r').innerJoin('tree', 'tree.run_id', 'r.parent_run_id').select('r.run_id')),
+    )
+    .selectFrom('tree')
+    .select('tree.run_id');
+}
+
+/**
+ * Paused top-level runs none of whose actions is undecided, paused for at
+ * least `olderThanMs`: their resume was never enqueued (or was lost), for the reconciler.
+ */
+export async function listResumablePausedRuns(db: Kysely<Database>, olderThanMs: number): Promise<{ runId: string; epoch: number }[]> {
+  const rows = await db
+    .selectFrom('runs')
+    .select(['run_id', 'epoch'])
+    .where('status', '=', 'PAUSED')
+    .where('parent_run_id', 'is', null)
+    .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('pending_actions as a')
+            .select(sql`1`.as('one'))
+            .whereRef('a.root_run_id', '=', 'runs.run_id')
+            .where('a.status', '=', 'pending'),
+        ),
+      ),
+    )
+    .orderBy('updated_at')
+    .execute();
+  return rows.map((r) => ({ runId: r.run_id, epoch: r.epoch }));
+}
+
+/** Undecided actions left in a tree. */
+export async function countPending(db: Kysely<Database>, rootRunId: string): Promise<number> {
+  const row = await db
+    .selectFrom('pending_actions')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('root_run_id', '=', rootRunId)
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Marks the undecided actions of these runs `cancelled`; call inside the cancel's transaction. */
+export async function cancelPendingActions(db: Kysely<Database>, runIds: readonly string[]): Promise<void> {
+  if (runIds.length === 0) return;
+  await db
+    .updateTable('pending_actions')
+    .set({ status: 'cancelled' })
+    .where('run_id', 'in', runIds)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+async function statusOf(db: Kysely<Database>, runId: string): Promise<RunStatus> {
+  const row = await db.selectFrom('runs').select('status').where('run_id', '=', runId).executeTakeFirst();
+  if (!row) throw new RunNotFoundError(runId);
+  return row.status;
+}
+
+/** The decision as stored: optional fields that change nothing (`isError: false`, no message) left out. */
+export function normalizeDecision(decision: ActionDecision): ActionDecision {
+  switch (decision.type) {
+    case 'approve':
+      return { type: 'approve' };
+    case 'edit':
+      return { type: 'edit', args: decision.args };
+    case 'reject':
+      return decision.message ? { type: 'reject', message: decision.message } : { type: 'reject' };
+    case 'result':
+      return decision.isError ? { type: 'result', output: decision.output, isError: true } : { type: 'result', output: decision.output };
+  }
+}
+
+function sameDecision(recorded: ActionDecision | null, posted: ActionDecision): boolean {
+  return recorded !== null && digestArgs(normalizeDecision(recorded)) === digestArgs(normalizeDecision(posted));
+}
