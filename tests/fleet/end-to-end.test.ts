@@ -1,9 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createLiveSubscriber, type LiveEvent, type LiveSubscriber } from '@cairn/queue';
+import { testRedisUrl } from '@cairn/services';
 import { allTools, RESEARCHER, startFleet, TEAM, type Fleet } from './fleet.js';
 
 describe.each(['redis', 'postgres'] as const)('client → queue → worker → Postgres (%s backend)', (backend) => {
   let fleet: Fleet | undefined;
+  let live: LiveSubscriber | undefined;
   afterEach(async () => {
+    await live?.close();
     await fleet?.stop();
     fleet = undefined;
   });
@@ -12,6 +16,9 @@ describe.each(['redis', 'postgres'] as const)('client → queue → worker → P
     fleet = await startFleet({ backend, toolDelayMs: 50 });
     await fleet.spawnWorker('w1');
     const agentRun = await fleet.client.enqueueRun({ entity: RESEARCHER, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+    live = createLiveSubscriber({ backend, databaseUrl: fleet.db.url, redisUrl: backend === 'redis' ? testRedisUrl() : undefined });
+    const published: LiveEvent[] = [];
+    await live.subscribe(agentRun.runId, (event) => published.push(event));
     const teamRun = await fleet.client.enqueueRun({ entity: TEAM, input: "Research 'durable queues'", checkpoint: 'tool-batch' });
     const [agentDone, teamDone] = await Promise.all([
       fleet.client.waitForRun(agentRun.runId, { timeoutMs: 30_000 }),
@@ -19,6 +26,10 @@ describe.each(['redis', 'postgres'] as const)('client → queue → worker → P
     ]);
     expect(agentDone.status).toBe('COMPLETED');
     expect(agentDone.content).toContain('Research report');
+    // the live channel carries the run's progress as it happens, without a read of Postgres
+    await expect.poll(() => published.map((e) => e.type), { timeout: 5000 }).toContain('RunCompleted');
+    expect(published.map((e) => e.type)).toContain('ToolCallStarted');
+    expect(new Set(published.map((e) => e.runId))).toEqual(new Set([agentRun.runId]));
     expect(teamDone.status).toBe('COMPLETED');
     expect(teamDone.content).toContain('Summary');
     const view = (await fleet.client.getRun(teamRun.runId))!;

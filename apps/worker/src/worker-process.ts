@@ -1,5 +1,6 @@
 import {
   createInlineExecutor,
+  createLivePublisher,
   createThreadExecutor,
   loadRegistry,
   modelFromSpec,
@@ -115,6 +116,12 @@ async function createExecutor(
       model,
       leaseCheckMs,
       logger,
+      live: createLivePublisher({
+        backend: config.queueBackend,
+        redisUrl: config.redisUrl,
+        databaseUrl: config.databaseUrl,
+        onError: (error) => logger.debug({ err: error }, 'could not publish a live event'),
+      }),
     });
   }
   return createThreadExecutor({
@@ -129,6 +136,8 @@ async function createExecutor(
       openaiBaseUrl: config.openaiBaseUrl,
       workerId: config.workerId,
       leaseCheckMs,
+      backend: config.queueBackend,
+      redisUrl: config.redisUrl,
       dbPoolMax: Math.max(4, Math.ceil(config.workerConcurrency / config.executionThreads) + 2),
     },
   });

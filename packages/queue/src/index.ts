@@ -46,3 +46,14 @@ export {
   CancelRequestedError,
   RunWaitTimeoutError,
 } from './errors.js';
+export {
+  liveChannel,
+  parseLiveEvent,
+  SILENT_PUBLISHER,
+  type LiveEvent,
+  type LivePublisher,
+  type LiveSubscriber,
+} from './live/live-event.js';
+export { createLivePublisher, createLiveSubscriber, type LiveChannelOptions } from './live/create-live.js';
+export { RedisLivePublisher, RedisLiveSubscriber } from './live/redis-live.js';
+export { PostgresLivePublisher, PostgresLiveSubscriber } from './live/postgres-live.js';

@@ -6,6 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createDb, PostgresCheckpointStore } from '@cairn/store';
 import { loadRegistry, modelFromSpec } from '../load-registry.js';
+import { createLivePublisher } from '../live/create-live.js';
 import type { WorkerLogger } from '../worker-logger.js';
 import { createInlineExecutor } from './inline-executor.js';
 import type { RunExecutor } from './run-executor.js';
@@ -36,6 +37,12 @@ try {
     model,
     leaseCheckMs: config.leaseCheckMs,
     logger,
+    live: createLivePublisher({
+      backend: config.backend,
+      redisUrl: config.redisUrl,
+      databaseUrl: config.databaseUrl,
+      onError: (error) => logger.debug({ err: error }, 'could not publish a live event'),
+    }),
     onClose: () => db.destroy(),
   });
   post({ type: 'ready' });

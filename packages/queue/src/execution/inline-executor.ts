@@ -1,6 +1,7 @@
 import { Engine, type Model, type Registry } from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
 import { EventWriter } from '../event-writer.js';
+import { SILENT_PUBLISHER, type LivePublisher } from '../live/live-event.js';
 import { SILENT_LOGGER, type WorkerLogger } from '../worker-logger.js';
 import type { RunExecutor } from './run-executor.js';
 import { runJob } from './run-job.js';
@@ -16,6 +17,8 @@ export interface InlineExecutorOptions {
   /** How often an execution re-reads its run row (epoch, cancel). @defaultValue 1000 */
   leaseCheckMs?: number;
   logger?: WorkerLogger;
+  /** Where run events are published live as they happen. @defaultValue {@link SILENT_PUBLISHER} */
+  live?: LivePublisher;
   /** Called by `close()` after events are flushed (e.g. to destroy the store's pool). */
   onClose?: () => Promise<void>;
 }
@@ -26,12 +29,16 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
   const events = new EventWriter(options.store, (error, event) =>
     logger.warn({ err: error, runId: event.runId, type: event.type }, 'could not persist a run event'),
   );
+  const live = options.live ?? SILENT_PUBLISHER;
   const engine = new Engine({
     store: options.store,
     registry: options.registry,
     workerId: options.workerId,
     model: options.model,
-    onEvent: events.sink,
+    onEvent: (event) => {
+      live.publish(event);
+      events.sink(event);
+    },
   });
   const handovers = new Set<AbortController>();
   let handingOver = false;
@@ -51,6 +58,7 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
     flushEvents: () => events.flush(),
     close: async () => {
       await events.flush();
+      await live.close();
       await options.onClose?.();
     },
   };

@@ -1,3 +1,4 @@
+import type { QueueBackendKind } from '../queue-backend.js';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';
 
 /** What an execution thread is started with (`workerData`): plain values only. */
@@ -11,6 +12,9 @@ export interface ExecutionThreadConfig {
   openaiBaseUrl?: string;
   workerId: string;
   leaseCheckMs: number;
+  /** The queue backend, whose live channel the thread publishes run events on. */
+  backend: QueueBackendKind;
+  redisUrl?: string;
   /** Postgres connections of this thread's pool. */
   dbPoolMax: number;
 }

@@ -1,0 +1,78 @@
+/**
+ * The live channel of a run: events published as they happen and never
+ * stored (model text deltas, progress no checkpoint covers yet, stored events
+ * before their commit). A subscriber that misses one reads the stored stream.
+ */
+
+/** One event on a run's live channel. Engine `RunEvent`s fit this shape; so do `ModelDelta`s. */
+export interface LiveEvent {
+  type: string;
+  runId: string;
+  /** Epoch of the execution that published it. */
+  epoch: number;
+  data: Record<string, unknown>;
+  /** ISO time it was published. */
+  at: string;
+}
+
+/** Publishes live events. Fire and forget: never blocks or fails the run that publishes. */
+export interface LivePublisher {
+  publish(event: LiveEvent): void;
+  /** Sends what is buffered and releases the connection. */
+  close(): Promise<void>;
+}
+
+/** Follows runs' live channels. */
+export interface LiveSubscriber {
+  /** Calls `listener` for each event published on the run's channel from now on; resolves once listening. Returns the unsubscribe. */
+  subscribe(runId: string, listener: (event: LiveEvent) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/** The channel name of a run (a Redis channel, or a Postgres NOTIFY channel, at most 63 bytes). */
+export function liveChannel(runId: string): string {
+  return `cairn_run_${runId}`;
+}
+
+/** A publisher that drops everything (embedding without a live channel). */
+export const SILENT_PUBLISHER: LivePublisher = {
+  publish: () => undefined,
+  close: () => Promise.resolve(),
+};
+
+/** Parses a message received on a live channel; undefined when it is not a live event. */
+export function parseLiveEvent(text: string): LiveEvent | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<LiveEvent>;
+    return typeof value.type === 'string' && typeof value.runId === 'string' ? (value as LiveEvent) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A subscriber's listeners by channel: tells when to (un)subscribe the connection, and dispatches messages. */
+export class ChannelListeners {
+  private readonly byChannel = new Map<string, Set<(event: LiveEvent) => void>>();
+
+  /** Adds `listener`; true when it is the channel's first (subscribe the connection). */
+  add(channel: string, listener: (event: LiveEvent) => void): boolean {
+    const set = this.byChannel.get(channel) ?? new Set();
+    this.byChannel.set(channel, set);
+    set.add(listener);
+    return set.size === 1;
+  }
+
+  /** Removes `listener`; true when the channel has none left (unsubscribe the connection). */
+  remove(channel: string, listener: (event: LiveEvent) => void): boolean {
+    const set = this.byChannel.get(channel);
+    if (!set?.delete(listener) || set.size > 0) return false;
+    this.byChannel.delete(channel);
+    return true;
+  }
+
+  /** Hands a message received on `channel` to its listeners. */
+  dispatch(channel: string, text: string | undefined): void {
+    const event = text === undefined ? undefined : parseLiveEvent(text);
+    if (event) for (const listener of this.byChannel.get(channel) ?? []) listener(event);
+  }
+}
