@@ -4,7 +4,8 @@
  * at growing history. Usage: cairn-workload.ts '<PeerConfig JSON>'; DATABASE_URL.
  */
 import pg from 'pg';
-import { Engine, type CheckpointDelta } from '@cairn/engine';
+import { Engine } from '@cairn/engine';
+import type { CheckpointDelta } from '@cairn/engine/store';
 import { createDb, migrate, PostgresCheckpointStore } from '@cairn/store';
 import { BENCH_AGENT, createRegistry } from '../lib/bench-registry.js';
 import { createClaimedRun, typicalDelta } from '../lib/checkpoint-fixture.js';

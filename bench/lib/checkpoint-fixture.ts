@@ -1,4 +1,5 @@
-import type { CheckpointDelta, Message, ToolCallRecord } from '@cairn/engine';
+import type { Message, ToolCallRecord } from '@cairn/engine';
+import type { CheckpointDelta } from '@cairn/engine/store';
 import type { PostgresCheckpointStore } from '@cairn/store';
 import { BENCH_AGENT } from './bench-registry.js';
 import { batchMessages, RUN_INPUT, type WorkloadMessage } from './workload.js';

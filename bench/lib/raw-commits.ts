@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { CheckpointDelta } from '@cairn/engine';
+import type { CheckpointDelta } from '@cairn/engine/store';
 
 /** Creates `bare_messages`: one jsonb column, no key, no index: the floor for durable bytes. */
 export async function createBareTable(pool: pg.Pool): Promise<void> {

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createRegistry } from '@cairn/research-team';
 import { freePort, testDatabase, testRedisUrl, type TestDatabase } from '@cairn/services';
+import { createDb, migrate, ServedEntityCatalog } from '@cairn/store';
 import { afterEach, expect, it } from 'vitest';
 
 const AUTH = { Authorization: 'Bearer secret-key' };
@@ -31,8 +33,20 @@ async function waitForHealthz(baseUrl: string, output: () => string): Promise<vo
   throw new Error(`producer did not answer /healthz:\n${output()}`);
 }
 
+/** Records the research team's entities as a worker serving them would at start. */
+async function recordServedByAWorker(databaseUrl: string): Promise<void> {
+  const db = createDb(databaseUrl);
+  try {
+    await migrate(db);
+    await new ServedEntityCatalog(db).record('worker-1', createRegistry().describeAll());
+  } finally {
+    await db.destroy();
+  }
+}
+
 it('`npm run producer` serves the API from the environment, with Bull Board assets, and exits cleanly on SIGTERM', async () => {
   database = await testDatabase();
+  await recordServedByAWorker(database.url);
   const port = await freePort();
   const queueName = `test-${randomUUID()}`;
   child = spawn(
@@ -48,6 +62,10 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
         CAIRN_API_KEYS: 'other-key, secret-key',
         PORT: String(port),
         LOG_LEVEL: 'info',
+        // The producer validates names from what workers recorded: it loads no registry and needs no model key.
+        CAIRN_REGISTRY: './no-such-registry-module.js',
+        CAIRN_MODEL: 'openai:gpt-5.4',
+        OPENAI_API_KEY: '',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -72,6 +90,12 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
   });
   expect(created.status).toBe(202);
   const { run_id } = (await created.json()) as { run_id: string };
+  const unknown = await fetch(`${baseUrl}/v1/agents/nobody-serves-this/runs`, {
+    method: 'POST',
+    headers: { ...AUTH, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ input: 'Research X' }),
+  });
+  expect(unknown.status).toBe(404);
   const run = await fetch(`${baseUrl}/v1/runs/${run_id}`, { headers: AUTH });
   expect(await run.json()).toMatchObject({ run_id, status: 'PENDING', checkpoint: 'tool-batch' });
 

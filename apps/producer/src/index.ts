@@ -1,3 +1,4 @@
+export { startProducer, type StartProducerOptions, type CairnProducer } from './start-producer.js';
 export { createApp, DEFAULT_MAX_BODY_BYTES, type AppDeps, type AppLimits } from './app.js';
 export { apiKeyAuth, OPEN_PATHS, READ_METHODS } from './api-key-auth.js';
 export { bullBoard, BULL_BOARD_PATH, type BoardQueue } from './bull-board.js';

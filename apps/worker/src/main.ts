@@ -1,6 +1,7 @@
-import { pino } from 'pino';
+/** `npm run worker`: a worker configured by the environment, serving `CAIRN_REGISTRY`. */
 import { parseEnvConfig, type CairnEnvConfig } from '@cairn/queue';
-import { startWorkerProcess } from './worker-process.js';
+import { pino } from 'pino';
+import { startWorker } from './start-worker.js';
 
 let config: CairnEnvConfig;
 try {
@@ -9,15 +10,10 @@ try {
   console.error(`worker: bad configuration: ${(error as Error).message}`);
   process.exit(2);
 }
-
 const logger = pino({ level: config.logLevel, base: { workerId: config.workerId } });
 
 try {
-  const worker = await startWorkerProcess(config, logger, (error) => {
-    // Its runs are recovered by other workers through stalled-job detection; a supervisor restarts this one.
-    logger.fatal({ err: error }, 'an execution thread died: exiting');
-    process.exit(1);
-  });
+  const worker = await startWorker({ ...config, registry: config.registryModule, logger });
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

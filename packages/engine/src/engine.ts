@@ -1,6 +1,7 @@
 import type { Agent } from './agent.js';
 import type { CheckpointStore } from './checkpoint-store.js';
-import { UserError } from './errors.js';
+import type { EntityCatalog } from './entity-catalog.js';
+import { EntityNotFoundError, UserError } from './errors.js';
 import type { RunEventSink } from './events.js';
 import type { Model } from './model.js';
 import type { Registry } from './registry.js';
@@ -19,7 +20,10 @@ import {
 /** Options of {@link Engine}. */
 export interface EngineOptions {
   store: CheckpointStore;
-  registry: Registry;
+  /** The entities this engine executes; an engine that only creates and continues runs may go without. */
+  registry?: Registry;
+  /** Where `createRun` looks entities up. @defaultValue the registry */
+  catalog?: EntityCatalog;
   /** Shown in every attempt this engine claims. */
   workerId: string;
   /** Replaces the model of every entity (`CAIRN_MODEL`). */
@@ -64,12 +68,16 @@ const CHECKPOINT_STRENGTH: Record<CheckpointMode, number> = { run: 0, 'tool-batc
  */
 export class Engine {
   readonly store: CheckpointStore;
-  readonly registry: Registry;
+  private readonly registry?: Registry;
+  private readonly catalog: EntityCatalog;
   private readonly deps: ExecutionDeps;
 
   constructor(options: EngineOptions) {
     this.store = options.store;
     this.registry = options.registry;
+    const catalog = options.catalog ?? options.registry;
+    if (!catalog) throw new UserError('engine: pass a registry (to execute runs) or a catalog (to create them)');
+    this.catalog = catalog;
     this.deps = {
       store: options.store,
       workerId: options.workerId,
@@ -82,7 +90,8 @@ export class Engine {
 
   /** Validates the request and creates the run in PENDING; nothing is executed. */
   async createRun(request: CreateRunRequest): Promise<RunRecord> {
-    const entity = this.registry.get(request.entity);
+    const entity = await this.catalog.describe(request.entity);
+    if (!entity) throw new EntityNotFoundError(request.entity.kind, request.entity.name);
     if (typeof request.input !== 'string' || request.input.trim() === '') {
       throw new UserError('input must be a non-empty string');
     }
@@ -126,7 +135,9 @@ export class Engine {
    * Throws `LeaseLostError` when another execution claimed the run meanwhile.
    */
   execute(runId: string, options: ExecuteOptions): Promise<ExecutionResult> {
-    return executeRun(this.deps, (run) => this.registry.get(run.entity), runId, options);
+    const registry = this.registry;
+    if (!registry) throw new UserError('engine: executing a run needs a registry');
+    return executeRun(this.deps, (run) => registry.get(run.entity), runId, options);
   }
 
   private memberRunner(parent: RunRecord, parentOptions: ExecuteOptions): RunMember {

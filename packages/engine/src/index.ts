@@ -1,8 +1,13 @@
+/**
+ * The authoring API: agents, teams, tools, models, the registry and the
+ * engine that runs them. The store port (for `CheckpointStore`
+ * implementations) is `@cairn/engine/store`; the scripted model and the fake
+ * OpenAI server are `@cairn/engine/testing`.
+ */
 export * from './errors.js';
-export * from './messages.js';
-export * from './model.js';
+export type { Message, UserMessage, AssistantMessage, ToolResultMessage, ToolCallRequest, Usage } from './messages.js';
+export type { Model, ModelRequest, ModelResponse, ToolSpec } from './model.js';
 export * from './run-types.js';
-export * from './checkpoint-store.js';
 export * from './events.js';
 export {
   tool,
@@ -23,11 +28,11 @@ export {
 export { Agent, DEFAULT_MAX_TURNS, type AgentOptions } from './agent.js';
 export { Team, DELEGATE_TOOL_NAME, type TeamOptions } from './team.js';
 export { Registry, type Entity } from './registry.js';
+export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
 export { Engine, type EngineOptions, type CreateRunRequest, type ContinueRequest } from './engine.js';
 export type { ExecuteOptions, ExecutionResult } from './runner/run-execution.js';
 export type { ContinueDecision } from './runner/continue-policy.js';
-export { DEFAULT_RETRY_POLICY, backoffDelay, type RetryPolicy } from './runner/model-retry.js';
-export { idempotencyKeyFor } from './runner/execute-tool-batch.js';
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
 export { OpenAIResponsesModel } from './models/openai-responses-model.js';
 export { OpenAIChatModel } from './models/openai-chat-model.js';
 export * from './hitl/pending-action.js';

@@ -1,4 +1,5 @@
 import type { Agent } from './agent.js';
+import type { EntityCatalog, EntityInfo } from './entity-catalog.js';
 import { EntityNotFoundError, UserError } from './errors.js';
 import type { EntityRef } from './run-types.js';
 import type { Team } from './team.js';
@@ -6,8 +7,12 @@ import type { Team } from './team.js';
 /** An agent or a team. */
 export type Entity = Agent | Team;
 
+/** Marks registries across copies of this package (two bundles, two installs): `instanceof` would not. */
+const REGISTRY_BRAND = Symbol.for('cairn.registry');
+
 /** The agents and teams a worker can run, found by kind and name. Jobs name entities; they never carry code. */
-export class Registry {
+export class Registry implements EntityCatalog {
+  readonly [REGISTRY_BRAND] = true;
   private readonly agents = new Map<string, Agent>();
   private readonly teams = new Map<string, Team>();
 
@@ -18,6 +23,11 @@ export class Registry {
       for (const member of team.members) this.addAgent(member);
     }
     for (const agent of entities.agents ?? []) this.addAgent(agent);
+  }
+
+  /** True for a registry made by any copy of `@cairn/engine` (a brand, not `instanceof`). */
+  static isRegistry(value: unknown): value is Registry {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[REGISTRY_BRAND] === true;
   }
 
   private addAgent(agent: Agent): void {
@@ -38,6 +48,17 @@ export class Registry {
   /** True when the registry holds `ref`. */
   has(ref: EntityRef): boolean {
     return (ref.kind === 'team' ? this.teams : this.agents).has(ref.name);
+  }
+
+  /** What run creation needs of `ref`, or undefined when the registry does not hold it. */
+  describe(ref: EntityRef): EntityInfo | undefined {
+    if (!this.has(ref)) return undefined;
+    return { kind: ref.kind, name: ref.name, checkpoint: this.get(ref).checkpoint };
+  }
+
+  /** {@link Registry.describe} of every entity: what a worker records of the entities it serves. */
+  describeAll(): EntityInfo[] {
+    return this.list().map((ref) => this.describe(ref)!);
   }
 
   /** Every entity, for listings. */

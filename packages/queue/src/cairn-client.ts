@@ -1,5 +1,13 @@
-import { Engine, TERMINAL_STATUSES, type CreateRunRequest, type Model, type Registry, type RunRecord, type RunStatus } from '@cairn/engine';
-import { createDb, migrate, PostgresCheckpointStore, type RunView, type SessionView, type StoredEvent } from '@cairn/store';
+import { Engine, TERMINAL_STATUSES, type CreateRunRequest, type Registry, type RunRecord, type RunStatus } from '@cairn/engine';
+import {
+  createDb,
+  migrate,
+  PostgresCheckpointStore,
+  ServedEntityCatalog,
+  type RunView,
+  type SessionView,
+  type StoredEvent,
+} from '@cairn/store';
 import { RunWaitTimeoutError, ServiceUnreachableError } from './errors.js';
 import { RunQueue, type RunQueueOptions } from './queue-backend.js';
 
@@ -8,9 +16,11 @@ export interface CairnClientConfig {
   databaseUrl: string;
   /** The run queue; `databaseUrl` is the Postgres backend's database unless it names another. */
   queue: Omit<RunQueueOptions, 'databaseUrl'> & { databaseUrl?: string };
-  /** The entities runs may name (validated before a run is created). */
-  registry: Registry;
-  model?: Model;
+  /**
+   * The entities runs may name (validated before a run is created).
+   * @defaultValue the entities workers recorded in the store ({@link ServedEntityCatalog}): no tool code, no model key
+   */
+  registry?: Registry;
   /** Apply the store's migrations first (tests, demo). @defaultValue false */
   migrate?: boolean;
 }
@@ -38,7 +48,7 @@ export interface ContinueRunOptions {
  * cancels and reads them.
  *
  * @example
- * const client = await CairnClient.connect({ databaseUrl, queue: { redisUrl }, registry });
+ * const client = await CairnClient.connect({ databaseUrl, queue: { redisUrl } });
  * const run = await client.enqueueRun({ entity: { kind: 'team', name: 'research-team' }, input: 'Research X' });
  * const done = await client.waitForRun(run.runId, { timeoutMs: 60_000 });
  */
@@ -75,7 +85,7 @@ export class CairnClient {
       throw error;
     }
     const store = new PostgresCheckpointStore(db);
-    const engine = new Engine({ store, registry: config.registry, model: config.model, workerId: 'producer' });
+    const engine = new Engine({ store, catalog: config.registry ?? new ServedEntityCatalog(db), workerId: 'producer' });
     return new CairnClient({
       engine,
       store,

@@ -127,10 +127,8 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
   if (queueBackend === 'redis' && !e.REDIS_URL) {
     throw new ConfigError('REDIS_URL', 'is required when CAIRN_QUEUE_BACKEND=redis');
   }
+  // A missing OPENAI_API_KEY fails the worker (modelFromSpec), not the producer, which needs no model.
   const model = e.CAIRN_MODEL ?? (e.OPENAI_API_KEY ? DEFAULT_OPENAI_MODEL : 'scripted');
-  if (model.startsWith('openai:') && !e.OPENAI_API_KEY) {
-    throw new ConfigError('OPENAI_API_KEY', `is required for CAIRN_MODEL=${model}`);
-  }
   return {
     databaseUrl: e.DATABASE_URL!,
     redisUrl: e.REDIS_URL,
@@ -161,4 +159,22 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
 
 function keyList(raw: string | undefined): string[] {
   return (raw ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+}
+
+/**
+ * The environment's configuration with `overrides` on top: what code that
+ * starts a worker or a producer passes wins, the environment gives the rest
+ * (so `DATABASE_URL` need not be set when `databaseUrl` is passed).
+ */
+export function resolveEnvConfig(
+  overrides: Partial<CairnEnvConfig> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): CairnEnvConfig {
+  const urls: NodeJS.ProcessEnv = {};
+  if (overrides.databaseUrl !== undefined) urls.DATABASE_URL = overrides.databaseUrl;
+  if (overrides.redisUrl !== undefined) urls.REDIS_URL = overrides.redisUrl;
+  if (overrides.queueBackend !== undefined) urls.CAIRN_QUEUE_BACKEND = overrides.queueBackend;
+  const config = parseEnvConfig({ ...env, ...urls });
+  const given = Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined));
+  return { ...config, ...given };
 }

@@ -1,14 +1,10 @@
+/**
+ * `@cairn/queue`: the run queue on BullMQ, the client that creates and
+ * enqueues runs, the run worker and its executors, the reconciler and the
+ * environment configuration.
+ */
 export { CairnClient, type CairnClientConfig, type CairnClientDeps, type ContinueRunOptions } from './cairn-client.js';
-export {
-  JOB_CATALOG,
-  DEFAULT_JOB_OPTIONS,
-  parseJob,
-  jobOptionsFor,
-  runDedupId,
-  type JobName,
-  type JobData,
-  type CatalogJob,
-} from './job-catalog.js';
+export { JOB_CATALOG, DEFAULT_JOB_OPTIONS, type JobName, type JobData, type CatalogJob } from './job-catalog.js';
 export {
   RunQueue,
   DEFAULT_QUEUE_NAME,
@@ -25,9 +21,6 @@ export type { RunJobRequest, RunJobOutcome } from './execution/run-job.js';
 export { createInlineExecutor, type InlineExecutorOptions } from './execution/inline-executor.js';
 export { createThreadExecutor, type ThreadExecutorOptions } from './execution/thread-executor.js';
 export type { ExecutionThreadConfig } from './execution/thread-protocol.js';
-export { attemptReasonFor } from './attempt-reason.js';
-export { EventWriter, type EventAppender } from './event-writer.js';
-export { watchLease, type LeaseWatch, type LeaseWatchOptions } from './lease-watch.js';
 export {
   reconcileOnce,
   startReconciler,
@@ -35,7 +28,7 @@ export {
   type ReconcileResult,
   type ReconcilerHandle,
 } from './reconciler.js';
-export { parseEnvConfig, type CairnEnvConfig } from './env-config.js';
+export { parseEnvConfig, resolveEnvConfig, type CairnEnvConfig } from './env-config.js';
 export { modelFromSpec, loadRegistry, type ModelSpecOptions } from './load-registry.js';
 export { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 export {

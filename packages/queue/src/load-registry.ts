@@ -17,17 +17,22 @@ export function modelFromSpec(options: ModelSpecOptions): Model | undefined {
   if (model === 'scripted') return undefined;
   const [provider, ...rest] = model.split(':');
   const name = rest.join(':');
-  if (provider === 'openai' && name) return new OpenAIResponsesModel({ model: name, apiKey, baseURL });
+  if (provider === 'openai' && name) {
+    if (!apiKey) throw new ConfigError('OPENAI_API_KEY', `is required for CAIRN_MODEL=${model}`);
+    return new OpenAIResponsesModel({ model: name, apiKey, baseURL });
+  }
   if (provider === 'openai-chat' && name) return new OpenAIChatModel({ model: name, apiKey, baseURL });
   throw new ConfigError('CAIRN_MODEL', `must be "scripted", "openai:<model>" or "openai-chat:<model>", got "${model}"`);
 }
 
 /**
- * Imports the registry module (`CAIRN_REGISTRY`: a package name or a file
- * path) and calls its `createRegistry({ model })`.
+ * Imports the registry module (`CAIRN_REGISTRY`: a package name, a file path
+ * or a `file:` URL) and calls its `createRegistry({ model })`. The result is
+ * checked by brand, not `instanceof`, so a registry built by another copy of
+ * `@cairn/engine` (another bundle or install) is accepted.
  */
-export async function loadRegistry(moduleName: string, model?: Model): Promise<Registry> {
-  const specifier = moduleName.startsWith('.') || isAbsolute(moduleName) ? pathToFileURL(resolve(moduleName)).href : moduleName;
+export async function loadRegistry(moduleName: string | URL, model?: Model): Promise<Registry> {
+  const specifier = registrySpecifier(moduleName);
   let loaded: { createRegistry?: unknown };
   try {
     loaded = (await import(specifier)) as { createRegistry?: unknown };
@@ -38,8 +43,13 @@ export async function loadRegistry(moduleName: string, model?: Model): Promise<R
     throw new ConfigError('CAIRN_REGISTRY', `"${moduleName}" does not export createRegistry({ model? })`);
   }
   const registry: unknown = await (loaded.createRegistry as (o: { model?: Model }) => unknown)(model ? { model } : {});
-  if (!(registry instanceof Registry)) {
+  if (!Registry.isRegistry(registry)) {
     throw new ConfigError('CAIRN_REGISTRY', `createRegistry() of "${moduleName}" did not return a Registry`);
   }
   return registry;
+}
+
+function registrySpecifier(moduleName: string | URL): string {
+  if (moduleName instanceof URL) return moduleName.href;
+  return moduleName.startsWith('.') || isAbsolute(moduleName) ? pathToFileURL(resolve(moduleName)).href : moduleName;
 }

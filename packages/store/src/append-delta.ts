@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { CheckpointDelta, Message, ToolCallRecord } from '@cairn/engine';
+import type { Message, ToolCallRecord } from '@cairn/engine';
+import type { CheckpointDelta } from '@cairn/engine/store';
 import { toToolCallRow } from './run-row.js';
 import type { Database } from './schema.js';
 

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { LeaseLostError, type CheckpointDelta } from '@cairn/engine';
+import { LeaseLostError } from '@cairn/engine';
+import type { CheckpointDelta } from '@cairn/engine/store';
 import { toToolCallRow } from './run-row.js';
 import type { Database } from './schema.js';
 

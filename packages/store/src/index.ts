@@ -2,6 +2,7 @@ export { createDb, DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS } from './create-db.js
 export type { CreateDbOptions } from './create-db.js';
 export { migrate, MIGRATIONS } from './migrate.js';
 export { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
+export { ServedEntityCatalog, type ServedEntity, type ServedEntityAnnouncement } from './served-entities.js';
 export { CANCELLABLE_STATUSES } from './run-cancel.js';
 export type { ForceCancelOptions } from './run-cancel.js';
 export type { NewRunEvent, StoredEvent } from './run-events.js';
@@ -13,7 +14,6 @@ export type {
   ToolCallView,
 } from './run-view.js';
 export { MigrationError, RunAlreadyTerminalError, StoreError } from './errors.js';
-export { toAttemptRecord, toRunRecord, toToolCallRecord } from './run-row.js';
 export type * from './schema.js';
 export { RUN_STATE_SCHEMA_VERSION } from './schema.js';
 export {

@@ -51,6 +51,7 @@ describe('migrate', () => {
       'run_events',
       'run_messages',
       'runs',
+      'served_entities',
       'sessions',
       'tool_calls',
     ]);

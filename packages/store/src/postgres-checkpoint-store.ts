@@ -9,18 +9,14 @@ import {
 } from '@cairn/engine';
 import type {
   AttemptReason,
-  CheckpointDelta,
-  CheckpointStore,
-  Claim,
-  NewRun,
-  RunHistory,
-  RunOutcome,
-  RunRecord,
-  RunStatus,
   DecisionsResult,
+  NewRun,
   PendingActionRecord,
   PostedDecision,
+  RunRecord,
+  RunStatus,
 } from '@cairn/engine';
+import type { CheckpointDelta, CheckpointStore, Claim, RunHistory, RunOutcome } from '@cairn/engine/store';
 import { appendDelta, insertMessages } from './append-delta.js';
 import { assertParentHeld } from './parent-fence.js';
 import { commitCheckpoint } from './commit-checkpoint.js';

@@ -128,6 +128,19 @@ export interface Database {
   run_attempts: RunAttemptsTable;
   run_events: RunEventsTable;
   pending_actions: PendingActionsTable;
+  served_entities: ServedEntitiesTable;
+}
+
+/** The `served_entities` table: which worker last announced an entity (and its definition), and when. */
+export interface ServedEntitiesTable {
+  entity_kind: EntityKind;
+  entity_name: string;
+  /** '' when the worker's registry gives no definition hash. */
+  definition_hash: Generated<string>;
+  checkpoint: CheckpointMode;
+  worker_id: string;
+  first_seen_at: Generated<Date>;
+  last_seen_at: Generated<Date>;
 }
 
 /** A `sessions` row as read. */
@@ -166,6 +179,9 @@ export type NewRunEventRow = Insertable<RunEventsTable>;
 export type PendingActionRow = Selectable<PendingActionsTable>;
 /** A `pending_actions` row to insert. */
 export type NewPendingActionRow = Insertable<PendingActionsTable>;
+
+/** A `served_entities` row as read. */
+export type ServedEntityRow = Selectable<ServedEntitiesTable>;
 
 /** Version of the persisted run state the current code writes (the `runs.schema_version` default). */
 export const RUN_STATE_SCHEMA_VERSION = 1;

@@ -1,0 +1,116 @@
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import type { Registry } from '@cairn/engine';
+import { CairnClient, resolveEnvConfig, type CairnEnvConfig } from '@cairn/queue';
+import type { Hono } from 'hono';
+import { pino, type Logger } from 'pino';
+import { createApp } from './app.js';
+import { readinessChecks } from './readiness-checks.js';
+
+/** What {@link startProducer} takes: any field of the environment's configuration. */
+export interface StartProducerOptions extends Partial<Omit<CairnEnvConfig, 'registryModule'>> {
+  /**
+   * Validates entity names with this registry instead of the entities workers
+   * recorded in the store. Rarely wanted: it makes the producer load tool code.
+   * @defaultValue the store's served entities
+   */
+  registry?: Registry;
+  /** @defaultValue pino on stdout at `logLevel` */
+  logger?: Logger;
+  /** Read for every field not given. @defaultValue process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A running producer: the HTTP API on `port`. */
+export interface CairnProducer {
+  /** The port it listens on (the one asked for, or the one the system chose for `port: 0`). */
+  readonly port: number;
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  readonly app: Hono;
+  readonly client: CairnClient;
+  /** Stops listening, then closes the client's connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the producer's HTTP API (runs, sessions, events, Bull Board,
+ * health, metrics) in this process. Entity names are checked against the
+ * entities workers recorded in the store, so the producer needs neither the
+ * agents' code nor a model key. Options default to the environment.
+ *
+ * @example
+ * ```ts
+ * const producer = await startProducer({ databaseUrl, redisUrl, port: 3000 });
+ * process.once('SIGTERM', () => void producer.close());
+ * ```
+ */
+export async function startProducer(options: StartProducerOptions = {}): Promise<CairnProducer> {
+  const { registry, logger: givenLogger, env, ...overrides } = options;
+  const config = resolveEnvConfig(overrides, env);
+  const logger = givenLogger ?? pino({ name: 'cairn-producer', level: config.logLevel });
+  const client = await CairnClient.connect({
+    databaseUrl: config.databaseUrl,
+    queue: {
+      backend: config.queueBackend,
+      redisUrl: config.redisUrl,
+      queueName: config.queueName,
+      prefix: config.queuePrefix,
+    },
+    registry,
+    migrate: config.migrate,
+  });
+  const app = createApp({
+    client,
+    queues: [client.runQueue.queue],
+    healthChecks: readinessChecks(client),
+    apiKeys: config.apiKeys,
+    readApiKeys: config.readApiKeys,
+    limits: {
+      maxBodyBytes: config.maxBodyBytes,
+      maxInputChars: config.maxInputChars,
+      maxRunsPerSession: config.maxRunsPerSession,
+    },
+    logger,
+  });
+  let server: ServerType;
+  let port: number;
+  try {
+    ({ server, port } = await listen(app, config.port));
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  logger.info(
+    {
+      port,
+      queue: config.queueName,
+      backend: config.queueBackend,
+      auth: config.apiKeys.length + config.readApiKeys.length > 0,
+    },
+    'producer listening',
+  );
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    app,
+    client,
+    close: () =>
+      (closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Open event streams would hold `close` forever.
+        (server as Partial<HttpServer>).closeAllConnections?.();
+        await closed;
+        await client.close();
+      })()),
+  };
+}
+
+function listen(app: Hono, port: number): Promise<{ server: ServerType; port: number }> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, port }, (info: AddressInfo) => resolve({ server, port: info.port }));
+    server.once('error', reject);
+  });
+}

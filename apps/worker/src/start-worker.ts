@@ -1,0 +1,212 @@
+import { Registry, type Model } from '@cairn/engine';
+import {
+  ConfigError,
+  createInlineExecutor,
+  createLivePublisher,
+  createThreadExecutor,
+  loadRegistry,
+  modelFromSpec,
+  resolveEnvConfig,
+  RunQueue,
+  ServiceUnreachableError,
+  startReconciler,
+  startRunWorker,
+  type CairnEnvConfig,
+  type RunExecutor,
+  type WorkerLogger,
+} from '@cairn/queue';
+import { createDb, migrate, PostgresCheckpointStore, ServedEntityCatalog } from '@cairn/store';
+import { pino } from 'pino';
+import { startEntityHeartbeat } from './entity-heartbeat.js';
+
+/** What {@link startWorker} takes: any field of the environment's configuration, and the registry. */
+export interface StartWorkerOptions extends Partial<Omit<CairnEnvConfig, 'registryModule'>> {
+  /**
+   * The agents and teams this worker serves. A module (path, package name or
+   * `file:` URL) exporting `createRegistry({ model? })` is loaded by each
+   * execution thread, so a tool that blocks its event loop cannot stop this
+   * thread from renewing job locks. A `Registry` object cannot cross into a
+   * thread: runs then execute in this thread (`executionThreads` 0).
+   */
+  registry: Registry | string | URL;
+  /** Where the worker logs. @defaultValue pino on stdout at `logLevel`, with the worker id */
+  logger?: WorkerLogger;
+  /**
+   * Called when an execution thread dies. Its runs are recovered by other
+   * workers (stalled-job detection); a supervisor should restart this one.
+   * @defaultValue log it and exit the process with code 1
+   */
+  onFatal?: (error: Error) => void;
+  /** Read for every field not given. @defaultValue process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A running worker: its run worker, reconciler and entity heartbeat. */
+export interface CairnWorker {
+  /** The worker id shown in every attempt it claims. */
+  readonly id: string;
+  /** The configuration it runs with. */
+  readonly config: CairnEnvConfig;
+  /** Graceful shutdown: hands running jobs back, then closes every connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a worker in this process: Postgres store, run queue, registry,
+ * BullMQ run worker, periodic reconciler, and the record of the entities it
+ * serves (which producers validate names against). Options default to the
+ * environment (`DATABASE_URL`, `REDIS_URL`, ...). Throws `ConfigError`
+ * naming a bad option, `ServiceUnreachableError` naming Redis or Postgres.
+ *
+ * @example
+ * ```ts
+ * const worker = await startWorker({ registry: new URL('./registry.js', import.meta.url), databaseUrl, redisUrl });
+ * process.once('SIGTERM', () => void worker.close());
+ * ```
+ */
+export async function startWorker(options: StartWorkerOptions): Promise<CairnWorker> {
+  const { registry: registrySource, logger: givenLogger, onFatal: givenOnFatal, env, ...overrides } = options;
+  const inMainThread = Registry.isRegistry(registrySource);
+  if (inMainThread && (overrides.executionThreads ?? 0) > 0) {
+    throw new ConfigError(
+      'executionThreads',
+      'a Registry object cannot cross into execution threads: pass `registry` as the module that exports createRegistry',
+    );
+  }
+  if (!inMainThread && !(typeof registrySource === 'string' || registrySource instanceof URL)) {
+    throw new ConfigError('registry', 'must be a Registry or the module (path or URL) exporting createRegistry');
+  }
+  const config = resolveEnvConfig(
+    {
+      ...overrides,
+      ...(inMainThread ? { executionThreads: 0 } : {}),
+    },
+    env,
+  );
+  const registryModule = inMainThread ? undefined : String(registrySource);
+  const logger = givenLogger ?? pino({ level: config.logLevel, base: { workerId: config.workerId } });
+  const onFatal =
+    givenOnFatal ??
+    ((error: Error) => {
+      logger.error({ err: error }, 'an execution thread died: exiting');
+      process.exit(1);
+    });
+  const model = modelFromSpec(config);
+  const registry = inMainThread ? registrySource : await loadRegistry(registryModule!, model);
+
+  // In thread mode the main thread only checks the store at start and reconciles.
+  const mainPoolSize = config.executionThreads === 0 ? config.workerConcurrency + 4 : 4;
+  const db = createDb(config.databaseUrl, { max: mainPoolSize });
+  const closers: (() => Promise<void> | void)[] = [() => db.destroy()];
+  let closing: Promise<void> | undefined;
+  const closeAll = () =>
+    (closing ??= (async () => {
+      for (const close of [...closers].reverse()) await close();
+    })());
+  try {
+    try {
+      await (config.migrate ? migrate(db) : db.selectFrom('runs').select('run_id').limit(1).execute());
+    } catch (cause) {
+      const code = (cause as { code?: unknown }).code;
+      if (code === '42P01') throw new Error('the store has no tables: run `npm run migrate` (or set CAIRN_MIGRATE=1)');
+      throw new ServiceUnreachableError('Postgres', config.databaseUrl, { cause });
+    }
+    const heartbeat = await startEntityHeartbeat({
+      catalog: new ServedEntityCatalog(db),
+      registry,
+      workerId: config.workerId,
+      logger,
+    });
+    closers.push(() => heartbeat.stop());
+    const runQueue = await RunQueue.open({
+      backend: config.queueBackend,
+      redisUrl: config.redisUrl,
+      databaseUrl: config.databaseUrl,
+      queueName: config.queueName,
+      prefix: config.queuePrefix,
+    });
+    closers.push(() => runQueue.close());
+    const store = new PostgresCheckpointStore(db);
+    const executor = await createExecutor({ config, store, registry, registryModule, model, logger, onFatal });
+    const worker = startRunWorker({
+      runQueue,
+      executor,
+      workerId: config.workerId,
+      concurrency: config.workerConcurrency,
+      lockDurationMs: config.lockMs,
+      stalledIntervalMs: config.stalledIntervalMs,
+      logger,
+    });
+    closers.push(() => worker.close());
+    const reconciler = startReconciler({
+      store,
+      runQueue,
+      intervalMs: config.reconcileIntervalMs,
+      olderThanMs: config.reconcileAfterMs,
+      logger,
+    });
+    closers.push(() => reconciler.stop());
+    logger.info(
+      {
+        backend: runQueue.backend,
+        queue: runQueue.name,
+        concurrency: config.workerConcurrency,
+        executionThreads: config.executionThreads,
+        model: config.model,
+        entities: registry.list().map((ref) => `${ref.kind}:${ref.name}`),
+      },
+      'worker started',
+    );
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+  return { id: config.workerId, config, close: closeAll };
+}
+
+/** Execution threads (the default), or this thread when `executionThreads` is 0. */
+async function createExecutor(deps: {
+  config: CairnEnvConfig;
+  store: PostgresCheckpointStore;
+  registry: Registry;
+  registryModule: string | undefined;
+  model: Model | undefined;
+  logger: WorkerLogger;
+  onFatal: (error: Error) => void;
+}): Promise<RunExecutor> {
+  const { config, logger } = deps;
+  const leaseCheckMs = Math.max(100, Math.floor(config.lockMs / 2));
+  if (config.executionThreads === 0 || deps.registryModule === undefined) {
+    return createInlineExecutor({
+      store: deps.store,
+      registry: deps.registry,
+      workerId: config.workerId,
+      model: deps.model,
+      leaseCheckMs,
+      logger,
+      live: createLivePublisher({
+        backend: config.queueBackend,
+        redisUrl: config.redisUrl,
+        databaseUrl: config.databaseUrl,
+        onError: (error) => logger.debug({ err: error }, 'could not publish a live event'),
+      }),
+    });
+  }
+  return createThreadExecutor({
+    threads: config.executionThreads,
+    logger,
+    onThreadDeath: deps.onFatal,
+    config: {
+      databaseUrl: config.databaseUrl,
+      registryModule: deps.registryModule,
+      model: config.model,
+      openaiApiKey: config.openaiApiKey,
+      openaiBaseUrl: config.openaiBaseUrl,
+      workerId: config.workerId,
+      leaseCheckMs,
+      backend: config.queueBackend,
+      redisUrl: config.redisUrl,
+      dbPoolMax: Math.max(4, Math.ceil(config.workerConcurrency / config.executionThreads) + 2),
+    },
+  });
+}

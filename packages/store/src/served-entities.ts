@@ -1,0 +1,79 @@
+import { sql, type Kysely } from 'kysely';
+import type { EntityCatalog, EntityInfo, EntityRef } from '@cairn/engine';
+import type { Database } from './schema.js';
+
+/** An entity a worker announced, as the store holds it. */
+export interface ServedEntity extends EntityInfo {
+  /** The digest of its definition, when the worker's registry gives one. */
+  definitionHash: string | null;
+  /** The worker that announced it last. */
+  workerId: string;
+  firstSeenAt: Date;
+  lastSeenAt: Date;
+}
+
+/** What a worker announces of one entity it serves. */
+export interface ServedEntityAnnouncement extends EntityInfo {
+  definitionHash?: string;
+}
+
+/**
+ * The agents and teams workers serve, as they recorded them: workers
+ * {@link ServedEntityCatalog.record | record} theirs at start and while they
+ * run; a producer validates entity names against it without loading any
+ * tool code or model key.
+ */
+export class ServedEntityCatalog implements EntityCatalog {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Records (or refreshes the last-seen time of) every entity `workerId` serves. */
+  async record(workerId: string, entities: readonly ServedEntityAnnouncement[]): Promise<void> {
+    if (entities.length === 0) return;
+    await this.db
+      .insertInto('served_entities')
+      .values(
+        entities.map((e) => ({
+          entity_kind: e.kind,
+          entity_name: e.name,
+          definition_hash: e.definitionHash ?? '',
+          checkpoint: e.checkpoint,
+          worker_id: workerId,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['entity_kind', 'entity_name', 'definition_hash']).doUpdateSet({
+          checkpoint: (eb) => eb.ref('excluded.checkpoint'),
+          worker_id: (eb) => eb.ref('excluded.worker_id'),
+          last_seen_at: sql<Date>`now()`,
+        }),
+      )
+      .execute();
+  }
+
+  /** The entity as a worker last announced it, or undefined when no worker ever served it. */
+  async describe(ref: EntityRef): Promise<EntityInfo | undefined> {
+    const row = await this.db
+      .selectFrom('served_entities')
+      .select(['entity_kind', 'entity_name', 'checkpoint'])
+      .where('entity_kind', '=', ref.kind)
+      .where('entity_name', '=', ref.name)
+      .orderBy('last_seen_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row && { kind: row.entity_kind, name: row.entity_name, checkpoint: row.checkpoint };
+  }
+
+  /** Every entity ever served (one row per definition), most recently seen first. */
+  async list(): Promise<ServedEntity[]> {
+    const rows = await this.db.selectFrom('served_entities').selectAll().orderBy('last_seen_at', 'desc').execute();
+    return rows.map((row) => ({
+      kind: row.entity_kind,
+      name: row.entity_name,
+      checkpoint: row.checkpoint,
+      definitionHash: row.definition_hash === '' ? null : row.definition_hash,
+      workerId: row.worker_id,
+      firstSeenAt: row.first_seen_at,
+      lastSeenAt: row.last_seen_at,
+    }));
+  }
+}
