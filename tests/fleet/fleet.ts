@@ -4,11 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRegistry } from '@cairn/research-team';
 import { CairnClient, loadRegistry, type QueueBackendKind } from '@cairn/queue';
-import { spawnApp, testDatabase, testRedisUrl, type AppProcess, type TestDatabase } from '@cairn/services';
+import { freePort, spawnApp, testDatabase, testRedisUrl, type AppProcess, type TestDatabase } from '@cairn/services';
 import type { RunView } from '@cairn/store';
 
 /** A worker process spawned for a test; `id` is its worker id. */
 export type SpawnedWorker = AppProcess & { id: string };
+
+/** A producer process spawned for a test, serving at `baseUrl`. */
+export type SpawnedProducer = AppProcess & { baseUrl: string; port: number };
 
 /** Options of {@link startFleet}. */
 export interface FleetOptions {
@@ -28,6 +31,8 @@ export interface Fleet {
   ledgerFile: string;
   workers: SpawnedWorker[];
   spawnWorker(name: string, env?: Record<string, string>): Promise<SpawnedWorker>;
+  /** Starts `npm run producer` on this fleet's database and queue (on `port` when given, e.g. to restart one). */
+  spawnProducer(name: string, options?: { port?: number; env?: Record<string, string> }): Promise<SpawnedProducer>;
   ledger(): Map<string, number>;
   /** True when the run has a waiting, delayed or active job. */
   runQueueLiveJob(runId: string): Promise<boolean>;
@@ -48,6 +53,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     migrate: true,
   });
   const workers: SpawnedWorker[] = [];
+  const producers: SpawnedProducer[] = [];
   const baseEnv: Record<string, string> = {
     DATABASE_URL: db.url,
     CAIRN_QUEUE_BACKEND: options.backend,
@@ -81,6 +87,20 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     await worker.waitForLog('worker started');
     return worker;
   };
+  const spawnProducer = async (name: string, { port, env = {} }: { port?: number; env?: Record<string, string> } = {}) => {
+    const listenPort = port ?? (await freePort());
+    const producer: SpawnedProducer = Object.assign(
+      spawnApp('producer', {
+        name,
+        logFile: join(dir, `${name}.log`),
+        env: { REDIS_URL: undefined, CAIRN_MODEL: undefined, OPENAI_API_KEY: undefined, ...baseEnv, PORT: String(listenPort), ...env },
+      }),
+      { baseUrl: `http://127.0.0.1:${listenPort}`, port: listenPort },
+    );
+    producers.push(producer);
+    await producer.waitForLog('producer listening');
+    return producer;
+  };
   return {
     client,
     db,
@@ -88,6 +108,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     ledgerFile,
     workers,
     spawnWorker,
+    spawnProducer,
     ledger: () => {
       const counts = new Map<string, number>();
       if (!existsSync(ledgerFile)) return counts;
@@ -99,13 +120,13 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     },
     runQueueLiveJob: async (runId) => (await client.runQueue.liveJobFor(runId)) !== undefined,
     stop: async () => {
-      for (const w of workers) {
+      for (const w of [...workers, ...producers]) {
         if (w.alive) {
           w.proc.kill('SIGCONT');
           w.proc.kill('SIGKILL');
         }
       }
-      await Promise.all(workers.map((w) => w.exited));
+      await Promise.all([...workers, ...producers].map((w) => w.exited));
       await client.close();
       await db.drop();
       if (!process.env.CAIRN_KEEP_FLEET_LOGS) rmSync(dir, { recursive: true, force: true });

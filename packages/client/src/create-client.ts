@@ -1,0 +1,113 @@
+import { WaitTimeout } from './errors.js';
+import { HttpTransport, segment, type ClientOptions, type RequestOptions } from './http-transport.js';
+import { followRunEvents, type RunEventsOptions } from './run-events.js';
+import type {
+  CancelledRun,
+  CheckpointMode,
+  ContinuedRun,
+  ContinueRunBody,
+  CreatedRun,
+  Decision,
+  DecisionsResult,
+  EntityRef,
+  RunStreamEvent,
+  RunView,
+} from './types.js';
+
+/** What `runs.create` sends: the entity, then the body of `POST /v1/{agents,teams}/:name/runs`. */
+export interface CreateRunParams extends EntityRef {
+  input: string;
+  session_id?: string;
+  user_id?: string;
+  checkpoint?: CheckpointMode;
+  metadata?: Record<string, unknown>;
+}
+
+/** Options of `runs.create`. */
+export interface CreateRunOptions extends RequestOptions {
+  /** Sent as `Idempotency-Key`: the same key with the same body returns the run it created. */
+  idempotencyKey?: string;
+}
+
+/** Options of `runs.wait`. */
+export interface WaitOptions {
+  /** Give up with {@link WaitTimeout} after this many ms. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** The runs API. */
+export interface RunsApi {
+  /** Creates a run (PENDING) and enqueues it. */
+  create(params: CreateRunParams, options?: CreateRunOptions): Promise<CreatedRun>;
+  /** The run with its messages, tool calls, member runs and attempts; throws `RunNotFound`. */
+  get(runId: string, options?: RequestOptions): Promise<RunView>;
+  /** Resumes (RUNNING, ERROR) or forks (COMPLETED with `fork: true`) a run; other statuses throw `Conflict`. */
+  continue(runId: string, body?: ContinueRunBody, options?: RequestOptions): Promise<ContinuedRun>;
+  /** Asks for the run to be cancelled; throws `Conflict` when it already finished. */
+  cancel(runId: string, options?: RequestOptions): Promise<CancelledRun>;
+  /** Decides pending actions of a PAUSED run (human in the loop). */
+  decide(runId: string, decisions: readonly Decision[], options?: RequestOptions): Promise<DecisionsResult>;
+  /**
+   * Resolves with the run once it finished (COMPLETED, ERROR, CANCELLED) or
+   * is PAUSED waiting for decisions; follows its event stream meanwhile.
+   */
+  wait(runId: string, options: WaitOptions): Promise<RunView>;
+  /** The run's events as they happen, reconnecting by itself (see {@link RunEventsOptions}). */
+  events(runId: string, options?: RunEventsOptions): AsyncGenerator<RunStreamEvent, void, undefined>;
+}
+
+/** A client of one Cairn producer. */
+export interface CairnClient {
+  runs: RunsApi;
+}
+
+/**
+ * A typed client of the producer's HTTP API, for apps in other services and
+ * browsers: it needs only `fetch`, no database, Redis or agent code.
+ *
+ * @example
+ * ```ts
+ * const cairn = createClient({ baseUrl: 'http://localhost:3000', apiKey: process.env.CAIRN_API_KEY });
+ * const { run_id } = await cairn.runs.create({ kind: 'team', name: 'research-team', input: 'Research cairns' });
+ * for await (const event of cairn.runs.events(run_id)) console.log(event.seq, event.type);
+ * const run = await cairn.runs.wait(run_id, { timeoutMs: 60_000 });
+ * ```
+ */
+export function createClient(options: ClientOptions): CairnClient {
+  const http = new HttpTransport(options);
+  const runs: RunsApi = {
+    create: ({ kind, name, ...body }, { idempotencyKey, ...request } = {}) =>
+      http.json('POST', `/v1/${kind === 'team' ? 'teams' : 'agents'}/${segment(name)}/runs`, body, {
+        ...request,
+        headers: { ...request.headers, ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}) },
+      }),
+    get: (runId, request) => http.json('GET', `/v1/runs/${segment(runId)}`, undefined, request),
+    continue: (runId, body = {}, request) => http.json('POST', `/v1/runs/${segment(runId)}/continue`, body, request),
+    cancel: (runId, request) => http.json('POST', `/v1/runs/${segment(runId)}/cancel`, {}, request),
+    decide: (runId, decisions, request) =>
+      http.json('POST', `/v1/runs/${segment(runId)}/decisions`, { decisions }, request),
+    events: (runId, eventOptions) => followRunEvents(http, runId, eventOptions),
+    wait: (runId, waitOptions) => waitForRun(runs, runId, waitOptions),
+  };
+  return { runs };
+}
+
+async function waitForRun(runs: RunsApi, runId: string, { timeoutMs, signal }: WaitOptions): Promise<RunView> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  try {
+    await runs.get(runId, { signal: combined });
+    for await (const event of runs.events(runId, { signal: combined })) {
+      // A replayed RunPaused may be long past: only a run still PAUSED ends the wait.
+      if (event.type !== 'RunPaused') continue;
+      const current = await runs.get(runId, { signal: combined });
+      if (current.status === 'PAUSED') return current;
+    }
+    combined.throwIfAborted();
+    return await runs.get(runId, { signal: combined });
+  } catch (error) {
+    if (timeout.aborted && !signal?.aborted) throw new WaitTimeout(runId, timeoutMs);
+    throw error;
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The producer API's wire shapes (DESIGN.md "HTTP API"), snake_case as the
+ * server sends them. They are declared here rather than imported so that the
+ * client carries no server package; `client-types.test.ts` checks at compile
+ * time that they stay in step with the store's and the engine's types.
+ */
+
+/** A run's status. */
+export type RunStatus = 'PENDING' | 'RUNNING' | 'COMPLETED' | 'ERROR' | 'CANCELLED' | 'PAUSED';
+
+/** How often a run commits its progress. */
+export type CheckpointMode = 'run' | 'tool-batch' | 'tool-call';
+
+/** What a run executes. */
+export interface EntityRef {
+  kind: 'agent' | 'team';
+  name: string;
+}
+
+/** One tool call requested by the model. */
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  /** Raw JSON text of the arguments. */
+  arguments: string;
+}
+
+/** A message of a run's history. */
+export type Message =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCallRequest[] }
+  | { role: 'tool'; toolCallId: string; name: string; content: string; isError?: boolean };
+
+/** Token usage summed over a run's model calls. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** Why a run ended in ERROR. */
+export interface RunErrorInfo {
+  name: string;
+  message: string;
+  retryable?: boolean;
+}
+
+/** One tool call of a run. */
+export interface ToolCallView {
+  tool_call_id: string;
+  name: string;
+  args: unknown;
+  result: string | null;
+  status: 'running' | 'completed' | 'error';
+  batch: number;
+  idempotency_key: string;
+  child_run_id: string | null;
+  started_at: string;
+  ended_at: string | null;
+}
+
+/** One claim of a run by a worker. */
+export interface AttemptView {
+  epoch: number;
+  worker_id: string;
+  reason: string;
+  started_at: string;
+  ended_at: string | null;
+  outcome: string | null;
+}
+
+/** A run as `GET /v1/runs/:run_id` returns it. */
+export interface RunView {
+  run_id: string;
+  session_id: string;
+  user_id: string | null;
+  parent_run_id: string | null;
+  parent_tool_call_id: string | null;
+  entity: EntityRef;
+  status: RunStatus;
+  input: string;
+  content: string | null;
+  checkpoint: CheckpointMode;
+  last_checkpoint_at_message_index: number;
+  epoch: number;
+  messages: Message[];
+  tools: ToolCallView[];
+  member_runs: RunView[];
+  attempts: AttemptView[];
+  error: RunErrorInfo | null;
+  usage: Usage;
+  metadata: Record<string, unknown>;
+  cancel_requested_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What `POST /v1/{agents,teams}/:name/runs` answers. */
+export interface CreatedRun {
+  run_id: string;
+  session_id: string;
+  status: RunStatus;
+}
+
+/** What `POST /v1/runs/:run_id/continue` answers. */
+export interface ContinuedRun extends CreatedRun {
+  /** `resume` (same run), `fork` (a new run) or `already-queued`. */
+  action: string;
+}
+
+/** What `POST /v1/runs/:run_id/cancel` answers. */
+export interface CancelledRun extends CreatedRun {
+  cancel_requested: true;
+}
+
+/** Body of `POST /v1/runs/:run_id/continue`. */
+export interface ContinueRunBody {
+  /** A new user message appended before resuming. */
+  input?: string;
+  /** Start a new run from a COMPLETED run's messages. */
+  fork?: boolean;
+  /** Resume on the worker's current definition of the entity. */
+  upgrade?: boolean;
+}
+
+/** One human-in-the-loop decision (DESIGN.md "Human in the loop"). */
+export type Decision = { action_id: string; args_digest?: string } & (
+  | { type: 'approve' }
+  | { type: 'edit'; args: Record<string, unknown> }
+  | { type: 'reject'; message?: string }
+  | { type: 'result'; output: string; is_error?: boolean }
+);
+
+/** What `POST /v1/runs/:run_id/decisions` answers. */
+export interface DecisionsResult {
+  applied: string[];
+  already_decided: string[];
+  /** Actions of the run still undecided. */
+  pending: number;
+  status: RunStatus;
+}
+
+/** One event of a run's stream. */
+export interface RunStreamEvent {
+  /** The event type: `RunStarted`, `ToolCallCompleted`, `ModelDelta`, ... */
+  type: string;
+  /** The per-run sequence number of a stored event; `undefined` for a live one (`ModelDelta`, `AttemptAbandoned`). */
+  seq: number | undefined;
+  data: Record<string, unknown>;
+}

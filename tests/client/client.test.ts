@@ -1,0 +1,115 @@
+import {
+  BadRequest,
+  Conflict,
+  createClient,
+  NotFound,
+  RunNotFound,
+  Unauthorized,
+  WaitTimeout,
+  type RunStreamEvent,
+} from '@cairn/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { holderOf, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from '../fleet/fleet.js';
+
+const API_KEY = 'client-test-key';
+const backend = process.env.CAIRN_TEST_REDIS_URL ? 'redis' : 'postgres';
+
+describe(`@cairn/client against a producer and workers (${backend})`, () => {
+  let fleet: Fleet | undefined;
+  afterEach(async () => {
+    await fleet?.stop();
+    fleet = undefined;
+  });
+
+  it('creates a run, waits for it, reads it, replays its events, and throws typed errors', async () => {
+    fleet = await startFleet({ backend, toolDelayMs: 50 });
+    await fleet.spawnWorker('a');
+    const producer = await fleet.spawnProducer('producer', { env: { CAIRN_API_KEYS: API_KEY } });
+    const cairn = createClient({ baseUrl: producer.baseUrl, apiKey: API_KEY });
+
+    const created = await cairn.runs.create({ ...TEAM, input: "Research 'cairns'", checkpoint: 'tool-batch', metadata: { from: 'client' } });
+    expect(created.status).toBe('PENDING');
+    const done = await cairn.runs.wait(created.run_id, { timeoutMs: 30_000 });
+    expect(done.status).toBe('COMPLETED');
+    expect(done.content).toContain('Detail for result-a');
+    expect(done.member_runs).toHaveLength(1);
+    expect((await cairn.runs.get(created.run_id)).metadata).toEqual({ from: 'client' });
+
+    const events: RunStreamEvent[] = [];
+    for await (const event of cairn.runs.events(created.run_id)) events.push(event);
+    const stored = await fleet.client.listEvents(created.run_id);
+    expect(events.map((e) => [e.seq, e.type])).toEqual(stored.map((e) => [e.seq, e.type]));
+    expect(events.filter((e) => e.type === 'RunCompleted')).toHaveLength(1);
+    const tail: RunStreamEvent[] = [];
+    for await (const event of cairn.runs.events(created.run_id, { after: events.length - 2 })) tail.push(event);
+    expect(tail.map((e) => e.seq)).toEqual([events.length - 1, events.length]);
+
+    const missing = await cairn.runs.get('no-such-run').catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(RunNotFound);
+    expect(missing).toMatchObject({ status: 404, code: 'run_not_found', message: expect.stringContaining('no-such-run') });
+    await expect(cairn.runs.events('no-such-run').next()).rejects.toBeInstanceOf(RunNotFound);
+    await expect(cairn.runs.cancel(created.run_id)).rejects.toMatchObject({ name: 'Conflict', status: 409 });
+    await expect(cairn.runs.continue(created.run_id)).rejects.toBeInstanceOf(Conflict);
+    const forked = await cairn.runs.continue(created.run_id, { fork: true, input: 'And again' });
+    expect(forked.run_id).not.toBe(created.run_id);
+    expect(forked.action).toBe('fork');
+    const badBody = await cairn.runs.create({ ...TEAM, input: '   ' }).catch((error: unknown) => error);
+    expect(badBody).toBeInstanceOf(BadRequest);
+    expect((badBody as BadRequest).issues).toEqual([expect.objectContaining({ path: 'input' })]);
+    const unknownEntity = await cairn.runs.create({ kind: 'agent', name: 'nobody', input: 'hi' }).catch((error: unknown) => error);
+    expect(unknownEntity).toBeInstanceOf(NotFound);
+    expect(unknownEntity).not.toBeInstanceOf(RunNotFound);
+    expect((unknownEntity as NotFound).message).toContain('nobody');
+    const stranger = createClient({ baseUrl: producer.baseUrl, apiKey: 'wrong' });
+    await expect(stranger.runs.get(created.run_id)).rejects.toBeInstanceOf(Unauthorized);
+
+    const slow = await cairn.runs.create({ ...RESEARCHER, input: "Research 'cairns'" });
+    await expect(cairn.runs.wait(slow.run_id, { timeoutMs: 1 })).rejects.toBeInstanceOf(WaitTimeout);
+    expect((await cairn.runs.cancel(slow.run_id)).cancel_requested).toBe(true);
+    expect((await cairn.runs.wait(slow.run_id, { timeoutMs: 30_000 })).status).toBe('CANCELLED');
+  });
+
+  it('the events iterator survives a producer restart and a worker SIGKILL: every stored event once, in order', async () => {
+    fleet = await startFleet({ backend, toolDelayMs: 1500 });
+    const f = fleet;
+    await f.spawnWorker('a');
+    await f.spawnWorker('b');
+    const first = await f.spawnProducer('producer-1');
+    const cairn = createClient({ baseUrl: first.baseUrl });
+    const { run_id } = await cairn.runs.create({ ...RESEARCHER, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+
+    const seen: RunStreamEvent[] = [];
+    const following = (async () => {
+      for await (const event of cairn.runs.events(run_id, { reconnect: { initialDelayMs: 100, maxDelayMs: 500 } })) seen.push(event);
+    })();
+
+    await waitFor(() => seen.some((e) => e.type === 'CheckpointCommitted'), 20_000, 'the first checkpoint');
+    first.kill('SIGKILL');
+    await first.exited;
+    const seenBeforeRestart = seen.length;
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await f.spawnProducer('producer-2', { port: first.port });
+
+    let holder: string | undefined;
+    await waitFor(async () => {
+      const view = await f.client.getRun(run_id);
+      holder = holderOf(view);
+      return holder !== undefined && (view?.last_checkpoint_at_message_index ?? 0) >= 5;
+    }, 20_000, 'the second checkpoint');
+    const victim = f.workers.find((w) => w.id === holder)!;
+    victim.kill('SIGKILL');
+    await victim.exited;
+
+    await following;
+    const stored = await f.client.listEvents(run_id);
+    expect(seen.length).toBeGreaterThan(seenBeforeRestart);
+    expect(seen.map((e) => e.seq)).toEqual(stored.map((_, i) => i + 1));
+    expect(seen.map((e) => [e.seq, e.type])).toEqual(stored.map((e) => [e.seq, e.type]));
+    expect(seen.filter((e) => e.type === 'RunCompleted')).toHaveLength(1);
+    expect(seen.at(-1)?.type).toBe('RunCompleted');
+    const run = await createClient({ baseUrl: first.baseUrl }).runs.get(run_id);
+    expect(run.status).toBe('COMPLETED');
+    expect(run.attempts.map((a) => a.reason)).toContain('recovered');
+    expect(seen.filter((e) => e.type === 'RunContinued').map((e) => e.data.reason)).toContain('recovered');
+  });
+});
