@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { LIVE_STATUSES } from '@cairn/engine';
 import { Redis } from 'ioredis';
 import { retrying, statusCounts, TOP_LEVEL_RUNS } from './chaos-db.js';
 import { CheckpointSampler } from './checkpoint-sampler.js';
@@ -40,8 +41,8 @@ export async function runFlushScenario(
     await delay(50);
   }
   const { rows: unfinishedAtFlush } = await ctx.db.query<{ run_id: string; status: string }>(
-    `select run_id, status from runs where run_id in (${TOP_LEVEL_RUNS}) and status in ('PENDING', 'RUNNING')`,
-    [FLUSH_SCENARIO],
+    `select run_id, status from runs where run_id in (${TOP_LEVEL_RUNS}) and status = any($2)`,
+    [FLUSH_SCENARIO, LIVE_STATUSES],
   );
   const redis = new Redis(ctx.services.redis.url, { maxRetriesPerRequest: 3 });
   const flushAt = Date.now();

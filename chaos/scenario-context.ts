@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { TERMINAL_STATUSES } from '@cairn/engine';
 import type pg from 'pg';
 import type { ChaosFleet } from './chaos-fleet.js';
 import type { ChaosServices } from './chaos-services.js';
@@ -31,8 +32,6 @@ export interface FaultRecord {
   error?: string;
 }
 
-const TERMINAL = ['COMPLETED', 'ERROR', 'CANCELLED', 'PAUSED'];
-
 /**
  * Waits until the scenario's `expected` top-level runs are all terminal; false
  * once no run has finished for `stallMs` (a slow machine only makes it longer,
@@ -45,7 +44,7 @@ export async function drain(ctx: ScenarioContext, scenario: string, expected: nu
   for (;;) {
     const counts = await retrying(() => statusCounts(ctx.db, scenario));
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
-    const terminal = TERMINAL.reduce((sum, s) => sum + (counts[s] ?? 0), 0);
+    const terminal = TERMINAL_STATUSES.reduce((sum, s) => sum + (counts[s] ?? 0), 0);
     if (total >= expected && terminal === total) return true;
     if (terminal > finished) {
       finished = terminal;

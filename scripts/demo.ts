@@ -10,6 +10,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FINAL_STATUSES } from '@cairn/engine';
 import { freePort, spawnApp, startPostgres, startRedis, type AppProcess } from '@cairn/services';
 import { createDb, migrate, type RunView } from '@cairn/store';
 import { DemoNarrator, describeRun } from './lib/demo-narrator.js';
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
       recoveredAfter = Date.now() - killedAt;
       narrator.say(`resumed ${(recoveredAfter / 1000).toFixed(1)} s after the kill, from the last checkpoint`);
     }
-    if (['COMPLETED', 'ERROR', 'CANCELLED'].includes(run.status)) break;
+    if (FINAL_STATUSES.includes(run.status)) break;
     if (Date.now() - killedAt > 60_000) throw new Error('the run did not finish within 60 s of the kill');
     await sleep(100);
   }

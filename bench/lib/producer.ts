@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { CairnClient } from '@cairn/queue';
-import type { RunRecord } from '@cairn/engine';
+import { TERMINAL_STATUSES, type RunRecord } from '@cairn/engine';
 import { BENCH_AGENT, createRegistry } from './bench-registry.js';
 import { runConcurrently } from './peer-harness.js';
 import { pollUntil } from './timing.js';
@@ -42,8 +42,8 @@ export async function waitForTerminal(pool: pg.Pool, runIds: readonly string[], 
     `${runIds.length} runs to finish`,
     async () => {
       const { rows } = await pool.query<{ n: string }>(
-        "SELECT count(*) AS n FROM runs WHERE run_id = ANY($1) AND status IN ('COMPLETED','ERROR','CANCELLED','PAUSED')",
-        [runIds],
+        "SELECT count(*) AS n FROM runs WHERE run_id = ANY($1) AND status = ANY($2)",
+        [runIds, TERMINAL_STATUSES],
       );
       return Number(rows[0]?.n) >= runIds.length ? true : undefined;
     },

@@ -35,5 +35,5 @@ export {
   type ContinueRunBody,
   type CreateRunBody,
 } from './request-schemas.js';
-export { FINAL_EVENT_TYPES, type EventStreamOptions } from './routes/event-routes.js';
+export type { EventStreamOptions } from './routes/event-routes.js';
 export type { HealthCheck } from './routes/health-routes.js';

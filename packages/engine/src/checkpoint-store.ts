@@ -1,4 +1,5 @@
 import type { NewPendingAction } from './hitl/pending-action.js';
+import type { FinishStatus, RunStatus } from './lifecycle/run-status.js';
 import type { Message, Usage } from './messages.js';
 import type {
   AttemptReason,
@@ -18,6 +19,16 @@ export interface CheckpointDelta {
   usage: Usage;
 }
 
+/** What {@link CheckpointStore.claimRun} takes. */
+export interface ClaimRequest {
+  workerId: string;
+  reason: AttemptReason;
+  /** For a member run: the epoch of its team's execution. */
+  parentEpoch?: number;
+  /** Statuses the claim may start from. @defaultValue CLAIMABLE_STATUSES */
+  from?: readonly RunStatus[];
+}
+
 /** The successful claim of a run. */
 export interface Claim {
   /** The fencing token every later write of this execution must carry. */
@@ -33,7 +44,7 @@ export interface RunHistory {
 
 /** How an execution ends a run. */
 export interface RunOutcome {
-  status: 'COMPLETED' | 'ERROR' | 'CANCELLED' | 'PAUSED';
+  status: FinishStatus;
   content: string | null;
   error: RunErrorInfo | null;
   /** Whatever the run has not committed yet. */
@@ -53,12 +64,12 @@ export interface CheckpointStore {
   getRun(runId: string): Promise<RunRecord | undefined>;
   /**
    * Claims the run for one execution: one conditional UPDATE increments the
-   * epoch and sets RUNNING when the status is PENDING, RUNNING or ERROR, and
-   * an attempt row is recorded. Throws `RunNotFoundError` or
-   * `RunNotContinuableError`; for a member run claimed with `parentEpoch`,
-   * `LeaseLostError` when the parent has been claimed since.
+   * epoch and sets RUNNING when the status is one of `from` (default
+   * `CLAIMABLE_STATUSES`), and an attempt row is recorded. Throws
+   * `RunNotFoundError` or `RunNotContinuableError`; for a member run claimed
+   * with `parentEpoch`, `LeaseLostError` when the parent has been claimed since.
    */
-  claimRun(runId: string, claim: { workerId: string; reason: AttemptReason; parentEpoch?: number }): Promise<Claim>;
+  claimRun(runId: string, claim: ClaimRequest): Promise<Claim>;
   /** Messages `[0, lastCheckpointAtMessageIndex)` and the tool calls committed with them. */
   loadHistory(runId: string): Promise<RunHistory>;
   /**

@@ -1,12 +1,14 @@
 import type { Agent } from './agent.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { EntityCatalog } from './entity-catalog.js';
-import { EntityNotFoundError, UserError } from './errors.js';
+import { EntityNotFoundError, MemberRunFailedError, UserError } from './errors.js';
+import { PauseSignal } from './lifecycle/pause.js';
 import type { RunEventSink } from './events.js';
 import type { Model } from './model.js';
 import type { Registry } from './registry.js';
 import { CHECKPOINT_MODES, type CheckpointMode, type EntityRef, type RunRecord } from './run-types.js';
-import { decideContinue, type ContinueDecision } from './runner/continue-policy.js';
+import { decideContinue, type ContinueDecision } from './lifecycle/continue-rules.js';
+import { CLAIMABLE_STATUSES } from './lifecycle/run-status.js';
 import type { RunMember } from './runner/delegation.js';
 import { HandoverSignal } from './runner/handover.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
@@ -146,7 +148,7 @@ export class Engine {
       if (existing?.status === 'COMPLETED') {
         return { output: existing.content ?? '', childRunId: existing.runId };
       }
-      const resumable = existing && ['PENDING', 'RUNNING', 'ERROR'].includes(existing.status);
+      const resumable = existing && CLAIMABLE_STATUSES.includes(existing.status);
       const child = resumable
         ? existing
         : await this.store.createRun({
@@ -171,7 +173,9 @@ export class Engine {
       if (result.outcome === 'handed-over') throw new HandoverSignal(child.runId);
       const { run } = result;
       if (run.status === 'COMPLETED') return { output: run.content ?? '', childRunId: run.runId };
-      throw new Error(`member "${member.name}" ended ${run.status}: ${run.error?.message ?? 'no answer'}`);
+      // A team whose member paused is PAUSED too; it resumes after the member.
+      if (run.status === 'PAUSED') throw new PauseSignal(parent.runId, { memberRunId: run.runId });
+      throw new MemberRunFailedError(run.runId, member.name, run.status, run.error?.message ?? 'no answer');
     };
   }
 }

@@ -62,6 +62,74 @@ export class EntityNotFoundError extends CairnError {
   }
 }
 
+/**
+ * The run's entity is not in this worker's registry, but the run changed less
+ * than the version grace period ago: a rolling deploy may still bring a worker
+ * that has it, so the job is retried without claiming the run.
+ */
+export class EntityAwaitingDeployError extends CairnError {
+  constructor(
+    readonly runId: string,
+    readonly kind: string,
+    readonly entityName: string,
+    readonly graceLeftMs: number,
+  ) {
+    super(`run ${runId}: no ${kind} named "${entityName}" in this worker's registry yet; retrying for ${graceLeftMs} ms more`);
+  }
+}
+
+/** The run's stored state (its schema version or a message) cannot be read by this code. */
+export class StoredStateError extends CairnError {
+  constructor(
+    readonly runId: string,
+    readonly problem: string,
+  ) {
+    super(`run ${runId}: stored state does not parse: ${problem}`);
+  }
+}
+
+/** The run was claimed more than `CAIRN_MAX_ATTEMPTS` times with no new checkpoint in between. */
+export class AttemptsExhaustedError extends CairnError {
+  constructor(
+    readonly runId: string,
+    readonly claims: number,
+    readonly maxAttempts: number,
+  ) {
+    super(
+      `run ${runId}: claimed ${claims} times without a new checkpoint (CAIRN_MAX_ATTEMPTS=${maxAttempts}); it crashes at the same point every time`,
+    );
+  }
+}
+
+/** A read of the store failed before the run was claimed: the job is retried. */
+export class StoreUnavailableError extends CairnError {
+  constructor(
+    readonly runId: string,
+    options: { cause: unknown },
+  ) {
+    super(`run ${runId}: the store could not be read: ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`, options);
+  }
+}
+
+/** A member run of a team ended without an answer. */
+export class MemberRunFailedError extends CairnError {
+  constructor(
+    readonly memberRunId: string,
+    readonly member: string,
+    readonly status: string,
+    reason: string,
+  ) {
+    super(`member "${member}" ended ${status}: ${reason}`);
+  }
+}
+
+/** The abort reason an execution gets when a cancel was requested for its run. */
+export class CancelRequestedError extends CairnError {
+  constructor(readonly runId: string) {
+    super(`run ${runId}: cancel requested`);
+  }
+}
+
 /** A model call failed; `retryable` says whether backing off and trying again may help. */
 export class ModelError extends CairnError {
   constructor(

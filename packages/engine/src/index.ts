@@ -8,6 +8,7 @@ export * from './errors.js';
 export type { Message, UserMessage, AssistantMessage, ToolResultMessage, ToolCallRequest, Usage } from './messages.js';
 export type { Model, ModelRequest, ModelResponse, ToolSpec } from './model.js';
 export * from './run-types.js';
+export * from './lifecycle/index.js';
 export * from './events.js';
 export {
   tool,
@@ -31,7 +32,6 @@ export { Registry, type Entity } from './registry.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
 export { Engine, type EngineOptions, type CreateRunRequest, type ContinueRequest } from './engine.js';
 export type { ExecuteOptions, ExecutionResult } from './runner/run-execution.js';
-export type { ContinueDecision } from './runner/continue-policy.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
 export { OpenAIResponsesModel } from './models/openai-responses-model.js';
 export { OpenAIChatModel } from './models/openai-chat-model.js';

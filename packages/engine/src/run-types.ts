@@ -1,15 +1,5 @@
+import type { RunStatus } from './lifecycle/run-status.js';
 import type { Message, Usage } from './messages.js';
-
-/** Every status a run can be in. */
-export const RUN_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCELLED', 'PAUSED'] as const;
-/** A run's lifecycle status: `PENDING -> RUNNING -> COMPLETED | ERROR | CANCELLED | PAUSED`. */
-export type RunStatus = (typeof RUN_STATUSES)[number];
-
-/** Statuses from which a run will not move again without a continue. */
-export const TERMINAL_STATUSES: readonly RunStatus[] = ['COMPLETED', 'ERROR', 'CANCELLED', 'PAUSED'];
-
-/** Statuses an execution may claim: a fresh run, or one resumed in place. */
-export const CLAIMABLE_STATUSES: readonly RunStatus[] = ['PENDING', 'RUNNING', 'ERROR'];
 
 /** When a run persists its progress. */
 export const CHECKPOINT_MODES = ['run', 'tool-batch', 'tool-call'] as const;

@@ -55,13 +55,6 @@ function causeMessage(cause: unknown): string {
   return cause instanceof Error ? cause.message || cause.name : String(cause);
 }
 
-/** The abort reason a worker uses when it sees a cancel requested for the run it holds. */
-export class CancelRequestedError extends QueueError {
-  constructor(readonly runId: string) {
-    super(`run ${runId}: cancel requested`);
-  }
-}
-
 /** `CairnClient.waitForRun` gave up before the run reached a terminal status. */
 export class RunWaitTimeoutError extends QueueError {
   constructor(

@@ -36,7 +36,6 @@ export {
   InvalidJobError,
   ConfigError,
   ServiceUnreachableError,
-  CancelRequestedError,
   RunWaitTimeoutError,
 } from './errors.js';
 export {

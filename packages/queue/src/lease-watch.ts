@@ -1,6 +1,5 @@
-import { LeaseLostError } from '@cairn/engine';
+import { CancelRequestedError, LeaseLostError } from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
-import { CancelRequestedError } from './errors.js';
 
 /** Options of {@link watchLease}. */
 export interface LeaseWatchOptions {

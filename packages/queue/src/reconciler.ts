@@ -1,3 +1,4 @@
+import { LIVE_STATUSES } from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
 import type { RunQueue } from './queue-backend.js';
 import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
@@ -26,7 +27,7 @@ export interface ReconcileResult {
  */
 export async function reconcileOnce(options: ReconcileOptions): Promise<ReconcileResult> {
   const { store, runQueue } = options;
-  const runs = await store.listRunsByStatus(['PENDING', 'RUNNING'], options.olderThanMs ?? 15_000);
+  const runs = await store.listRunsByStatus(LIVE_STATUSES, options.olderThanMs ?? 15_000);
   const enqueued: string[] = [];
   let checked = 0;
   for (const run of runs) {

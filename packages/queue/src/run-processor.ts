@@ -1,6 +1,6 @@
 import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Job } from 'bullmq';
-import { assertNever } from '@cairn/engine';
+import { assertNever, dispositionOfError } from '@cairn/engine';
 import { InvalidJobError } from './errors.js';
 import type { RunExecutor } from './execution/run-executor.js';
 import type { RunJobOutcome } from './execution/run-job.js';
@@ -35,7 +35,9 @@ export function createRunProcessor(deps: RunProcessorDeps) {
       throw error;
     }
     if (deps.isClosing()) return handBack(job, token, false);
-    const outcome = await executor.execute({ job: parsed, attemptsStarted: job.attemptsStarted, jobId: job.id }).outcome;
+    const outcome = await executor
+      .execute({ job: parsed, attemptsStarted: job.attemptsStarted, jobId: job.id })
+      .outcome.catch((error: unknown) => toBullMQ(error));
     switch (outcome.kind) {
       case 'handed-over':
         return handBack(job, token, true);
@@ -49,6 +51,26 @@ export function createRunProcessor(deps: RunProcessorDeps) {
         return assertNever(outcome);
     }
   };
+
+  /**
+   * The one mapping of an execution's error to BullMQ: `retry-job` fails the
+   * attempt so BullMQ retries it (resuming from the last checkpoint);
+   * `stop-silently` fails it for good (another execution holds the run).
+   * `end-run-in-error` is the engine's to persist; if one reaches here the
+   * engine could not write it, so the job is retried and the next pickup does.
+   */
+  function toBullMQ(error: unknown): never {
+    const disposition = dispositionOfError(error);
+    switch (disposition) {
+      case 'retry-job':
+      case 'end-run-in-error':
+        throw error;
+      case 'stop-silently':
+        throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
+      default:
+        return assertNever(disposition);
+    }
+  }
 
   async function handBack(job: Job, token: string | undefined, claimed: boolean): Promise<never> {
     const handoverAttempt = claimed ? job.attemptsStarted : (job.data as { handoverAttempt?: number }).handoverAttempt;

@@ -3,7 +3,6 @@ export type { CreateDbOptions } from './create-db.js';
 export { migrate, MIGRATIONS } from './migrate.js';
 export { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
 export { ServedEntityCatalog, type ServedEntity, type ServedEntityAnnouncement } from './served-entities.js';
-export { CANCELLABLE_STATUSES } from './run-cancel.js';
 export type { ForceCancelOptions } from './run-cancel.js';
 export type { NewRunEvent, StoredEvent } from './run-events.js';
 export type {

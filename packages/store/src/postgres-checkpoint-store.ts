@@ -8,7 +8,6 @@ import {
   RunNotFoundError,
 } from '@cairn/engine';
 import type {
-  AttemptReason,
   DecisionsResult,
   NewRun,
   PendingActionRecord,
@@ -16,7 +15,7 @@ import type {
   RunRecord,
   RunStatus,
 } from '@cairn/engine';
-import type { CheckpointDelta, CheckpointStore, Claim, RunHistory, RunOutcome } from '@cairn/engine/store';
+import type { CheckpointDelta, CheckpointStore, Claim, ClaimRequest, RunHistory, RunOutcome } from '@cairn/engine/store';
 import { appendDelta, insertMessages } from './append-delta.js';
 import { assertParentHeld } from './parent-fence.js';
 import { commitCheckpoint } from './commit-checkpoint.js';
@@ -101,8 +100,9 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   async claimRun(
     runId: string,
-    claim: { workerId: string; reason: AttemptReason; parentEpoch?: number },
+    claim: ClaimRequest,
   ): Promise<Claim> {
+    const from = claim.from ?? CLAIMABLE_STATUSES;
     return this.db.transaction().execute(async (trx) => {
       if (claim.parentEpoch !== undefined) {
         const child = await trx.selectFrom('runs').select('parent_run_id').where('run_id', '=', runId).executeTakeFirst();
@@ -114,7 +114,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
         .where('run_id', '=', runId)
         .where((eb) =>
           eb.or([
-            eb('status', 'in', CLAIMABLE_STATUSES),
+            eb('status', 'in', from),
             // A paused run is claimable once nothing in its tree waits for a person.
             eb.and([
               eb('status', '=', 'PAUSED'),
@@ -137,7 +137,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
         throw new RunNotContinuableError(
           runId,
           status,
-          `only ${CLAIMABLE_STATUSES.join(', ')} runs can be claimed`,
+          `only ${from.join(', ')} runs can be claimed here`,
         );
       }
       await trx

@@ -1,14 +1,11 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { RunNotFoundError } from '@cairn/engine';
+import { CANCELLABLE_STATUSES, RunNotFoundError } from '@cairn/engine';
 import type { RunRecord, RunStatus } from '@cairn/engine';
 import { RunAlreadyTerminalError } from './errors.js';
 import { cancelPendingActions } from './pending-actions.js';
 import { toRunRecord } from './run-row.js';
 import type { Database } from './schema.js';
-
-/** Statuses in which a run can still be cancelled. */
-export const CANCELLABLE_STATUSES: readonly RunStatus[] = ['PENDING', 'RUNNING', 'PAUSED'];
 
 /** Options of {@link forceCancel}. */
 export interface ForceCancelOptions {

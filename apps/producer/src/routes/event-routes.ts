@@ -1,4 +1,4 @@
-import { RunNotFoundError, TERMINAL_STATUSES } from '@cairn/engine';
+import { FINAL_EVENT_TYPES, FINAL_STATUSES, RunNotFoundError } from '@cairn/engine';
 import type { StoredEvent } from '@cairn/store';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
@@ -25,14 +25,6 @@ export interface EventStreamOptions {
    */
   terminalGraceMs?: number;
 }
-
-/** Event types that end a run's execution. */
-export const FINAL_EVENT_TYPES: readonly string[] = [
-  'RunCompleted',
-  'RunError',
-  'RunCancelled',
-  'RunPaused',
-];
 
 /** What {@link eventRoutes} needs. */
 export interface EventRoutesDeps {
@@ -80,7 +72,7 @@ export function eventRoutes({ client, options = {}, onStreamError }: EventRoutes
           await send(events);
           if (events.length === 0) {
             const status = await client.getRunStatus(runId);
-            if (!status || TERMINAL_STATUSES.includes(status)) {
+            if (!status || FINAL_STATUSES.includes(status)) {
               const rest = await client.listEvents(runId, afterSeq);
               await send(rest);
               terminalSince ??= Date.now();

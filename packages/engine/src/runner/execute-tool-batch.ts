@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ToolCallRequest, ToolResultMessage } from '../messages.js';
 import type { ToolCallRecord } from '../run-types.js';
 import { CheckpointWriteError, LeaseLostError } from '../errors.js';
+import { PauseSignal } from '../lifecycle/pause.js';
 import { HandoverSignal } from './handover.js';
 import type { ExecutableTool, ToolInvocationResult } from './tool-executable.js';
 
@@ -75,7 +76,7 @@ async function executeToolCall(
     content = serializeOutput(call.name, result.output);
   } catch (error) {
     context.signal.throwIfAborted();
-    if (error instanceof HandoverSignal || error instanceof LeaseLostError || error instanceof CheckpointWriteError) throw error;
+    if (stopsTheRun(error)) throw error;
     isError = true;
     content =
       error instanceof ToolCallFailure
@@ -99,6 +100,16 @@ async function executeToolCall(
   };
   context.onCallFinished?.(outcome);
   return outcome;
+}
+
+/** Errors that end the execution instead of becoming a tool result the model sees. */
+function stopsTheRun(error: unknown): boolean {
+  return (
+    error instanceof HandoverSignal ||
+    error instanceof PauseSignal ||
+    error instanceof LeaseLostError ||
+    error instanceof CheckpointWriteError
+  );
 }
 
 function parseArguments(call: ToolCallRequest): unknown {

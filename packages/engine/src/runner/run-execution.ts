@@ -1,5 +1,7 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
-import { CheckpointWriteError, LeaseLostError, MaxTurnsExceededError, ModelError } from '../errors.js';
+import { assertNever, LeaseLostError } from '../errors.js';
+import { dispositionOfError, retryableHint } from '../lifecycle/error-disposition.js';
+import { PauseSignal } from '../lifecycle/pause.js';
 import type { RunEventSink, RunEventType } from '../events.js';
 import type { Message } from '../messages.js';
 import type { Model } from '../model.js';
@@ -118,10 +120,24 @@ export async function executeRun(
     return { outcome: 'finished', run: finished };
   } catch (error) {
     if (error instanceof HandoverSignal) return { outcome: 'handed-over', runId };
-    const lost = error instanceof LeaseLostError ? error : leaseLostReason(signal);
+    const lost = leaseLostReason(signal);
     if (lost) throw lost;
-    // The store is unreachable: write nothing more; a retry of the job resumes from the last checkpoint.
-    if (error instanceof CheckpointWriteError) throw error;
+    if (error instanceof PauseSignal) {
+      const paused = await checkpointer.finish('PAUSED', null, null, state.usage);
+      emit('RunPaused', error.data);
+      return { outcome: 'finished', run: paused };
+    }
+    const disposition = dispositionOfError(error);
+    switch (disposition) {
+      case 'stop-silently':
+      case 'retry-job':
+        // Write nothing more: a lost lease belongs to another execution; a retry resumes from the last checkpoint.
+        throw error;
+      case 'end-run-in-error':
+        break;
+      default:
+        return assertNever(disposition);
+    }
     if (signal.aborted) {
       const partial = lastAssistantText(state.messages);
       const cancelled = await checkpointer.finish('CANCELLED', partial, null, state.usage);
@@ -160,13 +176,9 @@ function lastAssistantText(messages: readonly Message[]): string | null {
   return null;
 }
 
-function errorInfo(error: unknown): RunErrorInfo {
-  if (error instanceof ModelError) {
-    return { name: error.name, message: error.message, retryable: error.retryable };
-  }
-  if (error instanceof MaxTurnsExceededError) {
-    return { name: error.name, message: error.message, retryable: false };
-  }
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: 'Error', message: String(error) };
+/** The error a run ends with, as stored and shown by the API. */
+export function errorInfo(error: unknown): RunErrorInfo {
+  const retryable = retryableHint(error);
+  const base = error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
+  return retryable === undefined ? base : { ...base, retryable };
 }

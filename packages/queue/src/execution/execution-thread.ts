@@ -4,6 +4,7 @@
  * main thread from renewing BullMQ's job locks.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { serializeError } from '@cairn/engine';
 import { createDb, PostgresCheckpointStore } from '@cairn/store';
 import { loadRegistry, modelFromSpec } from '../load-registry.js';
 import { createLivePublisher } from '../live/create-live.js';
@@ -56,8 +57,7 @@ port.on('message', (message: ToThread) => {
     case 'execute':
       executor.execute(message.request).outcome.then(
         (outcome) => post({ type: 'outcome', id: message.id, outcome }),
-        (error: Error) =>
-          post({ type: 'failed', id: message.id, error: { name: error.name, message: error.message } }),
+        (error: unknown) => post({ type: 'failed', id: message.id, error: serializeError(error) }),
       );
       return;
     case 'handover-all':

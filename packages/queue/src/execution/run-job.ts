@@ -1,4 +1,4 @@
-import { LeaseLostError, RunNotContinuableError, type Engine, type RunStatus } from '@cairn/engine';
+import { CLAIMABLE_STATUSES, LeaseLostError, RUN_JOB_CLAIMABLE_STATUSES, RunNotContinuableError, type Engine, type RunStatus } from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
 import { attemptReasonFor } from '../attempt-reason.js';
 import type { CatalogJob } from '../job-catalog.js';
@@ -31,8 +31,6 @@ export interface RunJobDeps {
   leaseCheckMs: number;
 }
 
-const RESUMABLE: readonly RunStatus[] = ['PENDING', 'RUNNING', 'ERROR'];
-
 /**
  * Executes one pickup: skips runs that need no work, cancels at claim when a
  * cancel was requested, otherwise claims and executes the run with a lease
@@ -48,7 +46,7 @@ export async function runJob(
   const { runId } = job.data;
   const run = await store.getRun(runId);
   if (!run) return { kind: 'skipped', status: 'not-found' };
-  if (!RESUMABLE.includes(run.status) || (run.status === 'ERROR' && job.name === 'run')) {
+  if (!(job.name === 'run' ? RUN_JOB_CLAIMABLE_STATUSES : CLAIMABLE_STATUSES).includes(run.status)) {
     return { kind: 'skipped', status: run.status };
   }
   if (run.cancelRequestedAt) {

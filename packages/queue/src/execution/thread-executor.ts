@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { deserializeError } from '@cairn/engine';
 import { SILENT_LOGGER, type WorkerLogger } from '../worker-logger.js';
 import type { RunExecutor } from './run-executor.js';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';
@@ -60,7 +61,7 @@ class ExecutionThread {
             this.settle(this.executions, message.id, (p) => p.resolve(message.outcome));
             return;
           case 'failed': {
-            const error = Object.assign(new Error(message.error.message), { name: message.error.name });
+            const error = deserializeError(message.error);
             this.settle(this.executions, message.id, (p) => p.reject(error));
             return;
           }

@@ -1,3 +1,4 @@
+import type { SerializedError } from '@cairn/engine';
 import type { QueueBackendKind } from '../queue-backend.js';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';
 
@@ -35,7 +36,8 @@ export type FromThread =
   | { type: 'ready' }
   | { type: 'init-failed'; message: string }
   | { type: 'outcome'; id: number; outcome: RunJobOutcome }
-  | { type: 'failed'; id: number; error: { name: string; message: string } }
+  /** The execution threw: the error keeps its kind across the thread, so the main thread classifies it like the thread would. */
+  | { type: 'failed'; id: number; error: SerializedError }
   | { type: 'flushed'; id: number }
   | { type: 'pong' }
   | { type: 'log'; level: ThreadLogLevel; fields: Record<string, unknown>; message: string }

@@ -1,0 +1,62 @@
+import { assertNever, RunNotContinuableError, RunNotFoundError } from '../errors.js';
+import type { RunRecord } from '../run-types.js';
+import { RUN_STATUSES, type RunStatus } from './run-status.js';
+
+/** What a continue request does to a run. */
+export type ContinueDecision =
+  | { action: 'resume'; run: RunRecord }
+  | { action: 'already-queued'; run: RunRecord }
+  | { action: 'fork'; run: RunRecord };
+
+/**
+ * DESIGN's status table for `continue`: `resume` in place, `already-queued`
+ * (a no-op), `fork-only` (refused unless `fork: true`), or `refuse`.
+ */
+export const CONTINUE_RULES = {
+  RUNNING: 'resume',
+  ERROR: 'resume',
+  PENDING: 'already-queued',
+  COMPLETED: 'fork-only',
+  CANCELLED: 'refuse',
+  PAUSED: 'refuse',
+} as const satisfies Record<RunStatus, 'resume' | 'already-queued' | 'fork-only' | 'refuse'>;
+
+/** Statuses a continue resumes in place; its request is stored only while the run is in one of them. */
+export const CONTINUE_IN_PLACE_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter((s) => CONTINUE_RULES[s] === 'resume');
+
+/**
+ * Applies {@link CONTINUE_RULES} to a run: RUNNING and ERROR resume in place,
+ * PENDING is already queued, COMPLETED forks only when asked, CANCELLED never
+ * continues, PAUSED resumes by itself once its pending actions are decided.
+ */
+export function decideContinue(
+  runId: string,
+  run: RunRecord | undefined,
+  options: { fork?: boolean },
+): ContinueDecision {
+  if (!run) throw new RunNotFoundError(runId);
+  const rule = CONTINUE_RULES[run.status];
+  switch (rule) {
+    case 'resume':
+      return { action: 'resume', run };
+    case 'already-queued':
+      return { action: 'already-queued', run };
+    case 'fork-only':
+      if (options.fork) return { action: 'fork', run };
+      throw new RunNotContinuableError(
+        runId,
+        run.status,
+        'a completed run is not continued; pass fork: true to start a new run from its messages',
+      );
+    case 'refuse':
+      throw new RunNotContinuableError(runId, run.status, refusal(run.status));
+    default:
+      return assertNever(rule);
+  }
+}
+
+function refusal(status: RunStatus): string {
+  return status === 'PAUSED'
+    ? 'a paused run resumes by itself once its pending actions are decided'
+    : 'a cancelled run is not continuable';
+}

@@ -1,0 +1,85 @@
+/**
+ * The run lifecycle's one definition: every status, every transition, and
+ * the status sets other packages ask about. Nobody spells a status list
+ * again: import these.
+ */
+
+/** Every status a run can be in. */
+export const RUN_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCELLED', 'PAUSED'] as const;
+/** A run's lifecycle status: `PENDING -> RUNNING -> COMPLETED | ERROR | CANCELLED | PAUSED`. */
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** One allowed move of a run: from any of `from` to `to`. */
+export interface RunTransition {
+  readonly from: readonly RunStatus[];
+  readonly to: RunStatus;
+}
+
+/**
+ * Every transition a run can make, by name. The store's conditional UPDATEs
+ * take their `status in (...)` lists from here.
+ */
+export const RUN_TRANSITIONS = {
+  /** A pickup claims a run: a fresh one, one resumed after a crash, or one continued from ERROR. */
+  claim: { from: ['PENDING', 'RUNNING', 'ERROR'], to: 'RUNNING' },
+  /** A paused run resumes once its pending actions are decided: the only claim of a PAUSED run. */
+  resumeFromPause: { from: ['PAUSED'], to: 'RUNNING' },
+  /** A checkpoint keeps the run RUNNING and advances its message index. */
+  checkpoint: { from: ['RUNNING'], to: 'RUNNING' },
+  /** The model answered without tool calls. */
+  complete: { from: ['RUNNING'], to: 'COMPLETED' },
+  /** The run ended with an error (continuable by hand). */
+  fail: { from: ['RUNNING'], to: 'ERROR' },
+  /** The run waits for a person: it holds no worker and its job completes. */
+  pause: { from: ['RUNNING'], to: 'PAUSED' },
+  /** Cancelled: queued, running or paused. */
+  cancel: { from: ['PENDING', 'RUNNING', 'PAUSED'], to: 'CANCELLED' },
+} as const satisfies Record<string, RunTransition>;
+
+/** The name of one of {@link RUN_TRANSITIONS}. */
+export type RunTransitionName = keyof typeof RUN_TRANSITIONS;
+
+/** Statuses a plain pickup may claim (`claimRun`'s default). PAUSED is not among them. */
+export const CLAIMABLE_STATUSES: readonly RunStatus[] = RUN_TRANSITIONS.claim.from;
+
+/** Statuses a `run` job claims: its run was never finished. A `run` job that finds ERROR is a retry of a job whose run already ended. */
+export const RUN_JOB_CLAIMABLE_STATUSES: readonly RunStatus[] = CLAIMABLE_STATUSES.filter((s) => s !== 'ERROR');
+
+/** Statuses in which a cancel request is accepted. */
+export const CANCELLABLE_STATUSES: readonly RunStatus[] = RUN_TRANSITIONS.cancel.from;
+
+/** Statuses a run never leaves without a continue by hand (or a fork): its event stream ends. */
+export const FINAL_STATUSES: readonly RunStatus[] = ['COMPLETED', 'ERROR', 'CANCELLED'];
+
+/**
+ * Statuses in which no worker holds or will pick the run by itself: the
+ * final ones and PAUSED. `waitForRun` returns on these.
+ */
+export const TERMINAL_STATUSES: readonly RunStatus[] = [...FINAL_STATUSES, 'PAUSED'];
+
+/** Statuses of a run that should have a live job: the reconciler enqueues one when it has none. */
+export const LIVE_STATUSES: readonly RunStatus[] = ['PENDING', 'RUNNING'];
+
+/** The statuses an execution's finish can write. */
+export type FinishStatus = (typeof RUN_TRANSITIONS)['complete' | 'fail' | 'pause' | 'cancel']['to'];
+
+/** The event that closes a finish into each status. */
+export const FINISH_EVENT_TYPE = {
+  COMPLETED: 'RunCompleted',
+  ERROR: 'RunError',
+  CANCELLED: 'RunCancelled',
+  PAUSED: 'RunPaused',
+} as const satisfies Record<FinishStatus, string>;
+
+/** Event types after which a run's event stream ends (every finished run's stream holds exactly one). */
+export const FINAL_EVENT_TYPES: readonly string[] = FINAL_STATUSES.map((s) => FINISH_EVENT_TYPE[s as FinishStatus]);
+
+/** True when `transition` may start from `status`. */
+export function canTransition(status: RunStatus, transition: RunTransitionName): boolean {
+  return (RUN_TRANSITIONS[transition].from as readonly RunStatus[]).includes(status);
+}
+
+/** True when the status is one of `statuses` (a typed `includes` for the sets above). */
+export function isStatusIn(status: RunStatus | undefined, statuses: readonly RunStatus[]): boolean {
+  return status !== undefined && statuses.includes(status);
+}
