@@ -1,0 +1,174 @@
+/**
+ * Cairn as a dependency: a project outside this repository installs the
+ * packed tarballs (no workspace links), defines its own agent and team in its
+ * own files, starts its worker and producer from its own code, and survives
+ * the seed's crash: SIGKILL the worker mid-run, another one recovers it, the
+ * same run completes.
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, REPO_ROOT, spawnApp, testDatabase, type AppProcess, type TestDatabase } from '@cairn/services';
+import type { RunView } from '@cairn/store';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+/** The packages a user installs, by workspace folder. */
+const PACKAGES = ['packages/engine', 'packages/store', 'packages/queue', 'apps/worker', 'apps/producer'];
+const TEAM_RUNS = '/v1/teams/support-team/runs';
+
+let dir: string;
+let database: TestDatabase;
+const apps: AppProcess[] = [];
+
+/** Compiles and `npm pack`s every package into `destination`; returns the tarball paths. */
+async function packAll(destination: string): Promise<string[]> {
+  // One incremental build for all of them, instead of each package's `prepack` in turn.
+  await run(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-b', ...PACKAGES], { cwd: REPO_ROOT });
+  const args = ['pack', '--json', '--ignore-scripts', '--pack-destination', destination, ...PACKAGES.flatMap((p) => ['-w', p])];
+  const { stdout } = await run('npm', args, { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 });
+  const packed = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string }[];
+  return packed.map((p) => join(destination, p.filename));
+}
+
+/** The user's project: their own package.json and tsconfig, their sources copied from `user-app/src`. */
+async function createUserProject(root: string, tarballs: string[]): Promise<void> {
+  mkdirSync(root);
+  writeFileSync(
+    join(root, 'package.json'),
+    JSON.stringify({ name: 'my-support-app', private: true, type: 'module' }, null, 2),
+  );
+  writeFileSync(
+    join(root, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        skipLibCheck: true,
+        rootDir: 'src',
+        outDir: 'dist',
+        types: ['node'],
+        typeRoots: [join(REPO_ROOT, 'node_modules/@types')],
+      },
+      include: ['src'],
+    }),
+  );
+  cpSync(join(import.meta.dirname, 'user-app/src'), join(root, 'src'), { recursive: true });
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', ...tarballs, 'zod@^4'], {
+    cwd: root,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  // The user's TypeScript compiles against the tarballs' types alone.
+  await run(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', root], { cwd: root });
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cairn-user-app-'));
+  database = await testDatabase();
+  const tarballs = await packAll(dir);
+  await createUserProject(join(dir, 'app'), tarballs);
+}, 300_000);
+
+afterAll(async () => {
+  for (const app of apps) if (app.alive) app.kill('SIGKILL');
+  await Promise.all(apps.map((a) => a.exited));
+  await database?.drop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function startUserProcess(entry: 'worker' | 'producer', name: string, env: Record<string, string | undefined>): AppProcess {
+  const proc = spawnApp(entry, {
+    name,
+    script: join(dir, 'app/dist', `${entry}.js`),
+    logFile: join(dir, `${name}.log`),
+    env: { NODE_OPTIONS: undefined, REDIS_URL: undefined, CAIRN_MODEL: undefined, OPENAI_API_KEY: undefined, ...env },
+  });
+  apps.push(proc);
+  return proc;
+}
+
+async function getRun(baseUrl: string, runId: string): Promise<RunView> {
+  return (await (await fetch(`${baseUrl}/v1/runs/${runId}`)).json()) as RunView;
+}
+
+async function waitForRun(baseUrl: string, runId: string, done: (view: RunView) => boolean, what: string): Promise<RunView> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const view = await getRun(baseUrl, runId);
+    if (done(view)) return view;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last seen ${JSON.stringify(view)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+it('installs from tarballs, runs the user\'s own team from its own processes, and recovers a SIGKILLed worker: same run, COMPLETED', async () => {
+  const app = join(dir, 'app');
+  for (const name of ['engine', 'store', 'queue', 'worker', 'producer']) {
+    const installed = join(app, 'node_modules/@cairn', name);
+    expect(lstatSync(installed).isSymbolicLink(), `@cairn/${name} is a copy, not a workspace link`).toBe(false);
+    expect(existsSync(join(installed, 'dist/index.js')), `@cairn/${name} ships compiled JS`).toBe(true);
+    expect(existsSync(join(installed, 'dist/index.d.ts')), `@cairn/${name} ships types`).toBe(true);
+  }
+
+  const ledger = join(dir, 'ledger.tsv');
+  const port = await freePort();
+  const env = {
+    DATABASE_URL: database.url,
+    CAIRN_QUEUE_BACKEND: 'postgres',
+    CAIRN_QUEUE_NAME: 'user-app-runs',
+    CAIRN_MIGRATE: '1',
+    CAIRN_LOCK_MS: '2000',
+    CAIRN_STALLED_INTERVAL_MS: '500',
+    USER_APP_LEDGER: ledger,
+    USER_APP_TOOL_DELAY_MS: '400',
+    PORT: String(port),
+  };
+  const first = startUserProcess('worker', 'user-worker-1', { ...env, CAIRN_WORKER_ID: 'user-worker-1' });
+  await first.waitForLog('worker started', 60_000);
+  const producer = startUserProcess('producer', 'user-producer', env);
+  await producer.waitForLog('producer ready at', 60_000);
+  const baseUrl = `http://127.0.0.1:${port}`;
+
+  const created = await fetch(`${baseUrl}${TEAM_RUNS}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ input: 'Is everything in order-42 in stock?' }),
+  });
+  expect(created.status).toBe(202);
+  const { run_id: runId } = (await created.json()) as { run_id: string };
+
+  const crashed = await waitForRun(
+    baseUrl,
+    runId,
+    (view) => (view.member_runs[0]?.tools.filter((t) => t.status === 'completed').length ?? 0) >= 2,
+    'the clerk to checkpoint two tool batches',
+  );
+  first.kill('SIGKILL');
+  await first.exited;
+  const finishedBeforeCrash = crashed.member_runs[0]!.tools.filter((t) => t.status === 'completed');
+
+  const second = startUserProcess('worker', 'user-worker-2', { ...env, CAIRN_WORKER_ID: 'user-worker-2' });
+  await second.waitForLog('worker started', 60_000);
+  const done = await waitForRun(baseUrl, runId, (view) => view.status === 'COMPLETED' || view.status === 'ERROR', 'the run to finish');
+
+  expect(done.run_id).toBe(runId);
+  expect(done.status).toBe('COMPLETED');
+  expect(done.content).toBe(
+    'Support answer: Order report: blue mug: in stock; red kettle: in stock; green teapot: in stock',
+  );
+  expect(done.attempts.map((a) => [a.worker_id, a.reason])).toEqual([
+    ['user-worker-1', 'run'],
+    ['user-worker-2', 'recovered'],
+  ]);
+  const member = done.member_runs[0]!;
+  expect(member.run_id).toBe(crashed.member_runs[0]!.run_id);
+  expect(member.tools.map((t) => t.name)).toEqual(['list_order_lines', 'check_stock', 'check_stock', 'check_stock']);
+  const executions = readFileSync(ledger, 'utf8').trim().split('\n').map((line) => line.split('\t')[1]!);
+  for (const finished of finishedBeforeCrash) {
+    expect(executions.filter((key) => key === finished.idempotency_key), `${finished.name} ran once`).toHaveLength(1);
+  }
+}, 180_000);
