@@ -25,6 +25,7 @@ beforeEach(async () => {
     enqueueRun: (request) => fx.client.enqueueRun(request),
     continueRun: (runId, options) => fx.client.continueRun(runId, options),
     cancelRun: (runId) => fx.client.cancelRun(runId),
+    decide: (runId, decisions) => fx.client.decide(runId, decisions),
     getRun: (runId) => fx.client.getRun(runId),
     getRunStatus: (runId) => fx.client.getRunStatus(runId),
     getSession: (sessionId) => fx.client.getSession(sessionId),

@@ -1,4 +1,9 @@
 import {
+  ActionExpiredError,
+  ActionNotFoundError,
+  ArgsDigestMismatchError,
+  DecisionConflictError,
+  InvalidDecisionError,
   EntityNotFoundError,
   RunNotContinuableError,
   RunNotFoundError,
@@ -28,7 +33,7 @@ export interface ErrorBody {
 
 /** An error as the API answers it: status, JSON body, extra headers. */
 export interface ErrorResponse {
-  status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500;
+  status: 400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 422 | 429 | 500;
   body: ErrorBody;
   headers?: Record<string, string>;
 }
@@ -63,6 +68,11 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof RunNotFoundError) return reply(404, 'run_not_found', error);
   if (error instanceof EntityNotFoundError) return reply(404, 'entity_not_found', error);
   if (error instanceof NotFoundError) return reply(404, 'not_found', error);
+  if (error instanceof ActionNotFoundError) return reply(404, 'action_not_found', error);
+  if (error instanceof DecisionConflictError) return reply(409, 'decision_conflict', error);
+  if (error instanceof ActionExpiredError) return reply(410, 'action_expired', error);
+  if (error instanceof ArgsDigestMismatchError) return reply(412, 'args_digest_mismatch', error);
+  if (error instanceof InvalidDecisionError) return reply(422, 'invalid_decision', error);
   if (error instanceof RunNotContinuableError) return reply(409, 'run_not_continuable', error);
   if (error instanceof RunAlreadyTerminalError) return reply(409, 'run_already_terminal', error);
   if (error instanceof UserError) return reply(400, 'invalid_request', error);

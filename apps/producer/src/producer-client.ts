@@ -1,11 +1,10 @@
-import type { CreateRunRequest, RunRecord, RunStatus } from '@cairn/engine';
+import type { CreateRunRequest, DecisionsResult, PostedDecision, RunRecord, RunStatus } from '@cairn/engine';
 import type { RunView, SessionView, StoredEvent } from '@cairn/store';
 
 /** What a continue request asks for (the HTTP body, camelCased). */
 export interface ContinueRunOptions {
   input?: string;
   fork?: boolean;
-  approvals?: Record<string, unknown>;
 }
 
 /** What a continue did: resumed the run, found it already queued, or forked a new run. */
@@ -19,6 +18,7 @@ export interface ProducerClient {
   enqueueRun(request: CreateRunRequest): Promise<RunRecord>;
   continueRun(runId: string, options: ContinueRunOptions): Promise<ContinueRunResult>;
   cancelRun(runId: string): Promise<RunRecord>;
+  decide(runId: string, decisions: readonly PostedDecision[]): Promise<DecisionsResult>;
   getRun(runId: string): Promise<RunView | undefined>;
   getRunStatus(runId: string): Promise<RunStatus | undefined>;
   getSession(sessionId: string): Promise<SessionView | undefined>;

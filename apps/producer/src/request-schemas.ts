@@ -18,8 +18,29 @@ export const createRunBodySchema = z.strictObject({
 /** Body of `POST /v1/runs/:run_id/continue` (an empty body is `{}`). */
 export const continueRunBodySchema = z.strictObject({
   input: input.optional(),
-  approvals: z.record(z.string(), z.unknown()).optional(),
   fork: z.boolean().optional(),
+});
+
+const actionId = z.string().min(1).max(200);
+const argsDigest = z.string().regex(/^[0-9a-f]{64}$/, 'must be the 64-hex-digit args_digest of the action').optional();
+
+/** One decision of `POST /v1/runs/:run_id/decisions`, by `type`. */
+export const decisionSchema = z.discriminatedUnion('type', [
+  z.strictObject({ action_id: actionId, type: z.literal('approve'), args_digest: argsDigest }),
+  z.strictObject({ action_id: actionId, type: z.literal('edit'), args: z.record(z.string(), z.unknown()), args_digest: argsDigest }),
+  z.strictObject({ action_id: actionId, type: z.literal('reject'), message: z.string().max(10_000).optional(), args_digest: argsDigest }),
+  z.strictObject({
+    action_id: actionId,
+    type: z.literal('result'),
+    output: z.string(),
+    is_error: z.boolean().optional(),
+    args_digest: argsDigest,
+  }),
+]);
+
+/** Body of `POST /v1/runs/:run_id/decisions`. */
+export const decisionsBodySchema = z.strictObject({
+  decisions: z.array(decisionSchema).min(1, 'must hold at least one decision').max(100),
 });
 
 /** Body of `POST /v1/runs/:run_id/cancel`: empty, or `{}`. */
@@ -30,3 +51,6 @@ export type CreateRunBody = z.infer<typeof createRunBodySchema>;
 
 /** A parsed continue body. */
 export type ContinueRunBody = z.infer<typeof continueRunBodySchema>;
+
+/** A parsed decisions body. */
+export type DecisionsBody = z.infer<typeof decisionsBodySchema>;

@@ -1,4 +1,14 @@
-import { Engine, TERMINAL_STATUSES, type CreateRunRequest, type Registry, type RunRecord, type RunStatus } from '@cairn/engine';
+import {
+  Engine,
+  TERMINAL_STATUSES,
+  type CreateRunRequest,
+  type DecisionsResult,
+  type PendingActionRecord,
+  type PostedDecision,
+  type Registry,
+  type RunRecord,
+  type RunStatus,
+} from '@cairn/engine';
 import {
   createDb,
   migrate,
@@ -40,7 +50,6 @@ export interface CairnClientDeps {
 export interface ContinueRunOptions {
   input?: string;
   fork?: boolean;
-  approvals?: Record<string, unknown>;
 }
 
 /**
@@ -117,7 +126,7 @@ export class CairnClient {
     if (decision.action === 'resume') {
       await this.runQueue.add({
         name: 'continue',
-        data: { runId, reason: 'continue', input: options.input, approvals: options.approvals },
+        data: { runId, reason: 'continue', input: options.input },
       });
     } else if (decision.action === 'fork') {
       await this.runQueue.add({ name: 'run', data: { runId: decision.run.runId } });
@@ -148,6 +157,31 @@ export class CairnClient {
       }
       await sleep(100);
     }
+  }
+
+  /** The undecided actions of the run's tree (a team lists its members', with their `memberPath`); throws `RunNotFoundError`. */
+  listPendingActions(runId: string): Promise<PendingActionRecord[]> {
+    return this.store.listPendingActions(runId);
+  }
+
+  /**
+   * Records decisions on the pending actions of a run's tree (the root run or
+   * a member run), all or nothing, each by compare-and-set; when the tree's
+   * last pending action is decided, enqueues the resume of its root run.
+   * Throws `RunNotFoundError`, `ActionNotFoundError`, `DecisionConflictError`,
+   * `ActionExpiredError`, `ArgsDigestMismatchError` or `InvalidDecisionError`.
+   */
+  async decide(runId: string, decisions: readonly PostedDecision[]): Promise<DecisionsResult> {
+    const result = await this.store.decideActions(runId, decisions, (action, decision) =>
+      this.engine.validateDecision(action, decision),
+    );
+    if (result.resume) await this.enqueueResume(result.resume.rootRunId, result.resume.pausedEpoch);
+    return result;
+  }
+
+  /** Enqueues the resume of a paused run whose actions are all decided (a no-op when it is queued already). */
+  async enqueueResume(rootRunId: string, pausedEpoch: number): Promise<void> {
+    await this.runQueue.add({ name: 'continue', data: { runId: rootRunId, reason: 'continue', resumeOf: pausedEpoch } });
   }
 
   /** The run as the API returns it, or undefined. */

@@ -19,9 +19,10 @@ export const JOB_CATALOG = {
       runId: z.uuid(),
       reason: z.enum(['continue', 'recovered', 'reconciled', 'handover']),
       input: z.string().optional(),
-      approvals: z.record(z.string(), z.unknown()).optional(),
+      /** Set on the resume a decision enqueues: the epoch the run paused in, which the job id is derived from. */
+      resumeOf: z.number().int().nonnegative().optional(),
       handoverAttempt,
-    }),
+    }).strict(),
   },
 } as const;
 
@@ -61,7 +62,9 @@ export function runDedupId(runId: string): string {
 }
 
 /**
- * Job id and options for a job. `run` jobs are `run-<runId>`; each `continue`
+ * Job id and options for a job. `run` jobs are `run-<runId>`; the resume of a
+ * paused run is `continue-<runId>-resume-<pausedEpoch>` (one per pause, so
+ * two producers deciding at once enqueue it once); every other `continue`
  * gets a fresh id (`continue-<runId>-<suffix>`, no ':' which BullMQ forbids),
  * so a later continue is enqueueable while earlier ones stay visible.
  */
@@ -69,6 +72,8 @@ export function jobOptionsFor(job: CatalogJob): JobsOptions {
   const jobId =
     job.name === 'run'
       ? `run-${job.data.runId}`
-      : `continue-${job.data.runId}-${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+      : job.data.resumeOf !== undefined
+        ? `continue-${job.data.runId}-resume-${job.data.resumeOf}`
+        : `continue-${job.data.runId}-${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   return { ...DEFAULT_JOB_OPTIONS, jobId, deduplication: { id: runDedupId(job.data.runId) } };
 }

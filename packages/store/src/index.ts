@@ -7,6 +7,7 @@ export type { ForceCancelOptions } from './run-cancel.js';
 export type { NewRunEvent, StoredEvent } from './run-events.js';
 export type {
   AttemptView,
+  PendingActionView,
   RunSummaryView,
   RunView,
   SessionView,

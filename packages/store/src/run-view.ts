@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import type {
+  ActionKind,
+  ActionStatus,
   AttemptReason,
   CheckpointMode,
   EntityRef,
@@ -9,7 +11,7 @@ import type {
   ToolCallStatus,
   Usage,
 } from '@cairn/engine';
-import type { Database, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
+import type { Database, PendingActionRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
 
 /** One tool call as the API returns it. */
 export interface ToolCallView {
@@ -23,6 +25,23 @@ export interface ToolCallView {
   child_run_id: string | null;
   started_at: string;
   ended_at: string | null;
+}
+
+/** A gated tool call waiting for a person, as the API returns it. */
+export interface PendingActionView {
+  action_id: string;
+  kind: ActionKind;
+  /** The run that made the call (the member run for a member's action). */
+  run_id: string;
+  member_path: string[];
+  tool_call_id: string;
+  tool: string;
+  args: unknown;
+  args_digest: string;
+  status: ActionStatus;
+  expires_at: string | null;
+  decided_at: string | null;
+  created_at: string;
 }
 
 /** One claim of a run as the API returns it. */
@@ -53,6 +72,8 @@ export interface RunView {
   tools: ToolCallView[];
   member_runs: RunView[];
   attempts: AttemptView[];
+  /** Undecided actions of this run and of its member runs. */
+  pending_actions: PendingActionView[];
   error: RunErrorInfo | null;
   usage: Usage;
   metadata: Record<string, unknown>;
@@ -111,7 +132,7 @@ export async function getRunView(
     .execute();
   if (runs.length === 0) return undefined;
   const ids = runs.map((r) => r.run_id);
-  const [messages, tools, attempts] = await Promise.all([
+  const [messages, tools, attempts, actions] = await Promise.all([
     db
       .selectFrom('run_messages')
       .select(['run_id', 'message'])
@@ -128,6 +149,14 @@ export async function getRunView(
       .orderBy('tool_call_id')
       .execute(),
     db.selectFrom('run_attempts').selectAll().where('run_id', 'in', ids).orderBy('epoch').execute(),
+    db
+      .selectFrom('pending_actions')
+      .selectAll()
+      .where('run_id', 'in', ids)
+      .where('status', '=', 'pending')
+      .orderBy('created_at')
+      .orderBy('action_id')
+      .execute(),
   ]);
   const views = new Map<string, RunView>(
     runs.map((row) => [
@@ -143,6 +172,12 @@ export async function getRunView(
   for (const view of views.values()) {
     if (view.run_id !== runId && view.parent_run_id)
       views.get(view.parent_run_id)?.member_runs.push(view);
+  }
+  for (const action of actions) {
+    // Listed on the run that made the call and on every run above it in the tree.
+    for (let view = views.get(action.run_id); view; view = view.run_id === runId ? undefined : views.get(view.parent_run_id ?? '')) {
+      view.pending_actions.push(toPendingActionView(action));
+    }
   }
   return views.get(runId);
 }
@@ -213,6 +248,7 @@ function toRunView(
     tools,
     member_runs: [],
     attempts,
+    pending_actions: [],
     error: row.error,
     usage: row.usage,
     metadata: row.metadata,
@@ -234,6 +270,23 @@ function toToolCallView(row: ToolCallRow): ToolCallView {
     child_run_id: row.child_run_id,
     started_at: row.started_at.toISOString(),
     ended_at: row.ended_at?.toISOString() ?? null,
+  };
+}
+
+function toPendingActionView(row: PendingActionRow): PendingActionView {
+  return {
+    action_id: row.action_id,
+    kind: row.kind,
+    run_id: row.run_id,
+    member_path: row.member_path,
+    tool_call_id: row.tool_call_id,
+    tool: row.tool,
+    args: row.args,
+    args_digest: row.args_digest,
+    status: row.status,
+    expires_at: row.expires_at?.toISOString() ?? null,
+    decided_at: row.decided_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
   };
 }
 

@@ -1,10 +1,10 @@
-import type { EntityKind, RunRecord } from '@cairn/engine';
+import type { ActionDecision, EntityKind, PostedDecision, RunRecord } from '@cairn/engine';
 import { RunNotFoundError } from '@cairn/engine';
 import { Hono } from 'hono';
 import { jsonBody } from '../json-body.js';
 import type { ProducerClient } from '../producer-client.js';
 import type { ProducerMetrics } from '../producer-metrics.js';
-import { cancelRunBodySchema, continueRunBodySchema, createRunBodySchema } from '../request-schemas.js';
+import { cancelRunBodySchema, continueRunBodySchema, createRunBodySchema, decisionsBodySchema, type DecisionsBody } from '../request-schemas.js';
 import { assertFieldsFit, assertSessionHasRoom, type RunLimits } from '../run-limits.js';
 
 /** What {@link runRoutes} needs. */
@@ -14,7 +14,7 @@ export interface RunRoutesDeps {
   limits: RunLimits;
 }
 
-/** `POST /v1/{agents,teams}/:name/runs`, `GET /v1/runs/:run_id`, `POST /v1/runs/:run_id/{continue,cancel}`. */
+/** `POST /v1/{agents,teams}/:name/runs`, `GET /v1/runs/:run_id`, `POST /v1/runs/:run_id/{continue,cancel,decisions}`. */
 export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
   const app = new Hono();
 
@@ -59,7 +59,28 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
     return c.json({ ...runStatus(run), cancel_requested: true }, 202);
   });
 
+  app.post('/runs/:run_id/decisions', async (c) => {
+    const body = await jsonBody(c, decisionsBodySchema);
+    const result = await client.decide(c.req.param('run_id'), body.decisions.map(toPostedDecision));
+    return c.json(
+      { applied: result.applied, already_decided: result.alreadyDecided, pending: result.pending, status: result.status },
+      200,
+    );
+  });
+
   return app;
+}
+
+function toPostedDecision(d: DecisionsBody['decisions'][number]): PostedDecision {
+  const decision: ActionDecision =
+    d.type === 'approve'
+      ? { type: 'approve' }
+      : d.type === 'edit'
+        ? { type: 'edit', args: d.args }
+        : d.type === 'reject'
+          ? { type: 'reject', ...(d.message !== undefined && { message: d.message }) }
+          : { type: 'result', output: d.output, ...(d.is_error !== undefined && { isError: d.is_error }) };
+  return { actionId: d.action_id, decision, ...(d.args_digest !== undefined && { argsDigest: d.args_digest }) };
 }
 
 function runStatus(run: RunRecord): { run_id: string; session_id: string; status: string } {
