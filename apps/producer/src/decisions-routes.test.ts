@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { digestArgs, type NewPendingAction } from '@cairn/engine';
+import { digestArgs, jsonSchemaOf, type NewPendingAction } from '@cairn/engine';
+import { z } from 'zod';
 import type { RunView } from '@cairn/store';
 import { openProducerFixture, type ProducerFixture } from './test-support/producer-fixture.js';
 
@@ -29,6 +30,7 @@ function searchAction(id: string, overrides: Partial<NewPendingAction> = {}): Ne
     tool: 'slow_search',
     args: { query: id },
     argsDigest: digestArgs({ query: id }),
+    argsSchema: jsonSchemaOf(z.object({ query: z.string() })),
     batch: 1,
     onTimeout: 'reject',
     expiresAt: null,

@@ -1,5 +1,3 @@
-import { validateDecision } from './hitl/validate-decision.js';
-import type { ActionDecision, PendingActionRecord } from './hitl/pending-action.js';
 import type { Agent } from './agent.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { EntityCatalog } from './entity-catalog.js';
@@ -142,11 +140,6 @@ export class Engine {
     const registry = this.registry;
     if (!registry) throw new UserError('engine: executing a run needs a registry');
     return executeRun(this.deps, (run) => registry.get(run.entity), runId, options);
-  }
-
-  /** Checks a decision against its action and the tool's schema (see {@link validateDecision}); throws `InvalidDecisionError`. */
-  validateDecision(action: PendingActionRecord, decision: ActionDecision): void {
-    validateDecision(this.registry, action, decision);
   }
 
   private memberRunner(parent: RunRecord, parentOptions: ExecuteOptions): RunMember {

@@ -7,3 +7,4 @@ export type { CheckpointStore, CheckpointDelta, Claim, ClaimRequest, RunHistory,
 export { EMPTY_USAGE, addUsage } from './messages.js';
 export { idempotencyKeyFor } from './runner/execute-tool-batch.js';
 export { backoffDelay } from './runner/model-retry.js';
+export { validateDecision } from './hitl/validate-decision.js';

@@ -9,6 +9,7 @@ import {
   type RunRecord,
   type RunStatus,
 } from '@cairn/engine';
+import { validateDecision } from '@cairn/engine/store';
 import {
   createDb,
   migrate,
@@ -172,9 +173,7 @@ export class CairnClient {
    * `ActionExpiredError`, `ArgsDigestMismatchError` or `InvalidDecisionError`.
    */
   async decide(runId: string, decisions: readonly PostedDecision[]): Promise<DecisionsResult> {
-    const result = await this.store.decideActions(runId, decisions, (action, decision) =>
-      this.engine.validateDecision(action, decision),
-    );
+    const result = await this.store.decideActions(runId, decisions, validateDecision);
     if (result.resume) await this.enqueueResume(result.resume.rootRunId, result.resume.pausedEpoch);
     return result;
   }

@@ -3,12 +3,14 @@ import type { Kysely, Migration, MigrationResult } from 'kysely';
 import { MigrationError } from './errors.js';
 import * as m0001 from './migrations/0001_initial.js';
 import * as m0003 from './migrations/0003_pending_actions.js';
+import * as m0003b from './migrations/0003_pending_actions_args_schema.js';
 import * as m0006 from './migrations/0006_served_entities.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_initial': m0001,
   '0003_pending_actions': m0003,
+  '0003_pending_actions_args_schema': m0003b,
   '0006_served_entities': m0006,
 });
 

@@ -35,6 +35,7 @@ function action(id: string, overrides: Partial<NewPendingAction> = {}): NewPendi
     tool: 'restart_service',
     args: { service: id },
     argsDigest: digestArgs({ service: id }),
+    argsSchema: null,
     batch: 1,
     onTimeout: 'reject',
     expiresAt: null,

@@ -108,6 +108,8 @@ export interface PendingActionsTable {
   tool: string;
   args: Json<unknown>;
   args_digest: string;
+  /** JSON Schema of the tool's parameters when the call paused (null: unknown). */
+  args_schema: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   batch: number;
   status: ColumnType<ActionStatus, ActionStatus | undefined, ActionStatus>;
   decision: ColumnType<ActionDecision | null, string | null | undefined, string | null>;

@@ -42,6 +42,8 @@ export interface PendingActionRecord {
   args: unknown;
   /** {@link digestArgs} of `args`: a decision carrying another digest was made on stale arguments. */
   argsDigest: string;
+  /** JSON Schema of the tool's parameters when the call paused: edited arguments must fit it (null: not checked before execution). */
+  argsSchema: Record<string, unknown> | null;
   /** The tool batch of `runId` the call belongs to. */
   batch: number;
   status: ActionStatus;
@@ -58,7 +60,7 @@ export interface PendingActionRecord {
 /** A pending action as the engine creates it at a pause (the store adds the rest). */
 export type NewPendingAction = Pick<
   PendingActionRecord,
-  'actionId' | 'kind' | 'memberPath' | 'toolCallId' | 'tool' | 'args' | 'argsDigest' | 'batch' | 'onTimeout' | 'expiresAt'
+  'actionId' | 'kind' | 'memberPath' | 'toolCallId' | 'tool' | 'args' | 'argsDigest' | 'argsSchema' | 'batch' | 'onTimeout' | 'expiresAt'
 >;
 
 /** A decision as posted: the action it is for, and optionally the digest the caller saw. */
