@@ -1,7 +1,8 @@
 /**
  * Cairn as a dependency: a project outside this repository installs the
  * packed tarballs (no workspace links), defines its own agent and team in its
- * own files, starts its worker and producer from its own code, and survives
+ * own files, starts its worker and producer from its own code, creates a run
+ * with `@cairn/client`, and survives
  * the seed's crash: SIGKILL the worker mid-run, another one recovers it, the
  * same run completes.
  */
@@ -16,8 +17,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 /** The packages a user installs, by workspace folder. */
-const PACKAGES = ['packages/engine', 'packages/store', 'packages/queue', 'apps/worker', 'apps/producer'];
-const TEAM_RUNS = '/v1/teams/support-team/runs';
+const PACKAGES = ['packages/engine', 'packages/store', 'packages/queue', 'packages/client', 'apps/worker', 'apps/producer'];
 
 let dir: string;
 let database: TestDatabase;
@@ -107,7 +107,7 @@ async function waitForRun(baseUrl: string, runId: string, done: (view: RunView) 
 
 it('installs from tarballs, runs the user\'s own team from its own processes, and recovers a SIGKILLed worker: same run, COMPLETED', async () => {
   const app = join(dir, 'app');
-  for (const name of ['engine', 'store', 'queue', 'worker', 'producer']) {
+  for (const name of ['engine', 'store', 'queue', 'client', 'worker', 'producer']) {
     const installed = join(app, 'node_modules/@cairn', name);
     expect(lstatSync(installed).isSymbolicLink(), `@cairn/${name} is a copy, not a workspace link`).toBe(false);
     expect(existsSync(join(installed, 'dist/index.js')), `@cairn/${name} ships compiled JS`).toBe(true);
@@ -133,13 +133,12 @@ it('installs from tarballs, runs the user\'s own team from its own processes, an
   await producer.waitForLog('producer ready at', 60_000);
   const baseUrl = `http://127.0.0.1:${port}`;
 
-  const created = await fetch(`${baseUrl}${TEAM_RUNS}`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ input: 'Is everything in order-42 in stock?' }),
+  const asked = await run(process.execPath, [join(app, 'dist/ask.js'), 'Is everything in order-42 in stock?'], {
+    cwd: app,
+    env: { ...process.env, NODE_OPTIONS: '', CAIRN_URL: baseUrl },
   });
-  expect(created.status).toBe(202);
-  const { run_id: runId } = (await created.json()) as { run_id: string };
+  const runId = asked.stdout.trim();
+  expect(runId).toMatch(/^[0-9a-f-]{36}$/);
 
   const crashed = await waitForRun(
     baseUrl,
