@@ -44,37 +44,55 @@ async function recordServedByAWorker(databaseUrl: string): Promise<void> {
   }
 }
 
+/** Starts `npm run producer`'s entry point with `env` over the test environment; collects what it prints. */
+function startProducer(env: Record<string, string>): { output: () => string } {
+  let output = '';
+  child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'apps/producer/src/main.ts'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { output: () => output };
+}
+
+it('a producer started before `npm run migrate` exits 1 with an error that names `npm run migrate`', async () => {
+  database = await testDatabase();
+  const { output } = startProducer({
+    DATABASE_URL: database.url,
+    REDIS_URL: testRedisUrl(),
+    CAIRN_QUEUE_NAME: `test-${randomUUID()}`,
+    CAIRN_MIGRATE: '0',
+    PORT: String(await freePort()),
+    LOG_LEVEL: 'info',
+  });
+  const code = await new Promise<number | null>((resolve) => child!.once('exit', (exitCode) => resolve(exitCode)));
+  expect(code).toBe(1);
+  expect(output()).toContain('producer could not start: the store is not migrated (pending: 0001_initial');
+  expect(output()).toContain('run `npm run migrate` (or set CAIRN_MIGRATE=1)');
+  expect(output()).not.toContain('does not exist');
+});
+
 it('`npm run producer` serves the API from the environment, with Bull Board assets, and exits cleanly on SIGTERM', async () => {
   database = await testDatabase();
   await recordServedByAWorker(database.url);
   const port = await freePort();
   const queueName = `test-${randomUUID()}`;
-  child = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--conditions=source', 'apps/producer/src/main.ts'],
-    {
-      env: {
-        ...process.env,
-        DATABASE_URL: database.url,
-        REDIS_URL: testRedisUrl(),
-        CAIRN_QUEUE_NAME: queueName,
-        CAIRN_MIGRATE: '1',
-        CAIRN_API_KEYS: 'other-key, secret-key',
-        PORT: String(port),
-        LOG_LEVEL: 'info',
-        // The producer validates names from what workers recorded: it loads no registry and needs no model key.
-        CAIRN_REGISTRY: './no-such-registry-module.js',
-        CAIRN_MODEL: 'openai:gpt-5.4',
-        OPENAI_API_KEY: '',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const { output } = startProducer({
+    DATABASE_URL: database.url,
+    REDIS_URL: testRedisUrl(),
+    CAIRN_QUEUE_NAME: queueName,
+    CAIRN_MIGRATE: '1',
+    CAIRN_API_KEYS: 'other-key, secret-key',
+    PORT: String(port),
+    LOG_LEVEL: 'info',
+    // The producer validates names from what workers recorded: it loads no registry and needs no model key.
+    CAIRN_REGISTRY: './no-such-registry-module.js',
+    CAIRN_MODEL: 'openai:gpt-5.4',
+    OPENAI_API_KEY: '',
+  });
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitForHealthz(baseUrl, () => output);
+  await waitForHealthz(baseUrl, output);
 
   expect((await fetch(`${baseUrl}/readyz`)).status).toBe(401);
   const ready = await fetch(`${baseUrl}/readyz`, { headers: AUTH });
@@ -116,7 +134,7 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
   const exited = new Promise<number | null>((resolve) =>
     child!.once('exit', (code) => resolve(code)),
   );
-  child.kill('SIGTERM');
+  child!.kill('SIGTERM');
   expect(await exited).toBe(0);
-  expect(output).toContain('producer listening');
+  expect(output()).toContain('producer listening');
 });

@@ -6,16 +6,16 @@ import {
   createThreadExecutor,
   loadRegistry,
   modelFromSpec,
+  openStoreDb,
   resolveEnvConfig,
   RunQueue,
-  ServiceUnreachableError,
   startReconciler,
   startRunWorker,
   type CairnEnvConfig,
   type RunExecutor,
   type WorkerLogger,
 } from '@cairn/queue';
-import { createDb, migrate, PostgresCheckpointStore, ServedEntityCatalog } from '@cairn/store';
+import { PostgresCheckpointStore, ServedEntityCatalog } from '@cairn/store';
 import { pino } from 'pino';
 import { startEntityHeartbeat } from './entity-heartbeat.js';
 
@@ -56,7 +56,8 @@ export interface CairnWorker {
  * BullMQ run worker, periodic reconciler, and the record of the entities it
  * serves (which producers validate names against). Options default to the
  * environment (`DATABASE_URL`, `REDIS_URL`, ...). Throws `ConfigError`
- * naming a bad option, `ServiceUnreachableError` naming Redis or Postgres.
+ * naming a bad option, `ServiceUnreachableError` naming Redis or Postgres,
+ * `StoreNotMigratedError` (naming `npm run migrate`) when migrations are pending.
  *
  * @example
  * ```ts
@@ -96,7 +97,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
 
   // In thread mode the main thread only checks the store at start and reconciles.
   const mainPoolSize = config.executionThreads === 0 ? config.workerConcurrency + 4 : 4;
-  const db = createDb(config.databaseUrl, { max: mainPoolSize });
+  const db = await openStoreDb(config.databaseUrl, { migrate: config.migrate, max: mainPoolSize });
   const closers: (() => Promise<void> | void)[] = [() => db.destroy()];
   let closing: Promise<void> | undefined;
   const closeAll = () =>
@@ -104,13 +105,6 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       for (const close of [...closers].reverse()) await close();
     })());
   try {
-    try {
-      await (config.migrate ? migrate(db) : db.selectFrom('runs').select('run_id').limit(1).execute());
-    } catch (cause) {
-      const code = (cause as { code?: unknown }).code;
-      if (code === '42P01') throw new Error('the store has no tables: run `npm run migrate` (or set CAIRN_MIGRATE=1)');
-      throw new ServiceUnreachableError('Postgres', config.databaseUrl, { cause });
-    }
     const heartbeat = await startEntityHeartbeat({
       catalog: new ServedEntityCatalog(db),
       registry,

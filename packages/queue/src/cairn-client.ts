@@ -11,15 +11,14 @@ import {
 } from '@cairn/engine';
 import { validateDecision } from '@cairn/engine/store';
 import {
-  createDb,
-  migrate,
   PostgresCheckpointStore,
   ServedEntityCatalog,
   type RunView,
   type SessionView,
   type StoredEvent,
 } from '@cairn/store';
-import { RunWaitTimeoutError, ServiceUnreachableError } from './errors.js';
+import { RunWaitTimeoutError } from './errors.js';
+import { openStoreDb } from './open-store-db.js';
 import { RunQueue, type RunQueueOptions } from './queue-backend.js';
 
 /** What {@link CairnClient.connect} takes. */
@@ -77,16 +76,12 @@ export class CairnClient {
     this.cancelGraceMs = deps.cancelGraceMs ?? 5000;
   }
 
-  /** Connects to Postgres and the queue; throws `ServiceUnreachableError` naming Redis or Postgres. */
+  /**
+   * Connects to Postgres and the queue; throws `ServiceUnreachableError` naming Redis or Postgres,
+   * `StoreNotMigratedError` (naming `npm run migrate`) when the store's migrations are pending.
+   */
   static async connect(config: CairnClientConfig): Promise<CairnClient> {
-    const db = createDb(config.databaseUrl);
-    try {
-      await (config.migrate ? migrate(db) : db.selectFrom('runs').select('run_id').limit(1).execute());
-    } catch (cause) {
-      await db.destroy();
-      if (isConnectionError(cause)) throw new ServiceUnreachableError('Postgres', config.databaseUrl, { cause });
-      throw cause;
-    }
+    const db = await openStoreDb(config.databaseUrl, { migrate: config.migrate ?? false });
     let runQueue: RunQueue;
     try {
       runQueue = await RunQueue.open({ ...config.queue, databaseUrl: config.queue.databaseUrl ?? config.databaseUrl });
@@ -226,7 +221,3 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EAI_AGAIN', '3D000', '28P01'].includes(code);
-}

@@ -14,6 +14,16 @@ export class MigrationError extends StoreError {
   }
 }
 
+/** The database lacks migrations this build needs: the process was started before `npm run migrate`. */
+export class StoreNotMigratedError extends StoreError {
+  constructor(readonly pendingMigrations: readonly string[]) {
+    super(
+      `the store is not migrated (pending: ${pendingMigrations.join(', ')}): ` +
+        'run `npm run migrate` (or set CAIRN_MIGRATE=1)',
+    );
+  }
+}
+
 /** The run already reached a terminal status, so it cannot be cancelled. */
 export class RunAlreadyTerminalError extends StoreError {
   constructor(

@@ -1,6 +1,6 @@
 export { createDb, DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS } from './create-db.js';
 export type { CreateDbOptions } from './create-db.js';
-export { migrate, MIGRATIONS } from './migrate.js';
+export { assertMigrated, migrate, MIGRATIONS } from './migrate.js';
 export { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
 export { ServedEntityCatalog, type ServedEntity, type ServedEntityAnnouncement } from './served-entities.js';
 export type { ForceCancelOptions } from './run-cancel.js';
@@ -13,7 +13,7 @@ export type {
   SessionView,
   ToolCallView,
 } from './run-view.js';
-export { MigrationError, RunAlreadyTerminalError, StoreError } from './errors.js';
+export { MigrationError, RunAlreadyTerminalError, StoreError, StoreNotMigratedError } from './errors.js';
 export type * from './schema.js';
 export { RUN_STATE_SCHEMA_VERSION } from './schema.js';
 export {

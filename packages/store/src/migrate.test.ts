@@ -5,7 +5,8 @@ import { sql } from 'kysely';
 import { testDatabase } from '@cairn/services';
 import type { TestDatabase } from '@cairn/services';
 import { createDb } from './create-db.js';
-import { migrate, MIGRATIONS } from './migrate.js';
+import { StoreNotMigratedError } from './errors.js';
+import { assertMigrated, migrate, MIGRATIONS } from './migrate.js';
 
 const run = promisify(execFile);
 const BIN = new URL('./bin/migrate.ts', import.meta.url).pathname;
@@ -71,5 +72,30 @@ describe('migrate', () => {
     const ok = await run(process.execPath, args, { env: { ...env, DATABASE_URL: database.url } });
     expect(ok.stdout).toContain('applied: 0001_initial');
     expect(await tableNames(database.url)).toContain('runs');
+  });
+
+  it('assertMigrated names `npm run migrate` and each pending migration, and passes once migrated', async () => {
+    database = await testDatabase();
+    const db = createDb(database.url, { max: 2 });
+    try {
+      const empty = assertMigrated(db);
+      await expect(empty).rejects.toBeInstanceOf(StoreNotMigratedError);
+      await expect(empty).rejects.toThrow(
+        `the store is not migrated (pending: ${Object.keys(MIGRATIONS).join(', ')}): run \`npm run migrate\``,
+      );
+      expect(await tableNames(database.url)).toEqual([]);
+
+      await migrate(db);
+      await expect(assertMigrated(db)).resolves.toBeUndefined();
+
+      const last = Object.keys(MIGRATIONS).at(-1)!;
+      await sql`delete from kysely_migration where name = ${last}`.execute(db);
+      await expect(assertMigrated(db)).rejects.toMatchObject({
+        pendingMigrations: [last],
+        message: expect.stringContaining(`(pending: ${last}): run \`npm run migrate\``),
+      });
+    } finally {
+      await db.destroy();
+    }
   });
 });

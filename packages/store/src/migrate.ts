@@ -1,6 +1,6 @@
 import { Migrator } from 'kysely';
 import type { Kysely, Migration, MigrationResult } from 'kysely';
-import { MigrationError } from './errors.js';
+import { MigrationError, StoreNotMigratedError } from './errors.js';
 import * as m0001 from './migrations/0001_initial.js';
 import * as m0003 from './migrations/0003_pending_actions.js';
 import * as m0003b from './migrations/0003_pending_actions_args_schema.js';
@@ -23,14 +23,31 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
  * await migrate(db);
  */
 export async function migrate<DB>(db: Kysely<DB>): Promise<MigrationResult[]> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) },
-  });
-  const { error, results = [] } = await migrator.migrateToLatest();
+  const { error, results = [] } = await migratorFor(db).migrateToLatest();
   if (error !== undefined) {
     const failed = results.find((r) => r.status === 'Error');
     throw new MigrationError(failed?.migrationName, { cause: error });
   }
   return results;
+}
+
+/**
+ * Checks, without changing anything, that every migration of this build has
+ * been applied. Throws `StoreNotMigratedError` naming the pending ones and
+ * `npm run migrate`, so a process started before the migration says what to run.
+ *
+ * @example
+ * await (config.migrate ? migrate(db) : assertMigrated(db));
+ */
+export async function assertMigrated<DB>(db: Kysely<DB>): Promise<void> {
+  const migrations = await migratorFor(db).getMigrations();
+  const pending = migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
+  if (pending.length > 0) throw new StoreNotMigratedError(pending);
+}
+
+function migratorFor<DB>(db: Kysely<DB>): Migrator {
+  return new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) },
+  });
 }
