@@ -11,7 +11,17 @@ export interface ModelSpecOptions {
   openaiBaseUrl?: string;
 }
 
-/** The model overriding every entity, or undefined for `scripted` (the registry's own scripted models). */
+/**
+ * The API key sent to an OpenAI-compatible server when `OPENAI_API_KEY` is
+ * unset: local servers (Ollama, vLLM, LM Studio) ignore it, but the openai
+ * client refuses to start without one.
+ */
+export const KEYLESS_SERVER_API_KEY = 'no-key-needed';
+
+/**
+ * The model overriding every entity, or undefined for `scripted` (the registry's own scripted models).
+ * `openai-chat:` without a key sends {@link KEYLESS_SERVER_API_KEY}.
+ */
 export function modelFromSpec(options: ModelSpecOptions): Model | undefined {
   const { model, openaiApiKey: apiKey, openaiBaseUrl: baseURL } = options;
   if (model === 'scripted') return undefined;
@@ -21,7 +31,15 @@ export function modelFromSpec(options: ModelSpecOptions): Model | undefined {
     if (!apiKey) throw new ConfigError('OPENAI_API_KEY', `is required for CAIRN_MODEL=${model}`);
     return new OpenAIResponsesModel({ model: name, apiKey, baseURL });
   }
-  if (provider === 'openai-chat' && name) return new OpenAIChatModel({ model: name, apiKey, baseURL });
+  if (provider === 'openai-chat' && name) {
+    if (!apiKey && !baseURL) {
+      throw new ConfigError(
+        'OPENAI_API_KEY',
+        `is required for CAIRN_MODEL=${model} on the OpenAI API; for an OpenAI-compatible server that needs no key, set OPENAI_BASE_URL to it instead`,
+      );
+    }
+    return new OpenAIChatModel({ model: name, apiKey: apiKey || KEYLESS_SERVER_API_KEY, baseURL });
+  }
   throw new ConfigError('CAIRN_MODEL', `must be "scripted", "openai:<model>" or "openai-chat:<model>", got "${model}"`);
 }
 
