@@ -9,5 +9,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    reporters: ['default', './packages/services/src/missing-services-reporter.ts'],
   },
 });

@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { CheckpointWriteError, Engine, type RunRecord } from '@cairn/engine';
 import { createRegistry } from '@cairn/research-team';
 import { CairnClient } from '@cairn/queue';
-import { createDatabase, spawnApp, testRedisUrl, type AppProcess } from '@cairn/services';
+import { createDatabase, requiresRedis, spawnApp, testRedisUrl, type AppProcess } from '@cairn/services';
 import { createDb, type RunView } from '@cairn/store';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -63,7 +63,8 @@ describe('Postgres restarting under a worker', () => {
     }
   });
 
-  it('hands the run back when a commit cannot reach Postgres; the run completes, nothing half-written, committed work not redone', async () => {
+  // The queue must outlive the Postgres restart, so this one needs the Redis backend.
+  it('hands the run back when a commit cannot reach Postgres; the run completes, nothing half-written, committed work not redone', requiresRedis(), async () => {
     const database = await createDatabase(postgres.url, `outage_${randomUUID().replaceAll('-', '')}`);
     const dir = mkdtempSync(join(tmpdir(), 'cairn-outage-'));
     const ledger = join(dir, 'ledger.tsv');

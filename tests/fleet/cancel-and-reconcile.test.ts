@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { reconcileOnce } from '@cairn/queue';
-import { holderOf, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
+import { requiresBackend } from '@cairn/services';
+import { FLEET_BACKEND, holderOf, QUEUE_BACKENDS, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
 
 let fleet: Fleet | undefined;
 afterEach(async () => {
@@ -8,7 +9,7 @@ afterEach(async () => {
   fleet = undefined;
 });
 
-describe.each(['redis', 'postgres'] as const)('cancel (%s)', (backend) => {
+for (const backend of QUEUE_BACKENDS) describe(`cancel (${backend})`, requiresBackend(backend), () => {
   it('cancels a queued run without running it, and a running team run through its worker', async () => {
     fleet = await startFleet({ backend });
     const f = fleet;
@@ -46,9 +47,9 @@ describe.each(['redis', 'postgres'] as const)('cancel (%s)', (backend) => {
   });
 });
 
-describe('reconciler (redis)', () => {
+describe(`reconciler (${FLEET_BACKEND})`, () => {
   it('executes a PENDING run that has no job', async () => {
-    fleet = await startFleet({ backend: 'redis' });
+    fleet = await startFleet({ backend: FLEET_BACKEND });
     const f = fleet;
     await f.spawnWorker('a');
     const orphan = await f.client.store.createRun({ entity: RESEARCHER, input: "Research 'd'", checkpoint: 'tool-batch' });

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { allTools, holderOf, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
+import { allTools, FLEET_BACKEND, holderOf, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
 
 /** SIGKILL→resumed times (ms), printed at the end for the report. */
 const recoveryTimes: Record<string, number> = {};
 
-describe('SIGKILL a worker mid-run (redis)', () => {
+describe(`SIGKILL a worker mid-run (${FLEET_BACKEND})`, () => {
   let fleet: Fleet | undefined;
   afterEach(async () => {
     await fleet?.stop();
@@ -34,7 +34,7 @@ describe('SIGKILL a worker mid-run (redis)', () => {
   }
 
   it("team run: killed while its member is mid-way (after the member's first checkpoint); member resumes, not restarts", async () => {
-    fleet = await startFleet({ backend: 'redis' });
+    fleet = await startFleet({ backend: FLEET_BACKEND });
     await fleet.spawnWorker('a');
     await fleet.spawnWorker('b');
     const run = await fleet.client.enqueueRun({ entity: TEAM, input: "Research 'cairns'", checkpoint: 'tool-batch' });
@@ -54,7 +54,7 @@ describe('SIGKILL a worker mid-run (redis)', () => {
   });
 
   it('agent run: killed with its third tool batch in flight; committed batches are not redone, the in-flight one is', async () => {
-    fleet = await startFleet({ backend: 'redis' });
+    fleet = await startFleet({ backend: FLEET_BACKEND });
     await fleet.spawnWorker('a');
     await fleet.spawnWorker('b');
     const run = await fleet.client.enqueueRun({ entity: RESEARCHER, input: "Research 'cairns'", checkpoint: 'tool-batch' });

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLiveSubscriber, type LiveEvent, type LiveSubscriber } from '@cairn/queue';
-import { testRedisUrl } from '@cairn/services';
-import { allTools, RESEARCHER, startFleet, TEAM, type Fleet } from './fleet.js';
+import { requiresBackend, testRedisUrl } from '@cairn/services';
+import { allTools, QUEUE_BACKENDS, RESEARCHER, startFleet, TEAM, type Fleet } from './fleet.js';
 
-describe.each(['redis', 'postgres'] as const)('client → queue → worker → Postgres (%s backend)', (backend) => {
+for (const backend of QUEUE_BACKENDS) describe(`client → queue → worker → Postgres (${backend} backend)`, requiresBackend(backend), () => {
   let fleet: Fleet | undefined;
   let live: LiveSubscriber | undefined;
   afterEach(async () => {

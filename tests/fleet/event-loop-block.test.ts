@@ -1,11 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFleet, type Fleet } from './fleet.js';
+import { requiresRedis } from '@cairn/services';
+import { FLEET_BACKEND, startFleet, type Fleet } from './fleet.js';
 
 const BLOCKING_REGISTRY = fileURLToPath(new URL('./blocking-registry.ts', import.meta.url));
 const BLOCKER = { kind: 'agent', name: 'blocker' } as const;
 
-describe('a tool that blocks the event loop for 3 s, with a 2 s lock (redis)', () => {
+describe(`a tool that blocks the event loop for 3 s, with a 2 s lock (${FLEET_BACKEND})`, () => {
   let fleet: Fleet | undefined;
   afterEach(async () => {
     await fleet?.stop();
@@ -13,7 +14,7 @@ describe('a tool that blocks the event loop for 3 s, with a 2 s lock (redis)', (
   });
 
   async function runBlocker(executionThreads: string) {
-    fleet = await startFleet({ backend: 'redis', registryModule: BLOCKING_REGISTRY, lockMs: 2000, stalledIntervalMs: 500 });
+    fleet = await startFleet({ backend: FLEET_BACKEND, registryModule: BLOCKING_REGISTRY, lockMs: 2000, stalledIntervalMs: 500 });
     const env = { CAIRN_EXECUTION_THREADS: executionThreads, BLOCKING_TOOL_MS: '3000' };
     await fleet.spawnWorker('a', env);
     await fleet.spawnWorker('b', env);
@@ -30,7 +31,8 @@ describe('a tool that blocks the event loop for 3 s, with a 2 s lock (redis)', (
     expect(view.content).toBe('done: blocked 3000 ms');
   });
 
-  it('is taken over by the other worker when runs execute on the lock-renewing thread', async () => {
+  // Measured on Redis only: on BullMQ's PostgreSQL backend this failure mode did not complete within the test's minute.
+  it('is taken over by the other worker when runs execute on the lock-renewing thread', requiresRedis(), async () => {
     const { done, view } = await runBlocker('0');
     expect(done.status).toBe('COMPLETED');
     expect(view.attempts.length).toBeGreaterThanOrEqual(2);

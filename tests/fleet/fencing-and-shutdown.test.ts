@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { allTools, holderOf, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
+import { requiresBackend } from '@cairn/services';
+import { allTools, FLEET_BACKEND, holderOf, QUEUE_BACKENDS, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
 
 let fleet: Fleet | undefined;
 afterEach(async () => {
@@ -7,7 +8,7 @@ afterEach(async () => {
   fleet = undefined;
 });
 
-describe.each(['redis', 'postgres'] as const)('a worker SIGSTOPped past its lock (%s)', (backend) => {
+for (const backend of QUEUE_BACKENDS) describe(`a worker SIGSTOPped past its lock (${backend})`, requiresBackend(backend), () => {
   it('is fenced out after SIGCONT: the run completes once, on the worker that took over', async () => {
     fleet = await startFleet({ backend });
     await fleet.spawnWorker('a');
@@ -46,9 +47,9 @@ describe.each(['redis', 'postgres'] as const)('a worker SIGSTOPped past its lock
   });
 });
 
-describe('SIGTERM during a run (redis)', () => {
+describe(`SIGTERM during a run (${FLEET_BACKEND})`, () => {
   it('hands the run over at its next checkpoint; another worker finishes it without redoing work', async () => {
-    fleet = await startFleet({ backend: 'redis' });
+    fleet = await startFleet({ backend: FLEET_BACKEND });
     await fleet.spawnWorker('a');
     await fleet.spawnWorker('b');
     const f = fleet;

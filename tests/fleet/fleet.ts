@@ -4,8 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRegistry } from '@cairn/research-team';
 import { CairnClient, loadRegistry, type QueueBackendKind } from '@cairn/queue';
-import { freePort, spawnApp, testDatabase, testRedisUrl, type AppProcess, type TestDatabase } from '@cairn/services';
+import { freePort, spawnApp, testDatabase, testQueueBackend, testRedisUrl, type AppProcess, type TestDatabase } from '@cairn/services';
 import type { RunView } from '@cairn/store';
+
+/** Both queue backends, for scenarios that run on each (the Redis one is skipped without a Redis). */
+export const QUEUE_BACKENDS = ['redis', 'postgres'] as const satisfies readonly QueueBackendKind[];
+
+/** The backend of scenarios that run once: Redis when the test run has one, else BullMQ's PostgreSQL backend. */
+export const FLEET_BACKEND: QueueBackendKind = testQueueBackend();
 
 /** A worker process spawned for a test; `id` is its worker id. */
 export type SpawnedWorker = AppProcess & { id: string };

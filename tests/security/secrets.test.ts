@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '@cairn/engine/testing';
-import { createDatabase, freePort, spawnApp, startRedis, TEST_DATABASE_URL_VAR, type AppProcess, type RedisService, type TestDatabase } from '@cairn/services';
+import { createDatabase, freePort, requiresRedis, spawnApp, startRedis, TEST_DATABASE_URL_VAR, type AppProcess, type RedisService, type TestDatabase } from '@cairn/services';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,7 +69,7 @@ function leaksIn(text: string): string[] {
   );
 }
 
-describe('secrets', () => {
+describe('secrets', requiresRedis(), () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cairn-secrets-'));
     const adminUrl = process.env[TEST_DATABASE_URL_VAR]!;

@@ -4,6 +4,9 @@ import { openProducerFixture, type ProducerFixture } from './test-support/produc
 
 let fx: ProducerFixture;
 
+/** The `/readyz` check that covers the queue: `redis` on the Redis backend, `queue` on the PostgreSQL one. */
+const queueCheck = () => (fx.queue.backend === 'redis' ? 'redis' : 'queue');
+
 afterEach(async () => {
   await fx.close();
 });
@@ -212,7 +215,7 @@ describe('operations endpoints', () => {
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({
       status: 'ok',
-      checks: { postgres: 'ok', redis: 'ok' },
+      checks: { postgres: 'ok', [queueCheck()]: 'ok' },
     });
 
     await createRun();
@@ -235,7 +238,7 @@ describe('operations endpoints', () => {
     expect(res.status).toBe(503);
     expect(await res.json()).toMatchObject({
       error: 'not_ready',
-      checks: { postgres: 'connection refused', redis: 'ok' },
+      checks: { postgres: 'connection refused', [queueCheck()]: 'ok' },
     });
   });
 

@@ -1,7 +1,7 @@
 export { createDatabase, type TestDatabase } from './create-database.js';
 export { MissingServiceUrlError, ServiceError, ServiceStartError } from './errors.js';
 export { findPostgresBinaries } from './find-postgres-binaries.js';
-export { findRedisServer } from './find-redis-server.js';
+export { findRedisServer, REDIS_SERVER_VAR } from './find-redis-server.js';
 export { freePort } from './free-port.js';
 export {
   startPostgres,
@@ -16,6 +16,13 @@ export {
 } from './start-redis.js';
 export { testDatabase } from './test-database.js';
 export { TEST_DATABASE_URL_VAR, TEST_REDIS_URL_VAR } from './test-env.js';
-export { testRedisUrl } from './test-redis-url.js';
+export { hasTestRedis, testQueueBackend, testRedisUrl } from './test-redis-url.js';
+export {
+  REDIS_SERVER,
+  requires,
+  requiresBackend,
+  requiresRedis,
+  type MachineRequirement,
+} from './test-requirements.js';
 export { spawnApp, REPO_ROOT, type AppProcess, type CairnApp, type SpawnAppOptions } from './spawn-app.js';
 export { buildWorkerBundle, type WorkerBundle } from './build-worker-bundle.js';

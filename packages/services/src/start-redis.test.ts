@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { findRedisServer } from './find-redis-server.js';
 import { startRedis, type RedisService } from './start-redis.js';
 import { testRedisUrl } from './test-redis-url.js';
+import { REDIS_SERVER, requires } from './test-requirements.js';
 
 /** Sends one inline command and returns the raw reply line. */
 function command(url: string, line: string): Promise<string> {
@@ -17,7 +18,7 @@ function command(url: string, line: string): Promise<string> {
   });
 }
 
-describe.skipIf(!findRedisServer())('startRedis', () => {
+describe('startRedis', requires(REDIS_SERVER, findRedisServer() !== undefined), () => {
   let redis: RedisService | undefined;
   afterEach(() => redis?.stop());
 

@@ -7,3 +7,13 @@ export function testRedisUrl(): string {
   if (!url) throw new MissingServiceUrlError(TEST_REDIS_URL_VAR);
   return url;
 }
+
+/** True when the test run has a Redis (the global setup found a `redis-server` or `REDIS_URL`). */
+export function hasTestRedis(): boolean {
+  return Boolean(process.env[TEST_REDIS_URL_VAR]);
+}
+
+/** The queue backend fleet scenarios run on: Redis when the test run has one, else BullMQ's PostgreSQL backend. */
+export function testQueueBackend(): 'redis' | 'postgres' {
+  return hasTestRedis() ? 'redis' : 'postgres';
+}

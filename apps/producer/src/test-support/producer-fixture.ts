@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createRegistry } from '@cairn/research-team';
 import { CairnClient, type RunQueue } from '@cairn/queue';
-import { testDatabase, testRedisUrl } from '@cairn/services';
+import { hasTestRedis, testDatabase, testRedisUrl } from '@cairn/services';
 import type { Message } from '@cairn/engine';
 import type { RunOutcome } from '@cairn/engine/store';
 import type { Hono } from 'hono';
 import { createApp, type AppDeps } from '../app.js';
 import { readinessChecks } from '../readiness-checks.js';
 
-/** A producer app on a fresh database and a fresh queue on the test Redis. */
+/** A producer app on a fresh database and a fresh queue: on the test Redis when there is one, else on BullMQ's PostgreSQL backend. */
 export interface ProducerFixture {
   app: Hono;
   client: CairnClient;
@@ -28,7 +28,7 @@ export async function openProducerFixture(
   const database = await testDatabase();
   const client = await CairnClient.connect({
     databaseUrl: database.url,
-    queue: { redisUrl: testRedisUrl(), queueName: `test-${randomUUID()}` },
+    queue: { redisUrl: hasTestRedis() ? testRedisUrl() : undefined, queueName: `test-${randomUUID()}` },
     registry: createRegistry(),
     migrate: true,
   });
