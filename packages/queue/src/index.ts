@@ -29,7 +29,7 @@ export {
   type ReconcilerHandle,
 } from './reconciler.js';
 export { openStoreDb, type OpenStoreDbOptions, type StoreDb } from './open-store-db.js';
-export { parseEnvConfig, resolveEnvConfig, type CairnEnvConfig } from './env-config.js';
+export { CAIRN_ENV_VARIABLES, parseEnvConfig, resolveEnvConfig, type CairnEnvConfig } from './env-config.js';
 export { modelFromSpec, loadRegistry, type ModelSpecOptions } from './load-registry.js';
 export { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 export {

@@ -17,6 +17,7 @@ import type { Database, PendingActionRow, RunAttemptRow, RunRow, ToolCallRow } f
 export interface ToolCallView {
   tool_call_id: string;
   name: string;
+  /** The parsed arguments, in every status (the model's raw text when it sent invalid JSON). */
   args: unknown;
   result: string | null;
   status: ToolCallStatus;

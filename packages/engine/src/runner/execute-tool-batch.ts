@@ -54,7 +54,7 @@ async function executeToolCall(
 ): Promise<ToolCallOutcome> {
   const startedAt = new Date();
   context.onCallStarted?.(call);
-  let args: unknown = call.arguments;
+  let args: unknown = recordedArguments(call);
   let content: string;
   let isError = false;
   let childRunId: string | null = null;
@@ -110,6 +110,19 @@ function stopsTheRun(error: unknown): boolean {
     error instanceof LeaseLostError ||
     error instanceof CheckpointWriteError
   );
+}
+
+/**
+ * A call's arguments as its tool-call record holds them, the same while it
+ * runs and once it finished: the parsed JSON, or the model's raw text when
+ * that is not JSON.
+ */
+export function recordedArguments(call: ToolCallRequest): unknown {
+  try {
+    return parseArguments(call);
+  } catch {
+    return call.arguments;
+  }
 }
 
 function parseArguments(call: ToolCallRequest): unknown {

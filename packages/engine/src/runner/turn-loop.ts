@@ -5,7 +5,7 @@ import type { Model, ToolSpec } from '../model.js';
 import type { RunEventType } from '../events.js';
 import type { ToolCallRecord } from '../run-types.js';
 import type { Checkpointer } from './checkpointer.js';
-import { executeToolBatch, idempotencyKeyFor, type ToolCallOutcome } from './execute-tool-batch.js';
+import { executeToolBatch, idempotencyKeyFor, recordedArguments, type ToolCallOutcome } from './execute-tool-batch.js';
 import { respondWithRetry, type RetryPolicy } from './model-retry.js';
 import type { ExecutableTool } from './tool-executable.js';
 
@@ -151,7 +151,7 @@ function runningRecords(runId: string, message: AssistantMessage, batch: number)
   return (message.toolCalls ?? []).map((call) => ({
     toolCallId: call.id,
     name: call.name,
-    args: call.arguments,
+    args: recordedArguments(call),
     result: null,
     status: 'running' as const,
     batch,
