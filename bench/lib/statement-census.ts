@@ -29,7 +29,6 @@ export async function statementCensus(target: QueueTarget, runs: number): Promis
     traced.take();
     const created = await enqueueRuns(client, runs);
     await waitForTerminal(watcher, created.map((r) => r.runId), 120_000);
-    await worker.events.flush();
     const byKind: Record<string, number> = {};
     const traces = traced.take();
     for (const t of traces) byKind[t.statement] = (byKind[t.statement] ?? 0) + 1 / runs;

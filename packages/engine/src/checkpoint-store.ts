@@ -1,5 +1,6 @@
 import type { NewPendingAction } from './hitl/pending-action.js';
 import type { FinishStatus, RunStatus } from './lifecycle/run-status.js';
+import type { RunEvent } from './events.js';
 import type { Message, Usage } from './messages.js';
 import type {
   AttemptReason,
@@ -17,6 +18,8 @@ export interface CheckpointDelta {
   toolCalls: readonly ToolCallRecord[];
   /** The run's cumulative usage after this checkpoint. */
   usage: Usage;
+  /** Events this delta covers, stored in the same statement, numbered after the run's last stored event. */
+  events?: readonly RunEvent[];
 }
 
 /** What {@link CheckpointStore.claimRun} takes. */

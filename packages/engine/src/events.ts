@@ -28,7 +28,9 @@ export interface RunEvent {
 }
 
 /**
- * Receives a run's events in order. Called synchronously on the run's path:
- * implementations buffer and persist asynchronously, never block the loop.
+ * Receives a run's events in order, live, as they happen (the worker
+ * publishes them on the run's live channel). Called synchronously on the
+ * run's path: never block the loop. Storing them is not its job: each event
+ * is stored by the checkpoint or finish statement that covers it.
  */
 export type RunEventSink = (event: RunEvent) => void;

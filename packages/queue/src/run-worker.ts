@@ -39,8 +39,6 @@ export interface RunWorkerHandle {
   /** The BullMQ worker. */
   worker: AnyWorker;
   executor: RunExecutor;
-  /** Run events: `flush()` resolves once every event produced so far is stored. */
-  events: { flush(): Promise<void> };
   /** Graceful shutdown: running executions stop at their next checkpoint, their jobs go back to the queue, then the worker closes. */
   close(): Promise<void>;
 }
@@ -85,7 +83,6 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
   return {
     worker,
     executor,
-    events: { flush: () => executor.flushEvents() },
     close: () =>
       (closed ??= (async () => {
         closing = true;

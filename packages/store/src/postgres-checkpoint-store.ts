@@ -3,7 +3,6 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import {
   CLAIMABLE_STATUSES,
-  LeaseLostError,
   RunNotContinuableError,
   RunNotFoundError,
 } from '@cairn/engine';
@@ -16,14 +15,14 @@ import type {
   RunStatus,
 } from '@cairn/engine';
 import type { CheckpointDelta, CheckpointStore, Claim, ClaimRequest, RunHistory, RunOutcome } from '@cairn/engine/store';
-import { appendDelta, insertMessages } from './append-delta.js';
+import { insertMessages } from './insert-messages.js';
 import { assertParentHeld } from './parent-fence.js';
-import { commitCheckpoint } from './commit-checkpoint.js';
+import { writeDelta } from './write-delta.js';
 import { forceCancel, requestCancel } from './run-cancel.js';
 import type { ForceCancelOptions } from './run-cancel.js';
 import { appendEvents, listEvents } from './run-events.js';
 import type { NewRunEvent, StoredEvent } from './run-events.js';
-import { toRunRecord, toToolCallRecord } from './run-row.js';
+import { toRunRecord, toToolCallRecord, withStoredResult } from './run-row.js';
 import {
   consumeAction,
   decideActions,
@@ -185,41 +184,23 @@ export class PostgresCheckpointStore implements CheckpointStore {
           .orderBy('started_at')
           .orderBy('tool_call_id')
           .execute();
-        return { messages: messages.map((m) => m.message), toolCalls: calls.map(toToolCallRecord) };
+        const history = messages.map((m) => m.message);
+        return { messages: history, toolCalls: calls.map((c) => toToolCallRecord(withStoredResult(c, (idx) => history[idx]))) };
       });
   }
 
-  commitCheckpoint(runId: string, epoch: number, delta: CheckpointDelta): Promise<number> {
-    return commitCheckpoint(this.db, runId, epoch, delta);
+  async commitCheckpoint(runId: string, epoch: number, delta: CheckpointDelta): Promise<number> {
+    const row = await writeDelta(this.db, runId, epoch, delta);
+    return row.last_checkpoint_at_message_index;
   }
 
+  /** One statement; a pause with pending actions commits them in the same transaction. */
   async finishRun(runId: string, epoch: number, outcome: RunOutcome): Promise<RunRecord> {
+    const actions = outcome.status === 'PAUSED' ? (outcome.pendingActions ?? []) : [];
+    if (actions.length === 0) return toRunRecord(await writeDelta(this.db, runId, epoch, outcome.delta, outcome));
     return this.db.transaction().execute(async (trx) => {
-      const n = outcome.delta.messages.length;
-      const row = await trx
-        .updateTable('runs')
-        .set({
-          last_checkpoint_at_message_index: sql`last_checkpoint_at_message_index + ${n}`,
-          status: outcome.status,
-          content: outcome.content,
-          error: outcome.error && JSON.stringify(outcome.error),
-          usage: JSON.stringify(outcome.delta.usage),
-          updated_at: sql`now()`,
-        })
-        .where('run_id', '=', runId)
-        .where('epoch', '=', epoch)
-        .where('status', '=', 'RUNNING')
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) throw new LeaseLostError(runId, epoch);
-      await appendDelta(trx, runId, epoch, row.last_checkpoint_at_message_index - n, outcome.delta);
-      if (outcome.status === 'PAUSED') await insertPendingActions(trx, runId, outcome.pendingActions ?? []);
-      await trx
-        .updateTable('run_attempts')
-        .set({ ended_at: sql`now()`, outcome: outcome.status.toLowerCase() })
-        .where('run_id', '=', runId)
-        .where('epoch', '=', epoch)
-        .execute();
+      const row = await writeDelta(trx, runId, epoch, outcome.delta, outcome);
+      await insertPendingActions(trx, runId, actions);
       return toRunRecord(row);
     });
   }

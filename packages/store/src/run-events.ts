@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { Kysely } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
+import { RunNotFoundError, type RunEvent } from '@cairn/engine';
 import type { Database } from './schema.js';
 
 /** An event to append to a run's stream. */
@@ -17,13 +18,30 @@ export interface StoredEvent {
   createdAt: Date;
 }
 
-const UNIQUE_VIOLATION = '23505';
-const MAX_TRIES = 10;
+/**
+ * The INSERT of `events` after the run's `event_seq`, as a statement (or a
+ * data-modifying CTE) that follows a CTE named `run` which advanced
+ * `event_seq` by `events.length` and returned `run_id` and `event_seq`.
+ */
+export function insertEventsAfter(events: readonly NewRunEvent[]): RawBuilder<unknown> {
+  const types = events.map((e) => e.type);
+  const data = events.map((e) => JSON.stringify(e.data ?? null));
+  return sql`insert into run_events (run_id, seq, type, data)
+    select run.run_id, run.event_seq - ${events.length} + e.ord, e.type, e.data::jsonb
+      from run, unnest(${types}::text[], ${data}::text[]) with ordinality as e(type, data, ord)`;
+}
+
+/** An engine event as stored: its own fields, with the epoch and time it was published. */
+export function toStoredEvent(event: RunEvent): NewRunEvent {
+  return { type: event.type, data: { ...event.data, epoch: event.epoch, at: event.at } };
+}
 
 /**
- * Appends events in order with `seq = max(seq) + 1, + 2, ...` for the run, in
- * one statement, retrying when a concurrent append took those numbers.
- * Returns the last sequence number written.
+ * Appends events in order, in one statement: it advances the run's
+ * `event_seq` (the row lock orders concurrent appends and the checkpoint and
+ * finish statements, which store an execution's own events) and inserts the
+ * events after it. Returns the last sequence number written; throws
+ * `RunNotFoundError`.
  */
 export async function appendEvents(
   db: Kysely<Database>,
@@ -31,22 +49,14 @@ export async function appendEvents(
   events: readonly NewRunEvent[],
 ): Promise<number> {
   if (events.length === 0) throw new RangeError('appendEvents needs at least one event');
-  const types = events.map((e) => e.type);
-  const data = events.map((e) => JSON.stringify(e.data ?? null));
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const { rows } = await sql<{ seq: number }>`
-        insert into run_events (run_id, seq, type, data)
-        select ${runId}, base.seq + e.ord, e.type, e.data::jsonb
-        from (select coalesce(max(seq), 0) as seq from run_events where run_id = ${runId}) as base,
-             unnest(${types}::text[], ${data}::text[]) with ordinality as e(type, data, ord)
-        order by e.ord
-        returning seq`.execute(db);
-      return Math.max(...rows.map((r) => r.seq));
-    } catch (error) {
-      if (attempt >= MAX_TRIES || !isUniqueViolation(error)) throw error;
-    }
-  }
+  const { rows } = await sql<{ seq: number }>`
+    with run as (
+      update runs set event_seq = event_seq + ${events.length} where run_id = ${runId} returning run_id, event_seq
+    )
+    ${insertEventsAfter(events)}
+    returning seq`.execute(db);
+  if (rows.length === 0) throw new RunNotFoundError(runId);
+  return Math.max(...rows.map((r) => r.seq));
 }
 
 /** The run's events with `seq > afterSeq`, in order, at most `limit` of them. */
@@ -71,12 +81,4 @@ export async function listEvents(
     data: r.data,
     createdAt: r.created_at,
   }));
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    (error as { code?: unknown }).code === UNIQUE_VIOLATION
-  );
 }

@@ -1,5 +1,5 @@
-import type { AttemptRecord, RunRecord, ToolCallRecord } from '@cairn/engine';
-import type { NewToolCallRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
+import type { AttemptRecord, Message, RunRecord, ToolCallRecord } from '@cairn/engine';
+import type { RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
 
 /** Maps a `runs` row to the engine's `RunRecord`. */
 export function toRunRecord(row: RunRow): RunRecord {
@@ -41,22 +41,11 @@ export function toToolCallRecord(row: ToolCallRow): ToolCallRecord {
   };
 }
 
-/** Maps a `ToolCallRecord` written by the execution holding `epoch` to a `tool_calls` row. */
-export function toToolCallRow(runId: string, epoch: number, call: ToolCallRecord): NewToolCallRow {
-  return {
-    run_id: runId,
-    tool_call_id: call.toolCallId,
-    name: call.name,
-    args: JSON.stringify(call.args ?? null),
-    result: call.result,
-    status: call.status,
-    batch: call.batch,
-    idempotency_key: call.idempotencyKey,
-    child_run_id: call.childRunId,
-    epoch,
-    started_at: call.startedAt,
-    ended_at: call.endedAt,
-  };
+/** The row with its result read from its tool message, when it is stored there (`result_message_idx`) instead of in `result`. */
+export function withStoredResult(row: ToolCallRow, messageAt: (idx: number) => Message | undefined): ToolCallRow {
+  if (row.result !== null || row.result_message_idx === null) return row;
+  const message = messageAt(row.result_message_idx);
+  return { ...row, result: message?.role === 'tool' ? message.content : null };
 }
 
 /** Maps a `run_attempts` row to the engine's `AttemptRecord`. */

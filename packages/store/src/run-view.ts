@@ -12,6 +12,7 @@ import type {
   Usage,
 } from '@cairn/engine';
 import type { Database, PendingActionRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
+import { withStoredResult } from './run-row.js';
 
 /** One tool call as the API returns it. */
 export interface ToolCallView {
@@ -136,7 +137,7 @@ export async function getRunView(
   const [messages, tools, attempts, actions] = await Promise.all([
     db
       .selectFrom('run_messages')
-      .select(['run_id', 'message'])
+      .select(['run_id', 'idx', 'message'])
       .where('run_id', 'in', ids)
       .orderBy('run_id')
       .orderBy('idx')
@@ -159,13 +160,16 @@ export async function getRunView(
       .orderBy('action_id')
       .execute(),
   ]);
+  const messageAt = new Map(messages.map((m) => [`${m.run_id}:${m.idx}`, m.message]));
   const views = new Map<string, RunView>(
     runs.map((row) => [
       row.run_id,
       toRunView(
         row,
         messages.filter((m) => m.run_id === row.run_id).map((m) => m.message),
-        tools.filter((t) => t.run_id === row.run_id).map(toToolCallView),
+        tools
+          .filter((t) => t.run_id === row.run_id)
+          .map((t) => toToolCallView(withStoredResult(t, (idx) => messageAt.get(`${t.run_id}:${idx}`)))),
         attempts.filter((a) => a.run_id === row.run_id).map(toAttemptView),
       ),
     ]),

@@ -48,6 +48,8 @@ export interface RunsTable {
   metadata: GeneratedJson<Record<string, unknown>>;
   cancel_requested_at: Date | null;
   schema_version: Generated<number>;
+  /** The last event sequence number of the run (0: no event yet). */
+  event_seq: Generated<number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -75,6 +77,8 @@ export interface ToolCallsTable {
   epoch: number;
   started_at: Date;
   ended_at: Date | null;
+  /** The `run_messages.idx` of the tool message holding the result, when `result` is NULL because it is stored there. */
+  result_message_idx: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** The `run_attempts` table: one row per claim of a run. */

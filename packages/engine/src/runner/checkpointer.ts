@@ -1,17 +1,28 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
 import { CheckpointWriteError, LeaseLostError } from '../errors.js';
+import type { RunEvent, RunEventSink, RunEventType } from '../events.js';
 import type { Message, Usage } from '../messages.js';
 import type { CheckpointMode, RunErrorInfo, RunRecord, ToolCallRecord } from '../run-types.js';
 import type { RunOutcome } from '../checkpoint-store.js';
 
+/** An event a finish ends the run with (`RunCompleted`, `RunError`, `RunCancelled`, `RunPaused`). */
+export interface FinalEvent {
+  type: RunEventType;
+  data: Record<string, unknown>;
+}
+
 /**
- * Holds what a run has done since its last commit and writes it according to
- * the checkpoint mode. Commits are serialised, so concurrent tool calls in
- * `tool-call` mode append in a well-defined order.
+ * Holds what a run has done since its last commit (messages, tool call rows,
+ * events) and writes it according to the checkpoint mode. Events are
+ * published live when they happen and stored by the commit that covers them,
+ * so a stored event is never contradicted by a crash. Commits are
+ * serialised, so concurrent tool calls in `tool-call` mode append in a
+ * well-defined order.
  */
 export class Checkpointer {
   private pendingMessages: Message[] = [];
   private pendingToolCalls = new Map<string, ToolCallRecord>();
+  private pendingEvents: RunEvent[] = [];
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -20,8 +31,15 @@ export class Checkpointer {
     private readonly epoch: number,
     readonly mode: CheckpointMode,
     private committedIndex: number,
-    private readonly onCommitted: (index: number, messages: number) => void,
+    private readonly publish: RunEventSink = () => undefined,
   ) {}
+
+  /** Publishes an event live now; the next commit stores it. */
+  emit(type: RunEventType, data: Record<string, unknown>): void {
+    const event = this.event(type, data);
+    this.pendingEvents.push(event);
+    this.publish(event);
+  }
 
   /** Number of durably committed messages. */
   get lastCheckpointAtMessageIndex(): number {
@@ -50,12 +68,18 @@ export class Checkpointer {
       if (this.pendingMessages.length === 0 && this.pendingToolCalls.size === 0) return;
       const messages = this.pendingMessages;
       const toolCalls = [...this.pendingToolCalls.values()];
+      const committed = this.event('CheckpointCommitted', {
+        lastCheckpointAtMessageIndex: this.committedIndex + messages.length,
+        messages: messages.length,
+      });
+      const events = [...this.pendingEvents, committed];
       this.pendingMessages = [];
       this.pendingToolCalls = new Map();
+      this.pendingEvents = [];
       this.committedIndex = await this.store
-        .commitCheckpoint(this.runId, this.epoch, { messages, toolCalls, usage })
+        .commitCheckpoint(this.runId, this.epoch, { messages, toolCalls, usage, events })
         .catch((error: unknown) => this.writeFailed(error));
-      this.onCommitted(this.committedIndex, messages.length);
+      this.publish(committed);
     });
   }
 
@@ -74,15 +98,17 @@ export class Checkpointer {
     if (this.mode === 'tool-call') await this.commit(usage);
   }
 
-  /** Writes the final status with everything still pending. */
+  /** Writes the final status with everything still pending and the final event, then publishes it. */
   finish(
     status: RunOutcome['status'],
     content: string | null,
     error: RunErrorInfo | null,
     usage: Usage,
+    final: FinalEvent,
   ): Promise<RunRecord> {
-    return this.serialise(() =>
-      this.store
+    return this.serialise(async () => {
+      const event = this.event(final.type, final.data);
+      const run = await this.store
         .finishRun(this.runId, this.epoch, {
           status,
           content,
@@ -91,10 +117,17 @@ export class Checkpointer {
             messages: this.pendingMessages,
             toolCalls: [...this.pendingToolCalls.values()],
             usage,
+            events: [...this.pendingEvents, event],
           },
         })
-        .catch((failure: unknown) => this.writeFailed(failure)),
-    );
+        .catch((failure: unknown) => this.writeFailed(failure));
+      this.publish(event);
+      return run;
+    });
+  }
+
+  private event(type: RunEventType, data: Record<string, unknown>): RunEvent {
+    return { type, runId: this.runId, epoch: this.epoch, data, at: new Date().toISOString() };
   }
 
   /** Fencing stays a `LeaseLostError`; any other store failure becomes a {@link CheckpointWriteError}. */

@@ -66,26 +66,25 @@ export async function executeRun(
     ...(options.parentEpoch === undefined ? {} : { parentEpoch: options.parentEpoch }),
   });
   options.onClaim?.({ epoch, run });
-  const emit = (type: RunEventType, data: Record<string, unknown>) =>
-    deps.onEvent?.({ type, runId, epoch, data, at: new Date().toISOString() });
   const entity = entityOf(run);
-  const history = await deps.store.loadHistory(runId);
+  // A run with no checkpoint yet has no history to load.
+  const history = run.lastCheckpointAtMessageIndex > 0 ? await deps.store.loadHistory(runId) : { messages: [], toolCalls: [] };
   const resumed = history.messages.length > 0;
-  emit(options.reason === 'run' ? 'RunStarted' : 'RunContinued', {
-    reason: options.reason,
-    workerId: deps.workerId,
-    entity: run.entity,
-    lastCheckpointAtMessageIndex: run.lastCheckpointAtMessageIndex,
-  });
-
   const checkpointer = new Checkpointer(
     deps.store,
     runId,
     epoch,
     run.checkpoint,
     run.lastCheckpointAtMessageIndex,
-    (index, messages) => emit('CheckpointCommitted', { lastCheckpointAtMessageIndex: index, messages }),
+    deps.onEvent,
   );
+  const emit = (type: RunEventType, data: Record<string, unknown>) => checkpointer.emit(type, data);
+  emit(options.reason === 'run' ? 'RunStarted' : 'RunContinued', {
+    reason: options.reason,
+    workerId: deps.workerId,
+    entity: run.entity,
+    lastCheckpointAtMessageIndex: run.lastCheckpointAtMessageIndex,
+  });
   const messages: Message[] = resumed ? history.messages : [{ role: 'user', content: run.input }];
   if (!resumed) checkpointer.add(messages);
   if (options.input !== undefined) {
@@ -115,16 +114,17 @@ export async function executeRun(
     const result = await runTurnLoop(state);
     // The next execution announces itself with RunContinued (reason `handover`).
     if (result.kind === 'handover') return { outcome: 'handed-over', runId };
-    const finished = await checkpointer.finish('COMPLETED', result.content, null, state.usage);
-    emit('RunCompleted', { content: result.content, usage: state.usage });
+    const finished = await checkpointer.finish('COMPLETED', result.content, null, state.usage, {
+      type: 'RunCompleted',
+      data: { content: result.content, usage: state.usage },
+    });
     return { outcome: 'finished', run: finished };
   } catch (error) {
     if (error instanceof HandoverSignal) return { outcome: 'handed-over', runId };
     const lost = leaseLostReason(signal);
     if (lost) throw lost;
     if (error instanceof PauseSignal) {
-      const paused = await checkpointer.finish('PAUSED', null, null, state.usage);
-      emit('RunPaused', error.data);
+      const paused = await checkpointer.finish('PAUSED', null, null, state.usage, { type: 'RunPaused', data: error.data });
       return { outcome: 'finished', run: paused };
     }
     const disposition = dispositionOfError(error);
@@ -140,13 +140,14 @@ export async function executeRun(
     }
     if (signal.aborted) {
       const partial = lastAssistantText(state.messages);
-      const cancelled = await checkpointer.finish('CANCELLED', partial, null, state.usage);
-      emit('RunCancelled', { content: partial });
+      const cancelled = await checkpointer.finish('CANCELLED', partial, null, state.usage, {
+        type: 'RunCancelled',
+        data: { content: partial },
+      });
       return { outcome: 'finished', run: cancelled };
     }
     const info = errorInfo(error);
-    const failed = await checkpointer.finish('ERROR', null, info, state.usage);
-    emit('RunError', { error: info });
+    const failed = await checkpointer.finish('ERROR', null, info, state.usage, { type: 'RunError', data: { error: info } });
     return { outcome: 'finished', run: failed };
   }
 }

@@ -66,9 +66,6 @@ port.on('message', (message: ToThread) => {
     case 'ping':
       post({ type: 'pong' });
       return;
-    case 'flush':
-      void executor.flushEvents().then(() => post({ type: 'flushed', id: message.id }));
-      return;
     case 'close':
       void executor.close().finally(() => {
         post({ type: 'closed' });

@@ -1,6 +1,5 @@
 import { Engine, type Model, type Registry } from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
-import { EventWriter } from '../event-writer.js';
 import { SILENT_PUBLISHER, type LivePublisher } from '../live/live-event.js';
 import { SILENT_LOGGER, type WorkerLogger } from '../worker-logger.js';
 import type { RunExecutor } from './run-executor.js';
@@ -19,26 +18,20 @@ export interface InlineExecutorOptions {
   logger?: WorkerLogger;
   /** Where run events are published live as they happen. @defaultValue {@link SILENT_PUBLISHER} */
   live?: LivePublisher;
-  /** Called by `close()` after events are flushed (e.g. to destroy the store's pool). */
+  /** Called by `close()` (e.g. to destroy the store's pool). */
   onClose?: () => Promise<void>;
 }
 
-/** Executes runs in the calling thread, with one engine and one event writer. */
+/** Executes runs in the calling thread, with one engine publishing run events live. */
 export function createInlineExecutor(options: InlineExecutorOptions): RunExecutor {
   const logger = options.logger ?? SILENT_LOGGER;
-  const events = new EventWriter(options.store, (error, event) =>
-    logger.warn({ err: error, runId: event.runId, type: event.type }, 'could not persist a run event'),
-  );
   const live = options.live ?? SILENT_PUBLISHER;
   const engine = new Engine({
     store: options.store,
     registry: options.registry,
     workerId: options.workerId,
     model: options.model,
-    onEvent: (event) => {
-      live.publish(event);
-      events.sink(event);
-    },
+    onEvent: (event) => live.publish(event),
   });
   const handovers = new Set<AbortController>();
   let handingOver = false;
@@ -55,9 +48,7 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
       handingOver = true;
       for (const handover of handovers) handover.abort();
     },
-    flushEvents: () => events.flush(),
     close: async () => {
-      await events.flush();
       await live.close();
       await options.onClose?.();
     },

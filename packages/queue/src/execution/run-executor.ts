@@ -14,8 +14,6 @@ export interface RunExecutor {
   execute(request: RunJobRequest): RunExecution;
   /** Asks every execution in flight, and every later one, to stop at its next checkpoint. */
   handoverAll(): void;
-  /** Resolves once every run event produced so far is stored. */
-  flushEvents(): Promise<void>;
-  /** Flushes events and releases connections and threads. */
+  /** Releases connections and threads. */
   close(): Promise<void>;
 }

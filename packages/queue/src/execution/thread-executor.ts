@@ -33,7 +33,6 @@ interface Pending<T> {
 /** One execution thread and what it has in flight. */
 class ExecutionThread {
   readonly executions = new Map<number, Pending<RunJobOutcome>>();
-  private readonly flushes = new Map<number, Pending<void>>();
   readonly ready: Promise<void>;
   /** Resolves when the thread said it closed, or exited. */
   private readonly closedSignal: Promise<void>;
@@ -65,9 +64,6 @@ class ExecutionThread {
             this.settle(this.executions, message.id, (p) => p.reject(error));
             return;
           }
-          case 'flushed':
-            this.settle(this.flushes, message.id, (p) => p.resolve());
-            return;
           case 'pong':
             this.lastPong = Date.now();
             return;
@@ -85,9 +81,8 @@ class ExecutionThread {
         if (this.closing) return;
         const error = new Error(`execution thread exited unexpectedly (code ${code})`);
         reject(error);
-        for (const pending of [...this.executions.values(), ...this.flushes.values()]) pending.reject(error);
+        for (const pending of this.executions.values()) pending.reject(error);
         this.executions.clear();
-        this.flushes.clear();
         onDeath(error);
       });
     });
@@ -98,14 +93,6 @@ class ExecutionThread {
     return new Promise((resolve, reject) => {
       this.executions.set(id, { resolve, reject });
       this.send({ type: 'execute', id, request });
-    });
-  }
-
-  flush(): Promise<void> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.flushes.set(id, { resolve, reject });
-      this.send({ type: 'flush', id });
     });
   }
 
@@ -178,9 +165,6 @@ export async function createThreadExecutor(options: ThreadExecutorOptions): Prom
     execute: (request) => ({ outcome: leastBusy().execute(request) }),
     handoverAll: () => {
       for (const thread of threads) thread.send({ type: 'handover-all' });
-    },
-    flushEvents: async () => {
-      await Promise.all(threads.map((t) => t.flush()));
     },
     close: async () => {
       clearInterval(watchdog);

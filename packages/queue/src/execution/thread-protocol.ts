@@ -24,7 +24,6 @@ export interface ExecutionThreadConfig {
 export type ToThread =
   | { type: 'execute'; id: number; request: RunJobRequest }
   | { type: 'handover-all' }
-  | { type: 'flush'; id: number }
   | { type: 'ping' }
   | { type: 'close' };
 
@@ -38,7 +37,6 @@ export type FromThread =
   | { type: 'outcome'; id: number; outcome: RunJobOutcome }
   /** The execution threw: the error keeps its kind across the thread, so the main thread classifies it like the thread would. */
   | { type: 'failed'; id: number; error: SerializedError }
-  | { type: 'flushed'; id: number }
   | { type: 'pong' }
   | { type: 'log'; level: ThreadLogLevel; fields: Record<string, unknown>; message: string }
   | { type: 'closed' };

@@ -1,0 +1,134 @@
+import { sql } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
+import { LeaseLostError, type ToolCallRecord } from '@cairn/engine';
+import type { CheckpointDelta, RunOutcome } from '@cairn/engine/store';
+import { insertEventsAfter, toStoredEvent } from './run-events.js';
+import type { Database, RunRow, ToolCallsTable } from './schema.js';
+
+/** The tool-call columns the writer sends as a JSON recordset, with their SQL types (checked against the table). */
+const CALL_COLUMNS = {
+  tool_call_id: 'text',
+  name: 'text',
+  args: 'jsonb',
+  result: 'text',
+  status: 'text',
+  batch: 'int',
+  idempotency_key: 'text',
+  child_run_id: 'text',
+  started_at: 'timestamptz',
+  ended_at: 'timestamptz',
+} as const satisfies { readonly [K in keyof ToolCallsTable]?: string };
+
+type CallColumn = keyof typeof CALL_COLUMNS;
+
+/** One tool call in the recordset; `result_ord` is the 1-based position in the delta's messages of the tool message holding its result. */
+type CallJson = { [K in CallColumn]: unknown } & { result_ord: number | null };
+
+const COLUMNS = Object.keys(CALL_COLUMNS) as CallColumn[];
+const RECORDSET = sql.raw(`${COLUMNS.map((c) => `${c} ${CALL_COLUMNS[c]}`).join(', ')}, result_ord int`);
+const INSERT_COLUMNS = sql.raw(COLUMNS.join(', '));
+const SELECT_COLUMNS = sql.raw(COLUMNS.map((c) => `c.${c}`).join(', '));
+/** What a `running` row takes from its final record (the key stays). */
+const UPDATE_SET = sql.raw(COLUMNS.filter((c) => c !== 'tool_call_id' && c !== 'started_at').map((c) => `${c} = c.${c}`).join(', '));
+
+/** How a finish ends the run, besides its delta. */
+export type DeltaFinish = Pick<RunOutcome, 'status' | 'content' | 'error'>;
+
+/**
+ * The one writer of a checkpoint delta, for a checkpoint and for a finish:
+ * ONE statement (its own transaction unless `db` is one). The fenced UPDATE
+ * of the run advances its message index and event sequence (a HOT update for
+ * a checkpoint) and every insert selects from it, so when `epoch` no longer
+ * holds the run nothing at all is written and `LeaseLostError` is thrown.
+ * It appends the messages, stores each tool result once (in its tool
+ * message), inserts new calls plainly and updates the `running` rows of
+ * calls that finished, and stores the delta's events; a finish also sets the
+ * final status and ends the attempt. Its cost depends on the delta only.
+ */
+export async function writeDelta(
+  db: Kysely<Database>,
+  runId: string,
+  epoch: number,
+  delta: CheckpointDelta,
+  finish?: DeltaFinish,
+): Promise<RunRow> {
+  const n = delta.messages.length;
+  const events = delta.events ?? [];
+  const k = events.length;
+  const ctes: RawBuilder<unknown>[] = [];
+  if (n > 0) {
+    ctes.push(sql`new_messages as (
+      insert into run_messages (run_id, idx, message)
+      select run.run_id, run.last_checkpoint_at_message_index - ${n} + m.ord - 1, m.message::jsonb
+        from run, unnest(${delta.messages.map((m) => JSON.stringify(m))}::text[]) with ordinality as m(message, ord))`);
+  }
+  const calls = latestCalls(delta);
+  if (calls.length > 0) {
+    const resultIdx = sql`run.last_checkpoint_at_message_index - ${n} + c.result_ord - 1`;
+    ctes.push(
+      sql`delta_calls as (select * from jsonb_to_recordset(${JSON.stringify(calls)}::jsonb) as c(${RECORDSET}))`,
+      sql`finished_calls as (
+        update tool_calls t set ${UPDATE_SET}, epoch = ${epoch}, result_message_idx = ${resultIdx}
+          from run, delta_calls c
+         where t.run_id = run.run_id and t.tool_call_id = c.tool_call_id
+        returning t.tool_call_id)`,
+      sql`new_calls as (
+        insert into tool_calls (run_id, ${INSERT_COLUMNS}, epoch, result_message_idx)
+        select run.run_id, ${SELECT_COLUMNS}, ${epoch}, ${resultIdx}
+          from run, delta_calls c
+         where c.tool_call_id not in (select tool_call_id from finished_calls))`,
+    );
+  }
+  if (k > 0) ctes.push(sql`new_events as (${insertEventsAfter(events.map(toStoredEvent))})`);
+  if (finish) {
+    ctes.push(sql`ended_attempt as (
+      update run_attempts a set ended_at = now(), outcome = ${finish.status.toLowerCase()}
+        from run where a.run_id = run.run_id and a.epoch = ${epoch})`);
+  }
+  const final = finish
+    ? sql`, status = ${finish.status}, content = ${finish.content}, error = ${finish.error && JSON.stringify(finish.error)}::jsonb`
+    : sql``;
+  const { rows } = await sql<RunRow>`
+    with run as (
+      update runs
+         set last_checkpoint_at_message_index = last_checkpoint_at_message_index + ${n},
+             usage = ${JSON.stringify(delta.usage)}::jsonb,
+             event_seq = event_seq + ${k},
+             updated_at = now()${final}
+       where run_id = ${runId} and epoch = ${epoch} and status = 'RUNNING'
+      returning *
+    )${sql.join(ctes.map((cte) => sql`, ${cte}`), sql``)}
+    select * from run`.execute(db);
+  const row = rows[0];
+  if (!row) throw new LeaseLostError(runId, epoch);
+  return row;
+}
+
+/** The delta's calls, the latest record of each id, each result stored once: in its tool message when the delta has it. */
+function latestCalls(delta: CheckpointDelta): CallJson[] {
+  const latest = [...new Map(delta.toolCalls.map((c) => [c.toolCallId, c])).values()];
+  return latest.map((call) => {
+    const ord = resultMessageOrd(delta, call);
+    return {
+      tool_call_id: call.toolCallId,
+      name: call.name,
+      args: call.args ?? null,
+      result: ord === null ? call.result : null,
+      status: call.status,
+      batch: call.batch,
+      idempotency_key: call.idempotencyKey,
+      child_run_id: call.childRunId,
+      started_at: call.startedAt,
+      ended_at: call.endedAt,
+      result_ord: ord,
+    };
+  });
+}
+
+function resultMessageOrd(delta: CheckpointDelta, call: ToolCallRecord): number | null {
+  if (call.result === null) return null;
+  const index = delta.messages.findIndex(
+    (m) => m.role === 'tool' && m.toolCallId === call.toolCallId && m.content === call.result,
+  );
+  return index < 0 ? null : index + 1;
+}
