@@ -1,4 +1,4 @@
-import type { Message, ToolCallRecord } from '@cairn/engine';
+import type { Message, RunEvent, ToolCallRecord } from '@cairn/engine';
 import type { CheckpointDelta } from '@cairn/engine/store';
 import type { PostgresCheckpointStore } from '@cairn/store';
 import { BENCH_AGENT } from './bench-registry.js';
@@ -57,4 +57,18 @@ export function deltaBytes(delta: CheckpointDelta): { messages: number; toolCall
     0,
   );
   return { messages, toolCalls };
+}
+
+/** The events the engine stores with a typical batch's checkpoint: the model turn, each call started and completed, the commit. */
+export function typicalEvents(run: ClaimedRun, batch: number): RunEvent[] {
+  const at = new Date().toISOString();
+  const event = (type: RunEvent['type'], data: Record<string, unknown>): RunEvent => ({ type, runId: run.runId, epoch: run.epoch, data, at });
+  const ids = [1, 2, 3].map((call) => `call_${batch}_${call}`);
+  return [
+    event('ModelRequestStarted', { model: 'scripted:bench', messages: 1 + 4 * (batch - 1) }),
+    event('ModelRequestCompleted', { toolCalls: 3, usage: { inputTokens: 100, outputTokens: 50, totalTokens: 150 } }),
+    ...ids.map((toolCallId) => event('ToolCallStarted', { toolCallId, name: 'lookup', batch })),
+    ...ids.map((toolCallId) => event('ToolCallCompleted', { toolCallId, name: 'lookup', batch })),
+    event('CheckpointCommitted', { lastCheckpointAtMessageIndex: 1 + 4 * batch, messages: 4 }),
+  ];
 }

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { createDb, migrate, PostgresCheckpointStore, type Database } from '@cairn/store';
-import { createClaimedRun, typicalDelta, type ClaimedRun } from './checkpoint-fixture.js';
-import { createBareTable, leanCommit, makeRunsUpdateHot, rawStatement, rawTransaction } from './raw-commits.js';
+import { createClaimedRun, typicalDelta, typicalEvents, type ClaimedRun } from './checkpoint-fixture.js';
+import { createBareTable, rawStatement, rawTransaction } from './raw-commits.js';
 import { tracedPool, type TracedPool } from './traced-pool.js';
 
 /** Commits per run before the variants move to a fresh run (keeps each run's history bounded). */
@@ -24,13 +24,12 @@ export interface CommitBench {
   close(): Promise<void>;
 }
 
-/** Migrates the database and opens what the commit variants use; `hot` applies {@link makeRunsUpdateHot}. */
-export async function openCommitBench(url: string, options: { hot?: boolean } = {}): Promise<CommitBench> {
+/** Migrates the database and opens what the commit variants use. */
+export async function openCommitBench(url: string): Promise<CommitBench> {
   const db = createDb(url);
   await migrate(db);
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   await createBareTable(pool);
-  if (options.hot) await makeRunsUpdateHot(pool);
   const traced = tracedPool(url);
   const tracedDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: traced.pool }) });
   return {
@@ -70,13 +69,12 @@ export function cairnVariant(store: PostgresCheckpointStore, name = 'cairn commi
   return { name, ...rotating };
 }
 
-/** The proposed lean checkpoint (`LEAN_COMMIT_SQL`) on the store's tables. */
-export function leanVariant(store: PostgresCheckpointStore, pool: pg.Pool): CommitVariant {
+/** Cairn's `commitCheckpoint` with the batch's events, as the worker writes it. */
+export function cairnWithEventsVariant(store: PostgresCheckpointStore): CommitVariant {
   const rotating = rotatingRun(store, async (run, batch) => {
-    const next = await leanCommit(pool, run.runId, run.epoch, typicalDelta(batch));
-    if (next === undefined) throw new Error('lean commit found no run row for its epoch');
+    await store.commitCheckpoint(run.runId, run.epoch, { ...typicalDelta(batch), events: typicalEvents(run, batch) });
   });
-  return { name: 'proposed lean commit', ...rotating };
+  return { name: 'cairn commitCheckpoint with the batch\'s 9 events', ...rotating };
 }
 
 /** The typical batch's message rows as JSON texts: what the raw variants insert. */

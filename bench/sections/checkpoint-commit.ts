@@ -4,7 +4,7 @@ import { deltaBytes, typicalDelta } from '../lib/checkpoint-fixture.js';
 import { statementBreakdowns, walPerCommit, type StatementBreakdown } from '../lib/commit-breakdown.js';
 import {
   cairnVariant,
-  leanVariant,
+  cairnWithEventsVariant,
   openCommitBench,
   rawStatementVariant,
   rawVariant,
@@ -51,23 +51,20 @@ export const checkpointCommitSection: Section = {
   async run({ quick, services, log }) {
     const database = await services.database(ID);
     const bench = await openCommitBench(database.url);
-    const hotDatabase = await services.database(`${ID}_hot`);
-    const hot = await openCommitBench(hotDatabase.url, { hot: true });
     try {
       const rounds = quick ? 200 : 2000;
       const warmup = quick ? 30 : 100;
       const cairn = cairnVariant(bench.store);
       const raw = rawVariant(bench.pool);
-      const cairnHot = cairnVariant(hot.store, 'cairn commitCheckpoint, HOT runs update');
-      const lean = leanVariant(hot.store, hot.pool);
-      const variants = [cairn, raw, cairnHot, lean, rawStatementVariant(bench.pool)];
+      const withEvents = cairnWithEventsVariant(bench.store);
+      const variants = [cairn, raw, withEvents, rawStatementVariant(bench.pool)];
       log(`alternating ${variants.length} commit variants, ${rounds} rounds`);
-      const [cairnMs, rawMs, hotMs, leanMs, singleMs] = await alternate(variants, rounds, warmup);
+      const [cairnMs, rawMs, eventsMs, singleMs] = await alternate(variants, rounds, warmup);
       log('tracing statements and WAL bytes');
       const breakdown = await statementBreakdowns(bench, quick ? 60 : 400);
-      const walVariants = [cairn, raw, cairnHot, lean];
-      const wal = await walPerCommit(hotDatabase.url, walVariants, quick ? 30 : 200);
-      const records = await walRecords(walVariants.map((variant, i) => ({ variant, url: i < 2 ? database.url : hotDatabase.url })));
+      const walVariants = [cairn, raw, withEvents];
+      const wal = await walPerCommit(database.url, walVariants, quick ? 30 : 200);
+      const records = await walRecords(walVariants.map((variant) => ({ variant, url: database.url })));
       const bytes = deltaBytes(typicalDelta(1));
       const note = `same batch in every variant: ${bytes.messages} B of message JSON (4 rows); Cairn also writes 3 tool_calls rows (${bytes.toolCalls} B of args + results)`;
       const goal = { op: '<=', bound: 1.2 } as const;
@@ -76,10 +73,8 @@ export const checkpointCommitSection: Section = {
           medianFigure(ID, 'cairn commitCheckpoint', cairnMs!, 'ms', { note }),
           medianFigure(ID, 'raw pg transaction (BEGIN/INSERT/COMMIT, bare table)', rawMs!, 'ms'),
           ratioFigure(ID, 'cairn / raw', cairnMs!, rawMs!, { goal }),
-          medianFigure(ID, 'cairn commit, runs index without updated_at (HOT update)', hotMs!, 'ms'),
-          ratioFigure(ID, 'cairn with HOT runs update / raw', hotMs!, rawMs!, { goal }),
-          medianFigure(ID, 'proposed lean commit (HOT, result stored once, plain INSERT)', leanMs!, 'ms'),
-          ratioFigure(ID, 'proposed lean commit / raw', leanMs!, rawMs!, { goal }),
+          medianFigure(ID, 'cairn commit with the batch\'s 9 events', eventsMs!, 'ms'),
+          ratioFigure(ID, 'cairn commit with events / raw', eventsMs!, rawMs!),
           medianFigure(ID, 'raw single autocommit INSERT', singleMs!, 'ms'),
           ...walVariants.map((v, i) => medianFigure(ID, `WAL per commit: ${v.name}`, wal[i]!, 'B')),
         ],
@@ -89,13 +84,12 @@ export const checkpointCommitSection: Section = {
           ...(records
             ? records.map((r) => `WAL records per commit, ${r.name} (pg_walinspect, mean of 20): ${describeRecords(r.groups)}`)
             : ['pg_walinspect not available: no WAL record breakdown']),
-          'HOT variant: the store\'s own commit on a database whose runs_status_idx is (status) instead of (status, updated_at), runs fillfactor 80; lean variant: LEAN_COMMIT_SQL in bench/lib/raw-commits.ts on that database',
+          'the events variant is the commit as a worker sends it: the same batch and the 9 events it covers (model turn, 3 calls started and completed, the commit), stored in the same statement',
         ],
         details: { breakdown, bytes, walRecords: records },
       };
     } finally {
       await bench.close();
-      await hot.close();
     }
   },
 };
