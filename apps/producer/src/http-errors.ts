@@ -61,7 +61,10 @@ export function toErrorResponse(error: unknown): ErrorResponse {
     return { ...reply(401, 'unauthorized', error), headers: { 'WWW-Authenticate': 'Bearer' } };
   }
   if (error instanceof ForbiddenError) return reply(403, 'forbidden', error);
-  if (error instanceof PayloadTooLargeError) return reply(413, 'payload_too_large', error);
+  if (error instanceof PayloadTooLargeError) {
+    // The rest of the body is never read, so the connection cannot carry another request: say so, and Node closes it.
+    return { ...reply(413, 'payload_too_large', error), headers: { Connection: 'close' } };
+  }
   if (error instanceof UnsupportedMediaTypeError) return reply(415, 'unsupported_media_type', error);
   if (error instanceof FieldTooLongError) return reply(422, 'field_too_long', error);
   if (error instanceof TooManyRunsError) return reply(429, 'too_many_runs', error);
