@@ -7,7 +7,7 @@ import { slowFetchDetail, slowSearch } from './tools.js';
 export interface ResearchTeamOptions {
   /** A model for both the team and the researcher; the scripted flow when omitted. */
   model?: Model;
-  /** @defaultValue 'run' (the seed's team raises it per run with `checkpoint: 'tool-batch'`) */
+  /** Of the team and the researcher. @defaultValue 'run' (the seed's; its team raises it per run with `checkpoint: 'tool-batch'`) */
   checkpoint?: CheckpointMode;
   /** Latency of each scripted turn; `RESEARCH_MODEL_LATENCY_MS` overrides it. @defaultValue 200 */
   scriptedLatencyMs?: number;
@@ -24,11 +24,14 @@ function scriptedLatencyMs(options: ResearchTeamOptions): number {
 /** The seed's team: `research-team` delegates to `researcher` (slow_search, slow_fetch_detail), then summarizes. */
 export function buildResearchTeam(options: ResearchTeamOptions = {}): Team {
   const latencyMs = scriptedLatencyMs(options);
+  // The seed's entities persist at the end unless a run asks for more; Cairn's own default is 'tool-batch'.
+  const checkpoint = options.checkpoint ?? 'run';
   const researcher = new Agent({
     name: 'researcher',
     role: 'Researches a topic using slow_search and slow_fetch_detail.',
     model: options.model ?? new ScriptedModel({ name: 'scripted:researcher', decide: researcherScript, latencyMs }),
     tools: [slowSearch, slowFetchDetail],
+    checkpoint,
     instructions:
       'Use slow_search to find results, then call slow_fetch_detail on EACH result one at a time. Report what you learned.',
   });
@@ -36,7 +39,7 @@ export function buildResearchTeam(options: ResearchTeamOptions = {}): Team {
     name: 'research-team',
     model: options.model ?? new ScriptedModel({ name: 'scripted:research-team', decide: teamScript, latencyMs }),
     members: [researcher],
-    checkpoint: options.checkpoint ?? 'run',
+    checkpoint,
     instructions: 'Delegate the research to the researcher, then summarize.',
   });
 }

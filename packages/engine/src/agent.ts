@@ -3,6 +3,9 @@ import type { Model } from './model.js';
 import { CHECKPOINT_MODES, type CheckpointMode } from './run-types.js';
 import { assertUniqueToolNames, type Tool } from './tool.js';
 
+/** The checkpoint mode of an entity that names none: durable after every tool batch. */
+export const DEFAULT_CHECKPOINT_MODE: CheckpointMode = 'tool-batch';
+
 /** Default bound on model turns per run. */
 export const DEFAULT_MAX_TURNS = 20;
 
@@ -14,7 +17,7 @@ export interface AgentOptions {
   model: Model;
   tools?: Tool[];
   instructions?: string;
-  /** @defaultValue 'run' */
+  /** When a run of this agent persists its progress. @defaultValue {@link DEFAULT_CHECKPOINT_MODE} ('tool-batch') */
   checkpoint?: CheckpointMode;
   /** @defaultValue 20 */
   maxTurns?: number;
@@ -71,7 +74,7 @@ export class Agent {
     this.model = options.model;
     this.tools = tools;
     this.instructions = options.instructions ?? '';
-    this.checkpoint = options.checkpoint ?? 'run';
+    this.checkpoint = options.checkpoint ?? DEFAULT_CHECKPOINT_MODE;
     this.maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
   }
 }

@@ -26,7 +26,7 @@ export {
   type NeedsApproval,
   type ResolvedApproval,
 } from './tool.js';
-export { Agent, DEFAULT_MAX_TURNS, type AgentOptions } from './agent.js';
+export { Agent, DEFAULT_CHECKPOINT_MODE, DEFAULT_MAX_TURNS, type AgentOptions } from './agent.js';
 export { Team, DELEGATE_TOOL_NAME, type TeamOptions } from './team.js';
 export { Registry, type Entity } from './registry.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';

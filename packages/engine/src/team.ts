@@ -1,8 +1,9 @@
 import type { Agent } from './agent.js';
-import { DEFAULT_MAX_TURNS, validateEntityOptions } from './agent.js';
+import { DEFAULT_CHECKPOINT_MODE, DEFAULT_MAX_TURNS, validateEntityOptions } from './agent.js';
 import { UserError } from './errors.js';
 import type { Model } from './model.js';
 import type { CheckpointMode } from './run-types.js';
+import { assertUniqueToolNames, type Tool } from './tool.js';
 
 /** Name of the tool a team's model calls to hand a task to a member. */
 export const DELEGATE_TOOL_NAME = 'delegate_task_to_member';
@@ -13,7 +14,9 @@ export interface TeamOptions {
   model: Model;
   members: Agent[];
   instructions?: string;
-  /** @defaultValue 'run' */
+  /** Tools of the team's own model, offered beside the delegation tool. */
+  tools?: Tool[];
+  /** When a run of this team persists its progress. @defaultValue {@link DEFAULT_CHECKPOINT_MODE} ('tool-batch') */
   checkpoint?: CheckpointMode;
   /** @defaultValue 20 */
   maxTurns?: number;
@@ -29,6 +32,8 @@ export class Team {
   readonly name: string;
   readonly model: Model;
   readonly members: readonly Agent[];
+  /** The team model's own tools, offered beside `delegate_task_to_member`. */
+  readonly tools: readonly Tool[];
   readonly instructions: string;
   readonly checkpoint: CheckpointMode;
   readonly maxTurns: number;
@@ -48,8 +53,14 @@ export class Team {
     this.name = options.name;
     this.model = options.model;
     this.members = options.members;
+    const tools = options.tools ?? [];
+    if (tools.some((t) => t.name === DELEGATE_TOOL_NAME)) {
+      throw new UserError(`team "${options.name}": a tool may not be named "${DELEGATE_TOOL_NAME}" (the generated delegation tool)`);
+    }
+    assertUniqueToolNames(`team "${options.name}"`, tools);
+    this.tools = tools;
     this.instructions = options.instructions ?? '';
-    this.checkpoint = options.checkpoint ?? 'run';
+    this.checkpoint = options.checkpoint ?? DEFAULT_CHECKPOINT_MODE;
     this.maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
   }
 

@@ -165,7 +165,9 @@ function instructionsFor(entity: Entity): string {
 
 function toolsFor(entity: Entity, runMember: RunMember): Map<string, ExecutableTool> {
   const tools =
-    entity.kind === 'agent' ? entity.tools.map(executableFromTool) : [delegationTool(entity, runMember)];
+    entity.kind === 'agent'
+      ? entity.tools.map(executableFromTool)
+      : [delegationTool(entity, runMember), ...entity.tools.map(executableFromTool)];
   return new Map(tools.map((t) => [t.name, t]));
 }
 

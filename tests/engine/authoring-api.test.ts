@@ -1,0 +1,67 @@
+import { Agent, DELEGATE_TOOL_NAME, Engine, Registry, Team, tool, UserError } from '@cairn/engine';
+import { firstUserInput, ScriptedModel, toolResults } from '@cairn/engine/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { openTestStore, type TestStore } from '../helpers/test-store.js';
+
+let t: TestStore;
+beforeEach(async () => {
+  t = await openTestStore();
+});
+afterEach(async () => {
+  await t.close();
+});
+
+const answer = (text: string) => new ScriptedModel({ decide: () => ({ text }) });
+
+describe('authoring API', () => {
+  it('an entity that names no checkpoint mode is durable after every tool batch', async () => {
+    const agent = new Agent({ name: 'plain', model: answer('hi') });
+    const team = new Team({ name: 'plain-team', model: answer('hi'), members: [agent] });
+    expect([agent.checkpoint, team.checkpoint]).toEqual(['tool-batch', 'tool-batch']);
+    const engine = new Engine({ store: t.store, registry: new Registry({ teams: [team] }), workerId: 'w' });
+    const run = await engine.createRun({ entity: { kind: 'agent', name: 'plain' }, input: 'hello' });
+    expect(run.checkpoint).toBe('tool-batch');
+  });
+
+  it("offers a team's own tools beside delegation, and runs them", async () => {
+    const seenTools: string[][] = [];
+    const clerk = new Agent({ name: 'clerk', model: answer('order 42 ships Monday') });
+    const lookupCustomer = tool({
+      name: 'lookup_customer',
+      description: 'Finds a customer by email',
+      parameters: z.object({ email: z.string() }),
+      execute: ({ email }) => `customer ${email}: Ada`,
+    });
+    const team = new Team({
+      name: 'desk',
+      members: [clerk],
+      tools: [lookupCustomer],
+      model: new ScriptedModel({
+        decide: ({ messages, tools }) => {
+          seenTools.push(tools.map((s) => s.name));
+          if (toolResults(messages, 'lookup_customer').length === 0) {
+            return { toolCalls: [{ name: 'lookup_customer', arguments: { email: 'ada@example.com' } }] };
+          }
+          const delegated = toolResults(messages, DELEGATE_TOOL_NAME);
+          if (delegated.length === 0) {
+            return { toolCalls: [{ name: DELEGATE_TOOL_NAME, arguments: { member: 'clerk', task: firstUserInput(messages) } }] };
+          }
+          return { text: `${toolResults(messages, 'lookup_customer')[0]!.content}; ${delegated[0]!.content}` };
+        },
+      }),
+    });
+    const engine = new Engine({ store: t.store, registry: new Registry({ teams: [team] }), workerId: 'w' });
+    const run = await engine.createRun({ entity: { kind: 'team', name: 'desk' }, input: 'When does my order ship?' });
+    const result = await engine.execute(run.runId, { reason: 'run' });
+    expect(result.outcome === 'finished' && result.run.content).toBe('customer ada@example.com: Ada; order 42 ships Monday');
+    expect(seenTools[0]).toEqual([DELEGATE_TOOL_NAME, 'lookup_customer']);
+    const view = (await t.store.getRunView(run.runId))!;
+    expect(view.tools.map((c) => c.name)).toEqual(['lookup_customer', DELEGATE_TOOL_NAME]);
+  });
+
+  it('refuses a team tool that would shadow the delegation tool', () => {
+    const shadow = tool({ name: DELEGATE_TOOL_NAME, description: 'x', parameters: z.object({}), execute: () => 'x' });
+    expect(() => new Team({ name: 't', model: answer('x'), members: [new Agent({ name: 'a', model: answer('x') })], tools: [shadow] })).toThrow(UserError);
+  });
+});
