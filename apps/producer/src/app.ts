@@ -58,7 +58,9 @@ export interface AppDeps {
  * ```
  */
 export function createApp(deps: AppDeps): Hono {
-  const metrics = deps.metrics ?? new ProducerMetrics();
+  const metrics =
+    deps.metrics ??
+    new ProducerMetrics({ queues: deps.queues, countPausedRuns: () => deps.client.countRunsByStatus('PAUSED') });
   const maxBodyBytes = deps.limits?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = new Hono();
 
@@ -87,9 +89,7 @@ export function createApp(deps: AppDeps): Hono {
   );
 
   app.route('/', healthRoutes({ checks: deps.healthChecks ?? {} }));
-  app.get('/metrics', async (c) =>
-    c.text(await metrics.render(deps.queues), 200, { 'Content-Type': 'text/plain; version=0.0.4' }),
-  );
+  app.get('/metrics', async (c) => c.text(await metrics.render(), 200, { 'Content-Type': metrics.contentType }));
   app.route('/v1', runRoutes({ client: deps.client, metrics, limits: runLimits(deps.limits) }));
   app.route(
     '/v1',

@@ -29,6 +29,7 @@ beforeEach(async () => {
     getRun: (runId) => fx.client.getRun(runId),
     getRunStatus: (runId) => fx.client.getRunStatus(runId),
     getSession: (sessionId) => fx.client.getSession(sessionId),
+    countRunsByStatus: (status) => fx.client.countRunsByStatus(status),
     listEvents: (runId, afterSeq) => {
       listEventsCalls += 1;
       return fx.client.listEvents(runId, afterSeq);

@@ -25,7 +25,7 @@ export {
 } from './run-limits.js';
 export { toErrorResponse, type ErrorBody, type ErrorResponse } from './http-errors.js';
 export type { ContinueRunOptions, ContinueRunResult, ProducerClient } from './producer-client.js';
-export { ProducerMetrics, type CountedQueue } from './producer-metrics.js';
+export { ProducerMetrics } from './producer-metrics.js';
 export { readinessChecks } from './readiness-checks.js';
 export {
   MAX_INPUT_LENGTH,

@@ -23,4 +23,5 @@ export interface ProducerClient {
   getRunStatus(runId: string): Promise<RunStatus | undefined>;
   getSession(sessionId: string): Promise<SessionView | undefined>;
   listEvents(runId: string, afterSeq: number): Promise<StoredEvent[]>;
+  countRunsByStatus(status: RunStatus): Promise<number>;
 }

@@ -1,5 +1,6 @@
 import { Registry, type Model } from '@cairn/engine';
 import {
+  CairnMetrics,
   ConfigError,
   createInlineExecutor,
   createLivePublisher,
@@ -10,6 +11,7 @@ import {
   resolveEnvConfig,
   RunQueue,
   startReconciler,
+  startMetricsServer,
   startRunWorker,
   type CairnEnvConfig,
   type RunExecutor,
@@ -121,7 +123,16 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     });
     closers.push(() => runQueue.close());
     const store = new PostgresCheckpointStore(db);
-    const executor = await createExecutor({ config, store, registry, registryModule, model, logger, onFatal });
+    const metrics = new CairnMetrics({
+      queues: [runQueue.queue],
+      countPausedRuns: () => store.countRunsByStatus('PAUSED'),
+    });
+    if (config.metricsPort !== undefined) {
+      const server = await startMetricsServer(metrics, config.metricsPort);
+      closers.push(() => server.close());
+      logger.info({ port: server.port }, 'metrics listening');
+    }
+    const executor = await createExecutor({ config, store, registry, registryModule, model, logger, onFatal, metrics });
     const worker = startRunWorker({
       runQueue,
       executor,
@@ -167,6 +178,7 @@ async function createExecutor(deps: {
   model: Model | undefined;
   logger: WorkerLogger;
   onFatal: (error: Error) => void;
+  metrics: CairnMetrics;
 }): Promise<RunExecutor> {
   const { config, logger } = deps;
   const leaseCheckMs = Math.max(100, Math.floor(config.lockMs / 2));
@@ -178,6 +190,7 @@ async function createExecutor(deps: {
       model: deps.model,
       leaseCheckMs,
       logger,
+      observe: (observation) => deps.metrics.observe(observation),
       live: createLivePublisher({
         backend: config.queueBackend,
         redisUrl: config.redisUrl,
@@ -189,6 +202,7 @@ async function createExecutor(deps: {
   return createThreadExecutor({
     threads: config.executionThreads,
     logger,
+    observe: (observation) => deps.metrics.observe(observation),
     onThreadDeath: deps.onFatal,
     config: {
       databaseUrl: config.databaseUrl,

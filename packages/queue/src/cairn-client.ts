@@ -198,6 +198,11 @@ export class CairnClient {
     return this.store.listEvents(runId, afterSeq, limit);
   }
 
+  /** How many runs (member runs included) are in `status` now. */
+  countRunsByStatus(status: RunStatus): Promise<number> {
+    return this.store.countRunsByStatus(status);
+  }
+
   /** Resolves with the run once it reaches a terminal status; rejects with `RunWaitTimeoutError` after `timeoutMs`. */
   async waitForRun(runId: string, options: { timeoutMs: number; pollMs?: number }): Promise<RunRecord> {
     const deadline = Date.now() + options.timeoutMs;

@@ -64,6 +64,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_MAX_INPUT_CHARS: positiveInt(100_000),
   CAIRN_MAX_RUNS_PER_SESSION: positiveInt(1000),
   CAIRN_MIGRATE: optionalString,
+  CAIRN_METRICS_PORT: integerAtLeast(0, -1),
   LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
 });
 
@@ -114,6 +115,8 @@ export interface CairnEnvConfig {
   maxRunsPerSession: number;
   /** `CAIRN_MIGRATE=1`: apply the store's migrations at start (tests, demo). */
   migrate: boolean;
+  /** `CAIRN_METRICS_PORT`: where a worker serves Prometheus `/metrics` (0: a free port); unset: no metrics server. */
+  metricsPort?: number;
   /** @defaultValue 'info' */
   logLevel: (typeof LOG_LEVELS)[number];
 }
@@ -156,6 +159,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     maxInputChars: e.CAIRN_MAX_INPUT_CHARS,
     maxRunsPerSession: e.CAIRN_MAX_RUNS_PER_SESSION,
     migrate: e.CAIRN_MIGRATE === '1' || e.CAIRN_MIGRATE === 'true',
+    metricsPort: e.CAIRN_METRICS_PORT >= 0 ? e.CAIRN_METRICS_PORT : undefined,
     logLevel: e.LOG_LEVEL ?? 'info',
   };
 }

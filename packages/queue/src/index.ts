@@ -50,3 +50,8 @@ export {
 export { createLivePublisher, createLiveSubscriber, type LiveChannelOptions } from './live/create-live.js';
 export { RedisLivePublisher, RedisLiveSubscriber } from './live/redis-live.js';
 export { PostgresLivePublisher, PostgresLiveSubscriber } from './live/postgres-live.js';
+export { CairnMetrics } from './metrics/cairn-metrics.js';
+export { PrometheusMetrics } from './metrics/prometheus-metrics.js';
+export { registerStateGauges, type CountedQueue, type MetricSources } from './metrics/state-gauges.js';
+export { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
+export { RunEventObserver, type RunObservation, type RunObserver } from './metrics/run-observation.js';

@@ -278,6 +278,16 @@ export class PostgresCheckpointStore implements CheckpointStore {
     return listEvents(this.db, runId, afterSeq, limit);
   }
 
+  /** How many runs (member runs included) are in `status` now: for the `cairn_runs_paused` gauge. */
+  async countRunsByStatus(status: RunStatus): Promise<number> {
+    const row = await this.db
+      .selectFrom('runs')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('status', '=', status)
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
   /** Runs in one of `statuses`, not updated for `olderThanMs` (when given), least recently updated first: for a reconciler. */
   async listRunsByStatus(
     statuses: readonly RunStatus[],

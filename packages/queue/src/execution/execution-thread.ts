@@ -38,6 +38,7 @@ try {
     model,
     leaseCheckMs: config.leaseCheckMs,
     logger,
+    observe: (observation) => post({ type: 'observation', observation }),
     live: createLivePublisher({
       backend: config.backend,
       redisUrl: config.redisUrl,

@@ -1,6 +1,8 @@
 import { Engine, type Model, type Registry } from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
 import { SILENT_PUBLISHER, type LivePublisher } from '../live/live-event.js';
+import { RunEventObserver, type RunObserver } from '../metrics/run-observation.js';
+import { timeCommits } from '../metrics/timed-commits.js';
 import { SILENT_LOGGER, type WorkerLogger } from '../worker-logger.js';
 import type { RunExecutor } from './run-executor.js';
 import { runJob } from './run-job.js';
@@ -18,6 +20,8 @@ export interface InlineExecutorOptions {
   logger?: WorkerLogger;
   /** Where run events are published live as they happen. @defaultValue {@link SILENT_PUBLISHER} */
   live?: LivePublisher;
+  /** Receives the measurements of the runs' work (the worker's metrics). */
+  observe?: RunObserver;
   /** Called by `close()` (e.g. to destroy the store's pool). */
   onClose?: () => Promise<void>;
 }
@@ -26,12 +30,17 @@ export interface InlineExecutorOptions {
 export function createInlineExecutor(options: InlineExecutorOptions): RunExecutor {
   const logger = options.logger ?? SILENT_LOGGER;
   const live = options.live ?? SILENT_PUBLISHER;
+  const observe = options.observe ?? (() => undefined);
+  const observer = new RunEventObserver(observe);
   const engine = new Engine({
-    store: options.store,
+    store: timeCommits(options.store, observe),
     registry: options.registry,
     workerId: options.workerId,
     model: options.model,
-    onEvent: (event) => live.publish(event),
+    onEvent: (event) => {
+      live.publish(event);
+      observer.sink(event);
+    },
   });
   const handovers = new Set<AbortController>();
   let handingOver = false;
@@ -41,7 +50,13 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
       const handover = new AbortController();
       if (handingOver) handover.abort();
       handovers.add(handover);
-      const outcome = runJob(deps, request, handover.signal).finally(() => handovers.delete(handover));
+      const outcome = runJob(deps, request, handover.signal)
+        .then((result) => {
+          if (result.kind === 'lease-lost') observe({ kind: 'lease-lost' });
+          if (result.kind !== 'finished') observer.forget(request.job.data.runId);
+          return result;
+        })
+        .finally(() => handovers.delete(handover));
       return { outcome };
     },
     handoverAll: () => {

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { deserializeError } from '@cairn/engine';
+import type { RunObserver } from '../metrics/run-observation.js';
 import { SILENT_LOGGER, type WorkerLogger } from '../worker-logger.js';
 import type { RunExecutor } from './run-executor.js';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';
@@ -12,6 +13,8 @@ export interface ThreadExecutorOptions {
   /** @defaultValue 1 */
   threads?: number;
   logger?: WorkerLogger;
+  /** Receives the measurements the threads post about their runs' work (the worker's metrics). */
+  observe?: RunObserver;
   /** A thread died unexpectedly: its runs are lost to this process (other workers recover them). */
   onThreadDeath?: (error: Error) => void;
   /**
@@ -46,6 +49,7 @@ class ExecutionThread {
     private readonly worker: Worker,
     logger: WorkerLogger,
     onDeath: (error: Error) => void,
+    observe: RunObserver,
   ) {
     let resolveClosed: () => void = () => undefined;
     this.closedSignal = new Promise<void>((resolve) => (resolveClosed = resolve));
@@ -69,6 +73,9 @@ class ExecutionThread {
             return;
           case 'log':
             logger[message.level](message.fields, message.message);
+            return;
+          case 'observation':
+            observe(message.observation);
             return;
           case 'closed':
             resolveClosed();
@@ -141,7 +148,7 @@ export async function createThreadExecutor(options: ThreadExecutorOptions): Prom
   const onDeath = options.onThreadDeath ?? ((error) => logger.error({ err: error }, 'execution thread died'));
   const threads = Array.from(
     { length: Math.max(1, options.threads ?? 1) },
-    () => new ExecutionThread(startThread(options.config), logger, onDeath),
+    () => new ExecutionThread(startThread(options.config), logger, onDeath, options.observe ?? (() => undefined)),
   );
   try {
     await Promise.all(threads.map((t) => t.ready));

@@ -1,5 +1,6 @@
 import type { SerializedError } from '@cairn/engine';
 import type { QueueBackendKind } from '../queue-backend.js';
+import type { RunObservation } from '../metrics/run-observation.js';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';
 
 /** What an execution thread is started with (`workerData`): plain values only. */
@@ -39,4 +40,5 @@ export type FromThread =
   | { type: 'failed'; id: number; error: SerializedError }
   | { type: 'pong' }
   | { type: 'log'; level: ThreadLogLevel; fields: Record<string, unknown>; message: string }
+  | { type: 'observation'; observation: RunObservation }
   | { type: 'closed' };

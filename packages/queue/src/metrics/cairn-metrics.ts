@@ -1,0 +1,103 @@
+import { assertNever } from '@cairn/engine';
+import { Counter, Histogram } from 'prom-client';
+import { PrometheusMetrics } from './prometheus-metrics.js';
+import { registerStateGauges, type MetricSources } from './state-gauges.js';
+import type { RunObservation } from './run-observation.js';
+
+const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+/**
+ * A worker's Prometheus metrics (DESIGN.md "Observability") on a prom-client
+ * registry: run counters and latency histograms fed by {@link RunObservation}s,
+ * and the state gauges (queue depth by state, paused runs) read at scrape time.
+ */
+export class CairnMetrics extends PrometheusMetrics {
+  private readonly runsFinished: Counter<'entity' | 'status'>;
+  private readonly runClaims: Counter<'reason'>;
+  private readonly leaseLost: Counter;
+  private readonly checkpointCommit: Histogram;
+  private readonly modelRequest: Histogram<'model'>;
+  private readonly modelTokens: Counter<'model' | 'kind'>;
+  private readonly toolCall: Histogram<'tool' | 'status'>;
+
+  constructor(sources: MetricSources = {}) {
+    super();
+    const registers = [this.registry];
+    this.runsFinished = new Counter({
+      name: 'cairn_runs_finished_total',
+      help: 'Runs (and member runs) that ended an execution, by entity and the status they ended in.',
+      labelNames: ['entity', 'status'],
+      registers,
+    });
+    this.runClaims = new Counter({
+      name: 'cairn_run_claims_total',
+      help: 'Claims of a run by an execution, by reason (run, continue, recovered, reconciled, handover).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.leaseLost = new Counter({
+      name: 'cairn_lease_lost_total',
+      help: 'Executions that found another execution holding their run and stopped without writing.',
+      registers,
+    });
+    this.checkpointCommit = new Histogram({
+      name: 'cairn_checkpoint_commit_seconds',
+      help: 'Time of one fenced commit of a run (checkpoint or finish).',
+      buckets: SECONDS_BUCKETS,
+      registers,
+    });
+    this.modelRequest = new Histogram({
+      name: 'cairn_model_request_seconds',
+      help: 'Time of one model request, by model.',
+      labelNames: ['model'],
+      buckets: SECONDS_BUCKETS,
+      registers,
+    });
+    this.modelTokens = new Counter({
+      name: 'cairn_model_tokens_total',
+      help: 'Tokens the models reported, by model and kind (input, output).',
+      labelNames: ['model', 'kind'],
+      registers,
+    });
+    this.toolCall = new Histogram({
+      name: 'cairn_tool_call_seconds',
+      help: 'Time of one tool call, by tool and status (completed, error).',
+      labelNames: ['tool', 'status'],
+      buckets: SECONDS_BUCKETS,
+      registers,
+    });
+    registerStateGauges(this.registry, sources);
+  }
+
+  /** Records one observation of a run's work. */
+  observe(observation: RunObservation): void {
+    switch (observation.kind) {
+      case 'claim':
+        this.runClaims.inc({ reason: observation.reason });
+        return;
+      case 'finished':
+        this.runsFinished.inc({ entity: observation.entity, status: observation.status });
+        return;
+      case 'lease-lost':
+        this.leaseLost.inc();
+        return;
+      case 'checkpoint-commit':
+        this.checkpointCommit.observe(observation.seconds);
+        return;
+      case 'model-request': {
+        const { model, usage } = observation;
+        this.modelRequest.observe({ model }, observation.seconds);
+        if (usage) {
+          this.modelTokens.inc({ model, kind: 'input' }, usage.inputTokens);
+          this.modelTokens.inc({ model, kind: 'output' }, usage.outputTokens);
+        }
+        return;
+      }
+      case 'tool-call':
+        this.toolCall.observe({ tool: observation.tool, status: observation.status }, observation.seconds);
+        return;
+      default:
+        assertNever(observation);
+    }
+  }
+}

@@ -1,0 +1,98 @@
+import type { RunEvent, RunStatus, Usage } from '@cairn/engine';
+
+/**
+ * One measurement of a run's work, as plain data so that an execution thread
+ * can post it to the main thread, whose registry `/metrics` serves.
+ */
+export type RunObservation =
+  | { kind: 'claim'; reason: string }
+  | { kind: 'finished'; entity: string; status: RunStatus }
+  | { kind: 'lease-lost' }
+  | { kind: 'checkpoint-commit'; seconds: number }
+  | { kind: 'model-request'; model: string; seconds: number; usage: Usage | null }
+  | { kind: 'tool-call'; tool: string; status: 'completed' | 'error'; seconds: number };
+
+/** Receives observations (the metrics registry, or a thread's port to it). */
+export type RunObserver = (observation: RunObservation) => void;
+
+/** The status a run's closing event stands for. */
+const FINISH_EVENTS: Partial<Record<RunEvent['type'], RunStatus>> = {
+  RunCompleted: 'COMPLETED',
+  RunError: 'ERROR',
+  RunCancelled: 'CANCELLED',
+  RunPaused: 'PAUSED',
+};
+
+interface RunTimers {
+  entity: string;
+  model?: { name: string; startedAt: number };
+  tools: Map<string, number>;
+}
+
+/**
+ * Turns a run's events into observations: pairs `ModelRequestStarted` with
+ * its `ModelRequestCompleted` and each `ToolCallStarted` with its end, and
+ * reads claims and finishes. The engine's sink is synchronous, so the time
+ * an event arrives is the time it happened.
+ */
+export class RunEventObserver {
+  private readonly runs = new Map<string, RunTimers>();
+
+  constructor(
+    private readonly observe: RunObserver,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** The engine's `onEvent` (or one of its listeners). */
+  readonly sink = (event: RunEvent): void => {
+    const at = this.now();
+    const data = event.data;
+    if (event.type === 'RunStarted' || event.type === 'RunContinued') {
+      const entity = data.entity as { name?: string } | undefined;
+      this.runs.set(event.runId, { entity: entity?.name ?? 'unknown', tools: new Map() });
+      this.observe({ kind: 'claim', reason: String(data.reason) });
+      return;
+    }
+    const run = this.runs.get(event.runId);
+    if (!run) return;
+    switch (event.type) {
+      case 'ModelRequestStarted':
+        run.model = { name: String(data.model), startedAt: at };
+        return;
+      case 'ModelRequestCompleted':
+        if (!run.model) return;
+        this.observe({
+          kind: 'model-request',
+          model: run.model.name,
+          seconds: (at - run.model.startedAt) / 1000,
+          usage: data.retrying ? null : ((data.usage as Usage | null | undefined) ?? null),
+        });
+        // A retry is a new request of the same model, timed from now.
+        run.model = data.retrying ? { name: run.model.name, startedAt: at } : undefined;
+        return;
+      case 'ToolCallStarted':
+        run.tools.set(String(data.toolCallId), at);
+        return;
+      case 'ToolCallCompleted':
+      case 'ToolCallError': {
+        const startedAt = run.tools.get(String(data.toolCallId));
+        if (startedAt === undefined) return;
+        run.tools.delete(String(data.toolCallId));
+        const status = event.type === 'ToolCallError' ? 'error' : 'completed';
+        this.observe({ kind: 'tool-call', tool: String(data.name), status, seconds: (at - startedAt) / 1000 });
+        return;
+      }
+      default: {
+        const status = FINISH_EVENTS[event.type];
+        if (!status) return;
+        this.observe({ kind: 'finished', entity: run.entity, status });
+        this.runs.delete(event.runId);
+      }
+    }
+  };
+
+  /** Forgets a run whose execution stopped without a closing event (lease lost, hand-over, crash of the store). */
+  forget(runId: string): void {
+    this.runs.delete(runId);
+  }
+}

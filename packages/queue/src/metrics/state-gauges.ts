@@ -1,0 +1,68 @@
+import { Gauge, type Registry } from 'prom-client';
+
+/** A queue whose job counts `cairn_queue_jobs` reports: a BullMQ `Queue`. */
+export interface CountedQueue {
+  readonly name: string;
+  getJobCounts(): Promise<Record<string, number>>;
+}
+
+/** What the gauges read at each scrape. */
+export interface MetricSources {
+  /** Queues whose jobs are counted by state. */
+  queues?: readonly CountedQueue[];
+  /** How many runs are PAUSED waiting for decisions. */
+  countPausedRuns?: () => Promise<number>;
+}
+
+interface QueueCounts {
+  queue: string;
+  /** Undefined when the queue did not answer. */
+  counts: Record<string, number> | undefined;
+}
+
+function countQueues(queues: readonly CountedQueue[]): Promise<QueueCounts[]> {
+  return Promise.all(
+    queues.map(async (queue) => ({ queue: queue.name, counts: await queue.getJobCounts().catch(() => undefined) })),
+  );
+}
+
+/**
+ * Registers the gauges of what the store and the queues hold now, read at
+ * each scrape: `cairn_runs_paused`, `cairn_queue_up`, `cairn_queue_jobs{queue,state}`.
+ */
+export function registerStateGauges(registry: Registry, sources: MetricSources): void {
+  const { countPausedRuns, queues = [] } = sources;
+  const registers = [registry];
+  new Gauge({
+    name: 'cairn_runs_paused',
+    help: 'Runs PAUSED waiting for human decisions.',
+    registers,
+    async collect() {
+      if (countPausedRuns) this.set(await countPausedRuns());
+    },
+  });
+  // Both gauges read one count per queue per scrape (prom-client collects them concurrently).
+  let counting: Promise<QueueCounts[]> | undefined;
+  const countJobs = () => (counting ??= countQueues(queues).finally(() => (counting = undefined)));
+  new Gauge({
+    name: 'cairn_queue_up',
+    help: 'Whether the queue answered the job-count query.',
+    labelNames: ['queue'],
+    registers,
+    async collect() {
+      for (const { queue, counts } of await countJobs()) this.set({ queue }, counts ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'cairn_queue_jobs',
+    help: 'Jobs in the queue by state.',
+    labelNames: ['queue', 'state'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const { queue, counts } of await countJobs()) {
+        for (const [state, count] of Object.entries(counts ?? {})) this.set({ queue, state }, count);
+      }
+    },
+  });
+}
