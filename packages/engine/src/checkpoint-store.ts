@@ -1,4 +1,4 @@
-import type { NewPendingAction } from './hitl/pending-action.js';
+import type { NewPendingAction, PendingActionRecord } from './hitl/pending-action.js';
 import type { FinishStatus, RunStatus } from './lifecycle/run-status.js';
 import type { RunEvent } from './events.js';
 import type { Message, Usage } from './messages.js';
@@ -91,4 +91,12 @@ export interface CheckpointStore {
   findUnconsumedChildRun(parentRunId: string, memberName: string): Promise<RunRecord | undefined>;
   /** Member runs of a run, oldest first. */
   listChildRuns(parentRunId: string): Promise<RunRecord[]>;
+  /** Every pending action the run made (decided or not), oldest first: a resume reads its decisions here. */
+  listRunActions(runId: string): Promise<PendingActionRecord[]>;
+  /**
+   * Claims a decided action for execution in one fenced write: true the first
+   * time, false once any execution consumed it (the call must not run again);
+   * `LeaseLostError` when `epoch` no longer holds the run.
+   */
+  consumeAction(runId: string, epoch: number, actionId: string): Promise<boolean>;
 }

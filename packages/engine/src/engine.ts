@@ -1,3 +1,4 @@
+import { actionSummary } from './hitl/pending-action.js';
 import type { Agent } from './agent.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { EntityCatalog } from './entity-catalog.js';
@@ -148,7 +149,8 @@ export class Engine {
       if (existing?.status === 'COMPLETED') {
         return { output: existing.content ?? '', childRunId: existing.runId };
       }
-      const resumable = existing && CLAIMABLE_STATUSES.includes(existing.status);
+      // A member paused on its own pending actions resumes first, once they are decided; nothing is delegated again.
+      const resumable = existing && (CLAIMABLE_STATUSES.includes(existing.status) || existing.status === 'PAUSED');
       const child = resumable
         ? existing
         : await this.store.createRun({
@@ -169,12 +171,16 @@ export class Engine {
         signal: context.signal,
         handover: parentOptions.handover,
         parentEpoch: parent.epoch,
+        resumeFromPause: child.status === 'PAUSED',
       });
       if (result.outcome === 'handed-over') throw new HandoverSignal(child.runId);
       const { run } = result;
       if (run.status === 'COMPLETED') return { output: run.content ?? '', childRunId: run.runId };
       // A team whose member paused is PAUSED too; it resumes after the member.
-      if (run.status === 'PAUSED') throw new PauseSignal(parent.runId, { memberRunId: run.runId });
+      if (run.status === 'PAUSED') {
+        const actions = (await this.store.listRunActions(run.runId)).filter((a) => a.status === 'pending');
+        throw new PauseSignal(parent.runId, { memberRunId: run.runId, actions: actions.map(actionSummary) });
+      }
       throw new MemberRunFailedError(run.runId, member.name, run.status, run.error?.message ?? 'no answer');
     };
   }

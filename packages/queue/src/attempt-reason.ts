@@ -7,7 +7,7 @@ import type { CatalogJob } from './job-catalog.js';
  * again (stalled, retried) or a `run` job finds its run claimed before, else
  * the continue job's own reason.
  */
-export function attemptReasonFor(job: CatalogJob, attemptsStarted: number, run: RunRecord): AttemptReason {
+export function attemptReasonFor(job: Exclude<CatalogJob, { name: 'expire' }>, attemptsStarted: number, run: RunRecord): AttemptReason {
   if (job.name === 'run' && run.epoch === 0) return 'run';
   const { handoverAttempt } = job.data;
   if (handoverAttempt !== undefined && attemptsStarted === handoverAttempt + 1) return 'handover';

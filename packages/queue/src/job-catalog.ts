@@ -24,6 +24,10 @@ export const JOB_CATALOG = {
       handoverAttempt,
     }).strict(),
   },
+  /** Expires a pending action at its `expires_at` (delayed until then); `runId` is its tree's root run. */
+  expire: {
+    schema: z.object({ runId: z.uuid(), actionId: z.string().min(1), expiresAt: z.iso.datetime() }).strict(),
+  },
 } as const;
 
 /** A job name of {@link JOB_CATALOG}. */
@@ -45,8 +49,8 @@ export const DEFAULT_JOB_OPTIONS = {
 
 /** Validates `data` against the schema of job `name`; throws {@link InvalidJobError}. */
 export function parseJob(name: string, data: unknown): CatalogJob {
-  if (name !== 'run' && name !== 'continue') throw new InvalidJobError(name, 'unknown job name');
-  const result = JOB_CATALOG[name].schema.safeParse(data);
+  if (!Object.hasOwn(JOB_CATALOG, name)) throw new InvalidJobError(name, 'unknown job name');
+  const result = JOB_CATALOG[name as JobName].schema.safeParse(data);
   if (!result.success) {
     throw new InvalidJobError(name, result.error.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message}`).join('; '));
   }
@@ -62,13 +66,19 @@ export function runDedupId(runId: string): string {
 }
 
 /**
- * Job id and options for a job. `run` jobs are `run-<runId>`; the resume of a
+ * Job id and options for a job. `expire` jobs are `expire-<actionId>`,
+ * delayed until the action's `expires_at`. `run` jobs are `run-<runId>`; the resume of a
  * paused run is `continue-<runId>-resume-<pausedEpoch>` (one per pause, so
  * two producers deciding at once enqueue it once); every other `continue`
  * gets a fresh id (`continue-<runId>-<suffix>`, no ':' which BullMQ forbids),
  * so a later continue is enqueueable while earlier ones stay visible.
  */
 export function jobOptionsFor(job: CatalogJob): JobsOptions {
+  if (job.name === 'expire') {
+    // Not deduplicated with the run's jobs: it must never hold back the resume it may enqueue.
+    const delay = Math.max(0, Date.parse(job.data.expiresAt) - Date.now());
+    return { ...DEFAULT_JOB_OPTIONS, jobId: `expire-${job.data.actionId}`, delay };
+  }
   const jobId =
     job.name === 'run'
       ? `run-${job.data.runId}`

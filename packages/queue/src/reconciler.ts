@@ -23,7 +23,8 @@ export interface ReconcileResult {
 /**
  * Finds top-level runs left PENDING or RUNNING with no live job (Redis lost,
  * enqueue failed after the row was written) and enqueues a `continue` with
- * reason `reconciled`; idempotent, since a run has at most one live job.
+ * reason `reconciled`, and PAUSED ones with every action decided and no
+ * resume job (their resume); idempotent, since a run has at most one live job.
  */
 export async function reconcileOnce(options: ReconcileOptions): Promise<ReconcileResult> {
   const { store, runQueue } = options;
@@ -37,6 +38,14 @@ export async function reconcileOnce(options: ReconcileOptions): Promise<Reconcil
     await runQueue.add({ name: 'continue', data: { runId: run.runId, reason: 'reconciled' } });
     enqueued.push(run.runId);
     (options.logger ?? SILENT_LOGGER).info({ runId: run.runId, status: run.status }, 'reconciled a run with no live job');
+  }
+  // A paused run whose every action is decided but whose resume was never enqueued (or was lost).
+  for (const paused of await store.listResumablePausedRuns(options.olderThanMs ?? 15_000)) {
+    checked++;
+    if (await runQueue.liveJobFor(paused.runId)) continue;
+    await runQueue.add({ name: 'continue', data: { runId: paused.runId, reason: 'continue', resumeOf: paused.epoch } });
+    enqueued.push(paused.runId);
+    (options.logger ?? SILENT_LOGGER).info({ runId: paused.runId }, 'reconciled a decided paused run with no resume job');
   }
   return { checked, enqueued };
 }

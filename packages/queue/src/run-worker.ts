@@ -61,7 +61,7 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
   const lockDuration = options.lockDurationMs ?? 2000;
   const executor = options.executor ?? inlineExecutor(options, lockDuration, logger);
   let closing = false;
-  const processor = createRunProcessor({ executor, logger, isClosing: () => closing });
+  const processor = createRunProcessor({ executor, logger, isClosing: () => closing, enqueue: (job) => options.runQueue.add(job) });
   const worker = options.runQueue.createWorker(processor, {
     name: options.workerId,
     concurrency: options.concurrency ?? 10,

@@ -92,9 +92,12 @@ describe('pending actions', () => {
     const decide = (id: string) => ctx.store.decideActions(runId, [{ actionId: `act-${id}`, decision: { type: 'approve' } }], acceptAll);
     expect(await decide('b')).toMatchObject({ applied: ['act-b'], pending: 2 });
     expect((await decide('a')).resume).toBeUndefined();
-    await expect(ctx.store.claimRun(runId, { workerId: 'w2', reason: 'continue' })).rejects.toThrow(RunNotContinuableError);
+    const resume = { workerId: 'w2', reason: 'continue' as const, from: ['PAUSED' as const] };
+    await expect(ctx.store.claimRun(runId, resume)).rejects.toThrow(RunNotContinuableError);
     expect(await decide('c')).toMatchObject({ applied: ['act-c'], pending: 0, resume: { rootRunId: runId } });
-    const claim = await ctx.store.claimRun(runId, { workerId: 'w2', reason: 'continue' });
+    // A plain pickup never claims a paused run; only the resume does.
+    await expect(ctx.store.claimRun(runId, { workerId: 'w2', reason: 'continue' })).rejects.toThrow(RunNotContinuableError);
+    const claim = await ctx.store.claimRun(runId, resume);
     expect(claim.run.status).toBe('RUNNING');
   });
 
@@ -147,7 +150,7 @@ describe('pending actions', () => {
   it('consumes a decided action once, only under the epoch holding the run', async () => {
     const { runId } = await pausedRun(['a']);
     await ctx.store.decideActions(runId, [{ actionId: 'act-a', decision: { type: 'approve' } }], acceptAll);
-    const { epoch } = await ctx.store.claimRun(runId, { workerId: 'w2', reason: 'continue' });
+    const { epoch } = await ctx.store.claimRun(runId, { workerId: 'w2', reason: 'continue', from: ['PAUSED'] });
     await expect(ctx.store.consumeAction(runId, epoch - 1, 'act-a')).rejects.toThrow(LeaseLostError);
     expect(await ctx.store.consumeAction(runId, epoch, 'act-a')).toBe(true);
     expect(await ctx.store.consumeAction(runId, epoch, 'act-a')).toBe(false);

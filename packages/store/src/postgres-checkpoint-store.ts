@@ -111,24 +111,28 @@ export class PostgresCheckpointStore implements CheckpointStore {
         .updateTable('runs')
         .set({ epoch: sql`epoch + 1`, status: 'RUNNING', updated_at: sql`now()` })
         .where('run_id', '=', runId)
-        .where((eb) =>
-          eb.or([
-            eb('status', 'in', from),
-            // A paused run is claimable once nothing in its tree waits for a person.
-            eb.and([
-              eb('status', '=', 'PAUSED'),
-              eb.not(
-                eb.exists(
-                  eb
-                    .selectFrom('pending_actions as a')
-                    .select(sql`1`.as('one'))
-                    .where('a.status', '=', 'pending')
-                    .where((w) => w.or([w('a.run_id', '=', runId), w('a.root_run_id', '=', runId)])),
+        .where((eb) => {
+          const plain = from.filter((status) => status !== 'PAUSED');
+          const allowed = plain.length > 0 ? [eb('status', 'in', plain)] : [];
+          if (from.includes('PAUSED')) {
+            // A paused run is claimed (resumeFromPause) only once nothing in its tree waits for a person.
+            allowed.push(
+              eb.and([
+                eb('status', '=', 'PAUSED'),
+                eb.not(
+                  eb.exists(
+                    eb
+                      .selectFrom('pending_actions as a')
+                      .select(sql`1`.as('one'))
+                      .where('a.status', '=', 'pending')
+                      .where((w) => w.or([w('a.run_id', '=', runId), w('a.root_run_id', '=', runId)])),
+                  ),
                 ),
-              ),
-            ]),
-          ]),
-        )
+              ]),
+            );
+          }
+          return eb.or(allowed);
+        })
         .returningAll()
         .executeTakeFirst();
       if (!row) {

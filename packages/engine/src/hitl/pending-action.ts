@@ -102,3 +102,17 @@ function canonicalJson(value: unknown): string {
 export function actionIdempotencyKey(actionId: string): string {
   return `action:${actionId}`;
 }
+
+/** A pending action as the `RunPaused` event shows it. */
+export function actionSummary(action: NewPendingAction | PendingActionRecord): Record<string, unknown> {
+  return {
+    action_id: action.actionId,
+    kind: action.kind,
+    tool: action.tool,
+    tool_call_id: action.toolCallId,
+    args: action.args,
+    args_digest: action.argsDigest,
+    member_path: action.memberPath,
+    expires_at: action.expiresAt?.toISOString() ?? null,
+  };
+}

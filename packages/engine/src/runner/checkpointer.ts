@@ -4,6 +4,7 @@ import type { RunEvent, RunEventSink, RunEventType } from '../events.js';
 import type { Message, Usage } from '../messages.js';
 import type { CheckpointMode, RunErrorInfo, RunRecord, ToolCallRecord } from '../run-types.js';
 import type { RunOutcome } from '../checkpoint-store.js';
+import type { NewPendingAction } from '../hitl/pending-action.js';
 
 /** An event a finish ends the run with (`RunCompleted`, `RunError`, `RunCancelled`, `RunPaused`). */
 export interface FinalEvent {
@@ -24,6 +25,7 @@ export class Checkpointer {
   private pendingToolCalls = new Map<string, ToolCallRecord>();
   private pendingEvents: RunEvent[] = [];
   private chain: Promise<unknown> = Promise.resolve();
+  private pendingActions: NewPendingAction[] = [];
 
   constructor(
     private readonly store: CheckpointStore,
@@ -98,6 +100,11 @@ export class Checkpointer {
     if (this.mode === 'tool-call') await this.commit(usage);
   }
 
+  /** Pending actions the PAUSED finish commits with the rest of the delta. */
+  pause(actions: readonly NewPendingAction[]): void {
+    this.pendingActions.push(...actions);
+  }
+
   /** Writes the final status with everything still pending and the final event, then publishes it. */
   finish(
     status: RunOutcome['status'],
@@ -119,6 +126,7 @@ export class Checkpointer {
             usage,
             events: [...this.pendingEvents, event],
           },
+          ...(status === 'PAUSED' && { pendingActions: this.pendingActions }),
         })
         .catch((failure: unknown) => this.writeFailed(failure));
       this.publish(event);

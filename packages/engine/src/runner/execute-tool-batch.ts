@@ -13,6 +13,8 @@ export interface ToolBatchContext {
   batch: number;
   signal: AbortSignal;
   tools: ReadonlyMap<string, ExecutableTool>;
+  /** The idempotency key of a call. @defaultValue {@link idempotencyKeyFor} the run and the call */
+  idempotencyKeyOf?(call: ToolCallRequest): string;
   onCallStarted?(call: ToolCallRequest): void;
   onCallFinished?(outcome: ToolCallOutcome): void;
 }
@@ -26,6 +28,10 @@ export interface ToolCallOutcome {
 /** The idempotency key of a call: the same every time the same call of the same run runs. */
 export function idempotencyKeyFor(runId: string, toolCallId: string): string {
   return `${runId}:${toolCallId}`;
+}
+
+function keyOf(call: ToolCallRequest, context: ToolBatchContext): string {
+  return context.idempotencyKeyOf?.(call) ?? idempotencyKeyFor(context.runId, call.id);
 }
 
 class ToolCallFailure extends Error {}
@@ -92,7 +98,7 @@ async function executeToolCall(
       result: content,
       status: isError ? 'error' : 'completed',
       batch: context.batch,
-      idempotencyKey: idempotencyKeyFor(context.runId, call.id),
+      idempotencyKey: keyOf(call, context),
       childRunId,
       startedAt,
       endedAt: new Date(),
@@ -157,7 +163,7 @@ async function invokeWithTimeout(
     signal: callController.signal,
     runId: context.runId,
     toolCallId: call.id,
-    idempotencyKey: idempotencyKeyFor(context.runId, call.id),
+    idempotencyKey: keyOf(call, context),
     epoch: context.epoch,
   });
   const aborted = new Promise<never>((_, reject) => {

@@ -2,6 +2,7 @@ import type { CheckpointStore } from '../checkpoint-store.js';
 import { assertNever, LeaseLostError } from '../errors.js';
 import { dispositionOfError, retryableHint } from '../lifecycle/error-disposition.js';
 import { PauseSignal } from '../lifecycle/pause.js';
+import { CLAIMABLE_STATUSES, RUN_TRANSITIONS } from '../lifecycle/run-status.js';
 import type { RunEventSink, RunEventType } from '../events.js';
 import type { Message } from '../messages.js';
 import type { Model } from '../model.js';
@@ -35,6 +36,8 @@ export interface ExecuteOptions {
   input?: string;
   /** For a member run: the epoch of its team's execution; the claim fails with `LeaseLostError` once the team was claimed since. */
   parentEpoch?: number;
+  /** Also claim the run from PAUSED (once nothing in its tree waits for a person): the resume a decision enqueued. */
+  resumeFromPause?: boolean;
   /** Called once the run is claimed, with the epoch this execution holds. */
   onClaim?(claim: { epoch: number; run: RunRecord }): void;
 }
@@ -63,6 +66,7 @@ export async function executeRun(
   const { epoch, run } = await deps.store.claimRun(runId, {
     workerId: deps.workerId,
     reason: options.reason,
+    ...(options.resumeFromPause && { from: [...CLAIMABLE_STATUSES, ...RUN_TRANSITIONS.resumeFromPause.from] }),
     ...(options.parentEpoch === undefined ? {} : { parentEpoch: options.parentEpoch }),
   });
   options.onClaim?.({ epoch, run });
@@ -108,6 +112,11 @@ export async function executeRun(
     signal,
     handover: options.handover,
     emit,
+    actions: {
+      list: () => deps.store.listRunActions(runId),
+      consume: (actionId: string) => deps.store.consumeAction(runId, epoch, actionId),
+    },
+    memberPath: () => memberPathOf(deps.store, run),
   };
 
   try {
@@ -150,6 +159,18 @@ export async function executeRun(
     const failed = await checkpointer.finish('ERROR', null, info, state.usage, { type: 'RunError', data: { error: info } });
     return { outcome: 'finished', run: failed };
   }
+}
+
+/** Entity names from the root run down to `run`. */
+async function memberPathOf(store: CheckpointStore, run: RunRecord): Promise<string[]> {
+  const path = [run.entity.name];
+  for (let parentId = run.parentRunId; parentId; ) {
+    const parent = await store.getRun(parentId);
+    if (!parent) break;
+    path.unshift(parent.entity.name);
+    parentId = parent.parentRunId;
+  }
+  return path;
 }
 
 function leaseLostReason(signal: AbortSignal): LeaseLostError | undefined {

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ToolSpec } from '../model.js';
-import type { Tool, ToolContext } from '../tool.js';
+import type { ApprovalCheckContext, ResolvedApproval, Tool, ToolContext } from '../tool.js';
 
 /** What a tool invocation produced: its output, and the member run it started, if any. */
 export interface ToolInvocationResult {
@@ -14,7 +14,16 @@ export interface ExecutableTool {
   readonly spec: ToolSpec;
   readonly parameters: z.ZodObject;
   readonly timeoutMs: number;
+  /** Set on a tool whose calls may wait for a person (`needsApproval` or `external`). */
+  readonly gate?: ToolGate;
   invoke(args: unknown, context: ToolContext): Promise<ToolInvocationResult>;
+}
+
+/** How a gated tool's calls wait for a person. */
+export interface ToolGate {
+  readonly external: boolean;
+  readonly approval: ResolvedApproval;
+  isGated(args: unknown, context: ApprovalCheckContext): Promise<boolean>;
 }
 
 /** Wraps a user-defined tool for the batch executor. */
@@ -24,6 +33,9 @@ export function executableFromTool(tool: Tool): ExecutableTool {
     spec: tool.spec,
     parameters: tool.parameters,
     timeoutMs: tool.timeoutMs,
+    ...(tool.approval && {
+      gate: { external: tool.external, approval: tool.approval, isGated: (args, context) => tool.isGated(args, context) },
+    }),
     invoke: async (args, context) => ({ output: await tool.execute(args, context) }),
   };
 }

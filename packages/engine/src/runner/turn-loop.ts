@@ -5,7 +5,10 @@ import type { Model, ToolSpec } from '../model.js';
 import type { RunEventType } from '../events.js';
 import type { ToolCallRecord } from '../run-types.js';
 import type { Checkpointer } from './checkpointer.js';
-import { executeToolBatch, idempotencyKeyFor, recordedArguments, type ToolCallOutcome } from './execute-tool-batch.js';
+import { executeToolBatch, idempotencyKeyFor, recordedArguments, type ToolBatchContext, type ToolCallOutcome } from './execute-tool-batch.js';
+import { PauseSignal } from '../lifecycle/pause.js';
+import { actionIdempotencyKey, actionSummary, type PendingActionRecord } from '../hitl/pending-action.js';
+import { editedNote, interruptedMessage, planToolCalls, type DecidedCall } from '../hitl/plan-tool-calls.js';
 import { respondWithRetry, type RetryPolicy } from './model-retry.js';
 import type { ExecutableTool } from './tool-executable.js';
 
@@ -25,6 +28,17 @@ export interface TurnLoopState {
   signal: AbortSignal;
   handover?: AbortSignal;
   emit(type: RunEventType, data: Record<string, unknown>): void;
+  /** The run's pending actions: read on resume, consumed before an approved call runs. */
+  actions: RunActions;
+  /** Entity names from the root run down to this one (for new pending actions). */
+  memberPath(): Promise<string[]>;
+}
+
+/** The run's human-in-the-loop actions, as the turn loop reads and consumes them. */
+export interface RunActions {
+  list(): Promise<PendingActionRecord[]>;
+  /** The fenced write that claims a decided call for execution; false when it was claimed before. */
+  consume(actionId: string): Promise<boolean>;
 }
 
 /** What the loop ended with: a final answer, or a hand-back at a checkpoint. */
@@ -38,7 +52,11 @@ export type TurnLoopResult = { kind: 'answer'; content: string } | { kind: 'hand
 export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult> {
   let batch = state.messages.filter(hasToolCalls).length;
   const unfinished = unfinishedCalls(state.messages);
-  if (unfinished.length > 0) await runBatch(state, unfinished, batch);
+  if (unfinished.length > 0) {
+    // A resume (after a pause or a crash): the calls may have actions with decisions.
+    const actions = new Map((await state.actions.list()).map((a) => [a.toolCallId, a]));
+    await runBatch(state, unfinished, batch, actions);
+  }
 
   const specs: ToolSpec[] = [...state.tools.values()].map((t) => t.spec);
   for (let turn = 1; ; turn++) {
@@ -59,9 +77,10 @@ export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult>
     const pendingBeforeTurn = state.checkpointer.pendingMessageCount - 1;
     try {
       await state.checkpointer.beforeBatch(state.usage);
-      await runBatch(state, message.toolCalls, batch);
+      await runBatch(state, message.toolCalls, batch, NO_ACTIONS);
     } catch (error) {
-      if (!toolCallMode) {
+      // A pause keeps the turn: its finish commits it with the results so far and the pending actions.
+      if (!toolCallMode && !(error instanceof PauseSignal)) {
         state.messages.splice(state.messages.indexOf(message));
         state.checkpointer.truncatePending(pendingBeforeTurn);
       }
@@ -92,35 +111,104 @@ async function runBatch(
   state: TurnLoopState,
   calls: readonly ToolCallRequest[],
   batch: number,
+  actions: ReadonlyMap<string, PendingActionRecord>,
 ): Promise<void> {
+  const plan = await planToolCalls(calls, {
+    runId: state.runId,
+    batch,
+    signal: state.signal,
+    tools: state.tools,
+    actions,
+    memberPath: state.memberPath,
+  });
   const toolCallMode = state.checkpointer.mode === 'tool-call';
   const commits: Promise<void>[] = [];
-  const outcomes = await executeToolBatch(calls, {
+  const finished = (outcome: ToolCallOutcome): void => {
+    emitOutcome(state, outcome);
+    if (!toolCallMode) return;
+    recordOutcome(state, outcome);
+    const commit = state.checkpointer.afterCall(state.usage);
+    commit.catch(() => undefined);
+    commits.push(commit);
+  };
+  const context: ToolBatchContext = {
     runId: state.runId,
     epoch: state.epoch,
     batch,
     signal: state.signal,
     tools: state.tools,
-    onCallStarted: (call) =>
-      state.emit('ToolCallStarted', { toolCallId: call.id, name: call.name, batch }),
-    onCallFinished: (outcome) => {
-      const { record } = outcome;
-      state.emit(record.status === 'error' ? 'ToolCallError' : 'ToolCallCompleted', {
-        toolCallId: record.toolCallId,
-        name: record.name,
-        batch,
-        ...(record.status === 'error' && { error: record.result }),
-      });
-      if (!toolCallMode) return;
-      recordOutcome(state, outcome);
-      const commit = state.checkpointer.afterCall(state.usage);
-      commit.catch(() => undefined);
-      commits.push(commit);
-    },
-  });
+    onCallStarted: (call) => state.emit('ToolCallStarted', { toolCallId: call.id, name: call.name, batch }),
+    onCallFinished: finished,
+  };
+  const outcomes = plan.execute.length > 0 ? await executeToolBatch(plan.execute, context) : [];
+  for (const outcome of plan.settled) finished(outcome);
+  outcomes.push(...plan.settled);
   await Promise.all(commits);
   if (!toolCallMode) for (const outcome of outcomes) recordOutcome(state, outcome);
+  for (const decided of plan.decided) await runDecidedCall(state, decided, context);
+  if (plan.gated.length > 0 || plan.waiting.length > 0) {
+    state.checkpointer.pause(plan.gated.map((g) => g.action));
+    throw new PauseSignal(state.runId, {
+      actions: [...plan.gated.map((g) => g.action), ...plan.waiting].map(actionSummary),
+    });
+  }
 }
+
+/**
+ * One approved or edited call: consumed first (the fenced write that makes
+ * it run at most once), executed under the action's idempotency key, and
+ * its result committed at once in every checkpoint mode.
+ */
+async function runDecidedCall(state: TurnLoopState, decided: DecidedCall, context: ToolBatchContext): Promise<void> {
+  const { call, action } = decided;
+  let outcome: ToolCallOutcome;
+  if (await state.actions.consume(action.actionId)) {
+    const [executed] = await executeToolBatch([{ ...call, arguments: JSON.stringify(decided.args) }], {
+      ...context,
+      idempotencyKeyOf: () => actionIdempotencyKey(action.actionId),
+      onCallFinished: (result) => {
+        if (decided.edited) {
+          result.message.content = editedNote(decided.args) + result.message.content;
+          result.record.result = result.message.content;
+        }
+        emitOutcome(state, result);
+      },
+    });
+    outcome = executed!;
+  } else {
+    const content = interruptedMessage(call.name, action.actionId);
+    const now = new Date();
+    outcome = {
+      message: { role: 'tool', toolCallId: call.id, name: call.name, content, isError: true },
+      record: {
+        toolCallId: call.id,
+        name: call.name,
+        args: decided.args,
+        result: content,
+        status: 'error',
+        batch: context.batch,
+        idempotencyKey: actionIdempotencyKey(action.actionId),
+        childRunId: null,
+        startedAt: now,
+        endedAt: now,
+      },
+    };
+    emitOutcome(state, outcome);
+  }
+  recordOutcome(state, outcome);
+  await state.checkpointer.commit(state.usage);
+}
+
+function emitOutcome(state: TurnLoopState, { record }: ToolCallOutcome): void {
+  state.emit(record.status === 'error' ? 'ToolCallError' : 'ToolCallCompleted', {
+    toolCallId: record.toolCallId,
+    name: record.name,
+    batch: record.batch,
+    ...(record.status === 'error' && { error: record.result }),
+  });
+}
+
+const NO_ACTIONS: ReadonlyMap<string, PendingActionRecord> = new Map();
 
 function recordOutcome(state: TurnLoopState, outcome: ToolCallOutcome): void {
   state.messages.push(outcome.message);

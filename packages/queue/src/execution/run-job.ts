@@ -1,5 +1,5 @@
-import { CLAIMABLE_STATUSES, LeaseLostError, RUN_JOB_CLAIMABLE_STATUSES, RunNotContinuableError, type Engine, type RunStatus } from '@cairn/engine';
-import type { PostgresCheckpointStore } from '@cairn/store';
+import { canTransition, CLAIMABLE_STATUSES, LeaseLostError, RUN_JOB_CLAIMABLE_STATUSES, RunNotContinuableError, type Engine, type RunStatus } from '@cairn/engine';
+import type { ExpiryOutcome, PostgresCheckpointStore } from '@cairn/store';
 import { attemptReasonFor } from '../attempt-reason.js';
 import type { CatalogJob } from '../job-catalog.js';
 import { watchLease } from '../lease-watch.js';
@@ -16,11 +16,19 @@ export interface RunJobRequest {
 
 /** How a pickup ended (shown in Bull Board as the job's return value where it completes the job). */
 export type RunJobOutcome =
-  | { kind: 'finished'; status: RunStatus }
+  | { kind: 'finished'; status: RunStatus; expiries?: ActionExpiry[] }
+  | { kind: 'expired'; result: ExpiryOutcome['kind']; resume?: { rootRunId: string; pausedEpoch: number } }
   | { kind: 'skipped'; status: RunStatus | 'not-found' }
   | { kind: 'cancelled-at-claim' }
   | { kind: 'handed-over' }
   | { kind: 'lease-lost'; message: string };
+
+/** A pending action that expires: the delayed `expire` job to enqueue for it. */
+export interface ActionExpiry {
+  runId: string;
+  actionId: string;
+  expiresAt: string;
+}
 
 /** What {@link runJob} needs. */
 export interface RunJobDeps {
@@ -44,9 +52,16 @@ export async function runJob(
   const { engine, store, logger } = deps;
   const { job, attemptsStarted } = request;
   const { runId } = job.data;
+  if (job.name === 'expire') {
+    const expiry = await store.expireAction(job.data.actionId);
+    logger.info({ runId, actionId: job.data.actionId, result: expiry.kind }, 'pending action expiry');
+    return { kind: 'expired', result: expiry.kind, ...(expiry.kind === 'rejected' && expiry.resume && { resume: expiry.resume }) };
+  }
   const run = await store.getRun(runId);
   if (!run) return { kind: 'skipped', status: 'not-found' };
-  if (!(job.name === 'run' ? RUN_JOB_CLAIMABLE_STATUSES : CLAIMABLE_STATUSES).includes(run.status)) {
+  // A continue finding the run PAUSED is the resume its last decision enqueued (the claim checks nothing is pending).
+  const resumeFromPause = job.name === 'continue' && canTransition(run.status, 'resumeFromPause');
+  if (!resumeFromPause && !(job.name === 'run' ? RUN_JOB_CLAIMABLE_STATUSES : CLAIMABLE_STATUSES).includes(run.status)) {
     return { kind: 'skipped', status: run.status };
   }
   if (run.cancelRequestedAt) {
@@ -72,10 +87,12 @@ export async function runJob(
       signal: controller.signal,
       handover,
       input,
+      resumeFromPause,
       onClaim: ({ epoch }) => watch.setEpoch(epoch),
     });
     if (result.outcome === 'handed-over') return { kind: 'handed-over' };
     logger.info({ runId, status: result.run.status }, 'run finished');
+    if (result.run.status === 'PAUSED') return { kind: 'finished', status: 'PAUSED', expiries: await expiriesOf(store, runId) };
     return { kind: 'finished', status: result.run.status };
   } catch (error) {
     if (error instanceof LeaseLostError) {
@@ -87,4 +104,10 @@ export async function runJob(
   } finally {
     watch.stop();
   }
+}
+
+/** The pending actions of a paused tree that expire, for their delayed `expire` jobs. */
+async function expiriesOf(store: PostgresCheckpointStore, rootRunId: string): Promise<ActionExpiry[]> {
+  const actions = await store.listPendingActions(rootRunId);
+  return actions.flatMap((a) => (a.expiresAt ? [{ runId: rootRunId, actionId: a.actionId, expiresAt: a.expiresAt.toISOString() }] : []));
 }

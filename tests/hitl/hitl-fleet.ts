@@ -1,0 +1,72 @@
+import { sql } from 'kysely';
+import type { PendingActionRecord, RunRecord } from '@cairn/engine';
+import type { RunView } from '@cairn/store';
+import { startFleet, waitFor, type Fleet } from '../fleet/fleet.js';
+
+/** The ops example's registry, loaded by the workers and the client. */
+export const OPS_REGISTRY = '@cairn/ops-agent';
+/** The ops agent. */
+export const OPS_AGENT = { kind: 'agent', name: 'ops-agent' } as const;
+/** The ops team, whose member is the ops agent. */
+export const OPS_TEAM = { kind: 'team', name: 'ops-team' } as const;
+
+/** A fleet on the ops registry whose workers write the Postgres tool ledger. */
+export interface OpsFleet extends Fleet {
+  workerEnv: Record<string, string>;
+  /** Rows of `ops_tool_ledger`, in the order the executions happened. */
+  ledgerRows(): Promise<{ tool: string; idempotency_key: string; args: { service: string } }[]>;
+}
+
+/** Starts a fleet on the ops registry with `workers` worker processes. */
+export async function startOpsFleet(options: { workers?: number; env?: Record<string, string> } = {}): Promise<OpsFleet> {
+  const fleet = await startFleet({ backend: 'redis', registryModule: OPS_REGISTRY });
+  const workerEnv = { OPS_LEDGER_URL: fleet.db.url, ...options.env };
+  for (let i = 0; i < (options.workers ?? 1); i++) await fleet.spawnWorker(`w${i + 1}`, workerEnv);
+  return Object.assign(fleet, {
+    workerEnv,
+    ledgerRows: async () => {
+      const exists = await sql<{ t: string | null }>`select to_regclass('ops_tool_ledger')::text as t`.execute(fleet.client.store.db);
+      if (!exists.rows[0]?.t) return [];
+      const { rows } = await sql<{ tool: string; idempotency_key: string; args: { service: string } }>`
+        select tool, idempotency_key, args from ops_tool_ledger order by at, idempotency_key`.execute(fleet.client.store.db);
+      return rows;
+    },
+  });
+}
+
+/** Waits until the run is PAUSED with `count` pending actions in its tree, and returns them. */
+export async function pausedWith(fleet: Fleet, runId: string, count: number): Promise<PendingActionRecord[]> {
+  let actions: PendingActionRecord[] = [];
+  await waitFor(async () => {
+    const run = await fleet.client.store.getRun(runId);
+    if (run?.status !== 'PAUSED') return false;
+    actions = await fleet.client.listPendingActions(runId);
+    return actions.length === count;
+  }, 30_000, `run ${runId} PAUSED with ${count} pending actions`);
+  return actions;
+}
+
+/** Waits for a final status (COMPLETED, ERROR, CANCELLED). */
+export async function finished(fleet: Fleet, runId: string): Promise<RunRecord> {
+  let run: RunRecord | undefined;
+  await waitFor(async () => {
+    run = await fleet.client.store.getRun(runId);
+    return run !== undefined && ['COMPLETED', 'ERROR', 'CANCELLED'].includes(run.status);
+  }, 40_000, `run ${runId} to finish`);
+  return run!;
+}
+
+/** Tool calls of the history that have no tool message: a model API would refuse such a history. */
+export function callsWithoutResult(view: RunView): string[] {
+  const answered = new Set(view.messages.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
+  const missing = view.messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.id) : [])).filter((id) => !answered.has(id));
+  return [...missing, ...view.member_runs.flatMap(callsWithoutResult)];
+}
+
+/** The tool message content the model got for each call of `tool`, across the tree. */
+export function toolMessages(view: RunView, tool: string): string[] {
+  return [
+    ...view.messages.flatMap((m) => (m.role === 'tool' && m.name === tool ? [m.content] : [])),
+    ...view.member_runs.flatMap((member) => toolMessages(member, tool)),
+  ];
+}
