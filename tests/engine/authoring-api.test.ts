@@ -60,6 +60,53 @@ describe('authoring API', () => {
     expect(view.tools.map((c) => c.name)).toEqual(['lookup_customer', DELEGATE_TOOL_NAME]);
   });
 
+  it('engine.run executes an agent in process, durably on the store, with no registry', async () => {
+    const weather = tool({
+      name: 'weather',
+      description: 'Current weather in a city',
+      parameters: z.object({ city: z.string() }),
+      execute: ({ city }) => `${city}: 21 C`,
+    });
+    const agent = new Agent({
+      name: 'forecaster',
+      tools: [weather],
+      model: new ScriptedModel({
+        decide: ({ messages }) =>
+          toolResults(messages).length === 0
+            ? { toolCalls: [{ name: 'weather', arguments: { city: 'Lyon' } }] }
+            : { text: `It is ${toolResults(messages)[0]!.content}` },
+      }),
+    });
+    const run = await new Engine({ store: t.store }).run(agent, 'Weather in Lyon?');
+    expect(run).toMatchObject({ status: 'COMPLETED', content: 'It is Lyon: 21 C', output: 'It is Lyon: 21 C', checkpoint: 'tool-batch' });
+    const stored = (await t.store.getRunView(run.runId))!;
+    expect(stored).toMatchObject({ status: 'COMPLETED', entity: { kind: 'agent', name: 'forecaster' } });
+    expect(stored.tools.map((c) => [c.name, c.result])).toEqual([['weather', 'Lyon: 21 C']]);
+  });
+
+  it('validates an outputType, sends the model a retry message when its answer does not match, and returns the typed output', async () => {
+    const answers = ['The weather is nice.', '{"city":"Lyon"}', '```json\n{"city":"Lyon","temperatureC":21}\n```'];
+    const seen: { instructions: string; lastUserMessage: string }[] = [];
+    const agent = new Agent({
+      name: 'structured',
+      outputType: z.object({ city: z.string(), temperatureC: z.number() }),
+      model: new ScriptedModel({
+        decide: ({ messages, instructions, turn }) => {
+          const users = messages.filter((m) => m.role === 'user');
+          seen.push({ instructions, lastUserMessage: users.at(-1)!.content });
+          return { text: answers[turn]! };
+        },
+      }),
+    });
+    const run = await new Engine({ store: t.store }).run(agent, 'Weather in Lyon as JSON');
+    const output: { city: string; temperatureC: number } | undefined = run.output;
+    expect(output).toEqual({ city: 'Lyon', temperatureC: 21 });
+    expect(run.content).toBe('{"city":"Lyon","temperatureC":21}');
+    expect(seen[0]!.instructions).toContain('"temperatureC"');
+    expect(seen[1]!.lastUserMessage).toMatch(/does not match the required output type: it is not JSON/);
+    expect(seen[2]!.lastUserMessage).toMatch(/does not match the required output type:[\s\S]*temperatureC/);
+  });
+
   it('refuses a team tool that would shadow the delegation tool', () => {
     const shadow = tool({ name: DELEGATE_TOOL_NAME, description: 'x', parameters: z.object({}), execute: () => 'x' });
     expect(() => new Team({ name: 't', model: answer('x'), members: [new Agent({ name: 'a', model: answer('x') })], tools: [shadow] })).toThrow(UserError);

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { UserError } from './errors.js';
 import type { Model } from './model.js';
 import { CHECKPOINT_MODES, type CheckpointMode } from './run-types.js';
@@ -10,7 +11,7 @@ export const DEFAULT_CHECKPOINT_MODE: CheckpointMode = 'tool-batch';
 export const DEFAULT_MAX_TURNS = 20;
 
 /** Options of {@link Agent}. */
-export interface AgentOptions {
+export interface AgentOptions<Output = unknown> {
   name: string;
   /** One line on what the agent does; a team shows it to its model. */
   role?: string;
@@ -21,6 +22,12 @@ export interface AgentOptions {
   checkpoint?: CheckpointMode;
   /** @defaultValue 20 */
   maxTurns?: number;
+  /**
+   * The shape of the final answer (a zod schema): the model is asked for JSON
+   * matching it, an answer that does not gets a retry message, and the run's
+   * content holds the validated output, serialized.
+   */
+  outputType?: z.ZodType<Output>;
 }
 
 const ENTITY_NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
@@ -55,7 +62,7 @@ export function validateEntityOptions(
 }
 
 /** An LLM with tools and instructions, run by the engine's turn loop. */
-export class Agent {
+export class Agent<Output = unknown> {
   readonly kind = 'agent' as const;
   readonly name: string;
   readonly role: string;
@@ -64,8 +71,9 @@ export class Agent {
   readonly instructions: string;
   readonly checkpoint: CheckpointMode;
   readonly maxTurns: number;
+  readonly outputType: z.ZodType<Output> | undefined;
 
-  constructor(options: AgentOptions) {
+  constructor(options: AgentOptions<Output>) {
     validateEntityOptions('agent', options);
     const tools = options.tools ?? [];
     assertUniqueToolNames(`agent "${options.name}"`, tools);
@@ -76,5 +84,6 @@ export class Agent {
     this.instructions = options.instructions ?? '';
     this.checkpoint = options.checkpoint ?? DEFAULT_CHECKPOINT_MODE;
     this.maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
+    this.outputType = options.outputType;
   }
 }

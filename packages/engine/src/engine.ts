@@ -1,12 +1,14 @@
 import { actionSummary } from './hitl/pending-action.js';
 import type { Agent } from './agent.js';
+import type { Team } from './team.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { EntityCatalog } from './entity-catalog.js';
 import { EntityNotFoundError, MemberRunFailedError, UserError } from './errors.js';
 import { PauseSignal } from './lifecycle/pause.js';
 import type { RunEventSink } from './events.js';
 import type { Model } from './model.js';
-import type { Registry } from './registry.js';
+import { Registry } from './registry.js';
+import { outputOf } from './runner/output-type.js';
 import { CHECKPOINT_MODES, type CheckpointMode, type EntityRef, type RunRecord } from './run-types.js';
 import { decideContinue, type ContinueDecision } from './lifecycle/continue-rules.js';
 import { CLAIMABLE_STATUSES } from './lifecycle/run-status.js';
@@ -27,8 +29,8 @@ export interface EngineOptions {
   registry?: Registry;
   /** Where `createRun` looks entities up. @defaultValue the registry */
   catalog?: EntityCatalog;
-  /** Shown in every attempt this engine claims. */
-  workerId: string;
+  /** Shown in every attempt this engine claims. @defaultValue 'in-process' */
+  workerId?: string;
   /** Replaces the model of every entity (`CAIRN_MODEL`). */
   model?: Model;
   /** Receives run events, in order. */
@@ -56,6 +58,15 @@ export interface ContinueRequest {
   input?: string;
 }
 
+/** What {@link Engine.run} takes besides the entity and its input. */
+export interface RunOptions extends Omit<CreateRunRequest, 'entity' | 'input'> {
+  /** Aborting it cancels the run (CANCELLED is persisted). */
+  signal?: AbortSignal;
+}
+
+/** A run {@link Engine.run} executed to its end, with the entity's output when it COMPLETED (typed by its `outputType`). */
+export type RunResult<Output = unknown> = RunRecord & { output: Output | undefined };
+
 const CHECKPOINT_STRENGTH: Record<CheckpointMode, number> = { run: 0, 'tool-batch': 1, 'tool-call': 2 };
 
 /**
@@ -64,6 +75,11 @@ const CHECKPOINT_STRENGTH: Record<CheckpointMode, number> = { run: 0, 'tool-batc
  *
  * @example
  * ```ts
+ * // In process: one call, durable on the store, no registry needed.
+ * const engine = new Engine({ store });
+ * const run = await engine.run(researcher, 'Research X');
+ *
+ * // As workers do: entities from a registry, runs created and executed apart.
  * const engine = new Engine({ store, registry, workerId: 'local' });
  * const run = await engine.createRun({ entity: { kind: 'team', name: 'research-team' }, input: 'Research X', checkpoint: 'tool-batch' });
  * const result = await engine.execute(run.runId, { reason: 'run' });
@@ -74,21 +90,41 @@ export class Engine {
   private readonly registry?: Registry;
   private readonly catalog: EntityCatalog;
   private readonly deps: ExecutionDeps;
+  private readonly options: EngineOptions;
 
   constructor(options: EngineOptions) {
+    this.options = options;
     this.store = options.store;
     this.registry = options.registry;
-    const catalog = options.catalog ?? options.registry;
-    if (!catalog) throw new UserError('engine: pass a registry (to execute runs) or a catalog (to create them)');
-    this.catalog = catalog;
+    this.catalog = options.catalog ?? options.registry ?? { describe: () => undefined };
     this.deps = {
       store: options.store,
-      workerId: options.workerId,
+      workerId: options.workerId ?? 'in-process',
       retry: options.retry ?? DEFAULT_RETRY_POLICY,
       onEvent: options.onEvent,
       modelFor: (entity) => options.model ?? entity.model,
       memberRunner: (parent, parentOptions) => this.memberRunner(parent, parentOptions),
     };
+  }
+
+  /**
+   * Creates a run of `entity` and executes it here, to its end: durable on
+   * the store like any run (same checkpoints, continuable by id), but no
+   * registry, queue or worker is needed. Resolves with the finished run and
+   * its `output` (validated by the entity's `outputType`, if any).
+   */
+  async run<Output>(entity: Agent<Output> | Team<Output>, input: string, options: RunOptions = {}): Promise<RunResult<Output>> {
+    const ref: EntityRef = { kind: entity.kind, name: entity.name };
+    const known = this.registry?.has(ref) && this.registry.get(ref) === entity;
+    const registry = entity.kind === 'agent' ? new Registry({ agents: [entity] }) : new Registry({ teams: [entity] });
+    const engine = known ? this : new Engine({ ...this.options, registry, catalog: registry });
+    const { signal, ...request } = options;
+    const created = await engine.createRun({ ...request, entity: ref, input });
+    const result = await engine.execute(created.runId, { reason: 'run', signal });
+    // No handover signal was given, so the execution ran to a final status.
+    const run = result.outcome === 'finished' ? result.run : (await this.store.getRun(created.runId))!;
+    const output = run.status === 'COMPLETED' ? (outputOf(entity.outputType, run.content) as Output) : undefined;
+    return { ...run, output };
   }
 
   /** Validates the request and creates the run in PENDING; nothing is executed. */

@@ -1,6 +1,7 @@
 import type { Agent } from './agent.js';
 import { DEFAULT_CHECKPOINT_MODE, DEFAULT_MAX_TURNS, validateEntityOptions } from './agent.js';
 import { UserError } from './errors.js';
+import type { z } from 'zod';
 import type { Model } from './model.js';
 import type { CheckpointMode } from './run-types.js';
 import { assertUniqueToolNames, type Tool } from './tool.js';
@@ -9,7 +10,7 @@ import { assertUniqueToolNames, type Tool } from './tool.js';
 export const DELEGATE_TOOL_NAME = 'delegate_task_to_member';
 
 /** Options of {@link Team}. */
-export interface TeamOptions {
+export interface TeamOptions<Output = unknown> {
   name: string;
   model: Model;
   members: Agent[];
@@ -20,6 +21,8 @@ export interface TeamOptions {
   checkpoint?: CheckpointMode;
   /** @defaultValue 20 */
   maxTurns?: number;
+  /** The shape of the team's final answer, as an agent's `outputType`. */
+  outputType?: z.ZodType<Output>;
 }
 
 /**
@@ -27,7 +30,7 @@ export interface TeamOptions {
  * `delegate_task_to_member({ member, task })`, and each delegation runs the
  * member as a child run with its own checkpoints.
  */
-export class Team {
+export class Team<Output = unknown> {
   readonly kind = 'team' as const;
   readonly name: string;
   readonly model: Model;
@@ -37,8 +40,9 @@ export class Team {
   readonly instructions: string;
   readonly checkpoint: CheckpointMode;
   readonly maxTurns: number;
+  readonly outputType: z.ZodType<Output> | undefined;
 
-  constructor(options: TeamOptions) {
+  constructor(options: TeamOptions<Output>) {
     validateEntityOptions('team', options);
     if (!Array.isArray(options.members) || options.members.length === 0) {
       throw new UserError(`team "${options.name}": members must list at least one agent`);
@@ -62,6 +66,7 @@ export class Team {
     this.instructions = options.instructions ?? '';
     this.checkpoint = options.checkpoint ?? DEFAULT_CHECKPOINT_MODE;
     this.maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
+    this.outputType = options.outputType;
   }
 
   /** The member called `name`, if any. */

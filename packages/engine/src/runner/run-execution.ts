@@ -12,6 +12,7 @@ import { Checkpointer } from './checkpointer.js';
 import type { RunMember } from './delegation.js';
 import { delegationTool } from './delegation.js';
 import { HandoverSignal } from './handover.js';
+import { outputCheckFor } from './output-type.js';
 import type { RetryPolicy } from './model-retry.js';
 import { executableFromTool, type ExecutableTool } from './tool-executable.js';
 import { runTurnLoop } from './turn-loop.js';
@@ -98,11 +99,13 @@ export async function executeRun(
   }
 
   const signal = options.signal ?? new AbortController().signal;
+  const output = entity.outputType ? outputCheckFor(entity.outputType) : undefined;
   const state = {
     runId,
     epoch,
     model: deps.modelFor(entity),
-    instructions: instructionsFor(entity),
+    instructions: [instructionsFor(entity), output?.instructions].filter(Boolean).join('\n\n'),
+    output,
     tools: toolsFor(entity, deps.memberRunner(run, options)),
     maxTurns: entity.maxTurns,
     retry: deps.retry,

@@ -10,6 +10,7 @@ import { PauseSignal } from '../lifecycle/pause.js';
 import { actionIdempotencyKey, actionSummary, type PendingActionRecord } from '../hitl/pending-action.js';
 import { editedNote, interruptedMessage, planToolCalls, type DecidedCall } from '../hitl/plan-tool-calls.js';
 import { respondWithRetry, type RetryPolicy } from './model-retry.js';
+import type { OutputCheck } from './output-type.js';
 import type { ExecutableTool } from './tool-executable.js';
 
 /** The state one execution of a run loops over. */
@@ -25,6 +26,8 @@ export interface TurnLoopState {
   messages: Message[];
   usage: Usage;
   checkpointer: Checkpointer;
+  /** The entity's `outputType`: a final answer it refuses is sent back to the model. */
+  output?: OutputCheck;
   signal: AbortSignal;
   handover?: AbortSignal;
   emit(type: RunEventType, data: Record<string, unknown>): void;
@@ -71,7 +74,15 @@ export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult>
     state.messages.push(message);
     const toolCallMode = state.checkpointer.mode === 'tool-call';
     state.checkpointer.add([message], toolCallMode ? runningRecords(state.runId, message, batch + 1) : []);
-    if (!hasToolCalls(message)) return { kind: 'answer', content: message.content ?? '' };
+    if (!hasToolCalls(message)) {
+      const checked = state.output?.check(message.content ?? '');
+      if (!checked) return { kind: 'answer', content: message.content ?? '' };
+      if (checked.ok) return { kind: 'answer', content: checked.content };
+      const retry: Message = { role: 'user', content: checked.retryMessage };
+      state.messages.push(retry);
+      state.checkpointer.add([retry]);
+      continue;
+    }
 
     batch += 1;
     const pendingBeforeTurn = state.checkpointer.pendingMessageCount - 1;
