@@ -1,46 +1,99 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import { getCookie } from 'hono/cookie';
+import type { ApiKeyRing, Principal } from './api-keys.js';
+import { CSRF_FIELD, CSRF_HEADERS, SESSION_COOKIE, type BrowserSession, type BrowserSessions } from './browser-session.js';
 import { ForbiddenError, UnauthorizedError } from './errors.js';
 
 /** Paths that never need a key. */
-export const OPEN_PATHS: readonly string[] = ['/healthz'];
+export const OPEN_PATHS: readonly string[] = ['/healthz', '/ui/login'];
+
+/** Path prefixes that never need a key (the pages' script and styles). */
+export const OPEN_PATH_PREFIXES: readonly string[] = ['/ui/assets/'];
+
+/** Paths a browser opens: without a session, a page request there is sent to `/ui/login`. */
+export const BROWSER_PATH_PREFIXES: readonly string[] = ['/ui', '/admin/queues'];
 
 /** Methods a read-only key may use. */
 export const READ_METHODS: readonly string[] = ['GET', 'HEAD'];
 
+/** Where sign-in lives. */
+export const LOGIN_PATH = '/ui/login';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** Who the request speaks for; unset when auth is off. */
+    principal: Principal;
+    /** The browser session the request came with, when it came with one instead of a bearer key. */
+    browserSession: BrowserSession;
+  }
+}
+
 const BEARER = /^Bearer\s+(.+)$/i;
 
 /**
- * Requires `Authorization: Bearer <key>` for one of `apiKeys` (every right)
- * or `readApiKeys` (GET and HEAD only: anything else is 403) on every path
- * but {@link OPEN_PATHS}; keys are compared as SHA-256 digests in constant
- * time, against every known key. With no keys at all, every request passes.
+ * Requires, on every path but the open ones, either `Authorization: Bearer
+ * <key>` or a browser session cookie (see `BrowserSessions`), both resolved
+ * through the key ring. A write from a browser session must carry the
+ * session's CSRF token (header or form field), or it is a 403 before any
+ * route runs. A read-only key may only GET and HEAD (anything else is 403).
+ * A page request without either is redirected to {@link LOGIN_PATH}; any
+ * other is a 401. With no keys at all, every request passes.
  */
-export function apiKeyAuth(apiKeys: readonly string[], readApiKeys: readonly string[] = []): MiddlewareHandler {
-  const full = apiKeys.map(digest);
-  const readOnly = readApiKeys.map(digest);
+export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions): MiddlewareHandler {
   return async (c, next) => {
-    if (full.length + readOnly.length === 0 || OPEN_PATHS.includes(c.req.path)) return next();
-    const match = BEARER.exec(c.req.header('Authorization') ?? '');
-    if (!match?.[1]) throw new UnauthorizedError('missing bearer API key');
-    const presented = digest(match[1].trim());
-    const isFull = matchesAny(full, presented);
-    const isReadOnly = matchesAny(readOnly, presented);
-    if (!isFull && !isReadOnly) throw new UnauthorizedError('invalid API key');
-    if (!isFull && !READ_METHODS.includes(c.req.method)) {
+    const path = c.req.path;
+    if (!keys.enabled || OPEN_PATHS.includes(path) || OPEN_PATH_PREFIXES.some((p) => path.startsWith(p))) {
+      return next();
+    }
+    const isWrite = !READ_METHODS.includes(c.req.method);
+    const authorization = c.req.header('Authorization');
+    let principal: Principal;
+    if (authorization !== undefined) {
+      const match = BEARER.exec(authorization);
+      if (!match?.[1]) throw new UnauthorizedError('missing bearer API key');
+      const found = keys.find(match[1].trim());
+      if (!found) throw new UnauthorizedError('invalid API key');
+      principal = found;
+    } else {
+      const session = sessions.verify(getCookie(c, SESSION_COOKIE));
+      if (!session) {
+        if (!isWrite && wantsPage(c)) return c.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(pathAndQuery(c))}`, 303);
+        throw new UnauthorizedError('missing bearer API key');
+      }
+      if (isWrite && !sessions.csrfMatches(session, await presentedCsrfToken(c))) {
+        throw new ForbiddenError('missing or invalid CSRF token: a write from a page must carry its session token');
+      }
+      c.set('browserSession', session);
+      principal = session.principal;
+    }
+    if (isWrite && principal.access !== 'full') {
       throw new ForbiddenError(`this API key may only read (${READ_METHODS.join(', ')})`);
     }
+    c.set('principal', principal);
     return next();
   };
 }
 
-/** Compares against every digest, without stopping at a match. */
-function matchesAny(digests: readonly Buffer[], presented: Buffer): boolean {
-  let found = false;
-  for (const known of digests) found = timingSafeEqual(known, presented) || found;
-  return found;
+/** True for a browser asking for a page under {@link BROWSER_PATH_PREFIXES}. */
+function wantsPage(c: Context): boolean {
+  const path = c.req.path;
+  const underBrowserPath = BROWSER_PATH_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`));
+  return underBrowserPath && (c.req.header('Accept') ?? '').includes('text/html');
 }
 
-function digest(key: string): Buffer {
-  return createHash('sha256').update(key).digest();
+function pathAndQuery(c: Context): string {
+  const url = new URL(c.req.url);
+  return `${url.pathname}${url.search}`;
+}
+
+/** The CSRF token from a header, or from the form field of a form post (the parsed form stays readable by the route). */
+async function presentedCsrfToken(c: Context): Promise<string | undefined> {
+  for (const name of CSRF_HEADERS) {
+    const value = c.req.header(name);
+    if (value) return value;
+  }
+  const type = c.req.header('Content-Type') ?? '';
+  if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data')) return undefined;
+  const field = (await c.req.parseBody())[CSRF_FIELD];
+  return typeof field === 'string' ? field : undefined;
 }

@@ -3,6 +3,8 @@ import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
 import type { Logger } from 'pino';
 import { apiKeyAuth } from './api-key-auth.js';
+import { ApiKeyRing } from './api-keys.js';
+import { BrowserSessions } from './browser-session.js';
 import { BULL_BOARD_PATH, bullBoard } from './bull-board.js';
 import type { BoardQueue } from './bull-board.js';
 import { PayloadTooLargeError } from './errors.js';
@@ -17,6 +19,7 @@ import { healthRoutes } from './routes/health-routes.js';
 import type { HealthCheck } from './routes/health-routes.js';
 import { runRoutes } from './routes/run-routes.js';
 import { sessionRoutes } from './routes/session-routes.js';
+import { uiRoutes } from './ui/ui-routes.js';
 
 /** Default largest request body, in bytes. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -68,7 +71,9 @@ export function createApp(deps: AppDeps): Hono {
     await next();
     metrics.recordRequest(c.req.method, routePath(c, -1), c.res.status);
   });
-  app.use(apiKeyAuth(deps.apiKeys ?? [], deps.readApiKeys ?? []));
+  const keys = new ApiKeyRing(deps.apiKeys ?? [], deps.readApiKeys ?? []);
+  const sessions = new BrowserSessions(keys);
+  app.use(apiKeyAuth(keys, sessions));
   app.use(pathGuard());
   app.use(
     bodyLimit({
@@ -102,5 +107,6 @@ export function createApp(deps: AppDeps): Hono {
   );
   app.route('/v1', sessionRoutes(deps.client));
   app.route(BULL_BOARD_PATH, bullBoard(deps.queues));
+  app.route('/ui', uiRoutes({ client: deps.client, keys, sessions }));
   return app;
 }

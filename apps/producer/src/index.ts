@@ -1,6 +1,18 @@
 export { startProducer, type StartProducerOptions, type CairnProducer } from './start-producer.js';
 export { createApp, DEFAULT_MAX_BODY_BYTES, type AppDeps, type AppLimits } from './app.js';
-export { apiKeyAuth, OPEN_PATHS, READ_METHODS } from './api-key-auth.js';
+export { apiKeyAuth, BROWSER_PATH_PREFIXES, LOGIN_PATH, OPEN_PATH_PREFIXES, OPEN_PATHS, READ_METHODS } from './api-key-auth.js';
+export { ApiKeyRing, type KeyAccess, type Principal } from './api-keys.js';
+export {
+  BrowserSessions,
+  CSRF_COOKIE,
+  CSRF_FIELD,
+  CSRF_HEADERS,
+  SESSION_COOKIE,
+  SESSION_MAX_AGE_S,
+  type BrowserSession,
+  type IssuedSession,
+} from './browser-session.js';
+export { uiRoutes, type UiRoutesDeps } from './ui/ui-routes.js';
 export { bullBoard, BULL_BOARD_PATH, type BoardQueue } from './bull-board.js';
 export {
   ProducerError,

@@ -1,5 +1,13 @@
 import type { CreateRunRequest, DecisionsResult, PostedDecision, RunRecord, RunStatus } from '@cairn/engine';
-import type { RunView, SessionView, StoredEvent } from '@cairn/store';
+import type {
+  RunListFilter,
+  RunListPage,
+  RunMessagesPage,
+  RunView,
+  RunViewOptions,
+  SessionView,
+  StoredEvent,
+} from '@cairn/store';
 
 /** What a continue request asks for (the HTTP body, camelCased). */
 export interface ContinueRunOptions {
@@ -13,13 +21,16 @@ export interface ContinueRunResult {
   run: RunRecord;
 }
 
-/** The part of `@cairn/queue`'s `CairnClient` the HTTP API uses. */
+/** The part of `@cairn/queue`'s `CairnClient` the HTTP API and the run pages use. */
 export interface ProducerClient {
   enqueueRun(request: CreateRunRequest): Promise<RunRecord>;
   continueRun(runId: string, options: ContinueRunOptions): Promise<ContinueRunResult>;
   cancelRun(runId: string): Promise<RunRecord>;
   decide(runId: string, decisions: readonly PostedDecision[]): Promise<DecisionsResult>;
-  getRun(runId: string): Promise<RunView | undefined>;
+  getRun(runId: string, options?: RunViewOptions): Promise<RunView | undefined>;
+  listRuns(filter: RunListFilter): Promise<RunListPage>;
+  listRunMessages(runId: string, page: { offset: number; limit: number }): Promise<RunMessagesPage>;
+  listEventsOfTypes(runId: string, types: readonly string[]): Promise<StoredEvent[]>;
   getRunStatus(runId: string): Promise<RunStatus | undefined>;
   getSession(sessionId: string): Promise<SessionView | undefined>;
   listEvents(runId: string, afterSeq: number): Promise<StoredEvent[]>;

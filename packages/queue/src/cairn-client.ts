@@ -13,7 +13,11 @@ import { validateDecision } from '@cairn/engine/store';
 import {
   PostgresCheckpointStore,
   ServedEntityCatalog,
+  type RunListFilter,
+  type RunListPage,
+  type RunMessagesPage,
   type RunView,
+  type RunViewOptions,
   type SessionView,
   type StoredEvent,
 } from '@cairn/store';
@@ -179,8 +183,18 @@ export class CairnClient {
   }
 
   /** The run as the API returns it, or undefined. */
-  getRun(runId: string): Promise<RunView | undefined> {
-    return this.store.getRunView(runId);
+  getRun(runId: string, options: RunViewOptions = {}): Promise<RunView | undefined> {
+    return this.store.getRunView(runId, options);
+  }
+
+  /** A page of run summaries, newest first. */
+  listRuns(filter: RunListFilter): Promise<RunListPage> {
+    return this.store.listRuns(filter);
+  }
+
+  /** A page of the run's messages and their total. */
+  listRunMessages(runId: string, page: { offset: number; limit: number }): Promise<RunMessagesPage> {
+    return this.store.listRunMessages(runId, page);
   }
 
   /** The run's status alone (one indexed read), or undefined when there is no such run. */
@@ -201,6 +215,11 @@ export class CairnClient {
   /** How many runs (member runs included) are in `status` now. */
   countRunsByStatus(status: RunStatus): Promise<number> {
     return this.store.countRunsByStatus(status);
+  }
+
+  /** The run's events of the given types, in order. */
+  listEventsOfTypes(runId: string, types: readonly string[]): Promise<StoredEvent[]> {
+    return this.store.listEventsOfTypes(runId, types);
   }
 
   /** Resolves with the run once it reaches a terminal status; rejects with `RunWaitTimeoutError` after `timeoutMs`. */

@@ -1,6 +1,7 @@
 export { createDatabase, type TestDatabase } from './create-database.js';
 export { MissingServiceUrlError, ServiceError, ServiceStartError } from './errors.js';
 export { findPostgresBinaries } from './find-postgres-binaries.js';
+export { CHROMIUM_VAR, findChromium } from './find-chromium.js';
 export { findRedisServer, REDIS_SERVER_VAR } from './find-redis-server.js';
 export { freePort } from './free-port.js';
 export {
@@ -19,7 +20,9 @@ export { TEST_DATABASE_URL_VAR, TEST_REDIS_URL_VAR } from './test-env.js';
 export { hasTestRedis, testQueueBackend, testRedisUrl } from './test-redis-url.js';
 export {
   REDIS_SERVER,
+  CHROMIUM,
   requires,
+  requiresChromium,
   requiresBackend,
   requiresRedis,
   type MachineRequirement,

@@ -1,4 +1,5 @@
 import type { TestOptions } from 'vitest';
+import { findChromium } from './find-chromium.js';
 import { hasTestRedis } from './test-redis-url.js';
 
 /** A binary some tests need and a machine may lack, with what to install to get it. */
@@ -22,6 +23,12 @@ export const REDIS_SERVER: MachineRequirement = {
   install: 'apt-get install redis-server, or set REDIS_URL',
 };
 
+/** The Chromium browser the run-page tests drive (never a downloaded one). */
+export const CHROMIUM: MachineRequirement = {
+  binary: 'chromium',
+  install: 'apt-get install chromium',
+};
+
 /**
  * Suite or test options that skip it when `available` is false and tag it with what it needs, so the
  * missing-services reporter names what to install.
@@ -41,4 +48,9 @@ export function requiresRedis(): TestOptions {
 /** Options for a suite on one queue backend: the Redis one needs the test run's Redis, the PostgreSQL one nothing more. */
 export function requiresBackend(backend: 'redis' | 'postgres'): TestOptions {
   return backend === 'redis' ? requiresRedis() : {};
+}
+
+/** Options for a suite that drives the machine's chromium: skipped, and reported, without one. */
+export function requiresChromium(): TestOptions {
+  return requires(CHROMIUM, findChromium() !== undefined);
 }

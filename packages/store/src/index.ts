@@ -10,9 +10,12 @@ export type {
   PendingActionView,
   RunSummaryView,
   RunView,
+  RunViewOptions,
   SessionView,
   ToolCallView,
 } from './run-view.js';
+export type { RunListFilter, RunListPage } from './run-list.js';
+export type { IndexedMessage, RunMessagesPage } from './run-messages-page.js';
 export { MigrationError, RunAlreadyTerminalError, StoreError, StoreNotMigratedError } from './errors.js';
 export type * from './schema.js';
 export { RUN_STATE_SCHEMA_VERSION } from './schema.js';

@@ -20,7 +20,7 @@ import { assertParentHeld } from './parent-fence.js';
 import { writeDelta } from './write-delta.js';
 import { forceCancel, requestCancel } from './run-cancel.js';
 import type { ForceCancelOptions } from './run-cancel.js';
-import { appendEvents, listEvents } from './run-events.js';
+import { appendEvents, listEvents, listEventsOfTypes } from './run-events.js';
 import type { NewRunEvent, StoredEvent } from './run-events.js';
 import { toRunRecord, toToolCallRecord, withStoredResult } from './run-row.js';
 import {
@@ -33,8 +33,12 @@ import {
   listRunActions,
 } from './pending-actions.js';
 import type { DecisionValidator, ExpiryOutcome } from './pending-actions.js';
+import { listRuns } from './run-list.js';
+import type { RunListFilter, RunListPage } from './run-list.js';
+import { listRunMessages } from './run-messages-page.js';
+import type { RunMessagesPage } from './run-messages-page.js';
 import { getRunView, getSessionView } from './run-view.js';
-import type { RunView, SessionView } from './run-view.js';
+import type { RunView, RunViewOptions, SessionView } from './run-view.js';
 import type { Database } from './schema.js';
 
 /**
@@ -248,8 +252,18 @@ export class PostgresCheckpointStore implements CheckpointStore {
   }
 
   /** The run with its messages, tool calls, attempts and member runs, as the HTTP API returns it. */
-  getRunView(runId: string): Promise<RunView | undefined> {
-    return getRunView(this.db, runId);
+  getRunView(runId: string, options: RunViewOptions = {}): Promise<RunView | undefined> {
+    return getRunView(this.db, runId, options);
+  }
+
+  /** A page of run summaries, newest first. */
+  listRuns(filter: RunListFilter): Promise<RunListPage> {
+    return listRuns(this.db, filter);
+  }
+
+  /** A page of the run's messages and their total. */
+  listRunMessages(runId: string, page: { offset: number; limit: number }): Promise<RunMessagesPage> {
+    return listRunMessages(this.db, runId, page);
   }
 
   /** The session and summaries of its top-level runs, oldest first. */
@@ -290,6 +304,11 @@ export class PostgresCheckpointStore implements CheckpointStore {
       .where('status', '=', status)
       .executeTakeFirstOrThrow();
     return Number(row.count);
+  }
+
+  /** The run's events of the given types, in order. */
+  listEventsOfTypes(runId: string, types: readonly string[]): Promise<StoredEvent[]> {
+    return listEventsOfTypes(this.db, runId, types);
   }
 
   /** Runs in one of `statuses`, not updated for `olderThanMs` (when given), least recently updated first: for a reconciler. */

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, RawBuilder } from 'kysely';
 import { RunNotFoundError, type RunEvent } from '@cairn/engine';
-import type { Database } from './schema.js';
+import type { Database, RunEventRow } from './schema.js';
 
 /** An event to append to a run's stream. */
 export interface NewRunEvent {
@@ -74,11 +74,26 @@ export async function listEvents(
     .orderBy('seq');
   if (limit !== undefined) query = query.limit(limit);
   const rows = await query.execute();
-  return rows.map((r) => ({
-    runId: r.run_id,
-    seq: r.seq,
-    type: r.type,
-    data: r.data,
-    createdAt: r.created_at,
-  }));
+  return rows.map(fromEventRow);
+}
+
+/** The run's events of the given types, in order (e.g. its checkpoints, for a timeline). */
+export async function listEventsOfTypes(
+  db: Kysely<Database>,
+  runId: string,
+  types: readonly string[],
+): Promise<StoredEvent[]> {
+  if (types.length === 0) return [];
+  const rows = await db
+    .selectFrom('run_events')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .where('type', 'in', types)
+    .orderBy('seq')
+    .execute();
+  return rows.map(fromEventRow);
+}
+
+function fromEventRow(r: RunEventRow): StoredEvent {
+  return { runId: r.run_id, seq: r.seq, type: r.type, data: r.data, createdAt: r.created_at };
 }

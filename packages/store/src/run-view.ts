@@ -108,10 +108,20 @@ export interface SessionView {
   runs: RunSummaryView[];
 }
 
+/** What {@link getRunView} reads besides the runs themselves. */
+export interface RunViewOptions {
+  /**
+   * Read the messages; without them every `messages` is empty (a page reads them one page at a time).
+   * @defaultValue true
+   */
+  messages?: boolean;
+}
+
 /** The run and its member runs (recursively) with messages, tool calls and attempts, in five queries. */
 export async function getRunView(
   db: Kysely<Database>,
   runId: string,
+  options: RunViewOptions = {},
 ): Promise<RunView | undefined> {
   const runs = await db
     .withRecursive('tree(run_id)', (qb) =>
@@ -135,13 +145,15 @@ export async function getRunView(
   if (runs.length === 0) return undefined;
   const ids = runs.map((r) => r.run_id);
   const [messages, tools, attempts, actions] = await Promise.all([
-    db
-      .selectFrom('run_messages')
-      .select(['run_id', 'idx', 'message'])
-      .where('run_id', 'in', ids)
-      .orderBy('run_id')
-      .orderBy('idx')
-      .execute(),
+    options.messages === false
+      ? []
+      : db
+          .selectFrom('run_messages')
+          .select(['run_id', 'idx', 'message'])
+          .where('run_id', 'in', ids)
+          .orderBy('run_id')
+          .orderBy('idx')
+          .execute(),
     db
       .selectFrom('tool_calls')
       .selectAll()
@@ -215,7 +227,8 @@ export async function getSessionView(
   };
 }
 
-function toRunSummaryView(row: RunRow): RunSummaryView {
+/** A `runs` row as a {@link RunSummaryView}. */
+export function toRunSummaryView(row: RunRow): RunSummaryView {
   return {
     run_id: row.run_id,
     entity: { kind: row.entity_kind, name: row.entity_name },

@@ -1,0 +1,188 @@
+// Cairn run pages: the buttons (cancel, continue, fork, decisions) and the live tail.
+// Plain script, no build step, no dependency: the pages are server-rendered and
+// this only posts to the HTTP API and re-renders sections from the same page.
+/* global document, window, location, fetch, EventSource, DOMParser, setTimeout, setInterval, clearInterval */
+(() => {
+  'use strict';
+
+  const REFRESH_MS = 2000;
+  const TAIL_LIMIT = 200;
+
+  const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
+
+  async function post(path, body) {
+    const res = await fetch(path, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrfToken() },
+      body: JSON.stringify(body ?? {}),
+    });
+    let data = null;
+    try {
+      data = await res.json();
+    } catch {
+      data = null;
+    }
+    return { res, data };
+  }
+
+  function flash(text, kind) {
+    const el = document.getElementById('flash');
+    if (!el) return;
+    el.textContent = text;
+    el.className = `flash flash-${kind}`;
+  }
+
+  function describe(res, data) {
+    return data && typeof data.message === 'string' ? `${res.status}: ${data.message}` : `HTTP ${res.status}`;
+  }
+
+  // ---- run page ----
+  const root = document.getElementById('run');
+  if (!root) return;
+  const runId = root.dataset.runId;
+  const runPath = `/v1/runs/${encodeURIComponent(runId)}`;
+
+  async function command(name, button) {
+    const input = document.getElementById('continue-input')?.value.trim() ?? '';
+    if (name === 'cancel') return post(`${runPath}/cancel`, {});
+    if (name === 'continue') return post(`${runPath}/continue`, input ? { input } : {});
+    if (name === 'fork') return post(`${runPath}/continue`, input ? { fork: true, input } : { fork: true });
+    const action = button.closest('[data-action-id]');
+    if (!action) return undefined;
+    const decision = { action_id: action.dataset.actionId };
+    if (action.dataset.argsDigest) decision.args_digest = action.dataset.argsDigest;
+    if (name === 'approve') decision.type = 'approve';
+    if (name === 'reject') {
+      decision.type = 'reject';
+      decision.message = action.querySelector('.action-message')?.value.trim() || 'rejected from the run page';
+    }
+    if (name === 'edit') {
+      decision.type = 'edit';
+      try {
+        decision.args = JSON.parse(action.querySelector('.action-args')?.value ?? '');
+      } catch {
+        flash('the edited args are not valid JSON', 'error');
+        return undefined;
+      }
+    }
+    if (name === 'result') {
+      decision.type = 'result';
+      decision.output = action.querySelector('.action-output')?.value ?? '';
+    }
+    return post(`${runPath}/decisions`, { decisions: [decision] });
+  }
+
+  document.addEventListener('click', async (event) => {
+    const button = event.target instanceof window.Element ? event.target.closest('button[data-command]') : null;
+    if (!button || button.disabled) return;
+    event.preventDefault();
+    const name = button.dataset.command;
+    button.disabled = true;
+    try {
+      const answer = await command(name, button);
+      if (!answer) return;
+      const { res, data } = answer;
+      if (!res.ok) {
+        flash(`${name} refused: ${describe(res, data)}`, 'error');
+        return;
+      }
+      if (name === 'fork' && data && data.run_id && data.run_id !== runId) {
+        location.assign(`/ui/runs/${encodeURIComponent(data.run_id)}`);
+        return;
+      }
+      flash(`${name}: ${data && data.status ? data.status : 'done'}`, 'ok');
+    } catch (error) {
+      flash(`${name} failed: ${error}`, 'error');
+    } finally {
+      button.disabled = false;
+      await refresh();
+    }
+  });
+
+  // Re-renders every [data-refresh] section from a fresh copy of this page.
+  let refreshing = null;
+  async function refresh() {
+    if (refreshing) return refreshing;
+    refreshing = (async () => {
+      try {
+        const res = await fetch(location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } });
+        if (!res.ok) return;
+        const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+        const fresh = doc.getElementById('run');
+        if (!fresh) return;
+        for (const section of fresh.querySelectorAll('[data-refresh]')) {
+          const current = root.querySelector(`[data-refresh="${section.dataset.refresh}"]`);
+          if (current && current.innerHTML !== section.innerHTML) current.innerHTML = section.innerHTML;
+        }
+        root.dataset.status = fresh.dataset.status;
+        root.dataset.live = fresh.dataset.live;
+        if (root.dataset.live === '1') follow();
+        else stopFollowing();
+      } finally {
+        refreshing = null;
+      }
+    })();
+    return refreshing;
+  }
+
+  // ---- live tail: SSE from GET /v1/runs/:id/events, plus a periodic refresh ----
+  let source = null;
+  let timer = null;
+  let refreshSoon = null;
+  let lastSeq = 0;
+  const tail = document.getElementById('tail');
+  const tailState = document.getElementById('tail-state');
+  const eventTypes = (root.dataset.eventTypes ?? '').split(',').filter(Boolean);
+  const finalTypes = (root.dataset.finalTypes ?? '').split(',').filter(Boolean);
+
+  function appendTail(type, data, id) {
+    if (!tail) return;
+    const item = document.createElement('li');
+    item.dataset.type = type;
+    const summary = data && typeof data === 'object' ? JSON.stringify(data) : String(data);
+    item.textContent = `#${id} ${type} ${summary.length > 300 ? `${summary.slice(0, 300)}…` : summary}`;
+    tail.append(item);
+    while (tail.children.length > TAIL_LIMIT) tail.firstElementChild?.remove();
+  }
+
+  function onEvent(event) {
+    let data = null;
+    try {
+      data = JSON.parse(event.data);
+    } catch {
+      data = event.data;
+    }
+    const seq = Number(event.lastEventId);
+    if (Number.isSafeInteger(seq) && seq > lastSeq) lastSeq = seq;
+    appendTail(event.type, data, event.lastEventId);
+    if (refreshSoon === null) {
+      refreshSoon = setTimeout(() => {
+        refreshSoon = null;
+        void refresh();
+      }, 250);
+    }
+    if (finalTypes.includes(event.type)) source?.close();
+  }
+
+  function follow() {
+    if (timer === null) timer = setInterval(() => void refresh(), REFRESH_MS);
+    if (source !== null && source.readyState !== EventSource.CLOSED) return;
+    source = new EventSource(`${runPath}/events?after=${lastSeq}`);
+    for (const type of eventTypes) source.addEventListener(type, onEvent);
+    // The server ends the stream after the run's final event; don't reconnect to a finished run.
+    source.addEventListener('error', () => {
+      if (root.dataset.live !== '1') source?.close();
+    });
+    if (tailState) tailState.textContent = 'following the run…';
+  }
+
+  // The event stream stays open until it delivers the final event (it closes itself then).
+  function stopFollowing() {
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+    if (tailState) tailState.textContent = `the run is ${root.dataset.status}`;
+  }
+
+  if (root.dataset.live === '1') follow();
+})();

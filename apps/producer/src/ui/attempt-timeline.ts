@@ -1,0 +1,66 @@
+import type { AttemptView, StoredEvent } from '@cairn/store';
+import { html } from 'hono/html';
+import { timeTag, type Html } from './page-layout.js';
+
+/** A committed checkpoint as the timeline marks it. */
+export interface CheckpointMark {
+  epoch: number;
+  messageIndex: number;
+  at: string;
+}
+
+/** The checkpoints of `CheckpointCommitted` events (epoch, message index, time). */
+export function checkpointMarks(events: readonly StoredEvent[]): CheckpointMark[] {
+  return events.map((event) => {
+    const data = (event.data ?? {}) as { epoch?: unknown; lastCheckpointAtMessageIndex?: unknown; at?: unknown };
+    return {
+      epoch: typeof data.epoch === 'number' ? data.epoch : 0,
+      messageIndex: typeof data.lastCheckpointAtMessageIndex === 'number' ? data.lastCheckpointAtMessageIndex : 0,
+      at: typeof data.at === 'string' ? data.at : event.createdAt.toISOString(),
+    };
+  });
+}
+
+/**
+ * One lane per attempt (claim) of the run on a shared time axis, from the
+ * run's creation to its last activity (or `now` while an attempt is open),
+ * with each checkpoint marked on the lane of the execution that committed it.
+ */
+export function attemptTimeline(
+  run: { created_at: string; updated_at: string; attempts: readonly AttemptView[] },
+  checkpoints: readonly CheckpointMark[],
+  now: Date,
+): Html {
+  if (run.attempts.length === 0) return html`<p class="empty">No attempt yet: the run waits for a worker.</p>`;
+  const start = Date.parse(run.created_at);
+  const ends = [
+    Date.parse(run.updated_at),
+    ...run.attempts.map((a) => (a.ended_at ? Date.parse(a.ended_at) : now.getTime())),
+    ...checkpoints.map((c) => Date.parse(c.at)),
+  ];
+  const end = Math.max(start + 1, ...ends);
+  const at = (iso: string) => (((Date.parse(iso) - start) / (end - start)) * 100).toFixed(2);
+  return html`<div class="timeline">
+    ${run.attempts.map((attempt) => {
+      const ended = attempt.ended_at ?? now.toISOString();
+      const left = at(attempt.started_at);
+      const width = Math.max(0.5, Number(at(ended)) - Number(left)).toFixed(2);
+      const how = attempt.ended_at ? (attempt.outcome ?? 'ended') : 'running';
+      const marks = checkpoints.filter((c) => c.epoch === attempt.epoch);
+      return html`<div class="lane" data-epoch="${attempt.epoch}" data-worker="${attempt.worker_id}" data-outcome="${how}">
+        <div class="lane-label">
+          <strong>#${attempt.epoch}</strong> <code>${attempt.worker_id}</code> · ${attempt.reason} ·
+          ${timeTag(attempt.started_at)} → ${attempt.ended_at ? timeTag(attempt.ended_at) : html`<em>now</em>`} ·
+          <span class="outcome outcome-${how}">${how}</span> · ${marks.length} checkpoint${marks.length === 1 ? '' : 's'}
+        </div>
+        <div class="track">
+          <div class="bar outcome-${how}" style="left:${left}%;width:${width}%"></div>
+          ${marks.map(
+            (mark) =>
+              html`<span class="checkpoint" style="left:${at(mark.at)}%" title="checkpoint at message ${mark.messageIndex}, ${mark.at}"></span>`,
+          )}
+        </div>
+      </div>`;
+    })}
+  </div>`;
+}

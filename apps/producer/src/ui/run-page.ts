@@ -1,0 +1,117 @@
+import { CANCELLABLE_STATUSES, FINAL_EVENT_TYPES, FINAL_STATUSES, RUN_EVENT_TYPES } from '@cairn/engine';
+import type { RunMessagesPage, RunView } from '@cairn/store';
+import { html } from 'hono/html';
+import { attemptTimeline, type CheckpointMark } from './attempt-timeline.js';
+import { memberRuns } from './member-runs.js';
+import { messagePager } from './message-pager.js';
+import { canAct, pageLayout, prettyJson, statusBadge, timeTag, type Html, type Viewer } from './page-layout.js';
+import { pendingActions } from './pending-actions.js';
+import { toolBatches } from './tool-batches.js';
+
+/** What a run page shows besides the run view itself. */
+export interface RunPageData {
+  run: RunView;
+  checkpoints: readonly CheckpointMark[];
+  messages: RunMessagesPage;
+  messagePage: number;
+  now: Date;
+}
+
+/**
+ * A run's page. Each `data-refresh` section is re-rendered by the page's
+ * script while the run is live (`data-live="1"`), from this same page.
+ */
+export function runPage(data: RunPageData, viewer: Viewer): Html {
+  const { run } = data;
+  // A paused run is followed too: its stream stays open and a decision resumes it.
+  const live = !FINAL_STATUSES.includes(run.status);
+  const acting = canAct(viewer);
+  const disabledUnless = (allowed: boolean) => (allowed && acting ? '' : 'disabled');
+  const definitionHash = (run as { definition_hash?: unknown }).definition_hash;
+  return pageLayout(
+    `Run ${run.run_id}`,
+    viewer,
+    html`<article
+      id="run"
+      data-run-id="${run.run_id}"
+      data-live="${live ? '1' : '0'}"
+      data-status="${run.status}"
+      data-event-types="${RUN_EVENT_TYPES.join(',')}"
+      data-final-types="${FINAL_EVENT_TYPES.join(',')}"
+    >
+      <section data-refresh="header" class="run-header">
+        <h1><code>${run.run_id}</code> ${statusBadge(run.status)}</h1>
+        <dl>
+          <dt>Entity</dt><dd>${run.entity.kind} <strong>${run.entity.name}</strong></dd>
+          <dt>Checkpoint mode</dt><dd>${run.checkpoint}</dd>
+          ${typeof definitionHash === 'string' ? html`<dt>Definition</dt><dd><code>${definitionHash}</code></dd>` : ''}
+          <dt>Session</dt><dd><code>${run.session_id}</code></dd>
+          ${run.parent_run_id
+            ? html`<dt>Team run</dt><dd><a href="/ui/runs/${encodeURIComponent(run.parent_run_id)}"><code>${run.parent_run_id}</code></a></dd>`
+            : ''}
+          <dt>Created</dt><dd>${timeTag(run.created_at)}</dd>
+          <dt>Updated</dt><dd>${timeTag(run.updated_at)}</dd>
+          <dt>Last checkpoint</dt><dd>message ${run.last_checkpoint_at_message_index} · epoch ${run.epoch}</dd>
+          <dt>Usage</dt><dd>${run.usage.totalTokens} tokens (${run.usage.inputTokens} in, ${run.usage.outputTokens} out)</dd>
+          ${run.cancel_requested_at ? html`<dt>Cancel requested</dt><dd>${timeTag(run.cancel_requested_at)}</dd>` : ''}
+        </dl>
+        ${run.error ? html`<div class="error-box"><strong>${run.error.name}</strong>: ${run.error.message}</div>` : ''}
+      </section>
+
+      <section class="controls">
+        <div data-refresh="controls" class="buttons">
+          <button data-command="cancel" ${disabledUnless(CANCELLABLE_STATUSES.includes(run.status))}>Cancel</button>
+          <button data-command="continue" ${disabledUnless(true)}>Continue</button>
+          <button data-command="fork" ${disabledUnless(true)}>Fork</button>
+          ${acting ? '' : html`<span class="muted">This key may only read.</span>`}
+        </div>
+        <textarea id="continue-input" rows="2" placeholder="optional input for continue / fork" ${disabledUnless(true)}></textarea>
+        <p id="flash" role="status" aria-live="polite"></p>
+      </section>
+
+      <section>
+        <h2>Pending actions</h2>
+        <div data-refresh="actions">${pendingActions(run.pending_actions, acting)}</div>
+      </section>
+
+      <section>
+        <h2>Attempts</h2>
+        <div data-refresh="timeline">${attemptTimeline(run, data.checkpoints, data.now)}</div>
+      </section>
+
+      <section>
+        <h2>Member runs</h2>
+        <div data-refresh="members">${memberRuns(run.member_runs)}</div>
+      </section>
+
+      <section>
+        <h2>Tool batches</h2>
+        <div data-refresh="tools">${toolBatches(run.tools)}</div>
+      </section>
+
+      <section>
+        <h2>Answer</h2>
+        <div data-refresh="content">
+          ${run.content === null ? html`<p class="empty">No answer yet.</p>` : html`<pre class="value answer">${run.content}</pre>`}
+        </div>
+      </section>
+
+      <section>
+        <h2>Live tail</h2>
+        <p class="muted" id="tail-state">${live ? 'following the run…' : 'the run is not running'}</p>
+        <ol id="tail" class="tail"></ol>
+      </section>
+
+      <section id="messages">
+        <h2>Messages</h2>
+        <div data-refresh="messages">${messagePager(run.run_id, data.messages, data.messagePage)}</div>
+      </section>
+
+      <details>
+        <summary>Input and metadata</summary>
+        <pre class="value">${run.input}</pre>
+        <pre class="value">${prettyJson(run.metadata)}</pre>
+      </details>
+    </article>`,
+  );
+}

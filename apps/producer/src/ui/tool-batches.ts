@@ -1,0 +1,40 @@
+import type { ToolCallView } from '@cairn/store';
+import { html } from 'hono/html';
+import { foldedText, prettyJson, type Html } from './page-layout.js';
+
+/** The run's tool calls grouped by batch: each call's name, args, result, status and duration, and the member run it started. */
+export function toolBatches(tools: readonly ToolCallView[]): Html {
+  if (tools.length === 0) return html`<p class="empty">No tool call yet.</p>`;
+  const batches = new Map<number, ToolCallView[]>();
+  for (const call of tools) batches.set(call.batch, [...(batches.get(call.batch) ?? []), call]);
+  return html`${[...batches].map(
+    ([batch, calls]) => html`<div class="batch" data-batch="${batch}">
+      <h3>Batch ${batch}</h3>
+      <table class="tools">
+        <thead><tr><th>Tool</th><th>Status</th><th>Duration</th><th>Args</th><th>Result</th></tr></thead>
+        <tbody>
+          ${calls.map(
+            (call) => html`<tr data-tool-call-id="${call.tool_call_id}" data-status="${call.status}">
+              <td>
+                <strong>${call.name}</strong><br /><code class="muted">${call.tool_call_id}</code>
+                ${call.child_run_id
+                  ? html`<br /><a href="/ui/runs/${encodeURIComponent(call.child_run_id)}">member run</a>`
+                  : ''}
+              </td>
+              <td><span class="tool-status tool-${call.status}">${call.status}</span></td>
+              <td>${duration(call.started_at, call.ended_at)}</td>
+              <td>${foldedText(prettyJson(call.args))}</td>
+              <td>${call.result === null ? html`<span class="muted">–</span>` : foldedText(call.result)}</td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>`,
+  )}`;
+}
+
+function duration(startedAt: string, endedAt: string | null): string {
+  if (!endedAt) return 'running';
+  const ms = Date.parse(endedAt) - Date.parse(startedAt);
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`;
+}

@@ -1,0 +1,27 @@
+import { RUN_STATUSES, type RunStatus } from '@cairn/engine';
+import { InvalidParameterError } from '../errors.js';
+
+/** A 1-based page number from the query string; absent or empty is undefined, anything else but a positive integer is a 400 naming `name`. */
+export function pageParameter(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidParameterError(name, 'must be a positive integer');
+  }
+  return value;
+}
+
+/** A run status from the query string; absent or empty is undefined, an unknown one is a 400 listing the statuses. */
+export function statusParameter(raw: string | undefined): RunStatus | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!(RUN_STATUSES as readonly string[]).includes(raw)) {
+    throw new InvalidParameterError('status', `must be one of ${RUN_STATUSES.join(', ')}`);
+  }
+  return raw as RunStatus;
+}
+
+/** Where to go after signing in: a local path under the pages or Bull Board, else `/ui`. */
+export function safeNextPath(raw: unknown): string {
+  if (typeof raw !== 'string' || !raw.startsWith('/') || raw.startsWith('//') || raw.includes('\\')) return '/ui';
+  return raw === '/ui' || raw.startsWith('/ui/') || raw.startsWith('/ui?') || raw.startsWith('/admin/queues') ? raw : '/ui';
+}

@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import { deleteCookie, setCookie } from 'hono/cookie';
+import { html } from 'hono/html';
+import type { ApiKeyRing, Principal } from '../api-keys.js';
+import { CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_S, type BrowserSessions } from '../browser-session.js';
+import { ForbiddenError } from '../errors.js';
+import type { ProducerClient } from '../producer-client.js';
+import { checkpointMarks } from './attempt-timeline.js';
+import { loginPage } from './login-page.js';
+import { MESSAGES_PER_PAGE, messagePageNumber } from './message-pager.js';
+import { pageLayout, type Viewer } from './page-layout.js';
+import { PAUSED_STATUS, RUNS_PER_PAGE, runListPage } from './run-list-page.js';
+import { runPage } from './run-page.js';
+import { pageParameter, safeNextPath, statusParameter } from './ui-query.js';
+
+/** What {@link uiRoutes} needs. */
+export interface UiRoutesDeps {
+  client: ProducerClient;
+  keys: ApiKeyRing;
+  sessions: BrowserSessions;
+}
+
+/** The pages' script and styles, served from the producer itself (no CDN). */
+const ASSETS: Readonly<Record<string, { body: string; type: string }>> = {
+  'ui.js': { body: readAsset('ui.js'), type: 'text/javascript; charset=utf-8' },
+  'ui.css': { body: readAsset('ui.css'), type: 'text/css; charset=utf-8' },
+};
+
+/** Pages load only what the producer serves: no inline script, no other origin. */
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+
+/**
+ * The run pages, to mount at `/ui`: the run list, one page per run, sign-in
+ * and sign-out, and their assets. Reads go through the client; the buttons
+ * call the HTTP API from the page's script.
+ */
+export function uiRoutes({ client, keys, sessions }: UiRoutesDeps): Hono {
+  const app = new Hono();
+  app.use(async (c, next) => {
+    await next();
+    c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'same-origin');
+  });
+
+  app.get('/assets/:file', (c) => {
+    const asset = ASSETS[c.req.param('file')];
+    if (!asset) return c.text('no such asset', 404);
+    return c.body(asset.body, 200, { 'Content-Type': asset.type, 'Cache-Control': 'no-cache' });
+  });
+
+  app.get('/', async (c) => {
+    const status = statusParameter(c.req.query('status'));
+    const paused = c.req.query('paused') === '1';
+    const entity = c.req.query('entity')?.trim() || undefined;
+    const page = pageParameter('page', c.req.query('page')) ?? 1;
+    const statuses = paused ? (status && status !== PAUSED_STATUS ? [] : [PAUSED_STATUS]) : status ? [status] : [];
+    const list =
+      paused && statuses.length === 0
+        ? { runs: [], hasMore: false }
+        : await client.listRuns({ statuses, entityName: entity, offset: (page - 1) * RUNS_PER_PAGE, limit: RUNS_PER_PAGE });
+    return c.html(runListPage({ status, entity, paused, page }, list, viewerOf(c)));
+  });
+
+  app.get('/runs/:run_id', async (c) => {
+    const runId = c.req.param('run_id');
+    const requestedPage = pageParameter('page', c.req.query('page'));
+    const run = await client.getRun(runId, { messages: false });
+    if (!run) {
+      return c.html(pageLayout('Run not found', viewerOf(c), html`<h1>No run <code>${runId}</code></h1><p><a href="/ui">All runs</a></p>`), 404);
+    }
+    const first = await client.listRunMessages(runId, { offset: 0, limit: 0 });
+    const messagePage = messagePageNumber(first.total, requestedPage);
+    const [messages, checkpoints] = await Promise.all([
+      client.listRunMessages(runId, { offset: (messagePage - 1) * MESSAGES_PER_PAGE, limit: MESSAGES_PER_PAGE }),
+      client.listEventsOfTypes(runId, ['CheckpointCommitted']),
+    ]);
+    return c.html(
+      runPage({ run, messages, messagePage, checkpoints: checkpointMarks(checkpoints), now: new Date() }, viewerOf(c)),
+    );
+  });
+
+  app.get('/login', (c) => {
+    const notice = !keys.enabled ? 'auth-off' : c.req.query('signed_out') === '1' ? 'signed-out' : 'none';
+    return c.html(loginPage(safeNextPath(c.req.query('next')), notice));
+  });
+
+  app.post('/login', async (c) => {
+    assertSameOrigin(c);
+    const form = await c.req.parseBody();
+    const next = safeNextPath(form.next);
+    if (!keys.enabled) return c.redirect(next, 303);
+    const principal = typeof form.key === 'string' ? keys.find(form.key.trim()) : undefined;
+    if (!principal) return c.html(loginPage(next, 'invalid-key'), 401);
+    startSession(c, sessions, principal);
+    return c.redirect(next, 303);
+  });
+
+  app.post('/logout', (c) => {
+    deleteCookie(c, SESSION_COOKIE, { path: '/' });
+    deleteCookie(c, CSRF_COOKIE, { path: '/' });
+    return c.redirect(keys.enabled ? '/ui/login?signed_out=1' : '/ui', 303);
+  });
+
+  return app;
+}
+
+function viewerOf(c: Context): Viewer {
+  const session = c.get('browserSession') as ReturnType<BrowserSessions['verify']>;
+  return {
+    principal: c.get('principal') as Principal | undefined,
+    csrfToken: session?.csrfToken ?? '',
+    signedIn: session !== undefined,
+  };
+}
+
+function startSession(c: Context, sessions: BrowserSessions, principal: Principal): void {
+  const issued = sessions.issue(principal);
+  const secure = isHttps(c);
+  const common = { path: '/', sameSite: 'Strict', secure, maxAge: SESSION_MAX_AGE_S } as const;
+  setCookie(c, SESSION_COOKIE, issued.cookieValue, { ...common, httpOnly: true });
+  setCookie(c, CSRF_COOKIE, issued.csrfToken, common);
+}
+
+function isHttps(c: Context): boolean {
+  return new URL(c.req.url).protocol === 'https:' || c.req.header('X-Forwarded-Proto') === 'https';
+}
+
+/** A sign-in posted from another site's page is refused (the browser names the page's origin). */
+function assertSameOrigin(c: Context): void {
+  const origin = c.req.header('Origin');
+  if (origin === undefined) return;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    throw new ForbiddenError('sign-in refused: unreadable Origin header');
+  }
+  if (host !== (c.req.header('Host') ?? new URL(c.req.url).host)) {
+    throw new ForbiddenError('sign-in refused: the form was posted from another site');
+  }
+}
+
+function readAsset(name: string): string {
+  // src/ui and dist/ui both sit two levels under apps/producer, beside assets/.
+  return readFileSync(new URL(`../../assets/${name}`, import.meta.url), 'utf8');
+}

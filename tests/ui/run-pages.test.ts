@@ -1,0 +1,112 @@
+import type { Message } from '@cairn/engine';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RESEARCHER, TEAM } from '../fleet/fleet.js';
+import { requiresChromium } from '@cairn/services';
+import { launchChromium, screenshotPath } from './chromium.js';
+import { startUiStack, storeFinishedRun, type UiStack } from './ui-stack.js';
+
+/** A long agent history: user input, then assistant tool calls and tool results in turn. */
+function longHistory(count: number): Message[] {
+  const messages: Message[] = [{ role: 'user', content: 'message 0: the input' }];
+  for (let i = 1; i < count; i++) {
+    messages.push(
+      i % 2 === 1
+        ? { role: 'assistant', content: `message ${i}`, toolCalls: [{ id: `call-${i}`, name: 'slow_search', arguments: `{"query":"q${i}"}` }] }
+        : { role: 'tool', toolCallId: `call-${i - 1}`, name: 'slow_search', content: `message ${i}: result` },
+    );
+  }
+  return messages;
+}
+
+describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
+  let stack: UiStack;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    stack = await startUiStack();
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+
+  it('lists runs newest first, filters by status, entity and paused, and pages past 50 runs', async () => {
+    const { client } = stack.fleet;
+    const pending = await client.enqueueRun({ entity: TEAM, input: 'Research the list' });
+    const completed = await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'done already' }, 'COMPLETED', [
+      { role: 'user', content: 'done already' },
+      { role: 'assistant', content: 'done' },
+    ]);
+    const failed = await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'fails' }, 'ERROR', []);
+
+    await page.goto(`${stack.baseUrl}/ui`);
+    const rows = page.locator('#run-table tbody tr');
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id')))).toEqual([failed, completed, pending.runId]);
+    await page.screenshot({ path: screenshotPath('run-list.png'), fullPage: true });
+
+    await page.selectOption('select[name=status]', 'COMPLETED');
+    await page.click('#run-filters button[type=submit]');
+    await page.waitForURL(/status=COMPLETED/);
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id')))).toEqual([completed]);
+
+    await page.goto(`${stack.baseUrl}/ui`);
+    await page.fill('input[name=entity]', 'research-team');
+    await page.click('#run-filters button[type=submit]');
+    await page.waitForURL(/entity=research-team/);
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id')))).toEqual([pending.runId]);
+
+    await page.goto(`${stack.baseUrl}/ui`);
+    await page.check('input[name=paused]');
+    await page.click('#run-filters button[type=submit]');
+    await page.waitForURL(/paused=1/);
+    expect(await page.locator('p.empty').textContent()).toContain('No runs match');
+
+    for (let i = 0; i < 50; i++) await client.engine.createRun({ entity: RESEARCHER, input: `bulk ${i}` });
+    await page.goto(`${stack.baseUrl}/ui`);
+    expect(await rows.count()).toBe(50);
+    await page.click('a[rel=next]');
+    await page.waitForURL(/page=2/);
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id')))).toEqual([failed, completed, pending.runId]);
+    expect(await page.locator('a[rel=next]').count()).toBe(0);
+  });
+
+  it('a bad filter value is a 400 naming the parameter', async () => {
+    const res = await page.goto(`${stack.baseUrl}/ui?status=DONE`);
+    expect(res?.status()).toBe(400);
+    expect(await page.textContent('body')).toContain('status: must be one of PENDING');
+  });
+
+  it('keeps a run of 5,000 messages usable: one page of 100 in the page, the newest first, the rest a click away', async () => {
+    const runId = await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'message 0: the input' }, 'COMPLETED', longHistory(5000));
+    await page.goto(`${stack.baseUrl}/ui/runs/${runId}`);
+    const messages = page.locator('li.message');
+    expect(await messages.count()).toBe(100);
+    expect(await messages.first().getAttribute('data-index')).toBe('4900');
+    expect(await messages.last().textContent()).toContain('message 4999');
+    expect(await page.locator('#messages nav.pager').first().textContent()).toContain('page 50 of 50');
+
+    await page.locator('#messages a[rel=first]').first().click();
+    await page.waitForURL(/page=1/);
+    expect(await messages.count()).toBe(100);
+    expect(await messages.first().textContent()).toContain('message 0: the input');
+    await page.locator('#messages a[rel=next]').first().click();
+    await page.waitForURL(/page=2/);
+    expect(await messages.first().getAttribute('data-index')).toBe('100');
+    // The whole document stays small: a page of messages, not five thousand.
+    expect(await page.locator('*').count()).toBeLessThan(3000);
+  });
+
+  it('loads nothing from another origin: script and styles come from the producer', async () => {
+    const requested: string[] = [];
+    page.on('request', (request) => void requested.push(request.url()));
+    await page.goto(`${stack.baseUrl}/ui`);
+    expect(requested.length).toBeGreaterThanOrEqual(3);
+    expect(requested.filter((url) => !url.startsWith(stack.baseUrl))).toEqual([]);
+    // The stylesheet applied: the top bar is laid out by it.
+    expect(await page.evaluate("getComputedStyle(document.querySelector('header.top')).display")).toBe('flex');
+  });
+});
