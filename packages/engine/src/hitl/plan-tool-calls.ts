@@ -119,9 +119,9 @@ export function editedNote(args: unknown): string {
 }
 
 /** The result of an approved call whose execution was claimed before but never recorded (its worker died). */
-export function interruptedMessage(tool: string, actionId: string): string {
+export function interruptedMessage(tool: string, args: unknown, actionId: string): string {
   return (
-    `Tool "${tool}" was started after its approval (action ${actionId}) but the worker running it stopped ` +
+    `Tool "${tool}" with ${JSON.stringify(args)} was started after its approval (action ${actionId}) but the worker running it stopped ` +
     `before its result was saved; it was not run again, so it runs at most once. Check its effect before retrying.`
   );
 }

@@ -187,7 +187,7 @@ async function runDecidedCall(state: TurnLoopState, decided: DecidedCall, contex
     });
     outcome = executed!;
   } else {
-    const content = interruptedMessage(call.name, action.actionId);
+    const content = interruptedMessage(call.name, decided.args, action.actionId);
     const now = new Date();
     outcome = {
       message: { role: 'tool', toolCallId: call.id, name: call.name, content, isError: true },

@@ -1,0 +1,57 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { DecisionConflictError } from '@cairn/engine';
+import { finished, OPS_AGENT, OPS_TEAM, pausedWith, startOpsFleet, toolMessages, type OpsFleet } from './hitl-fleet.js';
+
+let fleet: OpsFleet | undefined;
+afterEach(async () => {
+  await fleet?.stop();
+  fleet = undefined;
+});
+
+describe('expiry of a pending action', () => {
+  it("onTimeout 'reject' (the default): nobody decides, the call is rejected with \"approval timed out\" and the run goes on", async () => {
+    fleet = await startOpsFleet({ env: { OPS_APPROVAL_TIMEOUT_MS: '1500' } });
+    const run = await fleet.client.enqueueRun({ entity: OPS_TEAM, input: 'restart api' });
+    const [action] = await pausedWith(fleet, run.runId, 1);
+    expect(action!.expiresAt).toBeInstanceOf(Date);
+    expect((await finished(fleet, run.runId)).status).toBe('COMPLETED');
+    const view = (await fleet.client.getRun(run.runId))!;
+    expect(toolMessages(view, 'restart_service')).toEqual([
+      'A person rejected this call of tool "restart_service"; it was not run. Their message: approval timed out',
+    ]);
+    expect(await fleet.ledgerRows()).toEqual([]);
+    const events = await fleet.client.listEvents(action!.runId);
+    expect(events.filter((e) => e.type === 'ActionExpired').map((e) => e.data)).toMatchObject([{ action_id: action!.actionId }]);
+  });
+
+  it("onTimeout 'error': the run ends in ERROR naming the action", async () => {
+    fleet = await startOpsFleet({ env: { OPS_APPROVAL_TIMEOUT_MS: '1500', OPS_ON_TIMEOUT: 'error' } });
+    const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart api' });
+    const [action] = await pausedWith(fleet, run.runId, 1);
+    const done = await finished(fleet, run.runId);
+    expect(done.status).toBe('ERROR');
+    expect(done.error).toMatchObject({ name: 'ApprovalTimeoutError', message: expect.stringContaining(action!.actionId) });
+    expect(await fleet.ledgerRows()).toEqual([]);
+    await expect(fleet.client.decide(run.runId, [{ actionId: action!.actionId, decision: { type: 'approve' } }])).rejects.toThrow(/expired/);
+  });
+});
+
+describe('cancel while PAUSED', () => {
+  it('cancels the team and its paused member; their pending actions become cancelled and cannot be decided', async () => {
+    fleet = await startOpsFleet();
+    const run = await fleet.client.enqueueRun({ entity: OPS_TEAM, input: 'restart api, db' });
+    const actions = await pausedWith(fleet, run.runId, 2);
+    const cancelled = await fleet.client.cancelRun(run.runId);
+    expect(cancelled.status).toBe('CANCELLED');
+    const view = (await fleet.client.getRun(run.runId))!;
+    expect(view.member_runs.map((m) => m.status)).toEqual(['CANCELLED']);
+    expect(view.pending_actions).toEqual([]);
+    expect((await fleet.client.store.listRunActions(actions[0]!.runId)).map((a) => a.status)).toEqual(['cancelled', 'cancelled']);
+    await expect(fleet.client.decide(run.runId, [{ actionId: actions[0]!.actionId, decision: { type: 'approve' } }])).rejects.toThrow(
+      DecisionConflictError,
+    );
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await fleet.client.store.getRun(run.runId))?.status).toBe('CANCELLED');
+    expect(await fleet.ledgerRows()).toEqual([]);
+  });
+});
