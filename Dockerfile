@@ -14,4 +14,5 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build --chown=node:node /app /app
 USER node
-CMD ["node", "apps/worker/dist/main.js"]
+# The worker as `npm run worker` starts it: a small young generation keeps it near 140 MB with 100 runs in flight.
+CMD ["node", "--max-semi-space-size=1", "apps/worker/dist/main.js"]

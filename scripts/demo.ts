@@ -11,6 +11,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FINAL_STATUSES } from '@cairn/engine';
+import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from '@cairn/queue';
 import { freePort, spawnApp, startPostgres, startRedis, type AppProcess } from '@cairn/services';
 import { createDb, migrate, type RunView } from '@cairn/store';
 import { DemoNarrator, describeRun } from './lib/demo-narrator.js';
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
   await Promise.all([producer.waitForLog('producer listening'), ...workers.map((w) => w.waitForLog('worker started'))]);
   const api = `http://127.0.0.1:${port}`;
   console.log(`Producer: ${api}   Bull Board: ${api}/admin/queues   logs: ${logDir}`);
-  console.log(`Workers: ${workers.map((w) => `${w.name} (pid ${w.proc.pid})`).join(', ')}; lock 2000 ms, stalled check every 500 ms`);
+  console.log(`Workers: ${workers.map((w) => `${w.name} (pid ${w.proc.pid})`).join(', ')}; lock ${DEFAULT_LOCK_MS} ms, stalled check every ${DEFAULT_STALLED_INTERVAL_MS} ms`);
 
   banner('STEP 1: enqueue the research team with checkpoint "tool-batch"');
   const created = await request<{ run_id: string; session_id: string; status: string }>(api, 'POST', '/v1/teams/research-team/runs', {

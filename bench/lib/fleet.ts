@@ -24,7 +24,7 @@ export interface WorkerConfig {
   script?: string;
   /** `CAIRN_REGISTRY`. @defaultValue {@link BENCH_REGISTRY} */
   registry?: string;
-  /** Extra node flags (`--cpu-prof`, ...). */
+  /** Extra node flags (`--cpu-prof`, ...). @defaultValue `BENCH_NODE_FLAGS`, split on spaces */
   nodeFlags?: string[];
   /** `CAIRN_EXECUTION_THREADS` (0: runs execute on the main thread). @defaultValue the worker's default */
   executionThreads?: number;
@@ -82,7 +82,8 @@ export function startWorker(config: WorkerConfig): WorkerHandle {
     ...config.env,
   };
   const script = config.script ?? WORKER_MAIN;
-  const args = script.endsWith('.js') ? [...(config.nodeFlags ?? []), script] : tsNodeArgs(script, config.nodeFlags);
+  const nodeFlags = config.nodeFlags ?? process.env.BENCH_NODE_FLAGS?.split(/\s+/).filter(Boolean);
+  const args = script.endsWith('.js') ? [...(nodeFlags ?? []), script] : tsNodeArgs(script, nodeFlags);
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env,

@@ -3,7 +3,7 @@ import { createDb, migrate } from '@cairn/store';
 import { runChild } from '../lib/child.js';
 import { FigureSink } from '../lib/attempt.js';
 import { fmt, medianFigure } from '../lib/figure.js';
-import { buildCompiledWorker } from '../lib/compiled-worker.js';
+import { buildCompiledWorker, productionNodeFlags } from '../lib/compiled-worker.js';
 import { executionMode, startWorker, type WorkerConfig } from '../lib/fleet.js';
 import { procMemoryMb, sampleMax } from '../lib/proc-memory.js';
 import { enqueueRuns, openClient, waitForTerminal, type QueueTarget } from '../lib/producer.js';
@@ -26,7 +26,7 @@ interface MemoryResult {
 /** One way of running the worker process. */
 interface WorkerVariant {
   label: string;
-  config: Pick<WorkerConfig, 'script' | 'registry' | 'executionThreads'>;
+  config: Pick<WorkerConfig, 'script' | 'registry' | 'executionThreads' | 'nodeFlags'>;
 }
 
 async function workerPeaks(target: QueueTarget, pool: pg.Pool, variant: WorkerVariant, label: string, log: (m: string) => void): Promise<MemoryResult> {
@@ -51,30 +51,32 @@ async function workerPeaks(target: QueueTarget, pool: pg.Pool, variant: WorkerVa
   }
 }
 
-/** The worker variants measured: the default first (it carries the goal); compiled ones only when esbuild can build them. */
+/** The label of the variant that carries the goal: the worker as the image runs it. */
+const PRODUCTION = 'production worker (compiled JS, execution thread)';
+
+/** The worker variants measured: the production worker first (it carries the goal); from sources (tsx) in full runs. */
 async function workerVariants(quick: boolean, notes: string[]): Promise<WorkerVariant[]> {
-  const defaults: WorkerVariant = { label: 'worker process', config: {} };
-  if (quick) return [defaults];
-  const inline: WorkerVariant = { label: 'worker process, CAIRN_EXECUTION_THREADS=0', config: { executionThreads: 0 } };
+  const fromSources: WorkerVariant[] = [
+    { label: 'worker from sources (tsx), execution thread', config: {} },
+    { label: 'worker from sources (tsx), CAIRN_EXECUTION_THREADS=0', config: { executionThreads: 0 } },
+  ];
   try {
     const compiled = await buildCompiledWorker();
     const js = { script: compiled.script, registry: compiled.registry };
-    return [
-      defaults,
-      inline,
-      { label: 'worker process compiled to JS (no tsx)', config: js },
-      { label: 'worker process compiled to JS, CAIRN_EXECUTION_THREADS=0', config: { ...js, executionThreads: 0 } },
-    ];
+    const production: WorkerVariant = { label: PRODUCTION, config: { ...js, nodeFlags: productionNodeFlags() } };
+    notes.push(`${PRODUCTION}: node flags ${productionNodeFlags().join(' ') || 'none'}, as \`npm run worker\` and the image start it`);
+    if (quick) return [production];
+    return [production, { label: 'compiled JS, no node flags', config: js }, { label: 'compiled JS, no node flags, CAIRN_EXECUTION_THREADS=0', config: { ...js, executionThreads: 0 } }, ...fromSources];
   } catch (error) {
-    notes.push(`compiled worker variants not run: esbuild failed: ${(error as Error).message.slice(0, 200)}`);
-    return [defaults, inline];
+    notes.push(`compiled worker not measured: esbuild failed: ${(error as Error).message.slice(0, 200)}`);
+    return quick ? fromSources.slice(0, 1) : fromSources;
   }
 }
 
 function record(sink: FigureSink, what: string, results: readonly MemoryResult[]): void {
   for (const runs of LOADS) {
     const peaks = results.map((r) => r.peaks[runs] ?? Number.NaN);
-    const goal = what.startsWith('worker process') && runs === 100 ? GOAL : undefined;
+    const goal = what === PRODUCTION && runs === 100 ? GOAL : undefined;
     sink.figures.push(medianFigure(ID, `${what} peak RSS, ${runs} concurrent runs`, peaks, 'MB', { goal }));
   }
   sink.notes.push(`${what}: idle RSS ${fmt(median(results.map((r) => r.baselineMb)))} MB before the runs`);
@@ -128,7 +130,7 @@ export const memorySection: Section = {
     } finally {
       await pool.end();
     }
-    sink.notes.push('each process runs 1, then 100 concurrent runs (3 tool batches of 3 calls, 20 ms model turns, 200 ms tools, so all 100 are in flight together); worker processes run from sources with the tsx loader, as `npm run worker` does, unless compiled; ' + executionMode());
+    sink.notes.push('each process runs 1, then 100 concurrent runs (3 tool batches of 3 calls, 20 ms model turns, 200 ms tools, so all 100 are in flight together); the production worker is apps/worker compiled to JS (esbuild, what `npm run worker` and the image run, compiled), its main thread renewing locks and one execution thread running the runs; ' + executionMode());
     return { figures: sink.figures, notes: sink.notes, failed: sink.failed };
   },
 };

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { CairnClient } from '@cairn/queue';
+import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS, type CairnClient } from '@cairn/queue';
 import { FigureSink } from '../lib/attempt.js';
 import { BLOCKER_AGENT } from '../lib/bench-registry.js';
 import { medianFigure, valueFigure } from '../lib/figure.js';
@@ -162,7 +162,7 @@ export const recoverySection: Section = {
     if (context.quick && hasRedis) sink.notes.push('--quick: the PostgreSQL backend is measured in full runs only');
     for (const backend of backends) await measureBackend(context, sink, backend, trials, blocks);
     sink.notes.push(
-      `two worker processes (three in --quick, so as not to wait for replacements), WORKER_CONCURRENCY=10, ${executionMode()} (defaults: lock 2000 ms, stalled interval 500 ms, 1 execution thread); one run at a time (4 batches, 100 ms tools); the holder is SIGKILLed within ~5 ms of its first checkpoint and replaced; claim = new attempt started_at - kill, next checkpoint = runs.updated_at of the next commit - kill`,
+      `two worker processes (three in --quick, so as not to wait for replacements), WORKER_CONCURRENCY=10, ${executionMode()} (defaults: lock ${DEFAULT_LOCK_MS} ms, stalled interval ${DEFAULT_STALLED_INTERVAL_MS} ms, 1 execution thread); one run at a time (4 batches, 100 ms tools); the holder is SIGKILLed within ~5 ms of its first checkpoint and replaced; claim = new attempt started_at - kill, next checkpoint = runs.updated_at of the next commit - kill`,
     );
     return { figures: sink.figures, notes: sink.notes, failed: sink.failed };
   },

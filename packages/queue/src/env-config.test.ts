@@ -7,7 +7,7 @@ const DB = 'postgres://u:p@localhost:5432/cairn';
 describe('parseEnvConfig', () => {
   it('defaults to the postgres backend and the scripted model without REDIS_URL and OPENAI_API_KEY', () => {
     const config = parseEnvConfig({ DATABASE_URL: DB });
-    expect(config).toMatchObject({ queueBackend: 'postgres', queueName: 'cairn-runs', model: 'scripted', workerConcurrency: 10, lockMs: 2000, stalledIntervalMs: 500 });
+    expect(config).toMatchObject({ queueBackend: 'postgres', queueName: 'cairn-runs', model: 'scripted', workerConcurrency: 10, lockMs: 1000, stalledIntervalMs: 250 });
     expect(parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: 'redis://localhost:6379' }).queueBackend).toBe('redis');
   });
 

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { DEFAULT_QUEUE_NAME, type QueueBackendKind } from './queue-backend.js';
+import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
 
 /** The model when `OPENAI_API_KEY` is set and `CAIRN_MODEL` is not: the seed's, on the Responses API. */
 export const DEFAULT_OPENAI_MODEL = 'openai:gpt-5.4';
@@ -54,8 +55,8 @@ const ENV_SCHEMA = z.object({
   PORT: positiveInt(3000),
   WORKER_CONCURRENCY: positiveInt(10),
   CAIRN_EXECUTION_THREADS: integerAtLeast(0, 1),
-  CAIRN_LOCK_MS: positiveInt(2000),
-  CAIRN_STALLED_INTERVAL_MS: positiveInt(500),
+  CAIRN_LOCK_MS: positiveInt(DEFAULT_LOCK_MS),
+  CAIRN_STALLED_INTERVAL_MS: positiveInt(DEFAULT_STALLED_INTERVAL_MS),
   CAIRN_RECONCILE_INTERVAL_MS: positiveInt(30_000),
   CAIRN_RECONCILE_AFTER_MS: positiveInt(15_000),
   CAIRN_API_KEYS: optionalString,

@@ -15,6 +15,7 @@ export {
   type AnyWorker,
 } from './queue-backend.js';
 export { startRunWorker, type RunWorkerOptions, type RunWorkerHandle } from './run-worker.js';
+export { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
 export type { JobResult } from './run-processor.js';
 export type { RunExecutor, RunExecution } from './execution/run-executor.js';
 export type { RunJobRequest, RunJobOutcome } from './execution/run-job.js';

@@ -4,6 +4,7 @@ import { createInlineExecutor } from './execution/inline-executor.js';
 import type { RunExecutor } from './execution/run-executor.js';
 import type { AnyWorker, RunQueue } from './queue-backend.js';
 import { createRunProcessor } from './run-processor.js';
+import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
 import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 
 /** Options of {@link startRunWorker}. */
@@ -25,9 +26,9 @@ export interface RunWorkerOptions {
   model?: Model;
   /** @defaultValue 10 */
   concurrency?: number;
-  /** BullMQ lock duration: a dead worker's run resumes elsewhere after about this long. @defaultValue 2000 */
+  /** BullMQ lock duration: a dead worker's run resumes elsewhere after about this long. @defaultValue {@link DEFAULT_LOCK_MS} */
   lockDurationMs?: number;
-  /** How often BullMQ looks for stalled jobs. @defaultValue 500 */
+  /** How often BullMQ looks for stalled jobs. @defaultValue {@link DEFAULT_STALLED_INTERVAL_MS} */
   stalledIntervalMs?: number;
   /** For the default inline executor: how often an execution re-reads its run row (epoch, cancel). @defaultValue lockDurationMs / 2 */
   leaseCheckMs?: number;
@@ -58,7 +59,7 @@ const MAX_STALLED_COUNT = 1_000_000;
  */
 export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
   const logger = options.logger ?? SILENT_LOGGER;
-  const lockDuration = options.lockDurationMs ?? 2000;
+  const lockDuration = options.lockDurationMs ?? DEFAULT_LOCK_MS;
   const executor = options.executor ?? inlineExecutor(options, lockDuration, logger);
   let closing = false;
   const processor = createRunProcessor({ executor, logger, isClosing: () => closing, enqueue: (job) => options.runQueue.add(job) });
@@ -66,7 +67,7 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
     name: options.workerId,
     concurrency: options.concurrency ?? 10,
     lockDuration,
-    stalledInterval: options.stalledIntervalMs ?? 500,
+    stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
     maxStalledCount: MAX_STALLED_COUNT,
   });
   worker.on('error', (error) => {
