@@ -97,3 +97,26 @@ async function presentedCsrfToken(c: Context): Promise<string | undefined> {
   const field = (await c.req.parseBody())[CSRF_FIELD];
   return typeof field === 'string' ? field : undefined;
 }
+
+/** The principal of a request when auth is off: an admin with every right. */
+export const OPEN_PRINCIPAL: Principal = Object.freeze({ access: 'full', tenantId: null, keyId: 'open' });
+
+/** The request's principal ({@link OPEN_PRINCIPAL} when auth is off or the path is open). */
+export function requestPrincipal(c: Context): Principal {
+  return c.get('principal') ?? OPEN_PRINCIPAL;
+}
+
+/** True when `principal` may see a resource owned by `tenantId`: an admin sees all, a tenant its own. */
+export function mayAccess(principal: Principal, tenantId: string | null): boolean {
+  return principal.tenantId === null || principal.tenantId === tenantId;
+}
+
+/** Refuses (403) a request whose principal is bound to a tenant: for routes that span every tenant (Bull Board). */
+export function adminOnly(what: string): MiddlewareHandler {
+  return async (c, next) => {
+    if (requestPrincipal(c).tenantId !== null) {
+      throw new ForbiddenError(`${what} needs an admin key (this key is bound to a tenant)`);
+    }
+    return next();
+  };
+}

@@ -6,6 +6,8 @@ export type KeyAccess = 'full' | 'read';
 /** Who a request speaks for, once its key (bearer or browser session) is known. */
 export interface Principal {
   access: KeyAccess;
+  /** The tenant the key is bound to (`tenant:key`): it sees only that tenant's runs and sessions; null: an admin key. */
+  tenantId: string | null;
   /** A stable id of the key that is not the key: an HMAC of it under {@link ApiKeyRing.secret}. */
   keyId: string;
 }
@@ -14,9 +16,13 @@ interface KnownKey extends Principal {
   digest: Buffer;
 }
 
+/** `tenant:key` in `CAIRN_API_KEYS` / `CAIRN_READ_API_KEYS`; any other entry is an unbound (admin) key. */
+const TENANT_BOUND = /^([A-Za-z0-9][A-Za-z0-9_.-]*):(.+)$/;
+
 /**
- * The configured API keys (`CAIRN_API_KEYS`, `CAIRN_READ_API_KEYS`) and the
- * one lookup every way in (bearer header, browser session) goes through.
+ * The configured API keys (`CAIRN_API_KEYS`, `CAIRN_READ_API_KEYS`: `key` for
+ * an admin, `tenant:key` for a key bound to a tenant) and the one lookup every
+ * way in (bearer header, browser session) goes through.
  * Presented keys are compared as SHA-256 digests in constant time, against
  * every known key.
  */
@@ -33,11 +39,16 @@ export class ApiKeyRing {
     this.secret = createHmac('sha256', 'cairn-browser-session-v1')
       .update([...apiKeys.map((k) => `full\0${k}`), ...readApiKeys.map((k) => `read\0${k}`)].sort().join('\n'))
       .digest();
-    const entry = (key: string, access: KeyAccess): KnownKey => ({
-      access,
-      digest: createHash('sha256').update(key).digest(),
-      keyId: createHmac('sha256', this.secret).update(`key-id\0${key}`).digest('base64url').slice(0, 22),
-    });
+    const entry = (configured: string, access: KeyAccess): KnownKey => {
+      const bound = TENANT_BOUND.exec(configured);
+      const [tenantId, key] = bound ? [bound[1]!, bound[2]!] : [null, configured];
+      return {
+        access,
+        tenantId,
+        digest: createHash('sha256').update(key).digest(),
+        keyId: createHmac('sha256', this.secret).update(`key-id\0${configured}`).digest('base64url').slice(0, 22),
+      };
+    };
     this.known = [...apiKeys.map((k) => entry(k, 'full')), ...readApiKeys.map((k) => entry(k, 'read'))];
   }
 
@@ -65,5 +76,5 @@ export class ApiKeyRing {
 }
 
 function principalOf(key: KnownKey): Principal {
-  return { access: key.access, keyId: key.keyId };
+  return { access: key.access, tenantId: key.tenantId, keyId: key.keyId };
 }

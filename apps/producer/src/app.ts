@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
 import type { Logger } from 'pino';
-import { apiKeyAuth } from './api-key-auth.js';
+import { adminOnly, apiKeyAuth } from './api-key-auth.js';
 import { ApiKeyRing } from './api-keys.js';
 import { BrowserSessions } from './browser-session.js';
 import { BULL_BOARD_PATH, bullBoard } from './bull-board.js';
@@ -20,6 +20,7 @@ import type { HealthCheck } from './routes/health-routes.js';
 import { runRoutes } from './routes/run-routes.js';
 import { sessionRoutes } from './routes/session-routes.js';
 import { uiRoutes } from './ui/ui-routes.js';
+import { runScope, sessionScope } from './tenant-scope.js';
 
 /** Default largest request body, in bytes. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -41,7 +42,7 @@ export interface AppDeps {
   queues: readonly BoardQueue[];
   /** Readiness probes by name (`postgres`, `redis`); `/readyz` is 503 when one fails. */
   healthChecks?: Readonly<Record<string, HealthCheck>>;
-  /** Accepted bearer keys (`CAIRN_API_KEYS`); empty (and no read keys) means no auth. */
+  /** Accepted bearer keys (`CAIRN_API_KEYS`): `key` (admin) or `tenant:key` (bound to a tenant); empty (and no read keys) means no auth. */
   apiKeys?: readonly string[];
   /** Bearer keys that may only read: GET and HEAD (`CAIRN_READ_API_KEYS`); anything else is 403. */
   readApiKeys?: readonly string[];
@@ -95,6 +96,9 @@ export function createApp(deps: AppDeps): Hono {
 
   app.route('/', healthRoutes({ checks: deps.healthChecks ?? {} }));
   app.get('/metrics', async (c) => c.text(await metrics.render(), 200, { 'Content-Type': metrics.contentType }));
+  for (const path of ['/v1/runs/:run_id', '/v1/runs/:run_id/*']) app.use(path, runScope(deps.client));
+  for (const path of ['/v1/sessions/:session_id', '/v1/sessions/:session_id/*']) app.use(path, sessionScope(deps.client));
+  for (const path of [BULL_BOARD_PATH, `${BULL_BOARD_PATH}/*`]) app.use(path, adminOnly('Bull Board'));
   app.route('/v1', runRoutes({ client: deps.client, metrics, limits: runLimits(deps.limits) }));
   app.route(
     '/v1',

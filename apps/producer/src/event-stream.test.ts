@@ -33,6 +33,8 @@ beforeEach(async () => {
     getRunStatus: (runId) => fx.client.getRunStatus(runId),
     getSession: (sessionId) => fx.client.getSession(sessionId),
     countRunsByStatus: (status) => fx.client.countRunsByStatus(status),
+    runOwner: (runId) => fx.client.runOwner(runId),
+    sessionOwner: (sessionId) => fx.client.sessionOwner(sessionId),
     listEvents: (runId, afterSeq) => {
       listEventsCalls += 1;
       return fx.client.listEvents(runId, afterSeq);

@@ -4,6 +4,8 @@ import {
   ArgsDigestMismatchError,
   DecisionConflictError,
   InvalidDecisionError,
+  IdempotencyKeyReusedError,
+  SessionNotFoundError,
   EntityNotFoundError,
   RunNotContinuableError,
   RunNotFoundError,
@@ -69,6 +71,8 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof FieldTooLongError) return reply(422, 'field_too_long', error);
   if (error instanceof TooManyRunsError) return reply(429, 'too_many_runs', error);
   if (error instanceof RunNotFoundError) return reply(404, 'run_not_found', error);
+  if (error instanceof SessionNotFoundError) return reply(404, 'session_not_found', error);
+  if (error instanceof IdempotencyKeyReusedError) return reply(422, 'idempotency_key_reused', error);
   if (error instanceof EntityNotFoundError) return reply(404, 'entity_not_found', error);
   if (error instanceof NotFoundError) return reply(404, 'not_found', error);
   if (error instanceof ActionNotFoundError) return reply(404, 'action_not_found', error);

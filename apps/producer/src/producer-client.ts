@@ -1,4 +1,4 @@
-import type { CreateRunRequest, DecisionsResult, PostedDecision, RunRecord, RunStatus } from '@cairn/engine';
+import type { CreateRunRequest, CreatedRun, DecisionsResult, PostedDecision, RunRecord, RunStatus } from '@cairn/engine';
 import type {
   RunListFilter,
   RunListPage,
@@ -23,7 +23,9 @@ export interface ContinueRunResult {
 
 /** The part of `@cairn/queue`'s `CairnClient` the HTTP API and the run pages use. */
 export interface ProducerClient {
-  enqueueRun(request: CreateRunRequest): Promise<RunRecord>;
+  enqueueRun(request: CreateRunRequest): Promise<CreatedRun>;
+  runOwner(runId: string): Promise<{ tenantId: string | null } | undefined>;
+  sessionOwner(sessionId: string): Promise<{ tenantId: string | null } | undefined>;
   continueRun(runId: string, options: ContinueRunOptions): Promise<ContinueRunResult>;
   cancelRun(runId: string): Promise<RunRecord>;
   decide(runId: string, decisions: readonly PostedDecision[]): Promise<DecisionsResult>;

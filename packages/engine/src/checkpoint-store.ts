@@ -4,6 +4,7 @@ import type { RunEvent } from './events.js';
 import type { Message, Usage } from './messages.js';
 import type {
   AttemptReason,
+  CreatedRun,
   NewRun,
   RunErrorInfo,
   RunRecord,
@@ -61,8 +62,12 @@ export interface RunOutcome {
  * Postgres; every write after `claimRun` is fenced by the epoch it returned.
  */
 export interface CheckpointStore {
-  /** Creates a run in PENDING (its `messages`, if any, committed with it). */
-  createRun(run: NewRun): Promise<RunRecord>;
+  /**
+   * Creates a run in PENDING (its `messages`, if any, committed with it). With `idempotency`, a key seen
+   * before returns its run (`replayed: true`) or, for another request, throws `IdempotencyKeyReusedError`;
+   * a tenant naming another tenant's session gets `SessionNotFoundError`.
+   */
+  createRun(run: NewRun): Promise<CreatedRun>;
   /** The run, or undefined when there is none. */
   getRun(runId: string): Promise<RunRecord | undefined>;
   /**

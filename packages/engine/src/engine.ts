@@ -9,7 +9,8 @@ import type { RunEventSink } from './events.js';
 import type { Model } from './model.js';
 import { Registry } from './registry.js';
 import { outputOf } from './runner/output-type.js';
-import { CHECKPOINT_MODES, type CheckpointMode, type EntityRef, type RunRecord } from './run-types.js';
+import { digestArgs } from './hitl/pending-action.js';
+import { CHECKPOINT_MODES, type CheckpointMode, type CreatedRun, type EntityRef, type RunRecord } from './run-types.js';
 import { decideContinue, type ContinueDecision } from './lifecycle/continue-rules.js';
 import { CLAIMABLE_STATUSES } from './lifecycle/run-status.js';
 import type { RunMember } from './runner/delegation.js';
@@ -48,6 +49,13 @@ export interface CreateRunRequest {
   /** @defaultValue the entity's own checkpoint mode */
   checkpoint?: CheckpointMode;
   metadata?: Record<string, unknown>;
+  /** The tenant creating the run (its key's); null or absent: an admin key. */
+  tenantId?: string | null;
+  /**
+   * Makes the creation idempotent per tenant: the same key with the same request returns the run the
+   * first one created (`replayed: true`); with a different request, `IdempotencyKeyReusedError`.
+   */
+  idempotencyKey?: string;
 }
 
 /** What {@link Engine.continueRun} takes. */
@@ -127,8 +135,8 @@ export class Engine {
     return { ...run, output };
   }
 
-  /** Validates the request and creates the run in PENDING; nothing is executed. */
-  async createRun(request: CreateRunRequest): Promise<RunRecord> {
+  /** Validates the request and creates the run in PENDING (or returns the one its idempotency key created); nothing is executed. */
+  async createRun(request: CreateRunRequest): Promise<CreatedRun> {
     const entity = await this.catalog.describe(request.entity);
     if (!entity) throw new EntityNotFoundError(request.entity.kind, request.entity.name);
     if (typeof request.input !== 'string' || request.input.trim() === '') {
@@ -144,6 +152,21 @@ export class Engine {
       userId: request.userId ?? null,
       checkpoint: request.checkpoint ?? entity.checkpoint,
       metadata: request.metadata,
+      tenantId: request.tenantId ?? null,
+      ...(request.idempotencyKey !== undefined && {
+        idempotency: {
+          scope: request.tenantId ?? '',
+          key: request.idempotencyKey,
+          requestDigest: digestArgs({
+            entity: request.entity,
+            input: request.input,
+            sessionId: request.sessionId,
+            userId: request.userId,
+            checkpoint: request.checkpoint,
+            metadata: request.metadata,
+          }),
+        },
+      }),
     });
   }
 

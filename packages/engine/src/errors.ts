@@ -16,6 +16,23 @@ export class RunNotFoundError extends CairnError {
   }
 }
 
+/** No session has this id (for the caller: a tenant never sees another tenant's session). */
+export class SessionNotFoundError extends CairnError {
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} not found`);
+  }
+}
+
+/** An `Idempotency-Key` already created a run from a different request (HTTP 422). */
+export class IdempotencyKeyReusedError extends UserError {
+  constructor(
+    readonly idempotencyKey: string,
+    readonly runId: string,
+  ) {
+    super(`Idempotency-Key ${JSON.stringify(idempotencyKey)} already created run ${runId} from a different request`);
+  }
+}
+
 /** The run's status forbids the asked-for continue (CANCELLED, or COMPLETED without fork). */
 export class RunNotContinuableError extends CairnError {
   constructor(

@@ -57,8 +57,24 @@ export interface RunRecord {
   metadata: Record<string, unknown>;
   /** When a cancel was asked for, if it was. */
   cancelRequestedAt: Date | null;
+  /** The tenant the run belongs to (that of its session); null: an admin key's. */
+  tenantId: string | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** A run as {@link NewRun} made it: `replayed` when an earlier request with the same idempotency key created it. */
+export interface CreatedRun extends RunRecord {
+  replayed: boolean;
+}
+
+/** Makes a run creation idempotent: the first request with `key` in `scope` creates the run, the same request again gets it back. */
+export interface IdempotencyClaim {
+  /** The tenant, or '' for admin keys: each tenant has its own keys. */
+  scope: string;
+  key: string;
+  /** Digest of the request: the same key with another request is refused (`IdempotencyKeyReusedError`). */
+  requestDigest: string;
 }
 
 /** Status of one tool call row. */
@@ -111,4 +127,10 @@ export interface NewRun {
   metadata?: Record<string, unknown>;
   /** A starting history, committed with the run (used by fork). */
   messages?: Message[];
+  /**
+   * The tenant creating the run; null or absent: an admin key (or a member run or fork, which take their
+   * session's tenant). A tenant naming another tenant's session gets `SessionNotFoundError`.
+   */
+  tenantId?: string | null;
+  idempotency?: IdempotencyClaim;
 }

@@ -2,6 +2,7 @@ import {
   Engine,
   TERMINAL_STATUSES,
   type CreateRunRequest,
+  type CreatedRun,
   type DecisionsResult,
   type PendingActionRecord,
   type PostedDecision,
@@ -106,10 +107,13 @@ export class CairnClient {
     });
   }
 
-  /** Creates the run (PENDING) and enqueues its `run` job; if the enqueue fails, the reconciler picks the run up. */
-  async enqueueRun(request: CreateRunRequest): Promise<RunRecord> {
+  /**
+   * Creates the run (PENDING) and enqueues its `run` job; if the enqueue fails, the reconciler picks the run up.
+   * A request whose idempotency key created a run before gets that run back (`replayed`), enqueued nothing.
+   */
+  async enqueueRun(request: CreateRunRequest): Promise<CreatedRun> {
     const run = await this.engine.createRun(request);
-    await this.runQueue.add({ name: 'run', data: { runId: run.runId } });
+    if (!run.replayed) await this.runQueue.add({ name: 'run', data: { runId: run.runId } });
     return run;
   }
 
@@ -200,6 +204,17 @@ export class CairnClient {
   /** The run's status alone (one indexed read), or undefined when there is no such run. */
   async getRunStatus(runId: string): Promise<RunStatus | undefined> {
     return (await this.store.getRun(runId))?.status;
+  }
+
+  /** The tenant that owns the run (null: an admin key's), or undefined when there is no such run: one indexed read. */
+  async runOwner(runId: string): Promise<{ tenantId: string | null } | undefined> {
+    const run = await this.store.getRun(runId);
+    return run && { tenantId: run.tenantId };
+  }
+
+  /** The tenant that owns the session (null: an admin key's), or undefined when there is no such session. */
+  sessionOwner(sessionId: string): Promise<{ tenantId: string | null } | undefined> {
+    return this.store.getSessionOwner(sessionId);
   }
 
   /** The session and its runs, or undefined. */

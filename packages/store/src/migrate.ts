@@ -5,6 +5,7 @@ import * as m0001 from './migrations/0001_initial.js';
 import * as m0003 from './migrations/0003_pending_actions.js';
 import * as m0003b from './migrations/0003_pending_actions_args_schema.js';
 import * as m0004 from './migrations/0004_lean_commit.js';
+import * as m0005a from './migrations/0005_a_tenants_idempotency.js';
 import * as m0006 from './migrations/0006_served_entities.js';
 
 /** Every migration by name, in order; files are only ever added. */
@@ -13,6 +14,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0003_pending_actions': m0003,
   '0003_pending_actions_args_schema': m0003b,
   '0004_lean_commit': m0004,
+  '0005_a_tenants_idempotency': m0005a,
   '0006_served_entities': m0006,
 });
 
@@ -51,5 +53,8 @@ function migratorFor<DB>(db: Kysely<DB>): Migrator {
   return new Migrator({
     db,
     provider: { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) },
+    // Slices number their migrations apart (0002, 0003, ...) and land in any order: a store migrated
+    // with a later number must still take an earlier one that lands after it.
+    allowUnorderedMigrations: true,
   });
 }

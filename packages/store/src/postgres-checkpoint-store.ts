@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import {
@@ -7,6 +6,7 @@ import {
   RunNotFoundError,
 } from '@cairn/engine';
 import type {
+  CreatedRun,
   DecisionsResult,
   NewRun,
   PendingActionRecord,
@@ -15,7 +15,7 @@ import type {
   RunStatus,
 } from '@cairn/engine';
 import type { CheckpointDelta, CheckpointStore, Claim, ClaimRequest, RunHistory, RunOutcome } from '@cairn/engine/store';
-import { insertMessages } from './insert-messages.js';
+import { createRun } from './create-run.js';
 import { assertParentHeld } from './parent-fence.js';
 import { writeDelta } from './write-delta.js';
 import { forceCancel, requestCancel } from './run-cancel.js';
@@ -54,42 +54,8 @@ import type { Database } from './schema.js';
 export class PostgresCheckpointStore implements CheckpointStore {
   constructor(readonly db: Kysely<Database>) {}
 
-  async createRun(run: NewRun): Promise<RunRecord> {
-    const runId = run.runId ?? randomUUID();
-    const sessionId = run.sessionId ?? randomUUID();
-    const messages = run.messages ?? [];
-    return this.db.transaction().execute(async (trx) => {
-      if (run.parentRunId && run.parentEpoch !== undefined) {
-        await assertParentHeld(trx, run.parentRunId, run.parentEpoch);
-      }
-      await trx
-        .insertInto('sessions')
-        .values({ session_id: sessionId, user_id: run.userId ?? null })
-        .onConflict((oc) => oc.column('session_id').doUpdateSet({ updated_at: sql`now()` }))
-        .execute();
-      const row = await trx
-        .insertInto('runs')
-        .values({
-          run_id: runId,
-          session_id: sessionId,
-          user_id: run.userId ?? null,
-          parent_run_id: run.parentRunId ?? null,
-          parent_tool_call_id: run.parentToolCallId ?? null,
-          entity_kind: run.entity.kind,
-          entity_name: run.entity.name,
-          status: 'PENDING',
-          input: run.input,
-          content: null,
-          checkpoint: run.checkpoint,
-          last_checkpoint_at_message_index: messages.length,
-          metadata: JSON.stringify(run.metadata ?? {}),
-          cancel_requested_at: null,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await insertMessages(trx, runId, 0, messages);
-      return toRunRecord(row);
-    });
+  createRun(run: NewRun): Promise<CreatedRun> {
+    return createRun(this.db, run);
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
@@ -249,6 +215,12 @@ export class PostgresCheckpointStore implements CheckpointStore {
       .orderBy('run_id')
       .execute();
     return rows.map(toRunRecord);
+  }
+
+  /** The tenant of the session (null: an admin key's), or undefined when there is no such session. */
+  async getSessionOwner(sessionId: string): Promise<{ tenantId: string | null } | undefined> {
+    const row = await this.db.selectFrom('sessions').select('tenant_id').where('session_id', '=', sessionId).executeTakeFirst();
+    return row && { tenantId: row.tenant_id };
   }
 
   /** The run with its messages, tool calls, attempts and member runs, as the HTTP API returns it. */

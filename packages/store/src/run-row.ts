@@ -20,6 +20,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     usage: row.usage,
     metadata: row.metadata,
     cancelRequestedAt: row.cancel_requested_at,
+    tenantId: row.tenant_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

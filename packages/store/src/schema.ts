@@ -24,6 +24,8 @@ export type GeneratedJson<T> = ColumnType<T, string | undefined, string>;
 export interface SessionsTable {
   session_id: string;
   user_id: string | null;
+  /** The tenant whose key created the session; null: an admin key. */
+  tenant_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -47,6 +49,8 @@ export interface RunsTable {
   usage: GeneratedJson<Usage>;
   metadata: GeneratedJson<Record<string, unknown>>;
   cancel_requested_at: Date | null;
+  /** The tenant of the run's session; null: an admin key's. */
+  tenant_id: ColumnType<string | null, string | null | undefined, string | null>;
   schema_version: Generated<number>;
   /** The last event sequence number of the run (0: no event yet). */
   event_seq: Generated<number>;
@@ -125,6 +129,17 @@ export interface PendingActionsTable {
   created_at: Generated<Date>;
 }
 
+/** The `run_idempotency_keys` table: the run an `Idempotency-Key` created, per tenant. */
+export interface RunIdempotencyKeysTable {
+  /** The tenant, or '' for admin keys. */
+  scope: string;
+  idempotency_key: string;
+  run_id: string;
+  /** Digest of the request that created the run: a different request with the same key is refused. */
+  request_digest: string;
+  created_at: Generated<Date>;
+}
+
 /** Every table of the store, for `Kysely<Database>`. */
 export interface Database {
   sessions: SessionsTable;
@@ -135,6 +150,7 @@ export interface Database {
   run_events: RunEventsTable;
   pending_actions: PendingActionsTable;
   served_entities: ServedEntitiesTable;
+  run_idempotency_keys: RunIdempotencyKeysTable;
 }
 
 /** The `served_entities` table: which worker last announced an entity (and its definition), and when. */

@@ -1,6 +1,8 @@
 import type { ActionDecision, EntityKind, PostedDecision, RunRecord } from '@cairn/engine';
 import { RunNotFoundError } from '@cairn/engine';
 import { Hono } from 'hono';
+import { requestPrincipal } from '../api-key-auth.js';
+import { idempotencyKeyOf } from '../idempotency-key.js';
 import { jsonBody } from '../json-body.js';
 import type { ProducerClient } from '../producer-client.js';
 import type { ProducerMetrics } from '../producer-metrics.js';
@@ -30,9 +32,12 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
         userId: body.user_id,
         checkpoint: body.checkpoint,
         metadata: body.metadata,
+        tenantId: requestPrincipal(c).tenantId,
+        idempotencyKey: idempotencyKeyOf(c),
       });
+      if (run.replayed) return c.json(runStatus(run), 200);
       metrics.recordEnqueue(kind, 'run');
-      return c.json({ run_id: run.runId, session_id: run.sessionId, status: run.status }, 202);
+      return c.json(runStatus(run), 202);
     });
   createRun('agent');
   createRun('team');

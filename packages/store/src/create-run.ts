@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import { IdempotencyKeyReusedError, SessionNotFoundError } from '@cairn/engine';
+import type { CreatedRun, IdempotencyClaim, NewRun } from '@cairn/engine';
+import { insertMessages } from './insert-messages.js';
+import { assertParentHeld } from './parent-fence.js';
+import { toRunRecord } from './run-row.js';
+import type { Database } from './schema.js';
+
+/**
+ * Creates a run in PENDING, in one transaction: claims its idempotency key first (a concurrent request
+ * with the same key waits for this one, then gets its run), joins or opens its session (a tenant may only
+ * join its own; the run takes the session's tenant), inserts the run and its starting messages.
+ */
+export async function createRun(db: Kysely<Database>, run: NewRun): Promise<CreatedRun> {
+  const runId = run.runId ?? randomUUID();
+  const sessionId = run.sessionId ?? randomUUID();
+  const messages = run.messages ?? [];
+  return db.transaction().execute(async (trx) => {
+    if (run.idempotency) {
+      const earlier = await claimIdempotencyKey(trx, run.idempotency, runId);
+      if (earlier) return earlier;
+    }
+    if (run.parentRunId && run.parentEpoch !== undefined) {
+      await assertParentHeld(trx, run.parentRunId, run.parentEpoch);
+    }
+    const tenantId = await joinSession(trx, sessionId, run.userId ?? null, run.tenantId ?? null);
+    const row = await trx
+      .insertInto('runs')
+      .values({
+        run_id: runId,
+        session_id: sessionId,
+        user_id: run.userId ?? null,
+        parent_run_id: run.parentRunId ?? null,
+        parent_tool_call_id: run.parentToolCallId ?? null,
+        entity_kind: run.entity.kind,
+        entity_name: run.entity.name,
+        status: 'PENDING',
+        input: run.input,
+        content: null,
+        checkpoint: run.checkpoint,
+        last_checkpoint_at_message_index: messages.length,
+        metadata: JSON.stringify(run.metadata ?? {}),
+        cancel_requested_at: null,
+        tenant_id: tenantId,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await insertMessages(trx, runId, 0, messages);
+    return { ...toRunRecord(row), replayed: false };
+  });
+}
+
+/** Claims `claim.key` for `runId`; when an earlier request holds it, that request's run (or `IdempotencyKeyReusedError`). */
+async function claimIdempotencyKey(
+  trx: Transaction<Database>,
+  claim: IdempotencyClaim,
+  runId: string,
+): Promise<CreatedRun | undefined> {
+  const claimed = await trx
+    .insertInto('run_idempotency_keys')
+    .values({ scope: claim.scope, idempotency_key: claim.key, run_id: runId, request_digest: claim.requestDigest })
+    .onConflict((oc) => oc.columns(['scope', 'idempotency_key']).doNothing())
+    .returning('run_id')
+    .executeTakeFirst();
+  if (claimed) return undefined;
+  const earlier = await trx
+    .selectFrom('run_idempotency_keys')
+    .innerJoin('runs', 'runs.run_id', 'run_idempotency_keys.run_id')
+    .selectAll('runs')
+    .select('run_idempotency_keys.request_digest')
+    .where('run_idempotency_keys.scope', '=', claim.scope)
+    .where('run_idempotency_keys.idempotency_key', '=', claim.key)
+    .executeTakeFirstOrThrow();
+  const { request_digest: digest, ...row } = earlier;
+  if (digest !== claim.requestDigest) throw new IdempotencyKeyReusedError(claim.key, row.run_id);
+  return { ...toRunRecord(row), replayed: true };
+}
+
+/**
+ * Opens the session, or joins it when it exists and belongs to `tenantId` (an admin, `tenantId` null, may
+ * join any); returns the session's tenant. Another tenant's session is `SessionNotFoundError`.
+ */
+async function joinSession(
+  trx: Transaction<Database>,
+  sessionId: string,
+  userId: string | null,
+  tenantId: string | null,
+): Promise<string | null> {
+  const session = await trx
+    .insertInto('sessions')
+    .values({ session_id: sessionId, user_id: userId, tenant_id: tenantId })
+    .onConflict((oc) => {
+      const touch = oc.column('session_id').doUpdateSet({ updated_at: sql`now()` });
+      return tenantId === null ? touch : touch.where('sessions.tenant_id', '=', tenantId);
+    })
+    .returning('tenant_id')
+    .executeTakeFirst();
+  if (!session) throw new SessionNotFoundError(sessionId);
+  return session.tenant_id;
+}
