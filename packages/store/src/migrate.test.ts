@@ -50,6 +50,7 @@ describe('migrate', () => {
       'pending_actions',
       'run_attempts',
       'run_events',
+      'run_idempotency_keys',
       'run_messages',
       'runs',
       'served_entities',

@@ -28,10 +28,13 @@ describe('PostgresCheckpointStore', () => {
       usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
       error: null,
       cancelRequestedAt: null,
+      tenantId: null,
+      replayed: false,
     });
     expect(created.runId).toMatch(/^[0-9a-f-]{36}$/);
     expect(created.createdAt).toBeInstanceOf(Date);
-    expect(await ctx.store.getRun(created.runId)).toEqual(created);
+    const { replayed: _replayed, ...record } = created;
+    expect(await ctx.store.getRun(created.runId)).toEqual(record);
     expect(await ctx.store.getRun('nope')).toBeUndefined();
     const session = await ctx.db.selectFrom('sessions').selectAll().executeTakeFirstOrThrow();
     expect(session).toMatchObject({ session_id: created.sessionId, user_id: 'u1' });
