@@ -96,7 +96,9 @@ export function createApp(deps: AppDeps): Hono {
 
   app.route('/', healthRoutes({ checks: deps.healthChecks ?? {} }));
   app.get('/metrics', async (c) => c.text(await metrics.render(), 200, { 'Content-Type': metrics.contentType }));
-  for (const path of ['/v1/runs/:run_id', '/v1/runs/:run_id/*']) app.use(path, runScope(deps.client));
+  for (const path of ['/v1/runs/:run_id', '/v1/runs/:run_id/*', '/ui/runs/:run_id', '/ui/runs/:run_id/*']) {
+    app.use(path, runScope(deps.client));
+  }
   for (const path of ['/v1/sessions/:session_id', '/v1/sessions/:session_id/*']) app.use(path, sessionScope(deps.client));
   for (const path of [BULL_BOARD_PATH, `${BULL_BOARD_PATH}/*`]) app.use(path, adminOnly('Bull Board'));
   app.route('/v1', runRoutes({ client: deps.client, metrics, limits: runLimits(deps.limits) }));

@@ -118,6 +118,24 @@ describe('tenants', () => {
     expect((await call('GET', `/v1/runs/${member.runId}`, GLOBEX)).status).toBe(404);
   });
 
+  it("the run pages list only the tenant's runs, and another tenant's run page is 404", async () => {
+    const acme = await createAs(ACME, 'agents');
+    const globex = await createAs(GLOBEX, 'agents');
+    const page = async (path: string, apiKey: string) => {
+      const res = await fx.app.request(path, { headers: { Authorization: `Bearer ${apiKey}` } });
+      return { status: res.status, text: await res.text() };
+    };
+    const acmeList = await page('/ui', ACME);
+    expect(acmeList.status).toBe(200);
+    expect(acmeList.text).toContain(acme.run_id);
+    expect(acmeList.text).not.toContain(globex.run_id);
+    const adminList = await page('/ui', ADMIN);
+    expect(adminList.text).toContain(acme.run_id);
+    expect(adminList.text).toContain(globex.run_id);
+    expect((await page(`/ui/runs/${acme.run_id}`, ACME)).status).toBe(200);
+    expect((await page(`/ui/runs/${acme.run_id}`, GLOBEX)).status).toBe(404);
+  });
+
   it('Bull Board is for admin keys only', async () => {
     await createAs(ACME, 'agents');
     for (const path of ['/admin/queues', '/admin/queues/api/queues']) {

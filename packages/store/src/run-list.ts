@@ -11,6 +11,8 @@ export interface RunListFilter {
   entityName?: string;
   /** Only runs of this entity kind. */
   entityKind?: EntityKind;
+  /** Only this tenant's runs (a tenant-bound key's view); absent: every run. */
+  tenantId?: string;
   /**
    * Only top-level runs (member runs are reached through their team).
    * @defaultValue true
@@ -35,6 +37,7 @@ export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Pro
   if (filter.statuses && filter.statuses.length > 0) query = query.where('status', 'in', filter.statuses);
   if (filter.entityName !== undefined) query = query.where('entity_name', '=', filter.entityName);
   if (filter.entityKind !== undefined) query = query.where('entity_kind', '=', filter.entityKind);
+  if (filter.tenantId !== undefined) query = query.where('tenant_id', '=', filter.tenantId);
   if (filter.topLevelOnly !== false) query = query.where('parent_run_id', 'is', null);
   const rows = await query
     .orderBy('created_at', 'desc')

@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { html } from 'hono/html';
 import type { ApiKeyRing, Principal } from '../api-keys.js';
+import { requestPrincipal } from '../api-key-auth.js';
 import { CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_S, type BrowserSessions } from '../browser-session.js';
 import { ForbiddenError } from '../errors.js';
 import type { ProducerClient } from '../producer-client.js';
@@ -61,7 +62,13 @@ export function uiRoutes({ client, keys, sessions }: UiRoutesDeps): Hono {
     const list =
       paused && statuses.length === 0
         ? { runs: [], hasMore: false }
-        : await client.listRuns({ statuses, entityName: entity, offset: (page - 1) * RUNS_PER_PAGE, limit: RUNS_PER_PAGE });
+        : await client.listRuns({
+            statuses,
+            entityName: entity,
+            tenantId: requestPrincipal(c).tenantId ?? undefined,
+            offset: (page - 1) * RUNS_PER_PAGE,
+            limit: RUNS_PER_PAGE,
+          });
     return c.html(runListPage({ status, entity, paused, page }, list, viewerOf(c)));
   });
 
