@@ -5,7 +5,8 @@
  * SIGKILLs the worker holding the run after its first checkpoint; shows the
  * other worker resume it through stalled-job detection, no manual continue.
  * `--keep` leaves everything running afterwards; `--queue postgres` uses
- * BullMQ's PostgreSQL backend even when Redis is available.
+ * BullMQ's PostgreSQL backend even when Redis is available. `--approval`
+ * tells the human-in-the-loop story instead (scripts/lib/approval-demo.ts).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,9 +15,11 @@ import { FINAL_STATUSES } from '@cairn/engine';
 import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from '@cairn/queue';
 import { freePort, spawnApp, startPostgres, startRedis, type AppProcess } from '@cairn/services';
 import { createDb, migrate, type RunView } from '@cairn/store';
+import { approvalStory } from './lib/approval-demo.js';
 import { DemoNarrator, describeRun } from './lib/demo-narrator.js';
 
 const keep = process.argv.includes('--keep');
+const approval = process.argv.includes('--approval');
 const queueFlag = process.argv.indexOf('--queue');
 const queueChoice = queueFlag >= 0 ? process.argv[queueFlag + 1] : undefined;
 if (queueChoice !== undefined && queueChoice !== 'redis' && queueChoice !== 'postgres') {
@@ -56,6 +59,7 @@ async function main(): Promise<void> {
     CAIRN_MODEL: process.env.OPENAI_API_KEY ? process.env.CAIRN_MODEL : 'scripted',
     PORT: String(port),
     LOG_LEVEL: 'info',
+    ...(approval && { CAIRN_REGISTRY: '@cairn/ops-agent', OPS_LEDGER_URL: postgres.url }),
   };
   const producer = spawnApp('producer', { name: 'producer', env, logFile: join(logDir, 'producer.log') });
   processes.push(producer);
@@ -68,6 +72,19 @@ async function main(): Promise<void> {
   const api = `http://127.0.0.1:${port}`;
   console.log(`Producer: ${api}   Bull Board: ${api}/admin/queues   logs: ${logDir}`);
   console.log(`Workers: ${workers.map((w) => `${w.name} (pid ${w.proc.pid})`).join(', ')}; lock ${DEFAULT_LOCK_MS} ms, stalled check every ${DEFAULT_STALLED_INTERVAL_MS} ms`);
+  if (approval) {
+    await approvalStory({ api, databaseUrl: postgres.url, workers, banner, request: (method, path, body) => request(api, method, path, body) });
+  } else {
+    await seedStory(api, workers);
+  }
+  if (keep) {
+    console.log(`\n--keep: everything stays up. API ${api}, Bull Board ${api}/admin/queues. Ctrl-C to stop.`);
+    await new Promise((resolve) => process.once('SIGINT', resolve));
+  }
+}
+
+/** The seed's story: SIGKILL the worker holding the research team after its first checkpoint; the other finishes it. */
+async function seedStory(api: string, workers: AppProcess[]): Promise<void> {
 
   banner('STEP 1: enqueue the research team with checkpoint "tool-batch"');
   const created = await request<{ run_id: string; session_id: string; status: string }>(api, 'POST', '/v1/teams/research-team/runs', {
@@ -123,11 +140,6 @@ async function main(): Promise<void> {
       (recoveredAfter !== undefined ? ` Recovery took ${(recoveredAfter / 1000).toFixed(1)} s.` : ''),
   );
   if (run.status !== 'COMPLETED' || !sameRun || !recovered) throw new Error('the demo did not end as expected');
-
-  if (keep) {
-    console.log(`\n--keep: everything stays up. API ${api}, Bull Board ${api}/admin/queues. Ctrl-C to stop.`);
-    await new Promise((resolve) => process.once('SIGINT', resolve));
-  }
 }
 
 function hasCheckpoint(run: RunView): boolean {

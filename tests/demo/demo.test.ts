@@ -23,4 +23,18 @@ describe('npm run demo', () => {
       expect(stdout).toContain('- Detail for result-c: lorem ipsum dolor sit amet');
     });
   }
+
+  it('tells the approval story (--approval): paused, a worker SIGKILLed, approved over HTTP, resumed elsewhere, restarted once', { timeout: 150_000 }, async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', '--conditions=source', 'scripts/demo.ts', '--approval', '--queue', 'postgres'],
+      { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: '', REDIS_URL: '' }, timeout: 120_000 },
+    );
+    expect(stdout).toContain('status: PAUSED');
+    expect(stdout).toMatch(/>>> SIGKILL demo-worker-\d .*; the run is still PAUSED/);
+    expect(stdout).toMatch(/-> 200 \{"applied":\["act_[0-9a-f-]+"\],"already_decided":\[\],"pending":0/);
+    expect(stdout).toMatch(/attempt 2: demo-worker-\d \(continue\) -> completed/);
+    expect(stdout).toContain('- restart_service: restarted api');
+    expect(stdout).toContain('restart_service executions in the ledger: 1. Same run_id: true.');
+  });
 });
