@@ -107,6 +107,43 @@ describe('authoring API', () => {
     expect(seen[2]!.lastUserMessage).toMatch(/does not match the required output type:[\s\S]*temperatureC/);
   });
 
+  it("hands tools the app's context, typed by tool<Ctx>(): the engine's, or a run's own, member runs included", async () => {
+    interface Shop {
+      priceOf(item: string): number;
+    }
+    const shopTool = tool<Shop>();
+    const price = shopTool({
+      name: 'price',
+      description: 'Price of an item',
+      parameters: z.object({ item: z.string() }),
+      execute: ({ item }, ctx) => `${item}: ${ctx.context.priceOf(item)} EUR`,
+    });
+    const pricer = new Agent({
+      name: 'pricer',
+      tools: [price],
+      model: new ScriptedModel({
+        decide: ({ messages }) =>
+          toolResults(messages).length === 0
+            ? { toolCalls: [{ name: 'price', arguments: { item: 'mug' } }] }
+            : { text: toolResults(messages)[0]!.content },
+      }),
+    });
+    const desk = new Team({
+      name: 'price-desk',
+      members: [pricer],
+      model: new ScriptedModel({
+        decide: ({ messages }) =>
+          toolResults(messages).length === 0
+            ? { toolCalls: [{ name: DELEGATE_TOOL_NAME, arguments: { member: 'pricer', task: 'price the mug' } }] }
+            : { text: toolResults(messages)[0]!.content },
+      }),
+    });
+    const engine = new Engine({ store: t.store, context: { priceOf: () => 12 } satisfies Shop });
+    expect((await engine.run(pricer, 'How much is the mug?')).content).toBe('mug: 12 EUR');
+    const own = await engine.run(desk, 'How much is the mug?', { context: { priceOf: () => 9 } satisfies Shop });
+    expect(own.content).toBe('mug: 9 EUR');
+  });
+
   it('refuses a team tool that would shadow the delegation tool', () => {
     const shadow = tool({ name: DELEGATE_TOOL_NAME, description: 'x', parameters: z.object({}), execute: () => 'x' });
     expect(() => new Team({ name: 't', model: answer('x'), members: [new Agent({ name: 'a', model: answer('x') })], tools: [shadow] })).toThrow(UserError);

@@ -157,7 +157,7 @@ it('installs from tarballs, runs the user\'s own team from its own processes, an
   expect(done.run_id).toBe(runId);
   expect(done.status).toBe('COMPLETED');
   expect(done.content).toBe(
-    'Support answer: Order report: blue mug: in stock; red kettle: in stock; green teapot: in stock',
+    'Support answer: Order report: blue mug: 8 in stock; red kettle: 10 in stock; green teapot: 12 in stock',
   );
   expect(done.attempts.map((a) => [a.worker_id, a.reason])).toEqual([
     ['user-worker-1', 'run'],

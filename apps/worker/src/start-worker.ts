@@ -6,6 +6,7 @@ import {
   createLivePublisher,
   createThreadExecutor,
   loadRegistry,
+  loadRegistryModule,
   modelFromSpec,
   openStoreDb,
   resolveEnvConfig,
@@ -31,6 +32,12 @@ export interface StartWorkerOptions extends Partial<Omit<CairnEnvConfig, 'regist
    * thread: runs then execute in this thread (`executionThreads` 0).
    */
   registry: Registry | string | URL;
+  /**
+   * The app's context every tool receives as `ctx.context` (typed by
+   * `tool<Ctx>()`). It cannot cross into execution threads: with a registry
+   * module, export `createContext()` from it instead (each thread calls it).
+   */
+  context?: unknown;
   /** Where the worker logs. @defaultValue pino on stdout at `logLevel`, with the worker id */
   logger?: WorkerLogger;
   /**
@@ -68,7 +75,7 @@ export interface CairnWorker {
  * ```
  */
 export async function startWorker(options: StartWorkerOptions): Promise<CairnWorker> {
-  const { registry: registrySource, logger: givenLogger, onFatal: givenOnFatal, env, ...overrides } = options;
+  const { registry: registrySource, context: givenContext, logger: givenLogger, onFatal: givenOnFatal, env, ...overrides } = options;
   const inMainThread = Registry.isRegistry(registrySource);
   if (inMainThread && (overrides.executionThreads ?? 0) > 0) {
     throw new ConfigError(
@@ -87,6 +94,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     env,
   );
   const registryModule = inMainThread ? undefined : String(registrySource);
+  if (givenContext !== undefined && registryModule !== undefined && config.executionThreads > 0) {
+    throw new ConfigError(
+      'context',
+      'cannot cross into execution threads: export createContext() from the registry module, or pass a Registry (or executionThreads: 0)',
+    );
+  }
   const logger = givenLogger ?? pino({ level: config.logLevel, base: { workerId: config.workerId } });
   const onFatal =
     givenOnFatal ??
@@ -95,7 +108,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       process.exit(1);
     });
   const model = modelFromSpec(config);
-  const registry = inMainThread ? registrySource : await loadRegistry(registryModule!, model);
+  // With execution threads, each thread builds the module's context itself; this thread needs only the entities.
+  const loaded = inMainThread
+    ? { registry: registrySource, context: undefined }
+    : config.executionThreads === 0
+      ? await loadRegistryModule(registryModule!, model)
+      : { registry: await loadRegistry(registryModule!, model), context: undefined };
+  const { registry } = loaded;
+  const context = givenContext ?? loaded.context;
 
   // In thread mode the main thread only checks the store at start and reconciles.
   const mainPoolSize = config.executionThreads === 0 ? config.workerConcurrency + 4 : 4;
@@ -132,7 +152,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       closers.push(() => server.close());
       logger.info({ port: server.port }, 'metrics listening');
     }
-    const executor = await createExecutor({ config, store, registry, registryModule, model, logger, onFatal, metrics });
+    const executor = await createExecutor({ config, store, registry, registryModule, context, model, logger, onFatal, metrics });
     const worker = startRunWorker({
       runQueue,
       executor,
@@ -175,6 +195,7 @@ async function createExecutor(deps: {
   store: PostgresCheckpointStore;
   registry: Registry;
   registryModule: string | undefined;
+  context: unknown;
   model: Model | undefined;
   logger: WorkerLogger;
   onFatal: (error: Error) => void;
@@ -186,6 +207,7 @@ async function createExecutor(deps: {
     return createInlineExecutor({
       store: deps.store,
       registry: deps.registry,
+      context: deps.context,
       workerId: config.workerId,
       model: deps.model,
       leaseCheckMs,

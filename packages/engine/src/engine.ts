@@ -38,6 +38,8 @@ export interface EngineOptions {
   onEvent?: RunEventSink;
   /** @defaultValue {@link DEFAULT_RETRY_POLICY} */
   retry?: RetryPolicy;
+  /** The app's context every tool this engine runs receives as `ctx.context` (a run's own `context` wins). */
+  context?: unknown;
 }
 
 /** What {@link Engine.createRun} takes. */
@@ -70,6 +72,8 @@ export interface ContinueRequest {
 export interface RunOptions extends Omit<CreateRunRequest, 'entity' | 'input'> {
   /** Aborting it cancels the run (CANCELLED is persisted). */
   signal?: AbortSignal;
+  /** The app's context for this run's tools (`ctx.context`), over the engine's. Not persisted: a resume elsewhere gets that engine's. */
+  context?: unknown;
 }
 
 /** A run {@link Engine.run} executed to its end, with the entity's output when it COMPLETED (typed by its `outputType`). */
@@ -111,6 +115,7 @@ export class Engine {
       retry: options.retry ?? DEFAULT_RETRY_POLICY,
       onEvent: options.onEvent,
       modelFor: (entity) => options.model ?? entity.model,
+      context: options.context,
       memberRunner: (parent, parentOptions) => this.memberRunner(parent, parentOptions),
     };
   }
@@ -126,9 +131,9 @@ export class Engine {
     const known = this.registry?.has(ref) && this.registry.get(ref) === entity;
     const registry = entity.kind === 'agent' ? new Registry({ agents: [entity] }) : new Registry({ teams: [entity] });
     const engine = known ? this : new Engine({ ...this.options, registry, catalog: registry });
-    const { signal, ...request } = options;
+    const { signal, context, ...request } = options;
     const created = await engine.createRun({ ...request, entity: ref, input });
-    const result = await engine.execute(created.runId, { reason: 'run', signal });
+    const result = await engine.execute(created.runId, { reason: 'run', signal, context });
     // No handover signal was given, so the execution ran to a final status.
     const run = result.outcome === 'finished' ? result.run : (await this.store.getRun(created.runId))!;
     const output = run.status === 'COMPLETED' ? (outputOf(entity.outputType, run.content) as Output) : undefined;
@@ -231,6 +236,7 @@ export class Engine {
         handover: parentOptions.handover,
         parentEpoch: parent.epoch,
         resumeFromPause: child.status === 'PAUSED',
+        context: parentOptions.context,
       });
       if (result.outcome === 'handed-over') throw new HandoverSignal(child.runId);
       const { run } = result;

@@ -84,7 +84,7 @@ describe('tool() human-in-the-loop options', () => {
     expect(ask.external).toBe(true);
     expect(await ask.isGated({ service: 'x' }, context)).toBe(true);
     expect(ask.approval).toEqual({ timeoutMs: 5_000, onTimeout: 'error' });
-    expect(() => ask.execute({ service: 'x' }, { ...context, idempotencyKey: 'k', epoch: 1 })).toThrow(UserError);
+    expect(() => ask.execute({ service: 'x' }, { ...context, idempotencyKey: 'k', epoch: 1, context: undefined })).toThrow(UserError);
   });
 
   it.each([

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { UserError } from './errors.js';
 import type { ToolSpec } from './model.js';
 
-/** What a tool's `execute` receives besides its arguments. */
-export interface ToolContext {
+/** What a tool's `execute` receives besides its arguments; `Ctx` types the app's {@link ToolContext.context}. */
+export interface ToolContext<Ctx = unknown> {
   /** Aborted when the run is cancelled or this execution loses the run. */
   signal: AbortSignal;
   runId: string;
@@ -12,6 +12,12 @@ export interface ToolContext {
   idempotencyKey: string;
   /** Fencing token of the execution calling the tool, for tools that guard external writes. */
   epoch: number;
+  /**
+   * The app's context (database handles, clients, settings): given to
+   * `engine.run(..., { context })` or `startWorker({ context })`; undefined
+   * when none was. Type it with `tool<Ctx>()`.
+   */
+  context: Ctx;
 }
 
 /** What a `needsApproval` function receives besides the call's arguments. */
@@ -55,8 +61,8 @@ interface ToolOptionsBase<Schema extends z.ZodObject> {
 }
 
 /** A tool the worker executes, optionally after a person approves (or edits) the call. */
-export interface ExecutedToolOptions<Schema extends z.ZodObject> extends ToolOptionsBase<Schema> {
-  execute(args: z.infer<Schema>, context: ToolContext): unknown;
+export interface ExecutedToolOptions<Schema extends z.ZodObject, Ctx = unknown> extends ToolOptionsBase<Schema> {
+  execute(args: z.infer<Schema>, context: ToolContext<Ctx>): unknown;
   /**
    * Whether a person must approve, edit or reject a call before it executes.
    * @defaultValue false
@@ -73,8 +79,8 @@ export interface ExternalToolOptions<Schema extends z.ZodObject> extends ToolOpt
 }
 
 /** Options of {@link tool}. */
-export type ToolOptions<Schema extends z.ZodObject> =
-  | ExecutedToolOptions<Schema>
+export type ToolOptions<Schema extends z.ZodObject, Ctx = unknown> =
+  | ExecutedToolOptions<Schema, Ctx>
   | ExternalToolOptions<Schema>;
 
 /** A gated tool's expiry, with defaults applied. */
@@ -107,7 +113,8 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
- * Defines a tool.
+ * Defines a tool. `tool<Ctx>()` (no arguments) returns a `tool` whose
+ * `execute` sees the app's context typed as `Ctx`.
  *
  * @example
  * ```ts
@@ -117,9 +124,24 @@ const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
  *   parameters: z.object({ a: z.number(), b: z.number() }),
  *   execute: ({ a, b }) => a + b,
  * });
+ *
+ * const appTool = tool<{ orders: OrderService }>();
+ * const findOrder = appTool({
+ *   name: 'find_order',
+ *   description: 'Finds an order',
+ *   parameters: z.object({ id: z.string() }),
+ *   execute: ({ id }, ctx) => ctx.context.orders.find(id),
+ * });
  * ```
  */
-export function tool<Schema extends z.ZodObject>(options: ToolOptions<Schema>): Tool {
+export function tool<Ctx>(): <Schema extends z.ZodObject>(options: ToolOptions<Schema, Ctx>) => Tool;
+export function tool<Schema extends z.ZodObject>(options: ToolOptions<Schema>): Tool;
+export function tool<Schema extends z.ZodObject>(options?: ToolOptions<Schema>): Tool | ((options: ToolOptions<z.ZodObject>) => Tool) {
+  if (options === undefined) return (typed) => defineTool(typed);
+  return defineTool(options);
+}
+
+function defineTool<Schema extends z.ZodObject>(options: ToolOptions<Schema>): Tool {
   if (!TOOL_NAME_PATTERN.test(options.name ?? '')) {
     throw new UserError(
       `tool name ${JSON.stringify(options.name)} is invalid: use 1-64 letters, digits, "_" or "-"`,

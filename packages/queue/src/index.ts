@@ -31,7 +31,13 @@ export {
 } from './reconciler.js';
 export { openStoreDb, type OpenStoreDbOptions, type StoreDb } from './open-store-db.js';
 export { CAIRN_ENV_VARIABLES, parseEnvConfig, resolveEnvConfig, type CairnEnvConfig } from './env-config.js';
-export { modelFromSpec, loadRegistry, type ModelSpecOptions } from './load-registry.js';
+export {
+  modelFromSpec,
+  loadRegistry,
+  loadRegistryModule,
+  type LoadedRegistryModule,
+  type ModelSpecOptions,
+} from './load-registry.js';
 export { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 export {
   QueueError,

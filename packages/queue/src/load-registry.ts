@@ -43,6 +43,13 @@ export function modelFromSpec(options: ModelSpecOptions): Model | undefined {
   throw new ConfigError('CAIRN_MODEL', `must be "scripted", "openai:<model>" or "openai-chat:<model>", got "${model}"`);
 }
 
+/** What a registry module gives: its registry, and the app context its optional `createContext()` builds. */
+export interface LoadedRegistryModule {
+  registry: Registry;
+  /** Undefined when the module exports no `createContext`. */
+  context: unknown;
+}
+
 /**
  * Imports the registry module (`CAIRN_REGISTRY`: a package name, a file path
  * or a `file:` URL) and calls its `createRegistry({ model })`. The result is
@@ -50,10 +57,19 @@ export function modelFromSpec(options: ModelSpecOptions): Model | undefined {
  * `@cairn/engine` (another bundle or install) is accepted.
  */
 export async function loadRegistry(moduleName: string | URL, model?: Model): Promise<Registry> {
+  return (await loadRegistryModule(moduleName, model)).registry;
+}
+
+/**
+ * {@link loadRegistry}, and the module's optional `createContext()`: the app
+ * context its tools receive as `ctx.context`, built in the thread that runs
+ * them (an execution thread cannot be handed one built elsewhere).
+ */
+export async function loadRegistryModule(moduleName: string | URL, model?: Model): Promise<LoadedRegistryModule> {
   const specifier = registrySpecifier(moduleName);
-  let loaded: { createRegistry?: unknown };
+  let loaded: { createRegistry?: unknown; createContext?: unknown };
   try {
-    loaded = (await import(specifier)) as { createRegistry?: unknown };
+    loaded = (await import(specifier)) as { createRegistry?: unknown; createContext?: unknown };
   } catch (cause) {
     throw new ConfigError('CAIRN_REGISTRY', `cannot import "${moduleName}": ${(cause as Error).message}`);
   }
@@ -64,7 +80,11 @@ export async function loadRegistry(moduleName: string | URL, model?: Model): Pro
   if (!Registry.isRegistry(registry)) {
     throw new ConfigError('CAIRN_REGISTRY', `createRegistry() of "${moduleName}" did not return a Registry`);
   }
-  return registry;
+  if (loaded.createContext !== undefined && typeof loaded.createContext !== 'function') {
+    throw new ConfigError('CAIRN_REGISTRY', `createContext of "${moduleName}" must be a function`);
+  }
+  const context: unknown = typeof loaded.createContext === 'function' ? await (loaded.createContext as () => unknown)() : undefined;
+  return { registry, context };
 }
 
 function registrySpecifier(moduleName: string | URL): string {

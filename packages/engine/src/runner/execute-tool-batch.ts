@@ -13,6 +13,8 @@ export interface ToolBatchContext {
   batch: number;
   signal: AbortSignal;
   tools: ReadonlyMap<string, ExecutableTool>;
+  /** The app's context, handed to every tool as `ctx.context`. */
+  appContext?: unknown;
   /** The idempotency key of a call. @defaultValue {@link idempotencyKeyFor} the run and the call */
   idempotencyKeyOf?(call: ToolCallRequest): string;
   onCallStarted?(call: ToolCallRequest): void;
@@ -165,6 +167,7 @@ async function invokeWithTimeout(
     toolCallId: call.id,
     idempotencyKey: keyOf(call, context),
     epoch: context.epoch,
+    context: context.appContext,
   });
   const aborted = new Promise<never>((_, reject) => {
     callController.signal.addEventListener(

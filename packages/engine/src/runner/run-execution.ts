@@ -39,6 +39,8 @@ export interface ExecuteOptions {
   parentEpoch?: number;
   /** Also claim the run from PAUSED (once nothing in its tree waits for a person): the resume a decision enqueued. */
   resumeFromPause?: boolean;
+  /** The app's context for this execution's tools (`ctx.context`), over the engine's own. */
+  context?: unknown;
   /** Called once the run is claimed, with the epoch this execution holds. */
   onClaim?(claim: { epoch: number; run: RunRecord }): void;
 }
@@ -49,6 +51,8 @@ export interface ExecutionDeps {
   workerId: string;
   retry: RetryPolicy;
   modelFor(entity: Entity): Model;
+  /** The app's context for tools when an execution gives none. */
+  context?: unknown;
   onEvent?: RunEventSink;
   /** Runs a member's child run for a team's delegation. */
   memberRunner(parent: RunRecord, parentOptions: ExecuteOptions): RunMember;
@@ -112,6 +116,7 @@ export async function executeRun(
     messages,
     usage: run.usage,
     checkpointer,
+    appContext: options.context ?? deps.context,
     signal,
     handover: options.handover,
     emit,

@@ -26,6 +26,8 @@ export interface TurnLoopState {
   messages: Message[];
   usage: Usage;
   checkpointer: Checkpointer;
+  /** The app's context for tools (`ctx.context`). */
+  appContext?: unknown;
   /** The entity's `outputType`: a final answer it refuses is sent back to the model. */
   output?: OutputCheck;
   signal: AbortSignal;
@@ -148,6 +150,7 @@ async function runBatch(
     batch,
     signal: state.signal,
     tools: state.tools,
+    appContext: state.appContext,
     onCallStarted: (call) => state.emit('ToolCallStarted', { toolCallId: call.id, name: call.name, batch }),
     onCallFinished: finished,
   };

@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { serializeError } from '@cairn/engine';
 import { createDb, PostgresCheckpointStore } from '@cairn/store';
-import { loadRegistry, modelFromSpec } from '../load-registry.js';
+import { loadRegistryModule, modelFromSpec } from '../load-registry.js';
 import { createLivePublisher } from '../live/create-live.js';
 import type { WorkerLogger } from '../worker-logger.js';
 import { createInlineExecutor } from './inline-executor.js';
@@ -29,13 +29,14 @@ const logger: WorkerLogger = { debug: log('debug'), info: log('info'), warn: log
 let executor: RunExecutor;
 try {
   const model = modelFromSpec(config);
-  const registry = await loadRegistry(config.registryModule, model);
+  const { registry, context } = await loadRegistryModule(config.registryModule, model);
   const db = createDb(config.databaseUrl, { max: config.dbPoolMax });
   executor = createInlineExecutor({
     store: new PostgresCheckpointStore(db),
     registry,
     workerId: config.workerId,
     model,
+    context,
     leaseCheckMs: config.leaseCheckMs,
     logger,
     observe: (observation) => post({ type: 'observation', observation }),

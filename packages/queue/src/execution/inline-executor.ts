@@ -15,6 +15,8 @@ export interface InlineExecutorOptions {
   workerId: string;
   /** Replaces every entity's model. */
   model?: Model;
+  /** The app's context every tool receives as `ctx.context`. */
+  context?: unknown;
   /** How often an execution re-reads its run row (epoch, cancel). @defaultValue 1000 */
   leaseCheckMs?: number;
   logger?: WorkerLogger;
@@ -37,6 +39,7 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
     registry: options.registry,
     workerId: options.workerId,
     model: options.model,
+    context: options.context,
     onEvent: (event) => {
       live.publish(event);
       observer.sink(event);

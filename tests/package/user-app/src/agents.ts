@@ -5,26 +5,32 @@ import { z } from 'zod';
 
 const ORDER_LINES = ['blue mug', 'red kettle', 'green teapot'];
 
+/** The app's own services, handed to every tool as `ctx.context` (built by `createContext()` in registry.ts). */
+export interface SupportContext {
+  warehouse: { stockOf(item: string): number };
+}
+const supportTool = tool<SupportContext>();
+
 /** Slow enough to be interrupted; writes each execution to `USER_APP_LEDGER` so a test can count them. */
-async function slowly<T>(ctx: ToolContext, name: string, result: T): Promise<T> {
+async function slowly<T>(ctx: ToolContext<SupportContext>, name: string, result: T): Promise<T> {
   await new Promise((resolve) => setTimeout(resolve, Number(process.env.USER_APP_TOOL_DELAY_MS ?? 500)));
   ctx.signal.throwIfAborted();
   if (process.env.USER_APP_LEDGER) appendFileSync(process.env.USER_APP_LEDGER, `${name}\t${ctx.idempotencyKey}\n`);
   return result;
 }
 
-const listOrderLines = tool({
+const listOrderLines = supportTool({
   name: 'list_order_lines',
   description: 'Lists the lines of an order.',
   parameters: z.object({ orderId: z.string() }),
   execute: ({ orderId }, ctx) => slowly(ctx, 'list_order_lines', `${orderId}: ${ORDER_LINES.join(', ')}`),
 });
 
-const checkStock = tool({
+const checkStock = supportTool({
   name: 'check_stock',
-  description: 'Checks whether one item is in stock.',
+  description: 'Checks how many of one item are in stock.',
   parameters: z.object({ item: z.string() }),
-  execute: ({ item }, ctx) => slowly(ctx, 'check_stock', `${item}: in stock`),
+  execute: ({ item }, ctx) => slowly(ctx, 'check_stock', `${item}: ${ctx.context.warehouse.stockOf(item)} in stock`),
 });
 
 /** Lists the order, then checks each line's stock, one tool batch per line. */
