@@ -17,6 +17,7 @@ import { freePort, spawnApp, startPostgres, startRedis, type AppProcess } from '
 import { createDb, migrate, type RunView } from '@cairn/store';
 import { approvalStory } from './lib/approval-demo.js';
 import { DemoNarrator, describeRun } from './lib/demo-narrator.js';
+import { printLiveText } from './lib/live-text.js';
 
 const keep = process.argv.includes('--keep');
 const approval = process.argv.includes('--approval');
@@ -94,6 +95,8 @@ async function seedStory(api: string, workers: AppProcess[]): Promise<void> {
   });
   console.log(`POST /v1/teams/research-team/runs -> 202 ${JSON.stringify(created)}`);
   const runId = created.run_id;
+  // The team's model text, printed as it streams (the scripted model streams word by word).
+  const liveText = printLiveText(api, runId).catch((error: unknown) => console.log(`[live] stream ended: ${(error as Error).message}`));
   const getRun = () => request<RunView>(api, 'GET', `/v1/runs/${runId}`);
 
   banner('STEP 2: wait for the first RUNNING checkpoint, then SIGKILL the worker holding the run');
@@ -130,6 +133,7 @@ async function seedStory(api: string, workers: AppProcess[]): Promise<void> {
     await sleep(100);
   }
 
+  await liveText;
   banner('RESULT');
   console.log(describeRun(run));
   console.log(`\nFinal answer:\n${run.content}`);

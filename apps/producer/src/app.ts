@@ -1,3 +1,4 @@
+import type { LiveSubscriber } from '@cairn/queue';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
@@ -48,6 +49,8 @@ export interface AppDeps {
   readApiKeys?: readonly string[];
   limits?: AppLimits;
   events?: EventStreamOptions;
+  /** The runs' live channel (`createLiveSubscriber`): SSE `?include=deltas` forwards its live-only events. */
+  live?: LiveSubscriber;
   metrics?: ProducerMetrics;
   logger?: Logger;
 }
@@ -106,6 +109,7 @@ export function createApp(deps: AppDeps): Hono {
     '/v1',
     eventRoutes({
       client: deps.client,
+      live: deps.live,
       options: deps.events,
       onStreamError: (error, runId) =>
         deps.logger?.error({ err: error, runId }, 'event stream failed'),

@@ -2,7 +2,7 @@ import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Registry } from '@cairn/engine';
-import { CairnClient, resolveEnvConfig, type CairnEnvConfig } from '@cairn/queue';
+import { CairnClient, createLiveSubscriber, resolveEnvConfig, type CairnEnvConfig } from '@cairn/queue';
 import type { Hono } from 'hono';
 import { pino, type Logger } from 'pino';
 import { createApp } from './app.js';
@@ -61,8 +61,14 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
     registry,
     migrate: config.migrate,
   });
+  const live = createLiveSubscriber({
+    backend: config.queueBackend,
+    redisUrl: config.redisUrl,
+    databaseUrl: config.databaseUrl,
+  });
   const app = createApp({
     client,
+    live,
     queues: [client.runQueue.queue],
     healthChecks: readinessChecks(client),
     apiKeys: config.apiKeys,
@@ -79,6 +85,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
   try {
     ({ server, port } = await listen(app, config.port));
   } catch (error) {
+    await live.close();
     await client.close();
     throw error;
   }
@@ -103,6 +110,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
         // Open event streams would hold `close` forever.
         (server as Partial<HttpServer>).closeAllConnections?.();
         await closed;
+        await live.close();
         await client.close();
       })()),
   };

@@ -17,9 +17,21 @@ export const RUN_EVENT_TYPES = [
 /** One of {@link RUN_EVENT_TYPES}. */
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 
+/**
+ * Events that are only published live, never stored (DESIGN.md "Events"):
+ * `ModelDelta { epoch, message_index, offset, text }`, a piece of a model's
+ * text as it streams; `AttemptAbandoned { epoch }`, published first by an
+ * execution that takes a run over from one that died, so a client drops the
+ * partial text of that epoch.
+ */
+export const LIVE_EVENT_TYPES = ['ModelDelta', 'AttemptAbandoned'] as const;
+
+/** One of {@link LIVE_EVENT_TYPES}. */
+export type LiveEventType = (typeof LIVE_EVENT_TYPES)[number];
+
 /** Something that happened in a run, in the order it happened. */
 export interface RunEvent {
-  type: RunEventType;
+  type: RunEventType | LiveEventType;
   runId: string;
   /** Epoch of the execution that published it. */
   epoch: number;

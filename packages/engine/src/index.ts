@@ -6,7 +6,7 @@
  */
 export * from './errors.js';
 export type { Message, UserMessage, AssistantMessage, ToolResultMessage, ToolCallRequest, Usage } from './messages.js';
-export type { Model, ModelRequest, ModelResponse, ToolSpec } from './model.js';
+export type { Model, ModelRequest, ModelResponse, ModelStreamDelta, ToolSpec } from './model.js';
 export * from './run-types.js';
 export * from './lifecycle/index.js';
 export * from './events.js';

@@ -7,6 +7,11 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/** A piece of a model's answer as it streams: text, or a fragment of a tool call's JSON arguments. */
+export type ModelStreamDelta =
+  | { kind: 'text'; text: string }
+  | { kind: 'tool-call'; index: number; name?: string; arguments: string };
+
 /** Everything a model needs for one turn. */
 export interface ModelRequest {
   /** System instructions for this entity. */
@@ -14,6 +19,12 @@ export interface ModelRequest {
   messages: readonly Message[];
   tools: readonly ToolSpec[];
   signal?: AbortSignal;
+  /**
+   * When set, the model streams: each piece of the answer is handed here as
+   * it arrives, and `respond` still resolves with the complete answer.
+   * Models that cannot stream ignore it and answer at once.
+   */
+  onDelta?: (delta: ModelStreamDelta) => void;
 }
 
 /** One model turn's answer. */

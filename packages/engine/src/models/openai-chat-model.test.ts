@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ModelError } from '../errors.js';
 import type { Message } from '../messages.js';
-import { ask, modelError, SEARCH } from '../test-support/model-fixtures.js';
+import { ask, expectStreamedTurns, modelError, SEARCH } from '../test-support/model-fixtures.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../testing/fake-openai-server.js';
 import { OpenAIChatModel } from './openai-chat-model.js';
 
@@ -23,6 +23,10 @@ afterEach(async () => {
 });
 
 describe('OpenAIChatModel', () => {
+  it('streams text and tool-call arguments with stream: true, resolving with the complete turn', async () => {
+    await expectStreamedTurns(model, server);
+  });
+
   it('returns a tool-call turn and sends a system message and tools as JSON Schema', async () => {
     server.enqueue({
       kind: 'tool_calls',

@@ -39,12 +39,30 @@ export class OpenAIChatModel implements Model {
       ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toChatTool) }),
       ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
     };
-    const completion = await this.client.chat.completions
-      .create(body, openAIRequestOptions(this.options, request.signal))
+    const options = openAIRequestOptions(this.options, request.signal);
+    const onDelta = request.onDelta;
+    const completion = await (onDelta ? this.stream(body, options, onDelta) : this.client.chat.completions.create(body, options))
       .catch((error: unknown) => {
         throw toModelError(error, request.signal);
       });
     return fromCompletion(completion);
+  }
+
+  /** `stream: true` through the client's stream helper, which assembles the completion from its chunks. */
+  private stream(
+    body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+    options: ReturnType<typeof openAIRequestOptions>,
+    onDelta: NonNullable<ModelRequest['onDelta']>,
+  ): Promise<OpenAI.Chat.ChatCompletion> {
+    const stream = this.client.chat.completions.stream(
+      { ...body, stream: true, stream_options: { include_usage: true } },
+      options,
+    );
+    stream.on('content.delta', ({ delta }) => onDelta({ kind: 'text', text: delta }));
+    stream.on('tool_calls.function.arguments.delta', ({ index, name, arguments_delta }) =>
+      onDelta({ kind: 'tool-call', index, name, arguments: arguments_delta }),
+    );
+    return stream.finalChatCompletion();
   }
 }
 

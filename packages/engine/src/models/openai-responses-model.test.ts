@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ModelError } from '../errors.js';
 import type { Message } from '../messages.js';
-import { ask, modelError, SEARCH } from '../test-support/model-fixtures.js';
+import { ask, expectStreamedTurns, modelError, SEARCH } from '../test-support/model-fixtures.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../testing/fake-openai-server.js';
 import { OpenAIResponsesModel } from './openai-responses-model.js';
 
@@ -19,6 +19,10 @@ afterEach(async () => {
 });
 
 describe('OpenAIResponsesModel', () => {
+  it('streams text and tool-call arguments with stream: true, resolving with the complete turn', async () => {
+    await expectStreamedTurns(model, server);
+  });
+
   it('returns a tool-call turn and sends instructions, tools as JSON Schema and store: false', async () => {
     server.enqueue({
       kind: 'tool_calls',

@@ -42,12 +42,27 @@ export class OpenAIResponsesModel implements Model {
       ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toFunctionTool) }),
       ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
     };
-    const response = await this.client.responses
-      .create(body, openAIRequestOptions(this.options, request.signal))
+    const options = openAIRequestOptions(this.options, request.signal);
+    const onDelta = request.onDelta;
+    const response = await (onDelta ? this.stream(body, options, onDelta) : this.client.responses.create(body, options))
       .catch((error: unknown) => {
         throw toModelError(error, request.signal);
       });
     return fromResponse(response);
+  }
+
+  /** `stream: true` through the client's stream helper, which assembles the response from its events. */
+  private stream(
+    body: OpenAI.Responses.ResponseCreateParamsNonStreaming,
+    options: ReturnType<typeof openAIRequestOptions>,
+    onDelta: NonNullable<ModelRequest['onDelta']>,
+  ): Promise<Response> {
+    const stream = this.client.responses.stream({ ...body, stream: true }, options);
+    stream.on('response.output_text.delta', ({ delta }) => onDelta({ kind: 'text', text: delta }));
+    stream.on('response.function_call_arguments.delta', ({ output_index, delta }) =>
+      onDelta({ kind: 'tool-call', index: output_index, arguments: delta }),
+    );
+    return stream.finalResponse();
   }
 }
 

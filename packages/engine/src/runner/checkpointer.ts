@@ -1,6 +1,6 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
 import { CheckpointWriteError, LeaseLostError } from '../errors.js';
-import type { RunEvent, RunEventSink, RunEventType } from '../events.js';
+import type { LiveEventType, RunEvent, RunEventSink, RunEventType } from '../events.js';
 import type { Message, Usage } from '../messages.js';
 import type { CheckpointMode, RunErrorInfo, RunRecord, ToolCallRecord } from '../run-types.js';
 import type { RunOutcome } from '../checkpoint-store.js';
@@ -41,6 +41,11 @@ export class Checkpointer {
     const event = this.event(type, data);
     this.pendingEvents.push(event);
     this.publish(event);
+  }
+
+  /** Publishes a live-only event (a model text delta, an abandoned attempt): never stored. */
+  publishLive(type: LiveEventType, data: Record<string, unknown>): void {
+    this.publish(this.event(type, data));
   }
 
   /** Number of durably committed messages. */
@@ -134,7 +139,7 @@ export class Checkpointer {
     });
   }
 
-  private event(type: RunEventType, data: Record<string, unknown>): RunEvent {
+  private event(type: RunEventType | LiveEventType, data: Record<string, unknown>): RunEvent {
     return { type, runId: this.runId, epoch: this.epoch, data, at: new Date().toISOString() };
   }
 

@@ -88,6 +88,10 @@ export async function executeRun(
     deps.onEvent,
   );
   const emit = (type: RunEventType, data: Record<string, unknown>) => checkpointer.emit(type, data);
+  // Taking over from an execution that died: clients drop the text it streamed but never committed.
+  if (options.reason === 'recovered' || options.reason === 'reconciled') {
+    checkpointer.publishLive('AttemptAbandoned', { epoch: epoch - 1 });
+  }
   emit(options.reason === 'run' ? 'RunStarted' : 'RunContinued', {
     reason: options.reason,
     workerId: deps.workerId,

@@ -1,7 +1,7 @@
 import { MaxTurnsExceededError } from '../errors.js';
 import type { AssistantMessage, Message, ToolCallRequest, Usage } from '../messages.js';
 import { addUsage } from '../messages.js';
-import type { Model, ToolSpec } from '../model.js';
+import type { Model, ModelStreamDelta, ToolSpec } from '../model.js';
 import type { RunEventType } from '../events.js';
 import type { ToolCallRecord } from '../run-types.js';
 import type { Checkpointer } from './checkpointer.js';
@@ -105,12 +105,22 @@ export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult>
 
 async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<AssistantMessage> {
   state.emit('ModelRequestStarted', { model: state.model.name, messages: state.messages.length });
+  // Streamed text goes out live as `ModelDelta`s; `offset` places each piece, so a retry restarts at 0.
+  const messageIndex = state.messages.length;
+  let offset = 0;
+  const onDelta = (delta: ModelStreamDelta) => {
+    if (delta.kind !== 'text' || delta.text === '') return;
+    state.checkpointer.publishLive('ModelDelta', { epoch: state.epoch, message_index: messageIndex, offset, text: delta.text });
+    offset += delta.text.length;
+  };
   const response = await respondWithRetry(
     state.model,
-    { instructions: state.instructions, messages: state.messages, tools, signal: state.signal },
+    { instructions: state.instructions, messages: state.messages, tools, signal: state.signal, onDelta },
     state.retry,
-    (error, attempt, delayMs) =>
-      state.emit('ModelRequestCompleted', { retrying: true, attempt, delayMs, error: error.message }),
+    (error, attempt, delayMs) => {
+      offset = 0;
+      state.emit('ModelRequestCompleted', { retrying: true, attempt, delayMs, error: error.message });
+    },
   );
   state.usage = addUsage(state.usage, response.usage);
   state.emit('ModelRequestCompleted', {

@@ -43,19 +43,29 @@ export interface FakeOpenAIServer {
 }
 
 type Endpoint = (reply: TextOrToolCalls, body: Record<string, unknown>) => Record<string, unknown>;
+/** The server-sent events of a streamed reply (`stream: true`), built from the complete reply. */
+type StreamEndpoint = (complete: Record<string, unknown>, reply: TextOrToolCalls) => SseEvent[];
 type TextOrToolCalls = Extract<FakeOpenAIReply, { kind: 'text' | 'tool_calls' }>;
+interface SseEvent {
+  event?: string;
+  data: unknown;
+}
 
-const ENDPOINTS: Record<string, { endpoint: Endpoint; malformed: () => Record<string, unknown> }> =
-  {
-    '/v1/responses': {
-      endpoint: responsesReply,
-      malformed: () => ({ id: id('resp_', 24), object: 'response', status: 'completed' }),
-    },
-    '/v1/chat/completions': {
-      endpoint: chatReply,
-      malformed: () => ({ id: id('chatcmpl-', 15), object: 'chat.completion' }),
-    },
-  };
+const ENDPOINTS: Record<
+  string,
+  { endpoint: Endpoint; stream: StreamEndpoint; malformed: () => Record<string, unknown> }
+> = {
+  '/v1/responses': {
+    endpoint: responsesReply,
+    stream: responsesStream,
+    malformed: () => ({ id: id('resp_', 24), object: 'response', status: 'completed' }),
+  },
+  '/v1/chat/completions': {
+    endpoint: chatReply,
+    stream: chatStream,
+    malformed: () => ({ id: id('chatcmpl-', 15), object: 'chat.completion' }),
+  },
+};
 
 /** Starts a fake OpenAI server on 127.0.0.1 on a free port. */
 export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
@@ -99,8 +109,11 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
           errorBody(reply.message, reply.type ?? errorType(reply.status), reply.code ?? null),
         );
         return;
-      default:
-        sendJson(res, 200, route.endpoint(reply, body));
+      default: {
+        const complete = route.endpoint(reply, body);
+        if (body['stream'] === true) sendSse(res, route.stream(complete, reply));
+        else sendJson(res, 200, complete);
+      }
     }
   }
 
@@ -226,6 +239,77 @@ function chatReply(reply: TextOrToolCalls, body: Record<string, unknown>): Recor
   };
 }
 
+/** Text cut the way a model streams it: a few characters at a time. */
+function pieces(text: string, size = 4): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+/** The Responses API's stream: created, then per output item added / deltas / done, then completed. */
+function responsesStream(complete: Record<string, unknown>): SseEvent[] {
+  const events: SseEvent[] = [];
+  const push = (type: string, fields: Record<string, unknown>) =>
+    events.push({ event: type, data: { type, sequence_number: events.length, ...fields } });
+  push('response.created', { response: { ...complete, status: 'in_progress', output: [], usage: null } });
+  push('response.in_progress', { response: { ...complete, status: 'in_progress', output: [], usage: null } });
+  const output = complete['output'] as Record<string, unknown>[];
+  output.forEach((item, output_index) => {
+    if (item['type'] === 'message') {
+      const text = (item['content'] as { text: string }[])[0]!.text;
+      push('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
+      const part = { type: 'output_text', text: '', annotations: [], logprobs: [] };
+      push('response.content_part.added', { item_id: item['id'], output_index, content_index: 0, part });
+      for (const delta of pieces(text)) {
+        push('response.output_text.delta', { item_id: item['id'], output_index, content_index: 0, delta, logprobs: [] });
+      }
+      push('response.output_text.done', { item_id: item['id'], output_index, content_index: 0, text, logprobs: [] });
+      push('response.content_part.done', { item_id: item['id'], output_index, content_index: 0, part: { ...part, text } });
+    } else {
+      const args = item['arguments'] as string;
+      push('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', arguments: '' } });
+      for (const delta of pieces(args, 7)) {
+        push('response.function_call_arguments.delta', { item_id: item['id'], output_index, delta });
+      }
+      push('response.function_call_arguments.done', { item_id: item['id'], output_index, arguments: args });
+    }
+    push('response.output_item.done', { output_index, item });
+  });
+  push('response.completed', { response: complete });
+  return events;
+}
+
+/** Chat Completions' stream: chunks with `delta`s (content, or tool calls by index), a finish chunk, a usage chunk, `[DONE]`. */
+function chatStream(complete: Record<string, unknown>, reply: TextOrToolCalls): SseEvent[] {
+  const base = {
+    id: complete['id'],
+    object: 'chat.completion.chunk',
+    created: complete['created'],
+    model: complete['model'],
+    system_fingerprint: 'fp_fake',
+  };
+  const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) => ({
+    data: { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason }] },
+  });
+  const events: SseEvent[] = [chunk({ role: 'assistant', content: '', refusal: null })];
+  const choice = (complete['choices'] as { message: Record<string, unknown>; finish_reason: string }[])[0]!;
+  if (reply.kind === 'text') {
+    for (const content of pieces(reply.text)) events.push(chunk({ content }));
+  } else {
+    const calls = choice.message['tool_calls'] as { id: string; function: { name: string; arguments: string } }[];
+    calls.forEach((call, index) => {
+      events.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
+      for (const args of pieces(call.function.arguments, 7)) {
+        events.push(chunk({ tool_calls: [{ index, function: { arguments: args } }] }));
+      }
+    });
+  }
+  events.push(chunk({}, choice.finish_reason));
+  events.push({ data: { ...base, choices: [], usage: complete['usage'] } });
+  events.push({ data: '[DONE]' });
+  return events;
+}
+
 function argumentsText(call: FakeToolCall): string {
   return typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
 }
@@ -256,6 +340,15 @@ async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+function sendSse(res: ServerResponse, events: readonly SseEvent[]): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': id('req_', 16) });
+  for (const { event, data } of events) {
+    const text = typeof data === 'string' ? data : JSON.stringify(data);
+    res.write(`${event ? `event: ${event}\n` : ''}data: ${text}\n\n`);
+  }
+  res.end();
 }
 
 function sendJson(res: ServerResponse, status: number, body: Record<string, unknown>): void {

@@ -38,8 +38,6 @@ export class ScriptedModel implements Model {
   }
 
   async respond(request: ModelRequest): Promise<ModelResponse> {
-    if (this.options.latencyMs) await abortableSleep(this.options.latencyMs, request.signal);
-    request.signal?.throwIfAborted();
     const turn = request.messages.filter((m) => m.role === 'assistant').length;
     const reply = this.options.decide({
       messages: request.messages,
@@ -60,7 +58,29 @@ export class ScriptedModel implements Model {
             })),
           }
         : { role: 'assistant', content: reply.text };
+    await this.deliver(message, request);
     return { message, usage: estimateUsage(request.messages, message) };
+  }
+
+  /** Takes the turn's latency; with `onDelta`, spreads the text (word by word) and the tool calls over it, as a streaming model does. */
+  private async deliver(message: AssistantMessage, request: ModelRequest): Promise<void> {
+    const latencyMs = this.options.latencyMs ?? 0;
+    const words = message.content?.match(/\S+\s*|\s+/g) ?? [];
+    const calls = message.toolCalls ?? [];
+    const steps = request.onDelta ? words.length + calls.length : 0;
+    const pause = latencyMs / (steps + 1);
+    for (const text of words) {
+      if (!request.onDelta) break;
+      if (pause > 0) await abortableSleep(pause, request.signal);
+      request.onDelta({ kind: 'text', text });
+    }
+    for (const [index, call] of calls.entries()) {
+      if (!request.onDelta) break;
+      if (pause > 0) await abortableSleep(pause, request.signal);
+      request.onDelta({ kind: 'tool-call', index, name: call.name, arguments: call.arguments });
+    }
+    if (pause > 0) await abortableSleep(pause, request.signal);
+    request.signal?.throwIfAborted();
   }
 }
 
