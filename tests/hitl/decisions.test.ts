@@ -105,3 +105,20 @@ describe('partial decisions', () => {
     expect(callsWithoutResult(view)).toEqual([]);
   });
 });
+
+describe('every checkpoint mode', () => {
+  it.each(['run', 'tool-batch', 'tool-call'] as const)('%s: the pause commits the turn, the ungated result and the actions; the resume completes the history', async (checkpoint) => {
+    fleet = await startOpsFleet();
+    const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart api, db', checkpoint });
+    const actions = await pausedWith(fleet, run.runId, 2);
+    const paused = (await fleet.client.getRun(run.runId))!;
+    expect(paused.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(paused.last_checkpoint_at_message_index).toBe(3);
+    await fleet.client.decide(run.runId, actions.map((a) => ({ actionId: a.actionId, decision: { type: 'approve' as const } })));
+    expect((await finished(fleet, run.runId)).status).toBe('COMPLETED');
+    const view = (await fleet.client.getRun(run.runId))!;
+    expect(callsWithoutResult(view)).toEqual([]);
+    expect(view.tools.map((t) => t.status)).toEqual(['completed', 'completed', 'completed']);
+    expect((await fleet.ledgerRows()).map((r) => r.args.service).sort()).toEqual(['api', 'db']);
+  });
+});
