@@ -71,7 +71,7 @@ async function main(): Promise<void> {
   });
   await Promise.all([producer.waitForLog('producer listening'), ...workers.map((w) => w.waitForLog('worker started'))]);
   const api = `http://127.0.0.1:${port}`;
-  console.log(`Producer: ${api}   Bull Board: ${api}/admin/queues   logs: ${logDir}`);
+  console.log(`Producer: ${api}   Run pages: ${api}/ui   Bull Board: ${api}/admin/queues   logs: ${logDir}`);
   console.log(`Workers: ${workers.map((w) => `${w.name} (pid ${w.proc.pid})`).join(', ')}; lock ${DEFAULT_LOCK_MS} ms, stalled check every ${DEFAULT_STALLED_INTERVAL_MS} ms`);
   if (approval) {
     await approvalStory({ api, databaseUrl: postgres.url, workers, banner, request: (method, path, body) => request(api, method, path, body) });
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     await seedStory(api, workers);
   }
   if (keep) {
-    console.log(`\n--keep: everything stays up. API ${api}, Bull Board ${api}/admin/queues. Ctrl-C to stop.`);
+    console.log(`\n--keep: everything stays up. API ${api}, run pages ${api}/ui, Bull Board ${api}/admin/queues. Ctrl-C to stop.`);
     await new Promise((resolve) => process.once('SIGINT', resolve));
   }
 }
