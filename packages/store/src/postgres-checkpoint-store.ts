@@ -1,8 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import {
-  CLAIMABLE_STATUSES,
-  RunNotContinuableError,
   RunNotFoundError,
 } from '@cairn/engine';
 import type {
@@ -16,8 +14,8 @@ import type {
 } from '@cairn/engine';
 import type { CheckpointDelta, CheckpointStore, Claim, ClaimRequest, RunHistory, RunOutcome } from '@cairn/engine/store';
 import { createRun } from './create-run.js';
-import { assertParentHeld } from './parent-fence.js';
 import { writeDelta } from './write-delta.js';
+import { claimRun } from './claim-run.js';
 import { forceCancel, requestCancel } from './run-cancel.js';
 import type { ForceCancelOptions } from './run-cancel.js';
 import { appendEvents, listEvents, listEventsOfTypes } from './run-events.js';
@@ -67,69 +65,8 @@ export class PostgresCheckpointStore implements CheckpointStore {
     return row && toRunRecord(row);
   }
 
-  async claimRun(
-    runId: string,
-    claim: ClaimRequest,
-  ): Promise<Claim> {
-    const from = claim.from ?? CLAIMABLE_STATUSES;
-    return this.db.transaction().execute(async (trx) => {
-      if (claim.parentEpoch !== undefined) {
-        const child = await trx.selectFrom('runs').select('parent_run_id').where('run_id', '=', runId).executeTakeFirst();
-        if (child?.parent_run_id) await assertParentHeld(trx, child.parent_run_id, claim.parentEpoch);
-      }
-      const row = await trx
-        .updateTable('runs')
-        .set({ epoch: sql`epoch + 1`, status: 'RUNNING', updated_at: sql`now()` })
-        .where('run_id', '=', runId)
-        .where((eb) => {
-          const plain = from.filter((status) => status !== 'PAUSED');
-          const allowed = plain.length > 0 ? [eb('status', 'in', plain)] : [];
-          if (from.includes('PAUSED')) {
-            // A paused run is claimed (resumeFromPause) only once nothing in its tree waits for a person.
-            allowed.push(
-              eb.and([
-                eb('status', '=', 'PAUSED'),
-                eb.not(
-                  eb.exists(
-                    eb
-                      .selectFrom('pending_actions as a')
-                      .select(sql`1`.as('one'))
-                      .where('a.status', '=', 'pending')
-                      .where((w) => w.or([w('a.run_id', '=', runId), w('a.root_run_id', '=', runId)])),
-                  ),
-                ),
-              ]),
-            );
-          }
-          return eb.or(allowed);
-        })
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) {
-        const status = await this.statusOf(runId, trx);
-        throw new RunNotContinuableError(
-          runId,
-          status,
-          `only ${from.join(', ')} runs can be claimed here`,
-        );
-      }
-      await trx
-        .updateTable('run_attempts')
-        .set({ ended_at: sql`now()`, outcome: 'superseded' })
-        .where('run_id', '=', runId)
-        .where('ended_at', 'is', null)
-        .execute();
-      await trx
-        .insertInto('run_attempts')
-        .values({
-          run_id: runId,
-          epoch: row.epoch,
-          worker_id: claim.workerId,
-          reason: claim.reason,
-        })
-        .execute();
-      return { epoch: row.epoch, run: toRunRecord(row) };
-    });
+  claimRun(runId: string, claim: ClaimRequest): Promise<Claim> {
+    return claimRun(this.db, runId, claim);
   }
 
   async loadHistory(runId: string): Promise<RunHistory> {
@@ -329,15 +266,5 @@ export class PostgresCheckpointStore implements CheckpointStore {
   /** Paused top-level runs with every action decided, paused at least `olderThanMs` ago: resumes never enqueued. */
   listResumablePausedRuns(olderThanMs: number): Promise<{ runId: string; epoch: number }[]> {
     return listResumablePausedRuns(this.db, olderThanMs);
-  }
-
-  private async statusOf(runId: string, db: Kysely<Database>): Promise<RunStatus> {
-    const row = await db
-      .selectFrom('runs')
-      .select('status')
-      .where('run_id', '=', runId)
-      .executeTakeFirst();
-    if (!row) throw new RunNotFoundError(runId);
-    return row.status;
   }
 }

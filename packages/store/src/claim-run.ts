@@ -1,0 +1,87 @@
+import { sql } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
+import { CLAIMABLE_STATUSES, RunNotContinuableError, RunNotFoundError, type RunStatus } from '@cairn/engine';
+import type { Claim, ClaimRequest } from '@cairn/engine/store';
+import { assertParentHeld } from './parent-fence.js';
+import { toRunRecord } from './run-row.js';
+import type { Database } from './schema.js';
+
+/** The statuses `from` lets a claim start from; a paused run only once nothing in its tree waits for a person. */
+function claimableFrom(runId: string, from: readonly RunStatus[]) {
+  return (eb: ExpressionBuilder<Database, 'runs'>) => {
+    const plain = from.filter((status) => status !== 'PAUSED');
+    const allowed = plain.length > 0 ? [eb('status', 'in', plain)] : [];
+    if (from.includes('PAUSED')) {
+      allowed.push(
+        eb.and([
+          eb('status', '=', 'PAUSED'),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('pending_actions as a')
+                .select(sql`1`.as('one'))
+                .where('a.status', '=', 'pending')
+                .where((w) => w.or([w('a.run_id', '=', runId), w('a.root_run_id', '=', runId)])),
+            ),
+          ),
+        ]),
+      );
+    }
+    return eb.or(allowed);
+  };
+}
+
+/**
+ * Claims a run in ONE statement (its own transaction unless `db` is one): the
+ * conditional UPDATE increments the epoch and sets RUNNING, and in the same
+ * statement the open attempt is superseded and this claim's attempt
+ * inserted, both only when the UPDATE claimed the run. A member run claimed
+ * with `parentEpoch` first share-locks its team's row in the same
+ * transaction (`LeaseLostError` once the team was claimed since). Throws
+ * `RunNotFoundError` or `RunNotContinuableError` when nothing was claimed.
+ */
+export async function claimRun(db: Kysely<Database>, runId: string, claim: ClaimRequest): Promise<Claim> {
+  if (claim.parentEpoch !== undefined) {
+    const parentEpoch = claim.parentEpoch;
+    return db.transaction().execute(async (trx) => {
+      const child = await trx.selectFrom('runs').select('parent_run_id').where('run_id', '=', runId).executeTakeFirst();
+      if (child?.parent_run_id) await assertParentHeld(trx, child.parent_run_id, parentEpoch);
+      return claimRun(trx, runId, { ...claim, parentEpoch: undefined });
+    });
+  }
+  const from = claim.from ?? CLAIMABLE_STATUSES;
+  const row = await db
+    .with('run', (qb) =>
+      qb
+        .updateTable('runs')
+        .set({ epoch: sql`epoch + 1`, status: 'RUNNING', updated_at: sql`now()` })
+        .where('run_id', '=', runId)
+        .where(claimableFrom(runId, from))
+        .returningAll(),
+    )
+    .with('superseded', (qb) =>
+      qb
+        .updateTable('run_attempts')
+        .set({ ended_at: sql`now()`, outcome: 'superseded' })
+        .where('run_id', '=', runId)
+        .where('ended_at', 'is', null)
+        .where((eb) => eb.exists(eb.selectFrom('run').select('run.run_id'))),
+    )
+    .with('attempt', (qb) =>
+      qb
+        .insertInto('run_attempts')
+        .columns(['run_id', 'epoch', 'worker_id', 'reason'])
+        .expression((eb) =>
+          eb.selectFrom('run').select(['run.run_id', 'run.epoch', eb.val(claim.workerId).as('worker_id'), eb.val(claim.reason).as('reason')]),
+        ),
+    )
+    .selectFrom('run')
+    .selectAll()
+    .executeTakeFirst();
+  if (!row) {
+    const current = await db.selectFrom('runs').select('status').where('run_id', '=', runId).executeTakeFirst();
+    if (!current) throw new RunNotFoundError(runId);
+    throw new RunNotContinuableError(runId, current.status, `only ${from.join(', ')} runs can be claimed here`);
+  }
+  return { epoch: row.epoch, run: toRunRecord(row) };
+}
