@@ -7,8 +7,12 @@ import { recordToolExecution } from './tool-ledger.js';
 export const CHAOS_TEAM = 'chaos-team';
 /** The team's only member. */
 export const CHAOS_RESEARCHER = 'chaos-researcher';
+/** An agent whose restarts need a person's approval (the approvals scenario). */
+export const CHAOS_OPERATOR = 'chaos-operator';
 /** The tools whose executions the ledger counts. */
 export const CHAOS_TOOLS = ['chaos_search', 'chaos_fetch_detail'] as const;
+/** The gated tool of {@link CHAOS_OPERATOR}: its ledger rows must never repeat an idempotency key. */
+export const CHAOS_GATED_TOOL = 'chaos_restart';
 
 const RESULTS = ['result-a', 'result-b', 'result-c'];
 
@@ -51,6 +55,23 @@ const chaosFetchDetail = tool({
   execute: ({ item }, ctx) => execute('chaos_fetch_detail', `Detail for ${item}: lorem ipsum`, ctx),
 });
 
+const chaosRestart = tool({
+  name: CHAOS_GATED_TOOL,
+  description: 'Restart a target; a person approves every call.',
+  parameters: z.object({ target: z.string().min(1) }),
+  needsApproval: true,
+  execute: ({ target }, ctx) => execute(CHAOS_GATED_TOOL, `restarted ${target}`, ctx),
+});
+
+/** The operator's flow: two gated restarts in one batch, then a report of what they gave. */
+function operatorScript({ messages }: ScriptContext): ScriptedReply {
+  const restarts = toolResults(messages, CHAOS_GATED_TOOL);
+  if (restarts.length === 0) {
+    return { toolCalls: ['a', 'b'].map((t) => ({ name: CHAOS_GATED_TOOL, arguments: { target: `${firstUserInput(messages)}/${t}` } })) };
+  }
+  return { text: `Restarts:\n${restarts.map((r) => `- ${r.content}`).join('\n')}` };
+}
+
 /** The researcher's flow, as the research team's: search once, fetch each result in its own batch, report. */
 function researcherScript({ messages }: ScriptContext): ScriptedReply {
   const searches = toolResults(messages, 'chaos_search');
@@ -90,5 +111,11 @@ export function createRegistry(options: { model?: Model } = {}): Registry {
     members: [researcher],
     checkpoint: 'tool-batch',
   });
-  return new Registry({ teams: [team] });
+  const operator = new Agent({
+    name: CHAOS_OPERATOR,
+    model: options.model ?? new ScriptedModel({ name: 'scripted:chaos-operator', decide: operatorScript, latencyMs }),
+    tools: [chaosRestart],
+    checkpoint: 'tool-batch',
+  });
+  return new Registry({ teams: [team], agents: [operator] });
 }

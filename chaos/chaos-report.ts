@@ -3,6 +3,7 @@ import { cpus } from 'node:os';
 import { dirname } from 'node:path';
 import type { ChaosGoals, Distribution, ScenarioChecks } from './chaos-checks.js';
 import type { ChaosOptions } from './chaos-options.js';
+import type { ApprovalScenarioReport } from './approval-scenario.js';
 
 /** One scenario's section of the report. */
 export interface ScenarioReport extends ScenarioChecks {
@@ -23,6 +24,8 @@ export interface ChaosReport {
   machine: { cpus: number; cpuModel: string; node: string };
   passed: boolean;
   scenarios: ScenarioReport[];
+  /** Paused runs decided over HTTP during SIGKILLs. */
+  approvals?: ApprovalScenarioReport;
   logDir: string;
 }
 
@@ -32,13 +35,14 @@ export function scenarioPassed(checks: ScenarioChecks, drained: boolean): boolea
 }
 
 /** Assembles the report. */
-export function buildReport(options: ChaosOptions, scenarios: ScenarioReport[], logDir: string): ChaosReport {
+export function buildReport(options: ChaosOptions, scenarios: ScenarioReport[], logDir: string, approvals?: ApprovalScenarioReport): ChaosReport {
   return {
     generatedAt: new Date().toISOString(),
     options,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version },
-    passed: scenarios.every((s) => s.passed),
+    passed: scenarios.every((s) => s.passed) && (approvals?.passed ?? true),
     scenarios,
+    ...(approvals && { approvals }),
     logDir,
   };
 }
@@ -77,7 +81,7 @@ export function formatReport(report: ChaosReport): string {
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const lines = rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '));
-  return `${lines.join('\n')}\n\n${report.passed ? 'every goal met' : 'GOALS MISSED'}`;
+  return `${lines.join('\n')}\n${report.approvals ? `\n${formatApprovals(report.approvals)}\n` : ''}\n${report.passed ? 'every goal met' : 'GOALS MISSED'}`;
 }
 
 function percentiles(d: Distribution): string {
@@ -86,4 +90,16 @@ function percentiles(d: Distribution): string {
 
 function ms(value: number | null): string {
   return value === null ? '-' : `${value} ms`;
+}
+
+function formatApprovals(a: ApprovalScenarioReport): string {
+  return [
+    `approvals: ${a.runs.completed}/${a.runs.submitted} paused runs completed in ${Math.round(a.durationMs / 1000)} s, ${a.kills} SIGKILLs,`,
+    `  ${a.decisions.posted} decisions posted (${a.decisions.duplicatesPosted} duplicates; answers ${JSON.stringify(a.decisions.answers)}),`,
+    `  gated tool executions ${a.gatedExecutions} for ${a.gatedCallsExecuted} gated calls; ${a.gatedCallsInterrupted} approved calls cut off by a kill after their claim (not run again)`,
+    `  gated calls executed twice (goal 0): ${a.goals.gatedCallsExecutedTwice}`,
+    `  runs stuck PAUSED after every action was decided (goal 0): ${a.goals.stuckPausedAfterDecided}`,
+    `  runs not COMPLETED (goal 0): ${a.goals.notCompleted}`,
+    `  passed: ${a.passed ? 'yes' : 'NO'}`,
+  ].join('\n');
 }

@@ -14,6 +14,7 @@ import { startChaosServices } from './chaos-services.js';
 import { buildFaultSchedule } from './fault-schedule.js';
 import { runFleetScenario } from './fleet-scenario.js';
 import { runFlushScenario } from './flush-scenario.js';
+import { runApprovalScenario } from './approval-scenario.js';
 import type { ScenarioContext } from './scenario-context.js';
 import { scenarioReports } from './scenario-reports.js';
 
@@ -103,9 +104,14 @@ try {
   log(`scenario redis-flush: ${options.flushRuns} runs, FLUSHALL once`);
   const flushRun = await runFlushScenario(ctx, { runs: options.flushRuns, drainMs });
 
+  const approvalRuns = Math.max(10, Math.round(options.runs / 5));
+  const approvalKills = Math.max(3, Math.round(options.kills / 2));
+  log(`scenario approvals: ${approvalRuns} paused runs, decisions posted during ${approvalKills} kills`);
+  const approvals = await runApprovalScenario(ctx, { runs: approvalRuns, kills: approvalKills, seed: options.seed, drainMs });
+
   await fleet.stopAll();
   const scenarios = await scenarioReports(db.pool, { fleetRun, flushRun, exits: fleet.unexpectedExits, lockMs: LOCK_MS });
-  const report = buildReport(options, scenarios, logDir);
+  const report = buildReport(options, scenarios, logDir, approvals);
   writeReport(RESULTS_FILE, report);
   log(`\n${formatReport(report)}\nwrote ${RESULTS_FILE}`);
   for (const s of scenarios) if (!s.passed) log(`${s.scenario} examples: ${JSON.stringify(s.examples, null, 2)}`);
