@@ -13,25 +13,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, REPO_ROOT, spawnApp, testDatabase, type AppProcess, type TestDatabase } from '@cairn/services';
 import type { RunView } from '@cairn/store';
+import { packPackages } from '../../scripts/lib/pack-packages.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
 const run = promisify(execFile);
-/** The packages a user installs, by workspace folder. */
-const PACKAGES = ['packages/engine', 'packages/store', 'packages/queue', 'packages/client', 'apps/worker', 'apps/producer'];
 
 let dir: string;
 let database: TestDatabase;
 const apps: AppProcess[] = [];
-
-/** Compiles and `npm pack`s every package into `destination`; returns the tarball paths. */
-async function packAll(destination: string): Promise<string[]> {
-  // One incremental build for all of them, instead of each package's `prepack` in turn.
-  await run(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-b', ...PACKAGES], { cwd: REPO_ROOT });
-  const args = ['pack', '--json', '--ignore-scripts', '--pack-destination', destination, ...PACKAGES.flatMap((p) => ['-w', p])];
-  const { stdout } = await run('npm', args, { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 });
-  const packed = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string }[];
-  return packed.map((p) => join(destination, p.filename));
-}
 
 /** The user's project: their own package.json and tsconfig, their sources copied from `user-app/src`. */
 async function createUserProject(root: string, tarballs: string[]): Promise<void> {
@@ -69,7 +58,7 @@ async function createUserProject(root: string, tarballs: string[]): Promise<void
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cairn-user-app-'));
   database = await testDatabase();
-  const tarballs = await packAll(dir);
+  const tarballs = await packPackages(dir);
   await createUserProject(join(dir, 'app'), tarballs);
 }, 300_000);
 

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { ConfigError } from '../errors.js';
 import { deserializeError } from '@cairn/engine';
 import type { RunObserver } from '../metrics/run-observation.js';
 import { SILENT_LOGGER, type WorkerLogger } from '../worker-logger.js';
@@ -127,15 +128,27 @@ class ExecutionThread {
 
 /** Starts an execution thread from the module next to this file. */
 function startThread(config: ExecutionThreadConfig): Worker {
-  if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('./execution-thread.js', import.meta.url), { workerData: config });
-  }
-  // Running from TypeScript sources: Node 20 does not give worker threads the
-  // loader hooks of the parent's `--import tsx`, so the thread registers tsx first.
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./execution-thread.ts', import.meta.url).href;
-  const code = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
+  const fromSources = import.meta.url.endsWith('.ts');
+  const entry = new URL(fromSources ? './execution-thread.ts' : './execution-thread.js', import.meta.url);
+  if (!fromSources && !TYPESCRIPT_FILE.test(config.registryModule)) return new Worker(entry, { workerData: config });
+  // Node 20 does not give worker threads the loader hooks of the parent's `--import tsx` (this
+  // repository's sources, or an app run with tsx whose registry module is TypeScript), so the
+  // thread registers tsx first.
+  const code = `import(${JSON.stringify(tsxApi(config.registryModule))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
   return new Worker(code, { eval: true, workerData: config });
+}
+
+const TYPESCRIPT_FILE = /\.[cm]?tsx?$/;
+
+function tsxApi(registryModule: string): string {
+  try {
+    return import.meta.resolve('tsx/esm/api');
+  } catch {
+    throw new ConfigError(
+      'CAIRN_REGISTRY',
+      `"${registryModule}" is TypeScript: install tsx beside it (npm install tsx) or point at its compiled JavaScript`,
+    );
+  }
 }
 
 /**

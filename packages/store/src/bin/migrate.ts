@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { createDb } from '../create-db.js';
 import { migrate } from '../migrate.js';
 

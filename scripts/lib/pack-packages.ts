@@ -1,0 +1,28 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from '@cairn/services';
+
+const run = promisify(execFile);
+
+/** The packages an app installs to use Cairn, by workspace folder. */
+export const PUBLISHED_PACKAGES = [
+  'packages/engine',
+  'packages/store',
+  'packages/queue',
+  'packages/client',
+  'apps/worker',
+  'apps/producer',
+] as const;
+
+/** Compiles the published packages (one incremental `tsc -b`) and `npm pack`s each into `destination`; returns the tarball paths. */
+export async function packPackages(destination: string): Promise<string[]> {
+  const out = resolve(destination);
+  mkdirSync(out, { recursive: true });
+  await run(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-b', ...PUBLISHED_PACKAGES], { cwd: REPO_ROOT });
+  const args = ['pack', '--json', '--ignore-scripts', '--pack-destination', out, ...PUBLISHED_PACKAGES.flatMap((p) => ['-w', p])];
+  const { stdout } = await run('npm', args, { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 });
+  const packed = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string }[];
+  return packed.map((p) => join(out, p.filename));
+}
