@@ -64,6 +64,8 @@ describe('a run page follows a run live (real workers)', requiresChromium(), () 
     expect(tail).toContain('RunContinued');
     expect(tail.at(-1)).toBe('RunCompleted');
     expect(await page.locator('[data-refresh="content"] .answer').textContent()).toContain('cairns');
+    // The team's answer streamed into the page word by word before it was stored.
+    expect(await page.locator('#live-text').textContent()).toContain('Summary of the research team');
     expect(await page.locator('.tools [data-tool-call-id]').first().textContent()).toContain('delegate_task_to_member');
     await page.screenshot({ path: screenshotPath('run-after-crash.png'), fullPage: true });
 

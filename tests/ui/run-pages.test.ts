@@ -74,6 +74,33 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
     expect(await page.locator('a[rel=next]').count()).toBe(0);
   });
 
+  it('continues and forks from the buttons, and shows the server refusing what the run does not allow', async () => {
+    const { client } = stack.fleet;
+    const completed = await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'finished' }, 'COMPLETED', [
+      { role: 'user', content: 'finished' },
+      { role: 'assistant', content: 'done' },
+    ]);
+    await page.goto(`${stack.baseUrl}/ui/runs/${completed}`);
+    await page.click('button[data-command="continue"]');
+    await expect.poll(() => page.textContent('#flash')).toContain('continue refused: 409');
+    expect(await client.getRunStatus(completed)).toBe('COMPLETED');
+
+    await page.fill('#continue-input', 'And now the follow-up');
+    await page.click('button[data-command="fork"]');
+    await page.waitForURL((url) => url.pathname.startsWith('/ui/runs/') && !url.pathname.endsWith(completed));
+    const forkId = (await page.getAttribute('#run', 'data-run-id'))!;
+    const fork = (await client.getRun(forkId))!;
+    expect(fork).toMatchObject({ entity: RESEARCHER, status: 'PENDING', input: 'And now the follow-up' });
+
+    const failed = await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'failed' }, 'ERROR', []);
+    await page.goto(`${stack.baseUrl}/ui/runs/${failed}`);
+    expect(await page.textContent('.error-box')).toContain('model unavailable');
+    await page.click('button[data-command="continue"]');
+    // Resumed in place: a continue job waits for a worker, the run keeps its id.
+    await expect.poll(() => page.textContent('#flash')).toBe('continue: resume, status ERROR');
+    expect(await stack.fleet.runQueueLiveJob(failed)).toBe(true);
+  });
+
   it('a bad filter value is a 400 naming the parameter', async () => {
     const res = await page.goto(`${stack.baseUrl}/ui?status=DONE`);
     expect(res?.status()).toBe(400);

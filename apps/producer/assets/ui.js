@@ -91,7 +91,8 @@
         location.assign(`/ui/runs/${encodeURIComponent(data.run_id)}`);
         return;
       }
-      flash(`${name}: ${data && data.status ? data.status : 'done'}`, 'ok');
+      const what = [data && data.action, data && data.status && `status ${data.status}`].filter(Boolean).join(', ');
+      flash(`${name}: ${what || 'done'}`, 'ok');
     } catch (error) {
       flash(`${name} failed: ${error}`, 'error');
     } finally {
@@ -146,12 +147,38 @@
     while (tail.children.length > TAIL_LIMIT) tail.firstElementChild?.remove();
   }
 
+  // The model's text as it streams (ModelDelta, never stored); a takeover's AttemptAbandoned drops the dead execution's text.
+  const liveText = document.getElementById('live-text');
+  let liveTurn = '';
+  function onLiveEvent(type, data) {
+    if (!liveText || !data || typeof data !== 'object') return;
+    if (type === 'AttemptAbandoned') {
+      if (liveTurn.startsWith(`${data.epoch}:`)) {
+        liveTurn = '';
+        liveText.textContent = '';
+        liveText.hidden = true;
+      }
+      return;
+    }
+    const turn = `${data.epoch}:${data.message_index}`;
+    if (turn !== liveTurn) {
+      liveTurn = turn;
+      liveText.textContent = '';
+    }
+    liveText.textContent += String(data.text ?? '');
+    liveText.hidden = false;
+  }
+
   function onEvent(event) {
     let data = null;
     try {
       data = JSON.parse(event.data);
     } catch {
       data = event.data;
+    }
+    if (event.type === 'ModelDelta' || event.type === 'AttemptAbandoned') {
+      onLiveEvent(event.type, data);
+      return;
     }
     const seq = Number(event.lastEventId);
     if (Number.isSafeInteger(seq) && seq > lastSeq) lastSeq = seq;
@@ -168,7 +195,7 @@
   function follow() {
     if (timer === null) timer = setInterval(() => void refresh(), REFRESH_MS);
     if (source !== null && source.readyState !== EventSource.CLOSED) return;
-    source = new EventSource(`${runPath}/events?after=${lastSeq}`);
+    source = new EventSource(`${runPath}/events?after=${lastSeq}${root.dataset.liveText === '1' ? '&include=deltas' : ''}`);
     for (const type of eventTypes) source.addEventListener(type, onEvent);
     // The server ends the stream after the run's final event; don't reconnect to a finished run.
     source.addEventListener('error', () => {

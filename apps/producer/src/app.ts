@@ -117,6 +117,6 @@ export function createApp(deps: AppDeps): Hono {
   );
   app.route('/v1', sessionRoutes(deps.client));
   app.route(BULL_BOARD_PATH, bullBoard(deps.queues));
-  app.route('/ui', uiRoutes({ client: deps.client, keys, sessions }));
+  app.route('/ui', uiRoutes({ client: deps.client, keys, sessions, liveText: deps.live !== undefined }));
   return app;
 }

@@ -1,4 +1,4 @@
-import { CANCELLABLE_STATUSES, FINAL_EVENT_TYPES, FINAL_STATUSES, RUN_EVENT_TYPES } from '@cairn/engine';
+import { CANCELLABLE_STATUSES, FINAL_EVENT_TYPES, FINAL_STATUSES, LIVE_EVENT_TYPES, RUN_EVENT_TYPES } from '@cairn/engine';
 import type { RunMessagesPage, RunView } from '@cairn/store';
 import { html } from 'hono/html';
 import { attemptTimeline, type CheckpointMark } from './attempt-timeline.js';
@@ -15,6 +15,8 @@ export interface RunPageData {
   messages: RunMessagesPage;
   messagePage: number;
   now: Date;
+  /** True when the live tail may ask for the model's text as it streams (`?include=deltas`). */
+  liveText: boolean;
 }
 
 /**
@@ -36,7 +38,8 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
       data-run-id="${run.run_id}"
       data-live="${live ? '1' : '0'}"
       data-status="${run.status}"
-      data-event-types="${RUN_EVENT_TYPES.join(',')}"
+      data-event-types="${[...RUN_EVENT_TYPES, ...(data.liveText ? LIVE_EVENT_TYPES : [])].join(',')}"
+      data-live-text="${data.liveText ? '1' : '0'}"
       data-final-types="${FINAL_EVENT_TYPES.join(',')}"
     >
       <section data-refresh="header" class="run-header">
@@ -99,6 +102,7 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
       <section>
         <h2>Live tail</h2>
         <p class="muted" id="tail-state">${live ? 'following the run…' : 'the run is not running'}</p>
+        ${data.liveText ? html`<pre id="live-text" class="value live-text" aria-live="polite" hidden></pre>` : ''}
         <ol id="tail" class="tail"></ol>
       </section>
 

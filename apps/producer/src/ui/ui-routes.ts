@@ -21,6 +21,8 @@ export interface UiRoutesDeps {
   client: ProducerClient;
   keys: ApiKeyRing;
   sessions: BrowserSessions;
+  /** True when the event stream can include the live model text (`?include=deltas`): the producer has the live channel. */
+  liveText: boolean;
 }
 
 /** The pages' script and styles, served from the producer itself (no CDN). */
@@ -38,7 +40,7 @@ const CONTENT_SECURITY_POLICY =
  * and sign-out, and their assets. Reads go through the client; the buttons
  * call the HTTP API from the page's script.
  */
-export function uiRoutes({ client, keys, sessions }: UiRoutesDeps): Hono {
+export function uiRoutes({ client, keys, sessions, liveText }: UiRoutesDeps): Hono {
   const app = new Hono();
   app.use(async (c, next) => {
     await next();
@@ -86,7 +88,7 @@ export function uiRoutes({ client, keys, sessions }: UiRoutesDeps): Hono {
       client.listEventsOfTypes(runId, ['CheckpointCommitted']),
     ]);
     return c.html(
-      runPage({ run, messages, messagePage, checkpoints: checkpointMarks(checkpoints), now: new Date() }, viewerOf(c)),
+      runPage({ run, messages, messagePage, checkpoints: checkpointMarks(checkpoints), now: new Date(), liveText }, viewerOf(c)),
     );
   });
 
