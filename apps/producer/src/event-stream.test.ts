@@ -35,6 +35,7 @@ beforeEach(async () => {
     countRunsByStatus: (status) => fx.client.countRunsByStatus(status),
     runOwner: (runId) => fx.client.runOwner(runId),
     sessionOwner: (sessionId) => fx.client.sessionOwner(sessionId),
+    deleteSession: (sessionId) => fx.client.deleteSession(sessionId),
     listEvents: (runId, afterSeq) => {
       listEventsCalls += 1;
       return fx.client.listEvents(runId, afterSeq);

@@ -11,7 +11,7 @@ import {
   RunNotFoundError,
   UserError,
 } from '@cairn/engine';
-import { RunAlreadyTerminalError } from '@cairn/store';
+import { RunAlreadyTerminalError, SessionHasLiveRunsError } from '@cairn/store';
 import { ZodError } from 'zod';
 import {
   FieldTooLongError,
@@ -82,6 +82,7 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof InvalidDecisionError) return reply(422, 'invalid_decision', error);
   if (error instanceof RunNotContinuableError) return reply(409, 'run_not_continuable', error);
   if (error instanceof RunAlreadyTerminalError) return reply(409, 'run_already_terminal', error);
+  if (error instanceof SessionHasLiveRunsError) return reply(409, 'session_has_live_runs', error);
   if (error instanceof UserError) return reply(400, 'invalid_request', error);
   return { status: 500, body: { error: 'internal_error', message: 'internal server error' } };
 }

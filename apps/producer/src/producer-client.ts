@@ -26,6 +26,7 @@ export interface ProducerClient {
   enqueueRun(request: CreateRunRequest): Promise<CreatedRun>;
   runOwner(runId: string): Promise<{ tenantId: string | null } | undefined>;
   sessionOwner(sessionId: string): Promise<{ tenantId: string | null } | undefined>;
+  deleteSession(sessionId: string): Promise<boolean>;
   continueRun(runId: string, options: ContinueRunOptions): Promise<ContinueRunResult>;
   cancelRun(runId: string): Promise<RunRecord>;
   decide(runId: string, decisions: readonly PostedDecision[]): Promise<DecisionsResult>;

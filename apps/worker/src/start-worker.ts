@@ -12,6 +12,7 @@ import {
   resolveEnvConfig,
   RunQueue,
   startReconciler,
+  startRetention,
   startMetricsServer,
   startRunWorker,
   type CairnEnvConfig,
@@ -171,6 +172,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       logger,
     });
     closers.push(() => reconciler.stop());
+    const retention = startRetention({ store, retainDays: config.retainDays, logger });
+    closers.push(() => retention.stop());
     logger.info(
       {
         backend: runQueue.backend,

@@ -217,6 +217,15 @@ export class CairnClient {
     return this.store.getSessionOwner(sessionId);
   }
 
+  /**
+   * Deletes the session and every run in it, with their messages, tool calls, attempts and events;
+   * false when there is no such session. Throws `SessionHasLiveRunsError` (nothing deleted) while one
+   * of its runs is unfinished.
+   */
+  deleteSession(sessionId: string): Promise<boolean> {
+    return this.store.deleteSession(sessionId);
+  }
+
   /** The session and its runs, or undefined. */
   getSession(sessionId: string): Promise<SessionView | undefined> {
     return this.store.getSessionView(sessionId);

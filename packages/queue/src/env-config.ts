@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { DEFAULT_QUEUE_NAME, type QueueBackendKind } from './queue-backend.js';
 import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
+import { DEFAULT_RETAIN_DAYS } from '@cairn/store';
 
 /** The model when `OPENAI_API_KEY` is set and `CAIRN_MODEL` is not: the seed's, on the Responses API. */
 export const DEFAULT_OPENAI_MODEL = 'openai:gpt-5.4';
@@ -59,6 +60,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_STALLED_INTERVAL_MS: positiveInt(DEFAULT_STALLED_INTERVAL_MS),
   CAIRN_RECONCILE_INTERVAL_MS: positiveInt(30_000),
   CAIRN_RECONCILE_AFTER_MS: positiveInt(15_000),
+  CAIRN_RETAIN_DAYS: integerAtLeast(0, DEFAULT_RETAIN_DAYS),
   CAIRN_API_KEYS: optionalString,
   CAIRN_READ_API_KEYS: optionalString,
   CAIRN_MAX_BODY_BYTES: positiveInt(1024 * 1024),
@@ -104,6 +106,8 @@ export interface CairnEnvConfig {
   reconcileIntervalMs: number;
   /** Runs idle this long with no live job are reconciled. @defaultValue 15000 */
   reconcileAfterMs: number;
+  /** `CAIRN_RETAIN_DAYS`: finished runs older than this many days are deleted; 0 keeps everything. @defaultValue 30 */
+  retainDays: number;
   /** Bearer keys of the HTTP API; empty (and no read keys): no auth. */
   apiKeys: string[];
   /** `CAIRN_READ_API_KEYS`: bearer keys that may only read (GET, HEAD); writes answer 403. */
@@ -154,6 +158,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     stalledIntervalMs: e.CAIRN_STALLED_INTERVAL_MS,
     reconcileIntervalMs: e.CAIRN_RECONCILE_INTERVAL_MS,
     reconcileAfterMs: e.CAIRN_RECONCILE_AFTER_MS,
+    retainDays: e.CAIRN_RETAIN_DAYS,
     apiKeys: keyList(e.CAIRN_API_KEYS),
     readApiKeys: keyList(e.CAIRN_READ_API_KEYS),
     maxBodyBytes: e.CAIRN_MAX_BODY_BYTES,

@@ -29,6 +29,13 @@ export {
   type ReconcileResult,
   type ReconcilerHandle,
 } from './reconciler.js';
+export {
+  applyRetention,
+  RETENTION_INTERVAL_MS,
+  startRetention,
+  type RetentionHandle,
+  type RetentionOptions,
+} from './retention-pass.js';
 export { openStoreDb, type OpenStoreDbOptions, type StoreDb } from './open-store-db.js';
 export { CAIRN_ENV_VARIABLES, parseEnvConfig, resolveEnvConfig, type CairnEnvConfig } from './env-config.js';
 export {

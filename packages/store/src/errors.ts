@@ -33,3 +33,13 @@ export class RunAlreadyTerminalError extends StoreError {
     super(`run ${runId} is already ${status}`);
   }
 }
+
+/** A session still holds runs that are not finished: cancel them (or let them finish) before deleting it. */
+export class SessionHasLiveRunsError extends StoreError {
+  constructor(
+    readonly sessionId: string,
+    readonly runIds: readonly string[],
+  ) {
+    super(`session ${sessionId} has runs that are not finished (${runIds.join(', ')}): cancel them before deleting the session`);
+  }
+}

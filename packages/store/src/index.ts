@@ -16,7 +16,16 @@ export type {
 } from './run-view.js';
 export type { RunListFilter, RunListPage } from './run-list.js';
 export type { IndexedMessage, RunMessagesPage } from './run-messages-page.js';
-export { MigrationError, RunAlreadyTerminalError, StoreError, StoreNotMigratedError } from './errors.js';
+export { MigrationError, RunAlreadyTerminalError, SessionHasLiveRunsError, StoreError, StoreNotMigratedError } from './errors.js';
+export { ADVISORY_LOCKS, withAdvisoryLock, type AdvisoryLockResult } from './advisory-lock.js';
+export {
+  DEFAULT_PRUNE_BATCH,
+  DEFAULT_RETAIN_DAYS,
+  pruneFinishedRuns,
+  retentionCutoff,
+  type PruneOptions,
+  type PruneResult,
+} from './retention.js';
 export type * from './schema.js';
 export { RUN_STATE_SCHEMA_VERSION } from './schema.js';
 export {

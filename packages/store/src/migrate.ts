@@ -6,6 +6,7 @@ import * as m0003 from './migrations/0003_pending_actions.js';
 import * as m0003b from './migrations/0003_pending_actions_args_schema.js';
 import * as m0004 from './migrations/0004_lean_commit.js';
 import * as m0005a from './migrations/0005_a_tenants_idempotency.js';
+import * as m0005b from './migrations/0005_b_retention.js';
 import * as m0006 from './migrations/0006_served_entities.js';
 
 /** Every migration by name, in order; files are only ever added. */
@@ -15,6 +16,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0003_pending_actions_args_schema': m0003b,
   '0004_lean_commit': m0004,
   '0005_a_tenants_idempotency': m0005a,
+  '0005_b_retention': m0005b,
   '0006_served_entities': m0006,
 });
 

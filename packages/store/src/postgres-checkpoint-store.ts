@@ -14,6 +14,8 @@ import type {
 } from '@cairn/engine';
 import type { CheckpointDelta, CheckpointStore, Claim, ClaimRequest, RunHistory, RunOutcome } from '@cairn/engine/store';
 import { createRun } from './create-run.js';
+import { deleteSession } from './delete-session.js';
+import { pruneFinishedRuns, type PruneOptions, type PruneResult } from './retention.js';
 import { writeDelta } from './write-delta.js';
 import { claimRun } from './claim-run.js';
 import { forceCancel, requestCancel } from './run-cancel.js';
@@ -152,6 +154,16 @@ export class PostgresCheckpointStore implements CheckpointStore {
       .orderBy('run_id')
       .execute();
     return rows.map(toRunRecord);
+  }
+
+  /** Deletes the session and every run in it (false: no such session); `SessionHasLiveRunsError` while a run is unfinished. */
+  deleteSession(sessionId: string): Promise<boolean> {
+    return deleteSession(this.db, sessionId);
+  }
+
+  /** Deletes finished runs older than `options.olderThan` in batches, one worker at a time (see {@link pruneFinishedRuns}). */
+  pruneFinishedRuns(options: PruneOptions): Promise<PruneResult> {
+    return pruneFinishedRuns(this.db, options);
   }
 
   /** The tenant of the session (null: an admin key's), or undefined when there is no such session. */

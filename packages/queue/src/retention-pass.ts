@@ -1,0 +1,48 @@
+import { retentionCutoff, type PostgresCheckpointStore, type PruneResult } from '@cairn/store';
+import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
+
+/** How often a worker applies the retention policy. */
+export const RETENTION_INTERVAL_MS = 10 * 60_000;
+
+/** Options of {@link startRetention}. */
+export interface RetentionOptions {
+  store: PostgresCheckpointStore;
+  /** `CAIRN_RETAIN_DAYS`; 0 keeps everything (no pass runs). */
+  retainDays: number;
+  /** @defaultValue {@link RETENTION_INTERVAL_MS} */
+  intervalMs?: number;
+  logger?: WorkerLogger;
+}
+
+/** A periodic retention pass. */
+export interface RetentionHandle {
+  stop(): Promise<void>;
+}
+
+/** Applies the retention policy once: deletes finished runs older than `retainDays` (one worker at a time); undefined for 0. */
+export async function applyRetention(options: RetentionOptions): Promise<PruneResult | undefined> {
+  const olderThan = retentionCutoff(options.retainDays);
+  if (!olderThan) return undefined;
+  const result = await options.store.pruneFinishedRuns({ olderThan });
+  if (result.runs > 0) {
+    (options.logger ?? SILENT_LOGGER).info({ runs: result.runs, sessions: result.sessions, batches: result.batches }, 'pruned finished runs');
+  }
+  return result;
+}
+
+/** Runs {@link applyRetention} every `intervalMs` (errors are logged, never thrown); nothing when `retainDays` is 0. */
+export function startRetention(options: RetentionOptions): RetentionHandle {
+  if (options.retainDays === 0) return { stop: () => Promise.resolve() };
+  const logger = options.logger ?? SILENT_LOGGER;
+  let current: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    current = applyRetention(options).catch((error: unknown) => logger.warn({ err: error }, 'retention pass failed'));
+  }, options.intervalMs ?? RETENTION_INTERVAL_MS);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await current;
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import { FINAL_STATUSES } from '@cairn/engine';
+import { ADVISORY_LOCKS, withAdvisoryLock } from './advisory-lock.js';
+import type { Database } from './schema.js';
+
+/** Default `CAIRN_RETAIN_DAYS`: finished runs are kept this many days. */
+export const DEFAULT_RETAIN_DAYS = 30;
+
+/** Default number of top-level runs (with their member runs) deleted per transaction. */
+export const DEFAULT_PRUNE_BATCH = 500;
+
+/** Options of {@link pruneFinishedRuns}. */
+export interface PruneOptions {
+  /** Finished runs last updated before this instant are deleted. */
+  olderThan: Date;
+  /** Top-level runs per batch (each batch is one short transaction). @defaultValue {@link DEFAULT_PRUNE_BATCH} */
+  batchSize?: number;
+  /** Stop after this many batches (the next pass goes on). @defaultValue unbounded */
+  maxBatches?: number;
+}
+
+/** What a prune did; `locked: false` when another worker was pruning (this one did nothing). */
+export interface PruneResult {
+  locked: boolean;
+  /** Runs deleted, member runs included. */
+  runs: number;
+  /** Sessions deleted because no run was left in them. */
+  sessions: number;
+  batches: number;
+}
+
+/**
+ * Deletes finished runs (COMPLETED, ERROR, CANCELLED) last updated before `olderThan`, with their
+ * messages, tool calls, attempts, events and pending actions (by cascade) and their member runs, in
+ * small batches, then the sessions left empty. A team is deleted only when every run of its tree is
+ * finished. One worker at a time (a Postgres advisory lock); rows are taken with `SKIP LOCKED`, and no
+ * unfinished run is read for update, so checkpoints never wait for a prune.
+ *
+ * @example
+ * await pruneFinishedRuns(db, { olderThan: new Date(Date.now() - 30 * 86_400_000) });
+ */
+export async function pruneFinishedRuns(db: Kysely<Database>, options: PruneOptions): Promise<PruneResult> {
+  const batchSize = options.batchSize ?? DEFAULT_PRUNE_BATCH;
+  const outcome = await withAdvisoryLock(db, ADVISORY_LOCKS.retention, async (connection) => {
+    const done: PruneResult = { locked: true, runs: 0, sessions: 0, batches: 0 };
+    while (options.maxBatches === undefined || done.batches < options.maxBatches) {
+      const deleted = await deleteBatch(connection, options.olderThan, batchSize);
+      if (deleted.runs === 0) break;
+      done.batches += 1;
+      done.runs += deleted.runs;
+      done.sessions += deleted.sessions;
+    }
+    return done;
+  });
+  return outcome.locked ? outcome.result : { locked: false, runs: 0, sessions: 0, batches: 0 };
+}
+
+/** One batch in one transaction: up to `batchSize` finished top-level runs whose whole tree is finished. */
+async function deleteBatch(
+  db: Kysely<Database>,
+  olderThan: Date,
+  batchSize: number,
+): Promise<{ runs: number; sessions: number }> {
+  const finals = sql.join(FINAL_STATUSES.map((s) => sql.lit(s)));
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ runs: number; session_ids: string[] | null }>`
+      with recursive candidates as (
+        select run_id from runs
+        where parent_run_id is null and status in (${finals}) and updated_at < ${olderThan}
+          and not exists (
+            select 1 from runs m where m.parent_run_id = runs.run_id and m.status not in (${finals})
+          )
+        order by updated_at
+        limit ${batchSize}
+        for update skip locked
+      ),
+      tree as (
+        select run_id as root_id, run_id from candidates
+        union all
+        select tree.root_id, runs.run_id from runs join tree on runs.parent_run_id = tree.run_id
+      ),
+      doomed as (
+        select tree.run_id from tree
+        where tree.root_id not in (
+          select t.root_id from tree t join runs r on r.run_id = t.run_id where r.status not in (${finals})
+        )
+      ),
+      deleted as (
+        delete from runs where run_id in (select run_id from doomed) returning run_id, parent_run_id, session_id
+      )
+      select
+        (select count(*) from deleted)::int as runs,
+        (select array_agg(distinct session_id) from deleted) as session_ids`.execute(trx);
+    const row = rows[0] ?? { runs: 0, session_ids: null };
+    const sessions = row.session_ids?.length ? await deleteEmptySessions(trx, row.session_ids) : 0;
+    return { runs: row.runs, sessions };
+  });
+}
+
+/** Deletes those of `sessionIds` that hold no run any more. */
+export async function deleteEmptySessions(db: Kysely<Database>, sessionIds: readonly string[]): Promise<number> {
+  const result = await db
+    .deleteFrom('sessions')
+    .where('session_id', 'in', sessionIds)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('runs').select('run_id').whereRef('runs.session_id', '=', 'sessions.session_id'))),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** The cut-off of a retention of `days` days at `now`; undefined for 0 (keep everything). */
+export function retentionCutoff(days: number, now = new Date()): Date | undefined {
+  return days > 0 ? new Date(now.getTime() - days * 86_400_000) : undefined;
+}
