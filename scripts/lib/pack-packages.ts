@@ -16,11 +16,19 @@ export const PUBLISHED_PACKAGES = [
   'apps/producer',
 ] as const;
 
-/** Compiles the published packages (one incremental `tsc -b`) and `npm pack`s each into `destination`; returns the tarball paths. */
-export async function packPackages(destination: string): Promise<string[]> {
+/** Options of {@link packPackages}. */
+export interface PackOptions {
+  /** Remove earlier build output first, so that no file of a deleted source ends up in a tarball. @defaultValue true */
+  clean?: boolean;
+}
+
+/** Compiles the published packages (one `tsc -b`) and `npm pack`s each into `destination`; returns the tarball paths. */
+export async function packPackages(destination: string, options: PackOptions = {}): Promise<string[]> {
   const out = resolve(destination);
   mkdirSync(out, { recursive: true });
-  await run(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-b', ...PUBLISHED_PACKAGES], { cwd: REPO_ROOT });
+  const tsc = join(REPO_ROOT, 'node_modules/typescript/bin/tsc');
+  if (options.clean ?? true) await run(process.execPath, [tsc, '-b', '--clean', ...PUBLISHED_PACKAGES], { cwd: REPO_ROOT });
+  await run(process.execPath, [tsc, '-b', ...PUBLISHED_PACKAGES], { cwd: REPO_ROOT });
   const args = ['pack', '--json', '--ignore-scripts', '--pack-destination', out, ...PUBLISHED_PACKAGES.flatMap((p) => ['-w', p])];
   const { stdout } = await run('npm', args, { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 });
   const packed = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string }[];

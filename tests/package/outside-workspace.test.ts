@@ -58,7 +58,8 @@ async function createUserProject(root: string, tarballs: string[]): Promise<void
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cairn-user-app-'));
   database = await testDatabase();
-  const tarballs = await packPackages(dir);
+  // An incremental build: a clean clone (CI) has no earlier output to clean.
+  const tarballs = await packPackages(dir, { clean: false });
   await createUserProject(join(dir, 'app'), tarballs);
 }, 300_000);
 
