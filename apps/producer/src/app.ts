@@ -13,6 +13,7 @@ import { toErrorResponse } from './http-errors.js';
 import type { ProducerClient } from './producer-client.js';
 import { pathGuard } from './path-guard.js';
 import { ProducerMetrics } from './producer-metrics.js';
+import { requestTracing } from './request-tracing.js';
 import { runLimits, type RunLimits } from './run-limits.js';
 import { eventRoutes } from './routes/event-routes.js';
 import type { EventStreamOptions } from './routes/event-routes.js';
@@ -71,6 +72,7 @@ export function createApp(deps: AppDeps): Hono {
   const maxBodyBytes = deps.limits?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = new Hono();
 
+  app.use(requestTracing());
   app.use(async (c, next) => {
     await next();
     metrics.recordRequest(c.req.method, routePath(c, -1), c.res.status);

@@ -2,7 +2,7 @@ import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Registry } from '@cairn/engine';
-import { CairnClient, createLiveSubscriber, resolveEnvConfig, type CairnEnvConfig } from '@cairn/queue';
+import { CairnClient, createLiveSubscriber, resolveEnvConfig, startTracing, type CairnEnvConfig } from '@cairn/queue';
 import type { Hono } from 'hono';
 import { pino, type Logger } from 'pino';
 import { createApp } from './app.js';
@@ -61,6 +61,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
     registry,
     migrate: config.migrate,
   });
+  const tracing = config.otlpEndpoint ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-producer' }) : undefined;
   const live = createLiveSubscriber({
     backend: config.queueBackend,
     redisUrl: config.redisUrl,
@@ -112,6 +113,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
         await closed;
         await live.close();
         await client.close();
+        await tracing?.shutdown();
       })()),
   };
 }

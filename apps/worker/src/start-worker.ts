@@ -15,6 +15,7 @@ import {
   startRetention,
   startMetricsServer,
   startRunWorker,
+  startTracing,
   type CairnEnvConfig,
   type RunExecutor,
   type WorkerLogger,
@@ -216,6 +217,7 @@ async function createExecutor(deps: {
       leaseCheckMs,
       logger,
       observe: (observation) => deps.metrics.observe(observation),
+      ...(config.otlpEndpoint && { tracing: startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }) }),
       live: createLivePublisher({
         backend: config.queueBackend,
         redisUrl: config.redisUrl,
@@ -237,6 +239,7 @@ async function createExecutor(deps: {
       openaiBaseUrl: config.openaiBaseUrl,
       workerId: config.workerId,
       leaseCheckMs,
+      otlpEndpoint: config.otlpEndpoint,
       backend: config.queueBackend,
       redisUrl: config.redisUrl,
       dbPoolMax: Math.max(4, Math.ceil(config.workerConcurrency / config.executionThreads) + 2),

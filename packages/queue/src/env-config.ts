@@ -68,6 +68,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_MAX_RUNS_PER_SESSION: positiveInt(1000),
   CAIRN_MIGRATE: optionalString,
   CAIRN_METRICS_PORT: integerAtLeast(0, -1),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']),
   LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
 });
 
@@ -122,6 +123,8 @@ export interface CairnEnvConfig {
   migrate: boolean;
   /** `CAIRN_METRICS_PORT`: where a worker serves Prometheus `/metrics` (0: a free port); unset: no metrics server. */
   metricsPort?: number;
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`: workers and the producer export traces there over OTLP/HTTP; unset: no tracing. */
+  otlpEndpoint?: string;
   /** @defaultValue 'info' */
   logLevel: (typeof LOG_LEVELS)[number];
 }
@@ -166,6 +169,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     maxRunsPerSession: e.CAIRN_MAX_RUNS_PER_SESSION,
     migrate: e.CAIRN_MIGRATE === '1' || e.CAIRN_MIGRATE === 'true',
     metricsPort: e.CAIRN_METRICS_PORT >= 0 ? e.CAIRN_METRICS_PORT : undefined,
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     logLevel: e.LOG_LEVEL ?? 'info',
   };
 }

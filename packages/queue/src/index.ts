@@ -69,3 +69,6 @@ export { PrometheusMetrics } from './metrics/prometheus-metrics.js';
 export { registerStateGauges, type CountedQueue, type MetricSources } from './metrics/state-gauges.js';
 export { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 export { RunEventObserver, type RunObservation, type RunObserver } from './metrics/run-observation.js';
+export { startTracing, type Tracing, type TracingOptions } from './tracing/tracing-setup.js';
+export { RunTracer, type RunTracerOptions, type PreviousAttempt } from './tracing/run-tracer.js';
+export { currentTraceMetadata, contextFromMetadata } from './tracing/trace-context.js';

@@ -2,6 +2,7 @@ import type { Job, JobState, Processor, Queue, Worker, WorkerOptions } from 'bul
 import { jobOptionsFor, runDedupId, type CatalogJob } from './job-catalog.js';
 import { openPostgresBackend } from './postgres-queue-backend.js';
 import { openRedisBackend } from './redis-queue-backend.js';
+import { currentTraceMetadata } from './tracing/trace-context.js';
 
 /** Where the run queue lives. */
 export type QueueBackendKind = 'redis' | 'postgres';
@@ -83,7 +84,9 @@ export class RunQueue {
 
   /** Adds a validated job; while the run has a live job, returns that job instead (deduplication). */
   add(job: CatalogJob): Promise<Job> {
-    return this.handle.queue.add(job.name, job.data, jobOptionsFor(job));
+    // The caller's trace context rides in BullMQ's own field for it, to the worker that runs the job.
+    const metadata = currentTraceMetadata();
+    return this.handle.queue.add(job.name, job.data, { ...jobOptionsFor(job), ...(metadata && { telemetry: { metadata } }) });
   }
 
   /** The run's job that is waiting, delayed or active, if any. */

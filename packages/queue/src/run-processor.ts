@@ -38,7 +38,7 @@ export function createRunProcessor(deps: RunProcessorDeps) {
     }
     if (deps.isClosing()) return handBack(job, token, false);
     const outcome = await executor
-      .execute({ job: parsed, attemptsStarted: job.attemptsStarted, jobId: job.id })
+      .execute({ job: parsed, attemptsStarted: job.attemptsStarted, jobId: job.id, trace: job.opts.telemetry?.metadata })
       .outcome.catch((error: unknown) => toBullMQ(error));
     switch (outcome.kind) {
       case 'handed-over':

@@ -97,6 +97,8 @@ export async function executeRun(
     workerId: deps.workerId,
     entity: run.entity,
     lastCheckpointAtMessageIndex: run.lastCheckpointAtMessageIndex,
+    createdAt: run.createdAt.toISOString(),
+    ...(run.parentRunId && { parentRunId: run.parentRunId, parentToolCallId: run.parentToolCallId }),
   });
   const messages: Message[] = resumed ? history.messages : [{ role: 'user', content: run.input }];
   if (!resumed) checkpointer.add(messages);

@@ -8,6 +8,7 @@ import { serializeError } from '@cairn/engine';
 import { createDb, PostgresCheckpointStore } from '@cairn/store';
 import { loadRegistryModule, modelFromSpec } from '../load-registry.js';
 import { createLivePublisher } from '../live/create-live.js';
+import { startTracing } from '../tracing/tracing-setup.js';
 import type { WorkerLogger } from '../worker-logger.js';
 import { createInlineExecutor } from './inline-executor.js';
 import type { RunExecutor } from './run-executor.js';
@@ -40,6 +41,7 @@ try {
     leaseCheckMs: config.leaseCheckMs,
     logger,
     observe: (observation) => post({ type: 'observation', observation }),
+    ...(config.otlpEndpoint && { tracing: startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }) }),
     live: createLivePublisher({
       backend: config.backend,
       redisUrl: config.redisUrl,

@@ -3,6 +3,8 @@ import type { PostgresCheckpointStore } from '@cairn/store';
 import { SILENT_PUBLISHER, type LivePublisher } from '../live/live-event.js';
 import { RunEventObserver, type RunObserver } from '../metrics/run-observation.js';
 import { timeCommits } from '../metrics/timed-commits.js';
+import { RunTracer } from '../tracing/run-tracer.js';
+import type { Tracing } from '../tracing/tracing-setup.js';
 import { SILENT_LOGGER, type WorkerLogger } from '../worker-logger.js';
 import type { RunExecutor } from './run-executor.js';
 import { runJob } from './run-job.js';
@@ -24,6 +26,8 @@ export interface InlineExecutorOptions {
   live?: LivePublisher;
   /** Receives the measurements of the runs' work (the worker's metrics). */
   observe?: RunObserver;
+  /** Traces the runs (`startTracing`); without it no span is made. */
+  tracing?: Tracing;
   /** Called by `close()` (e.g. to destroy the store's pool). */
   onClose?: () => Promise<void>;
 }
@@ -34,8 +38,21 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
   const live = options.live ?? SILENT_PUBLISHER;
   const observe = options.observe ?? (() => undefined);
   const observer = new RunEventObserver(observe);
+  const tracer = options.tracing && new RunTracer({
+    tracer: options.tracing.tracer,
+    ids: options.tracing.ids,
+    workerId: options.workerId,
+    previousAttempt: async (runId, epoch) => {
+      const attempt = (await options.store.getRunView(runId))?.attempts.find((a) => a.epoch === epoch);
+      return attempt && { workerId: attempt.worker_id, startedAt: new Date(attempt.started_at), endedAt: attempt.ended_at ? new Date(attempt.ended_at) : null };
+    },
+    onError: (error) => logger.debug({ err: error }, 'could not trace an abandoned attempt'),
+  });
   const engine = new Engine({
-    store: timeCommits(options.store, observe),
+    store: timeCommits(options.store, ({ runId, startTime, endTime }) => {
+      observe({ kind: 'checkpoint-commit', seconds: (endTime - startTime) / 1000 });
+      tracer?.commit(runId, startTime, endTime);
+    }),
     registry: options.registry,
     workerId: options.workerId,
     model: options.model,
@@ -43,6 +60,7 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
     onEvent: (event) => {
       live.publish(event);
       observer.sink(event);
+      tracer?.sink(event);
     },
   });
   const handovers = new Set<AbortController>();
@@ -53,10 +71,15 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
       const handover = new AbortController();
       if (handingOver) handover.abort();
       handovers.add(handover);
+      const { runId } = request.job.data;
+      tracer?.begin(runId, request.trace);
       const outcome = runJob(deps, request, handover.signal)
         .then((result) => {
           if (result.kind === 'lease-lost') observe({ kind: 'lease-lost' });
-          if (result.kind !== 'finished') observer.forget(request.job.data.runId);
+          if (result.kind !== 'finished') {
+            observer.forget(runId);
+            tracer?.stop(runId, result.kind);
+          }
           return result;
         })
         .finally(() => handovers.delete(handover));
@@ -68,6 +91,7 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
     },
     close: async () => {
       await live.close();
+      await options.tracing?.shutdown();
       await options.onClose?.();
     },
   };

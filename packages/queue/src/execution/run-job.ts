@@ -12,6 +12,8 @@ export interface RunJobRequest {
   attemptsStarted: number;
   /** The BullMQ job id, for logs. */
   jobId?: string;
+  /** The trace context the job carried (BullMQ's `telemetry.metadata`). */
+  trace?: string;
 }
 
 /** How a pickup ended (shown in Bull Board as the job's return value where it completes the job). */

@@ -1,19 +1,22 @@
 import type { CheckpointStore } from '@cairn/engine/store';
-import type { RunObserver } from './run-observation.js';
 
 /** The store methods that commit a run's progress. */
 type CommitMethods = Pick<CheckpointStore, 'commitCheckpoint' | 'finishRun'>;
 
-/**
- * The same store, with every successful commit (checkpoint or finish) timed
- * and reported as a `checkpoint-commit` observation.
- */
-export function timeCommits<S extends CommitMethods>(store: S, observe: RunObserver): S {
-  const timed = <A extends unknown[], R>(commit: (...args: A) => Promise<R>) =>
+/** One successful commit of a run (checkpoint or finish): when it started and ended, in ms since the epoch. */
+export interface TimedCommit {
+  runId: string;
+  startTime: number;
+  endTime: number;
+}
+
+/** The same store, reporting every successful commit (checkpoint or finish) with its timing. */
+export function timeCommits<S extends CommitMethods>(store: S, onCommit: (commit: TimedCommit) => void): S {
+  const timed = <A extends [string, ...unknown[]], R>(commit: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
-      const startedAt = performance.now();
+      const startTime = performance.timeOrigin + performance.now();
       const result = await commit(...args);
-      observe({ kind: 'checkpoint-commit', seconds: (performance.now() - startedAt) / 1000 });
+      onCommit({ runId: args[0], startTime, endTime: performance.timeOrigin + performance.now() });
       return result;
     };
   const commitCheckpoint = timed(store.commitCheckpoint.bind(store));

@@ -1,0 +1,231 @@
+import { FINAL_EVENT_TYPES, FINISH_EVENT_TYPE, type RunEvent } from '@cairn/engine';
+import {
+  ROOT_CONTEXT,
+  SpanStatusCode,
+  TraceFlags,
+  trace,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
+import { derivedSpanId, derivedTraceId, type ChosenIdGenerator } from './chosen-ids.js';
+import { contextFromMetadata } from './trace-context.js';
+
+/** A claim of a run that ended before this execution took it over. */
+export interface PreviousAttempt {
+  workerId: string;
+  startedAt: Date;
+  endedAt: Date | null;
+}
+
+/** What {@link RunTracer} needs. */
+export interface RunTracerOptions {
+  tracer: Tracer;
+  ids: ChosenIdGenerator;
+  workerId: string;
+  /** Reads the attempt of `epoch` (to end the span of an attempt whose worker died). */
+  previousAttempt(runId: string, epoch: number): Promise<PreviousAttempt | undefined>;
+  onError?(error: unknown): void;
+}
+
+interface RunSpans {
+  entity: string;
+  epoch: number;
+  /** Where the `cairn.run` span hangs: the job's trace context, or the team's delegation span. */
+  parent: Context;
+  traceId: string;
+  createdAt: Date;
+  attempt: Span;
+  attemptContext: Context;
+  model?: Span;
+  tools: Map<string, Span>;
+}
+
+const FINISH_EVENTS = new Set<string>(Object.values(FINISH_EVENT_TYPE));
+
+/**
+ * Traces runs from their events (DESIGN.md "Observability"): `cairn.run` >
+ * `cairn.attempt` > `cairn.model` / `cairn.tool` / `cairn.checkpoint`.
+ * The run and attempt spans have ids derived from the run id and epoch, so
+ * the spans of every attempt, in any process, form one tree: the worker
+ * that takes a run over ends the attempt span of the one that died, and the
+ * worker that finishes the run writes its `cairn.run` span. A member run's
+ * `cairn.run` hangs under its team's delegation span.
+ */
+export class RunTracer {
+  private readonly runs = new Map<string, RunSpans>();
+  private readonly jobContexts = new Map<string, Context>();
+
+  constructor(private readonly options: RunTracerOptions) {}
+
+  /** Before a job executes: the trace context it carried (BullMQ's `telemetry.metadata`). */
+  begin(runId: string, metadata: string | undefined): void {
+    this.jobContexts.set(runId, contextFromMetadata(metadata));
+  }
+
+  /** The engine's `onEvent` (one of its listeners). */
+  readonly sink = (event: RunEvent): void => {
+    const { data } = event;
+    if (event.type === 'RunStarted' || event.type === 'RunContinued') {
+      this.startAttempt(event);
+      return;
+    }
+    const run = this.runs.get(event.runId);
+    if (!run) return;
+    const { tracer } = this.options;
+    switch (event.type) {
+      case 'ModelRequestStarted':
+        run.model = tracer.startSpan('cairn.model', { attributes: { 'cairn.model': String(data.model) } }, run.attemptContext);
+        return;
+      case 'ModelRequestCompleted': {
+        const model = run.model;
+        if (!model) return;
+        if (data.retrying) {
+          model.setStatus({ code: SpanStatusCode.ERROR, message: String(data.error) });
+          model.end();
+          run.model = tracer.startSpan('cairn.model', { attributes: { 'cairn.model.retry': Number(data.attempt) } }, run.attemptContext);
+          return;
+        }
+        const usage = data.usage as { inputTokens?: number; outputTokens?: number } | null;
+        model.setAttributes({
+          'cairn.model.tool_calls': Number(data.toolCalls ?? 0),
+          ...(usage && { 'gen_ai.usage.input_tokens': usage.inputTokens, 'gen_ai.usage.output_tokens': usage.outputTokens }),
+        });
+        model.end();
+        run.model = undefined;
+        return;
+      }
+      case 'ToolCallStarted':
+        run.tools.set(
+          String(data.toolCallId),
+          tracer.startSpan(
+            'cairn.tool',
+            { attributes: { 'cairn.tool': String(data.name), 'cairn.tool.call_id': String(data.toolCallId), 'cairn.tool.batch': Number(data.batch) } },
+            run.attemptContext,
+          ),
+        );
+        return;
+      case 'ToolCallCompleted':
+      case 'ToolCallError': {
+        const span = run.tools.get(String(data.toolCallId));
+        if (!span) return;
+        if (event.type === 'ToolCallError') span.setStatus({ code: SpanStatusCode.ERROR, message: String(data.error) });
+        span.end();
+        run.tools.delete(String(data.toolCallId));
+        return;
+      }
+      default:
+        if (FINISH_EVENTS.has(event.type)) this.finish(event.runId, run, event.type);
+    }
+  };
+
+  /** One commit of the run (checkpoint or finish), timed by the store wrapper. */
+  commit(runId: string, startTime: number, endTime: number): void {
+    const run = this.runs.get(runId);
+    if (!run) return;
+    this.options.tracer.startSpan('cairn.checkpoint', { startTime }, run.attemptContext).end(endTime);
+  }
+
+  /**
+   * The execution stopped without a finish event: a hand-over ends its
+   * attempt span; a lost lease leaves it to the execution that took the run
+   * (which ends it, with the same id, as abandoned).
+   */
+  stop(runId: string, outcome: string): void {
+    const run = this.runs.get(runId);
+    this.runs.delete(runId);
+    this.jobContexts.delete(runId);
+    if (!run || outcome === 'lease-lost') return;
+    run.attempt.setAttribute('cairn.attempt.outcome', outcome);
+    if (outcome !== 'handed-over') run.attempt.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+    run.attempt.end();
+  }
+
+  private startAttempt(event: RunEvent): void {
+    const { data, runId, epoch } = event;
+    const parentRun = typeof data.parentRunId === 'string' ? this.runs.get(data.parentRunId) : undefined;
+    const parent = parentRun
+      ? (this.toolContext(parentRun, data.parentToolCallId) ?? parentRun.attemptContext)
+      : (this.jobContexts.get(runId) ?? ROOT_CONTEXT);
+    const traceId = trace.getSpanContext(parent)?.traceId ?? derivedTraceId(runId);
+    const runContext = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId,
+      spanId: derivedSpanId('run', runId),
+      traceFlags: TraceFlags.SAMPLED,
+      isRemote: true,
+    });
+    const entity = (data.entity as { name?: string } | undefined)?.name ?? 'unknown';
+    const attempt = this.attemptSpan(runId, epoch, runContext, {
+      'cairn.worker_id': this.options.workerId,
+      'cairn.attempt.reason': String(data.reason),
+    });
+    this.runs.set(runId, {
+      entity,
+      epoch,
+      parent,
+      traceId,
+      createdAt: typeof data.createdAt === 'string' ? new Date(data.createdAt) : new Date(),
+      attempt,
+      attemptContext: trace.setSpan(ROOT_CONTEXT, attempt),
+      tools: new Map(),
+    });
+    if (data.reason === 'recovered' || data.reason === 'reconciled') {
+      void this.endAbandoned(runId, epoch - 1, runContext).catch((error: unknown) => this.options.onError?.(error));
+    }
+  }
+
+  private attemptSpan(runId: string, epoch: number, runContext: Context, attributes: Record<string, string>, startTime?: Date): Span {
+    return this.options.ids.startWith({ spanId: derivedSpanId('attempt', runId, epoch) }, () =>
+      this.options.tracer.startSpan(
+        'cairn.attempt',
+        { attributes: { 'cairn.run_id': runId, 'cairn.epoch': epoch, ...attributes }, ...(startTime && { startTime }) },
+        runContext,
+      ),
+    );
+  }
+
+  /** Writes the span of an attempt whose worker died, under the id its own spans point to. */
+  private async endAbandoned(runId: string, epoch: number, runContext: Context): Promise<void> {
+    if (epoch < 1) return;
+    const previous = await this.options.previousAttempt(runId, epoch);
+    if (!previous) return;
+    const span = this.attemptSpan(
+      runId,
+      epoch,
+      runContext,
+      { 'cairn.worker_id': previous.workerId, 'cairn.attempt.outcome': 'abandoned' },
+      previous.startedAt,
+    );
+    span.setStatus({ code: SpanStatusCode.ERROR, message: 'abandoned: its worker stopped renewing the lock; the run was taken over' });
+    span.end(previous.endedAt ?? new Date());
+  }
+
+  private toolContext(run: RunSpans, toolCallId: unknown): Context | undefined {
+    const span = typeof toolCallId === 'string' ? run.tools.get(toolCallId) : undefined;
+    return span ? trace.setSpan(ROOT_CONTEXT, span) : undefined;
+  }
+
+  private finish(runId: string, run: RunSpans, type: string): void {
+    run.attempt.setAttribute('cairn.attempt.outcome', type);
+    if (type === FINISH_EVENT_TYPE.ERROR) run.attempt.setStatus({ code: SpanStatusCode.ERROR, message: 'the run ended in ERROR' });
+    run.attempt.end();
+    this.runs.delete(runId);
+    this.jobContexts.delete(runId);
+    // A paused run goes on later: its `cairn.run` span is written once, when it is over.
+    if (!FINAL_EVENT_TYPES.includes(type)) return;
+    const hasParent = trace.getSpanContext(run.parent) !== undefined;
+    const span = this.options.ids.startWith({ spanId: derivedSpanId('run', runId), traceId: run.traceId }, () =>
+      this.options.tracer.startSpan(
+        'cairn.run',
+        {
+          startTime: run.createdAt,
+          attributes: { 'cairn.run_id': runId, 'cairn.entity': run.entity, 'cairn.outcome': type, 'cairn.attempts': run.epoch },
+          ...(hasParent ? {} : { root: true }),
+        },
+        run.parent,
+      ),
+    );
+    if (type === FINISH_EVENT_TYPE.ERROR) span.setStatus({ code: SpanStatusCode.ERROR, message: 'the run ended in ERROR' });
+    span.end();
+  }
+}
