@@ -39,7 +39,7 @@ export function pageLayout(title: string, viewer: Viewer, body: Html): Html {
   <body>
     <header class="top">
       <a class="brand" href="/ui">Cairn runs</a>
-      <a href="/admin/queues">Queues</a>
+      ${viewer.principal?.tenantId ? '' : html`<a href="/admin/queues">Queues</a>`}
       <span class="spacer"></span>
       ${viewer.principal?.access === 'read' ? html`<span class="badge read-only" title="this key may only read">read-only</span>` : ''}
       ${viewer.signedIn
