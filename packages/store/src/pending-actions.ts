@@ -204,12 +204,8 @@ export async function decideActions(
       if (!updated) throw new DecisionConflictError(action.actionId, `action ${action.actionId} was decided concurrently`);
       found.action = toPendingActionRecord(updated);
       applied.push(action.actionId);
-      const runEvents = events.get(action.runId) ?? [];
-      runEvents.push({
-        type: 'ActionDecided',
-        data: { action_id: action.actionId, type: posted.decision.type, member_path: action.memberPath },
-      });
-      events.set(action.runId, runEvents);
+      const decided = { type: 'ActionDecided', data: { action_id: action.actionId, type: posted.decision.type, member_path: action.memberPath } };
+      for (const streamRunId of eventStreamsOf(action)) events.set(streamRunId, [...(events.get(streamRunId) ?? []), decided]);
     }
     for (const [eventRunId, runEvents] of events) await appendEvents(trx, eventRunId, runEvents);
     const pending = await countPending(trx, rootRunId);
@@ -290,7 +286,7 @@ export async function expireAction(db: Kysely<Database>, actionId: string): Prom
         .set({ status: 'expired', decision: JSON.stringify({ type: 'reject', message: APPROVAL_TIMED_OUT }), decided_at: sql`now()` })
         .where('action_id', '=', actionId)
         .execute();
-      await appendEvents(trx, row.run_id, [{ type: 'ActionExpired', data: expired }]);
+      for (const streamRunId of eventStreamsOf(toPendingActionRecord(row))) await appendEvents(trx, streamRunId, [{ type: 'ActionExpired', data: expired }]);
       const pending = await countPending(trx, row.root_run_id);
       const resume = pending === 0 && root.status === 'PAUSED' ? { rootRunId: row.root_run_id, pausedEpoch: root.epoch } : undefined;
       return { kind: 'rejected', ...(resume && { resume }) };
@@ -315,7 +311,7 @@ export async function expireAction(db: Kysely<Database>, actionId: string): Prom
       .where('status', '=', 'PAUSED')
       .returning('run_id')
       .execute();
-    await appendEvents(trx, row.run_id, [{ type: 'ActionExpired', data: expired }]);
+    for (const streamRunId of eventStreamsOf(toPendingActionRecord(row))) await appendEvents(trx, streamRunId, [{ type: 'ActionExpired', data: expired }]);
     for (const { run_id } of errored) {
       await appendEvents(trx, run_id, [{ type: 'RunError', data: { error: { name: error.name, message: error.message } } }]);
     }
@@ -361,6 +357,11 @@ export async function listResumablePausedRuns(db: Kysely<Database>, olderThanMs:
     .orderBy('updated_at')
     .execute();
   return rows.map((r) => ({ runId: r.run_id, epoch: r.epoch }));
+}
+
+/** The streams an action's events go to: its run's, and its root run's when that is another (a team follows its member's decisions). */
+function eventStreamsOf(action: PendingActionRecord): string[] {
+  return action.runId === action.rootRunId ? [action.runId] : [action.runId, action.rootRunId];
 }
 
 /** Undecided actions left in a tree. */
