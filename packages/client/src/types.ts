@@ -69,6 +69,24 @@ export interface AttemptView {
   outcome: string | null;
 }
 
+/** A tool call waiting for a person (human in the loop): approve, edit or reject it, or supply its result. */
+export interface PendingActionView {
+  action_id: string;
+  kind: 'approval' | 'external';
+  /** The run that made the call (the member run for a member's action). */
+  run_id: string;
+  member_path: string[];
+  tool_call_id: string;
+  tool: string;
+  args: unknown;
+  /** Send it back with a decision to refuse the decision if the call changed meanwhile (412). */
+  args_digest: string;
+  status: string;
+  expires_at: string | null;
+  decided_at: string | null;
+  created_at: string;
+}
+
 /** A run as `GET /v1/runs/:run_id` returns it. */
 export interface RunView {
   run_id: string;
@@ -87,6 +105,8 @@ export interface RunView {
   tools: ToolCallView[];
   member_runs: RunView[];
   attempts: AttemptView[];
+  /** Undecided actions of this run and of its member runs. */
+  pending_actions: PendingActionView[];
   error: RunErrorInfo | null;
   usage: Usage;
   metadata: Record<string, unknown>;

@@ -1,4 +1,4 @@
-import type { RunEvent, RunStatus, Usage } from '@cairn/engine';
+import { FINISH_EVENT_TYPE, type RunEvent, type RunStatus, type Usage } from '@cairn/engine';
 
 /**
  * One measurement of a run's work, as plain data so that an execution thread
@@ -15,13 +15,10 @@ export type RunObservation =
 /** Receives observations (the metrics registry, or a thread's port to it). */
 export type RunObserver = (observation: RunObservation) => void;
 
-/** The status a run's closing event stands for. */
-const FINISH_EVENTS: Partial<Record<RunEvent['type'], RunStatus>> = {
-  RunCompleted: 'COMPLETED',
-  RunError: 'ERROR',
-  RunCancelled: 'CANCELLED',
-  RunPaused: 'PAUSED',
-};
+/** The status each closing event stands for (the engine's own map, read backwards). */
+const FINISH_EVENTS: ReadonlyMap<string, RunStatus> = new Map(
+  Object.entries(FINISH_EVENT_TYPE).map(([status, type]) => [type, status as RunStatus]),
+);
 
 interface RunTimers {
   entity: string;
@@ -83,7 +80,7 @@ export class RunEventObserver {
         return;
       }
       default: {
-        const status = FINISH_EVENTS[event.type];
+        const status = FINISH_EVENTS.get(event.type);
         if (!status) return;
         this.observe({ kind: 'finished', entity: run.entity, status });
         this.runs.delete(event.runId);
