@@ -20,6 +20,7 @@ const run = promisify(execFile);
 
 let dir: string;
 let database: TestDatabase;
+let tarballs: string[];
 const apps: AppProcess[] = [];
 
 /** The user's project: their own package.json and tsconfig, their sources copied from `user-app/src`. */
@@ -59,7 +60,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cairn-user-app-'));
   database = await testDatabase();
   // An incremental build: a clean clone (CI) has no earlier output to clean.
-  const tarballs = await packPackages(dir, { clean: false });
+  tarballs = await packPackages(dir, { clean: false });
   await createUserProject(join(dir, 'app'), tarballs);
 }, 300_000);
 
@@ -94,6 +95,21 @@ async function waitForRun(baseUrl: string, runId: string, done: (view: RunView) 
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+it('packs only compiled JS, types, sources and assets: no tests, no test support, no build info', async () => {
+  for (const tarball of tarballs) {
+    const { stdout } = await run('tar', ['-tzf', tarball]);
+    const files = stdout.trim().split('\n');
+    expect(files, tarball).toContain('package/dist/index.js');
+    expect(files, tarball).toContain('package/dist/index.d.ts');
+    const unexpected = files.filter(
+      (file) =>
+        !/^package\/(package\.json|README\.md|(dist|src|assets)\/.+)$/.test(file) ||
+        /\.test\.|test-support|tsbuildinfo/.test(file),
+    );
+    expect(unexpected, tarball).toEqual([]);
+  }
+});
 
 it('installs from tarballs, runs the user\'s own team from its own processes, and recovers a SIGKILLed worker: same run, COMPLETED', async () => {
   const app = join(dir, 'app');
