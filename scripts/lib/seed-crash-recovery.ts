@@ -89,7 +89,8 @@ async function waitForCheckpoint(
   while (Date.now() < deadline) {
     if (childGone()) throw new Error('the worker subprocess ended before the checkpoint');
     const team = await store.getRun(runId);
-    if (killPoint === 'team' && team?.status === 'RUNNING' && team.lastCheckpointAtMessageIndex > 0) return;
+    // The team's delegation result is committed (index 3; index 2 is the delegation turn, stored before delegating).
+    if (killPoint === 'team' && team?.status === 'RUNNING' && team.lastCheckpointAtMessageIndex >= 3) return;
     if (killPoint === 'member') {
       const [member] = await store.listChildRuns(runId);
       // Search and the first fetch committed: the researcher is between fetches.

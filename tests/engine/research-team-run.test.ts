@@ -66,10 +66,12 @@ describe('research team, in process', () => {
     expect(teamTypes).toContain('CheckpointCommitted');
   });
 
-  it('in run mode writes only at the end', async () => {
+  it('in run mode writes only the delegation turn before delegating, then the rest at the end', async () => {
     const run = await engine.createRun({ entity: TEAM, input: INPUT });
     await engine.execute(run.runId, { reason: 'run' });
-    expect(events.filter((e) => e.type === 'CheckpointCommitted')).toEqual([]);
+    // The delegation turn is committed first, in every mode: each member run belongs to one stored tool call.
+    const checkpoints = events.filter((e) => e.type === 'CheckpointCommitted');
+    expect(checkpoints.map((e) => [e.runId, e.data.lastCheckpointAtMessageIndex])).toEqual([[run.runId, 2]]);
     const view = (await t.store.getRunView(run.runId))!;
     expect(view).toMatchObject({ status: 'COMPLETED', checkpoint: 'run', last_checkpoint_at_message_index: 4 });
   });
@@ -104,7 +106,8 @@ describe('research team, in process', () => {
     const run = await engine.createRun({ entity: TEAM, input: INPUT, checkpoint: 'tool-batch' });
     const controller = new AbortController();
     const execution = engine.execute(run.runId, { reason: 'run', signal: controller.signal });
-    while (!events.some((e) => e.type === 'CheckpointCommitted')) await new Promise((r) => setTimeout(r, 10));
+    const memberCheckpointed = () => events.some((e) => e.type === 'CheckpointCommitted' && e.runId !== run.runId);
+    while (!memberCheckpointed()) await new Promise((r) => setTimeout(r, 10));
     controller.abort(new Error('user asked'));
     const result = await execution;
     process.env.RESEARCH_TOOL_DELAY_MS = '20';
@@ -114,6 +117,10 @@ describe('research team, in process', () => {
     expect(view.status).toBe('CANCELLED');
     expect(view.member_runs[0]!.status).toBe('CANCELLED');
     expect(view.member_runs[0]!.tools.length).toBeGreaterThanOrEqual(1);
+    // The interrupted delegation is closed by the finish, not left running.
+    expect(view.tools.map((t) => [t.name, t.status, t.result])).toEqual([
+      ['delegate_task_to_member', 'error', 'interrupted: the run ended CANCELLED before this call finished'],
+    ]);
     expect(events.map((e) => e.type)).toContain('RunCancelled');
   });
 

@@ -172,7 +172,9 @@ describe('a commit that fails once (connection lost mid-commit)', () => {
     const run = await e.createRun({ entity: { kind: 'team', name: 'research-team' }, input: "Research 'y'", checkpoint: 'tool-batch' });
     await expect(e.execute(run.runId, { reason: 'run' })).rejects.toBeInstanceOf(CheckpointWriteError);
     const stalled = (await t.store.getRunView(run.runId))!;
-    expect(stalled).toMatchObject({ status: 'RUNNING', last_checkpoint_at_message_index: 0 });
+    // Only the delegation turn (committed before delegating) is stored; its result is not.
+    expect(stalled).toMatchObject({ status: 'RUNNING', last_checkpoint_at_message_index: 2 });
+    expect(stalled.tools.map((t) => t.status)).toEqual(['running']);
     expect(stalled.member_runs.map((m) => m.status)).toEqual(['RUNNING']);
 
     const done = await finish(e, run.runId);

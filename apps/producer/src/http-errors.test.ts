@@ -1,6 +1,7 @@
 import {
   EntityNotFoundError,
   RunNotContinuableError,
+  ContinuePendingError,
   RunNotFoundError,
   UserError,
 } from '@cairn/engine';
@@ -18,6 +19,7 @@ describe('toErrorResponse', () => {
     [new EntityNotFoundError('team', 'x'), 404, 'entity_not_found'],
     [new RunNotContinuableError('r1', 'CANCELLED', 'no'), 409, 'run_not_continuable'],
     [new RunAlreadyTerminalError('r1', 'COMPLETED'), 409, 'run_already_terminal'],
+    [new ContinuePendingError('r1'), 409, 'continue_pending'],
     [new PayloadTooLargeError(10), 413, 'payload_too_large'],
     [new UserError('bad input'), 400, 'invalid_request'],
   ])('maps %s to its status', (error, status, code) => {

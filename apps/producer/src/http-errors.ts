@@ -8,6 +8,7 @@ import {
   SessionNotFoundError,
   EntityNotFoundError,
   RunNotContinuableError,
+  ContinuePendingError,
   RunNotFoundError,
   UserError,
 } from '@cairn/engine';
@@ -81,6 +82,7 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof ArgsDigestMismatchError) return reply(412, 'args_digest_mismatch', error);
   if (error instanceof InvalidDecisionError) return reply(422, 'invalid_decision', error);
   if (error instanceof RunNotContinuableError) return reply(409, 'run_not_continuable', error);
+  if (error instanceof ContinuePendingError) return reply(409, 'continue_pending', error);
   if (error instanceof RunAlreadyTerminalError) return reply(409, 'run_already_terminal', error);
   if (error instanceof SessionHasLiveRunsError) return reply(409, 'session_has_live_runs', error);
   if (error instanceof UserError) return reply(400, 'invalid_request', error);

@@ -11,6 +11,14 @@ export interface ResearchTeamOptions {
   checkpoint?: CheckpointMode;
   /** Latency of each scripted turn; `RESEARCH_MODEL_LATENCY_MS` overrides it. @defaultValue 200 */
   scriptedLatencyMs?: number;
+  /** Tool-call ids of the scripted models; `RESEARCH_TOOL_CALL_IDS=fresh` overrides it. @defaultValue 'derived' */
+  scriptedToolCallIds?: 'derived' | 'fresh';
+}
+
+function scriptedToolCallIds(options: ResearchTeamOptions): 'derived' | 'fresh' {
+  const fromEnv = process.env.RESEARCH_TOOL_CALL_IDS;
+  if (fromEnv === 'fresh' || fromEnv === 'derived') return fromEnv;
+  return options.scriptedToolCallIds ?? 'derived';
 }
 
 function scriptedLatencyMs(options: ResearchTeamOptions): number {
@@ -26,10 +34,11 @@ export function buildResearchTeam(options: ResearchTeamOptions = {}): Team {
   const latencyMs = scriptedLatencyMs(options);
   // The seed's entities persist at the end unless a run asks for more; Cairn's own default is 'tool-batch'.
   const checkpoint = options.checkpoint ?? 'run';
+  const toolCallIds = scriptedToolCallIds(options);
   const researcher = new Agent({
     name: 'researcher',
     role: 'Researches a topic using slow_search and slow_fetch_detail.',
-    model: options.model ?? new ScriptedModel({ name: 'scripted:researcher', decide: researcherScript, latencyMs }),
+    model: options.model ?? new ScriptedModel({ name: 'scripted:researcher', decide: researcherScript, latencyMs, toolCallIds }),
     tools: [slowSearch, slowFetchDetail],
     checkpoint,
     instructions:
@@ -37,7 +46,7 @@ export function buildResearchTeam(options: ResearchTeamOptions = {}): Team {
   });
   return new Team({
     name: 'research-team',
-    model: options.model ?? new ScriptedModel({ name: 'scripted:research-team', decide: teamScript, latencyMs }),
+    model: options.model ?? new ScriptedModel({ name: 'scripted:research-team', decide: teamScript, latencyMs, toolCallIds }),
     members: [researcher],
     checkpoint,
     instructions: 'Delegate the research to the researcher, then summarize.',

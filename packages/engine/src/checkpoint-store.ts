@@ -5,6 +5,7 @@ import type { Message, Usage } from './messages.js';
 import type {
   AttemptReason,
   CreatedRun,
+  ContinueRequestRecord,
   NewRun,
   RunErrorInfo,
   RunRecord,
@@ -21,6 +22,8 @@ export interface CheckpointDelta {
   usage: Usage;
   /** Events this delta covers, stored in the same statement, numbered after the run's last stored event. */
   events?: readonly RunEvent[];
+  /** The continue request whose input this delta's messages take in: marked applied by the same fenced write. */
+  appliesContinueRequest?: string;
 }
 
 /** What {@link CheckpointStore.claimRun} takes. */
@@ -38,6 +41,17 @@ export interface Claim {
   /** The fencing token every later write of this execution must carry. */
   epoch: number;
   run: RunRecord;
+  /** Claims since the run's last progress (its last committed message or continue request), this one included. */
+  claimsSinceProgress: number;
+  /** The continue request waiting to be applied, with its input, if any. */
+  continueRequest: ContinueRequestRecord | null;
+}
+
+/** What an execution reads to see whether it still holds its run. */
+export interface RunLease {
+  epoch: number;
+  status: RunStatus;
+  cancelRequestedAt: Date | null;
 }
 
 /** A run's durable history up to its last checkpoint. */
@@ -86,14 +100,33 @@ export interface CheckpointStore {
    * otherwise throws `LeaseLostError` and writes nothing. Returns the new index.
    */
   commitCheckpoint(runId: string, epoch: number, delta: CheckpointDelta): Promise<number>;
-  /** Commits the remaining delta and the final status, fenced like `commitCheckpoint`. */
-  finishRun(runId: string, epoch: number, outcome: RunOutcome): Promise<RunRecord>;
   /**
-   * The most recent member run of `parentRunId` for `memberName` whose result
-   * no committed tool call of the parent holds yet: the delegation a crash
-   * interrupted, to be continued (or, if COMPLETED, reused) instead of redone.
+   * Commits the remaining delta and the final status, fenced like
+   * `commitCheckpoint`. A COMPLETED or ERROR finish is refused with
+   * `ContinueArrivedError` while a continue request waits that the delta does
+   * not apply: the execution takes its input in and goes on.
    */
-  findUnconsumedChildRun(parentRunId: string, memberName: string): Promise<RunRecord | undefined>;
+  finishRun(runId: string, epoch: number, outcome: RunOutcome): Promise<RunRecord>;
+  /** The member run started by the team's tool call `toolCallId`, if any: one per delegation. */
+  findMemberRun(parentRunId: string, toolCallId: string): Promise<RunRecord | undefined>;
+  /**
+   * Stores a continue request (with its input) in the same statement that
+   * checks the run is in one of `statuses` and that no other request waits.
+   */
+  recordContinueRequest(
+    runId: string,
+    request: { input: string | null; statuses: readonly RunStatus[] },
+  ): Promise<{ recorded: true; request: ContinueRequestRecord } | { recorded: false; reason: 'waiting' | 'status' | 'not-found' }>;
+  /** The waiting continue request `requestId` of the run, if it still waits. */
+  readContinueRequest(runId: string, requestId: string): Promise<ContinueRequestRecord | null>;
+  /** The run's epoch, status and cancel request (one indexed read), or undefined. */
+  readLease(runId: string): Promise<RunLease | undefined>;
+  /**
+   * Cancels a run nobody executes (queued, or its worker dead): CANCELLED,
+   * epoch + 1, open attempts and `running` tool rows closed, cascading to
+   * member runs. `onlyIfEpoch`: only while that epoch still holds the run.
+   */
+  forceCancel(runId: string, options?: { onlyIfEpoch?: number }): Promise<RunRecord | undefined>;
   /** Member runs of a run, oldest first. */
   listChildRuns(parentRunId: string): Promise<RunRecord[]>;
   /** Every pending action the run made (decided or not), oldest first: a resume reads its decisions here. */

@@ -1,22 +1,20 @@
-import { actionSummary } from './hitl/pending-action.js';
 import type { Agent } from './agent.js';
 import type { Team } from './team.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { EntityCatalog } from './entity-catalog.js';
-import { EntityNotFoundError, MemberRunFailedError, UserError } from './errors.js';
-import { PauseSignal } from './lifecycle/pause.js';
+import { ContinuePendingError, EntityNotFoundError, UserError } from './errors.js';
 import type { RunEventSink } from './events.js';
 import type { Model } from './model.js';
 import { Registry } from './registry.js';
 import { outputOf } from './runner/output-type.js';
 import { digestArgs } from './hitl/pending-action.js';
-import { CHECKPOINT_MODES, type CheckpointMode, type CreatedRun, type EntityRef, type RunRecord } from './run-types.js';
-import { decideContinue, type ContinueDecision } from './lifecycle/continue-rules.js';
-import { CLAIMABLE_STATUSES } from './lifecycle/run-status.js';
-import type { RunMember } from './runner/delegation.js';
-import { HandoverSignal } from './runner/handover.js';
+import { CHECKPOINT_MODES, type AttemptReason, type CheckpointMode, type CreatedRun, type EntityRef, type RunRecord } from './run-types.js';
+import { CONTINUE_IN_PLACE_STATUSES, decideContinue, type ContinueDecision } from './lifecycle/continue-rules.js';
+import { memberRunner } from './lifecycle/member-runs.js';
+import { processPickup, type Pickup, type PickupOptions, type PickupOutcome } from './lifecycle/pickup.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
 import {
+  errorInfo,
   executeRun,
   type ExecuteOptions,
   type ExecutionDeps,
@@ -40,7 +38,21 @@ export interface EngineOptions {
   retry?: RetryPolicy;
   /** The app's context every tool this engine runs receives as `ctx.context` (a run's own `context` wins). */
   context?: unknown;
+  /** Claims without a new checkpoint beyond which a run ends in ERROR (`CAIRN_MAX_ATTEMPTS`). @defaultValue {@link DEFAULT_MAX_ATTEMPTS} */
+  maxAttempts?: number;
+  /** How long a run whose entity this registry lacks is left for another worker (`CAIRN_VERSION_GRACE_MS`). @defaultValue {@link DEFAULT_VERSION_GRACE_MS} */
+  versionGraceMs?: number;
+  /** How often an execution started by a pickup re-reads its run row (epoch, cancel). @defaultValue 1000 */
+  leaseCheckMs?: number;
+  /** A lease check failed (the watch keeps going). */
+  onLeaseCheckError?: (error: unknown) => void;
 }
+
+/** Default of `CAIRN_MAX_ATTEMPTS`. */
+export const DEFAULT_MAX_ATTEMPTS = 20;
+
+/** Default of `CAIRN_VERSION_GRACE_MS`: five minutes, the length of a slow rolling deploy. */
+export const DEFAULT_VERSION_GRACE_MS = 300_000;
 
 /** What {@link Engine.createRun} takes. */
 export interface CreateRunRequest {
@@ -79,8 +91,6 @@ export interface RunOptions extends Omit<CreateRunRequest, 'entity' | 'input'> {
 /** A run {@link Engine.run} executed to its end, with the entity's output when it COMPLETED (typed by its `outputType`). */
 export type RunResult<Output = unknown> = RunRecord & { output: Output | undefined };
 
-const CHECKPOINT_STRENGTH: Record<CheckpointMode, number> = { run: 0, 'tool-batch': 1, 'tool-call': 2 };
-
 /**
  * Runs agents and teams durably on a {@link CheckpointStore}: creates runs,
  * applies continue rules and executes runs with fenced checkpoints.
@@ -116,7 +126,9 @@ export class Engine {
       onEvent: options.onEvent,
       modelFor: (entity) => options.model ?? entity.model,
       context: options.context,
-      memberRunner: (parent, parentOptions) => this.memberRunner(parent, parentOptions),
+      maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+      memberRunner: (parent, parentOptions) =>
+        memberRunner({ store: this.store, execute: (runId, o) => this.execute(runId, o) }, parent, parentOptions),
     };
   }
 
@@ -181,6 +193,7 @@ export class Engine {
    */
   async continueRun(runId: string, request: ContinueRequest = {}): Promise<ContinueDecision> {
     const decision = decideContinue(runId, await this.store.getRun(runId), request);
+    if (decision.action === 'resume') return this.recordContinue(runId, request);
     if (decision.action !== 'fork') return decision;
     if (!request.input?.trim()) throw new UserError('input is required to fork a completed run');
     const source = decision.run;
@@ -198,6 +211,25 @@ export class Engine {
   }
 
   /**
+   * Stores a resume-in-place continue with its input, in the statement that
+   * checks the status: the first execution that commits applies it, once.
+   * Throws `ContinuePendingError` when another continue's input still waits.
+   */
+  private async recordContinue(runId: string, request: ContinueRequest): Promise<ContinueDecision> {
+    const input = request.input?.trim() ? request.input : null;
+    const recorded = await this.store.recordContinueRequest(runId, { input, statuses: CONTINUE_IN_PLACE_STATUSES });
+    const run = await this.store.getRun(runId);
+    if (recorded.recorded) return { action: 'resume', run: run! };
+    if (recorded.reason === 'waiting') {
+      if (input !== null) throw new ContinuePendingError(runId);
+      // A continue without input while another waits: that one's job resumes the run.
+      return { action: 'resume', run: run! };
+    }
+    // The status moved between the read and the write: apply the rules to the new one.
+    return this.continueRun(runId, request);
+  }
+
+  /**
    * Claims the run and executes it to a final status (or to a hand-back).
    * Throws `LeaseLostError` when another execution claimed the run meanwhile.
    */
@@ -207,50 +239,41 @@ export class Engine {
     return executeRun(this.deps, (run) => registry.get(run.entity), runId, options);
   }
 
-  private memberRunner(parent: RunRecord, parentOptions: ExecuteOptions): RunMember {
-    return async (member: Agent, task, context) => {
-      const existing = await this.store.findUnconsumedChildRun(parent.runId, member.name);
-      if (existing?.status === 'COMPLETED') {
-        return { output: existing.content ?? '', childRunId: existing.runId };
-      }
-      // A member paused on its own pending actions resumes first, once they are decided; nothing is delegated again.
-      const resumable = existing && (CLAIMABLE_STATUSES.includes(existing.status) || existing.status === 'PAUSED');
-      const child = resumable
-        ? existing
-        : await this.store.createRun({
-            entity: { kind: 'agent', name: member.name },
-            input: task,
-            sessionId: parent.sessionId,
-            userId: parent.userId,
-            parentRunId: parent.runId,
-            parentToolCallId: context.toolCallId,
-            // A team execution that lost its run (a zombie) must not start member work.
-            parentEpoch: parent.epoch,
-            checkpoint: strongerMode(parent.checkpoint, member.checkpoint),
-          });
-      const reason =
-        child.status === 'PENDING' ? 'run' : parentOptions.reason === 'run' ? 'continue' : parentOptions.reason;
-      const result = await this.execute(child.runId, {
-        reason,
-        signal: context.signal,
-        handover: parentOptions.handover,
-        parentEpoch: parent.epoch,
-        resumeFromPause: child.status === 'PAUSED',
-        context: parentOptions.context,
-      });
-      if (result.outcome === 'handed-over') throw new HandoverSignal(child.runId);
-      const { run } = result;
-      if (run.status === 'COMPLETED') return { output: run.content ?? '', childRunId: run.runId };
-      // A team whose member paused is PAUSED too; it resumes after the member.
-      if (run.status === 'PAUSED') {
-        const actions = (await this.store.listRunActions(run.runId)).filter((a) => a.status === 'pending');
-        throw new PauseSignal(parent.runId, { memberRunId: run.runId, actions: actions.map(actionSummary) });
-      }
-      throw new MemberRunFailedError(run.runId, member.name, run.status, run.error?.message ?? 'no answer');
-    };
+  /**
+   * What a pickup of a queued job does (skip, cancel at claim, resolve the
+   * entity, claim, execute under a lease watch): the queue's one call.
+   * Throws only errors whose disposition is `retry-job`.
+   */
+  processPickup(pickup: Pickup, options: PickupOptions = {}): Promise<PickupOutcome> {
+    const registry = this.registry;
+    if (!registry) throw new UserError('engine: executing a run needs a registry');
+    return processPickup(
+      {
+        store: this.store,
+        registry,
+        execute: (runId, executeOptions) => this.execute(runId, executeOptions),
+        failUnrunnable: (runId, reason, error) => this.failUnrunnable(runId, reason, error),
+        versionGraceMs: this.options.versionGraceMs ?? DEFAULT_VERSION_GRACE_MS,
+        leaseCheckMs: this.options.leaseCheckMs ?? 1000,
+        onLeaseCheckError: this.options.onLeaseCheckError,
+      },
+      pickup,
+      options,
+    );
   }
-}
 
-function strongerMode(a: CheckpointMode, b: CheckpointMode): CheckpointMode {
-  return CHECKPOINT_STRENGTH[a] >= CHECKPOINT_STRENGTH[b] ? a : b;
+  /** Ends a run this engine cannot execute in ERROR, in one claim (its attempt shows who ended it and why). */
+  private async failUnrunnable(runId: string, reason: AttemptReason, error: Error): Promise<RunRecord> {
+    const { epoch, run } = await this.store.claimRun(runId, { workerId: this.deps.workerId, reason });
+    const info = errorInfo(error);
+    const event = { type: 'RunError' as const, runId, epoch, data: { error: info }, at: new Date().toISOString() };
+    const failed = await this.store.finishRun(runId, epoch, {
+      status: 'ERROR',
+      content: null,
+      error: info,
+      delta: { messages: [], toolCalls: [], usage: run.usage, events: [event] },
+    });
+    this.deps.onEvent?.(event);
+    return failed;
+  }
 }

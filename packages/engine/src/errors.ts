@@ -140,6 +140,26 @@ export class MemberRunFailedError extends CairnError {
   }
 }
 
+/**
+ * A COMPLETED or ERROR finish found a continue request waiting that this
+ * execution has not applied: it takes the input in and goes on.
+ */
+export class ContinueArrivedError extends CairnError {
+  constructor(
+    readonly runId: string,
+    readonly requestId: string,
+  ) {
+    super(`run ${runId}: continue request ${requestId} arrived before the finish`);
+  }
+}
+
+/** Another continue of the run waits to be applied; its input would be dropped, so this one is refused (HTTP 409). */
+export class ContinuePendingError extends CairnError {
+  constructor(readonly runId: string) {
+    super(`run ${runId} already has a continue waiting to be applied; send this input once the run has taken that one in`);
+  }
+}
+
 /** The abort reason an execution gets when a cancel was requested for its run. */
 export class CancelRequestedError extends CairnError {
   constructor(readonly runId: string) {

@@ -30,7 +30,16 @@ export { Agent, DEFAULT_CHECKPOINT_MODE, DEFAULT_MAX_TURNS, type AgentOptions } 
 export { Team, DELEGATE_TOOL_NAME, type TeamOptions } from './team.js';
 export { Registry, type Entity } from './registry.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
-export { Engine, type EngineOptions, type CreateRunRequest, type ContinueRequest, type RunOptions, type RunResult } from './engine.js';
+export {
+  Engine,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_VERSION_GRACE_MS,
+  type EngineOptions,
+  type CreateRunRequest,
+  type ContinueRequest,
+  type RunOptions,
+  type RunResult,
+} from './engine.js';
 export type { ExecuteOptions, ExecutionResult } from './runner/run-execution.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
 export { OpenAIResponsesModel } from './models/openai-responses-model.js';

@@ -27,6 +27,14 @@ export interface EntityRef {
  */
 export type AttemptReason = 'run' | 'continue' | 'recovered' | 'reconciled' | 'handover';
 
+/** A continue asked for, stored with its input until an execution applies it. */
+export interface ContinueRequestRecord {
+  requestId: string;
+  /** The new user message, or null for a continue without input. */
+  input: string | null;
+  requestedAt: Date;
+}
+
 /** The error a run ended with. */
 export interface RunErrorInfo {
   name: string;
@@ -59,6 +67,8 @@ export interface RunRecord {
   cancelRequestedAt: Date | null;
   /** The tenant the run belongs to (that of its session); null: an admin key's. */
   tenantId: string | null;
+  /** The continue request waiting to be applied, if any. */
+  waitingContinueRequestId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

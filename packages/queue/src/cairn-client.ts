@@ -130,7 +130,8 @@ export class CairnClient {
     if (decision.action === 'resume') {
       await this.runQueue.add({
         name: 'continue',
-        data: { runId, reason: 'continue', input: options.input },
+        // The input is stored with the continue request (the engine's `continueRun`), not in the job.
+        data: { runId, reason: 'continue' },
       });
     } else if (decision.action === 'fork') {
       await this.runQueue.add({ name: 'run', data: { runId: decision.run.runId } });

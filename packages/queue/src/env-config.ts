@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { DEFAULT_MAX_ATTEMPTS, DEFAULT_VERSION_GRACE_MS } from '@cairn/engine';
 import { ConfigError } from './errors.js';
 import { DEFAULT_QUEUE_NAME, type QueueBackendKind } from './queue-backend.js';
 import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
@@ -69,6 +70,8 @@ const ENV_SCHEMA = z.object({
   CAIRN_MIGRATE: optionalString,
   CAIRN_METRICS_PORT: integerAtLeast(0, -1),
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']),
+  CAIRN_MAX_ATTEMPTS: positiveInt(DEFAULT_MAX_ATTEMPTS),
+  CAIRN_VERSION_GRACE_MS: integerAtLeast(0, DEFAULT_VERSION_GRACE_MS),
   LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
 });
 
@@ -119,6 +122,10 @@ export interface CairnEnvConfig {
   maxInputChars: number;
   /** Most top-level runs one session may hold (429 beyond). @defaultValue 1000 */
   maxRunsPerSession: number;
+  /** Claims of a run with no new checkpoint in between beyond which it ends in ERROR. @defaultValue 20 */
+  maxAttempts: number;
+  /** How long a run whose entity a worker lacks is left for another worker before it ends in ERROR. @defaultValue 300000 */
+  versionGraceMs: number;
   /** `CAIRN_MIGRATE=1`: apply the store's migrations at start (tests, demo). */
   migrate: boolean;
   /** `CAIRN_METRICS_PORT`: where a worker serves Prometheus `/metrics` (0: a free port); unset: no metrics server. */
@@ -167,6 +174,8 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     maxBodyBytes: e.CAIRN_MAX_BODY_BYTES,
     maxInputChars: e.CAIRN_MAX_INPUT_CHARS,
     maxRunsPerSession: e.CAIRN_MAX_RUNS_PER_SESSION,
+    maxAttempts: e.CAIRN_MAX_ATTEMPTS,
+    versionGraceMs: e.CAIRN_VERSION_GRACE_MS,
     migrate: e.CAIRN_MIGRATE === '1' || e.CAIRN_MIGRATE === 'true',
     metricsPort: e.CAIRN_METRICS_PORT >= 0 ? e.CAIRN_METRICS_PORT : undefined,
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,

@@ -18,7 +18,6 @@ export const JOB_CATALOG = {
     schema: z.object({
       runId: z.uuid(),
       reason: z.enum(['continue', 'recovered', 'reconciled', 'handover']),
-      input: z.string().optional(),
       /** Set on the resume a decision enqueues: the epoch the run paused in, which the job id is derived from. */
       resumeOf: z.number().int().nonnegative().optional(),
       handoverAttempt,

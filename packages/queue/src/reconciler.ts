@@ -1,4 +1,4 @@
-import { LIVE_STATUSES } from '@cairn/engine';
+import { CONTINUE_IN_PLACE_STATUSES, LIVE_STATUSES } from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
 import type { RunQueue } from './queue-backend.js';
 import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
@@ -28,7 +28,12 @@ export interface ReconcileResult {
  */
 export async function reconcileOnce(options: ReconcileOptions): Promise<ReconcileResult> {
   const { store, runQueue } = options;
-  const runs = await store.listRunsByStatus(LIVE_STATUSES, options.olderThanMs ?? 15_000);
+  const olderThanMs = options.olderThanMs ?? 15_000;
+  const runs = [
+    ...(await store.listRunsByStatus(LIVE_STATUSES, olderThanMs)),
+    // An ERROR run whose continue was stored but whose job never made it to the queue.
+    ...(await store.listRunsWithWaitingContinue(CONTINUE_IN_PLACE_STATUSES.filter((s) => !LIVE_STATUSES.includes(s)), olderThanMs)),
+  ];
   const enqueued: string[] = [];
   let checked = 0;
   for (const run of runs) {

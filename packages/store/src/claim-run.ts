@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import { CLAIMABLE_STATUSES, RunNotContinuableError, RunNotFoundError, type RunStatus } from '@cairn/engine';
 import type { Claim, ClaimRequest } from '@cairn/engine/store';
+import { attemptsSinceProgress, waitingContinueRequest } from './claim-progress.js';
 import { assertParentHeld } from './parent-fence.js';
 import { toRunRecord } from './run-row.js';
 import type { Database } from './schema.js';
@@ -77,11 +78,19 @@ export async function claimRun(db: Kysely<Database>, runId: string, claim: Claim
     )
     .selectFrom('run')
     .selectAll()
+    .select([attemptsSinceProgress(runId).as('attempts_since_progress'), waitingContinueRequest().as('continue_request')])
     .executeTakeFirst();
   if (!row) {
     const current = await db.selectFrom('runs').select('status').where('run_id', '=', runId).executeTakeFirst();
     if (!current) throw new RunNotFoundError(runId);
     throw new RunNotContinuableError(runId, current.status, `only ${from.join(', ')} runs can be claimed here`);
   }
-  return { epoch: row.epoch, run: toRunRecord(row) };
+  const request = row.continue_request;
+  return {
+    epoch: row.epoch,
+    run: toRunRecord(row),
+    // The attempt this statement inserts is not visible to it: count it here.
+    claimsSinceProgress: row.attempts_since_progress + 1,
+    continueRequest: request && { requestId: request.request_id, input: request.input, requestedAt: new Date(request.requested_at) },
+  };
 }

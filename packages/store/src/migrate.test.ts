@@ -49,6 +49,7 @@ describe('migrate', () => {
       'kysely_migration_lock',
       'pending_actions',
       'run_attempts',
+      'run_continue_requests',
       'run_events',
       'run_idempotency_keys',
       'run_messages',

@@ -2,6 +2,7 @@ import { Migrator } from 'kysely';
 import type { Kysely, Migration, MigrationResult } from 'kysely';
 import { MigrationError, StoreNotMigratedError } from './errors.js';
 import * as m0001 from './migrations/0001_initial.js';
+import * as m0002 from './migrations/0002_lifecycle.js';
 import * as m0003 from './migrations/0003_pending_actions.js';
 import * as m0003b from './migrations/0003_pending_actions_args_schema.js';
 import * as m0004 from './migrations/0004_lean_commit.js';
@@ -12,6 +13,7 @@ import * as m0006 from './migrations/0006_served_entities.js';
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_initial': m0001,
+  '0002_lifecycle': m0002,
   '0003_pending_actions': m0003,
   '0003_pending_actions_args_schema': m0003b,
   '0004_lean_commit': m0004,

@@ -280,59 +280,29 @@ describe('PostgresCheckpointStore', () => {
     });
   });
 
-  it('finds the member run whose result the parent has not committed', async () => {
+  it('finds a member run by the tool call that started it, one per tool call', async () => {
     const parent = await ctx.store.createRun(
       newRun({ entity: { kind: 'team', name: 'research-team' } }),
     );
-    const { epoch } = await ctx.store.claimRun(parent.runId, { workerId: 'w1', reason: 'run' });
-    const child = (runId: string, name = 'researcher') =>
+    await ctx.store.claimRun(parent.runId, { workerId: 'w1', reason: 'run' });
+    const child = (runId: string, toolCallId: string) =>
       ctx.store.createRun(
         newRun({
           runId,
           sessionId: parent.sessionId,
           parentRunId: parent.runId,
-          parentToolCallId: `t-${runId}`,
-          entity: { kind: 'agent', name },
+          parentToolCallId: toolCallId,
+          entity: { kind: 'agent', name: 'researcher' },
         }),
       );
-    const delegation = (childRunId: string, status: ToolCallRecord['status']): ToolCallRecord => ({
-      toolCallId: `t-${childRunId}`,
-      name: 'delegate_task_to_member',
-      args: {},
-      result: status === 'running' ? null : 'done',
-      status,
-      batch: 1,
-      idempotencyKey: `k-${childRunId}`,
-      childRunId,
-      startedAt: new Date(),
-      endedAt: null,
-    });
-    const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
-
-    expect(await ctx.store.findUnconsumedChildRun(parent.runId, 'researcher')).toBeUndefined();
-    await child('a');
-    await child('other', 'writer');
-    expect((await ctx.store.findUnconsumedChildRun(parent.runId, 'researcher'))?.runId).toBe('a');
-    await ctx.store.commitCheckpoint(parent.runId, epoch, {
-      messages: [],
-      toolCalls: [delegation('a', 'running')],
-      usage,
-    });
-    expect((await ctx.store.findUnconsumedChildRun(parent.runId, 'researcher'))?.runId).toBe('a');
-    await ctx.store.commitCheckpoint(parent.runId, epoch, {
-      messages: [],
-      toolCalls: [delegation('a', 'completed')],
-      usage,
-    });
-    expect(await ctx.store.findUnconsumedChildRun(parent.runId, 'researcher')).toBeUndefined();
-    await child('b');
-    expect((await ctx.store.findUnconsumedChildRun(parent.runId, 'researcher'))?.runId).toBe('b');
-    expect((await ctx.store.findUnconsumedChildRun(parent.runId, 'writer'))?.runId).toBe('other');
-    expect((await ctx.store.listChildRuns(parent.runId)).map((r) => r.runId)).toEqual([
-      'a',
-      'other',
-      'b',
-    ]);
+    expect(await ctx.store.findMemberRun(parent.runId, 't-1')).toBeUndefined();
+    // Two parallel delegations to the same member: each tool call has its own member run.
+    await child('a', 't-1');
+    await child('b', 't-2');
+    expect((await ctx.store.findMemberRun(parent.runId, 't-1'))?.runId).toBe('a');
+    expect((await ctx.store.findMemberRun(parent.runId, 't-2'))?.runId).toBe('b');
+    await expect(child('c', 't-1')).rejects.toThrow(/runs_one_member_run_per_tool_call/);
+    expect((await ctx.store.listChildRuns(parent.runId)).map((r) => r.runId)).toEqual(['a', 'b']);
   });
 
   it('lists runs by status for a reconciler', async () => {

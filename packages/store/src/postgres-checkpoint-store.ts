@@ -1,9 +1,13 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import {
+  ContinueArrivedError,
+  FINISH_WAITS_FOR_CONTINUE,
+  LeaseLostError,
   RunNotFoundError,
 } from '@cairn/engine';
 import type {
+  ContinueRequestRecord,
   CreatedRun,
   DecisionsResult,
   NewRun,
@@ -12,7 +16,8 @@ import type {
   RunRecord,
   RunStatus,
 } from '@cairn/engine';
-import type { CheckpointDelta, CheckpointStore, Claim, ClaimRequest, RunHistory, RunOutcome } from '@cairn/engine/store';
+import type { CheckpointDelta, CheckpointStore, Claim, ClaimRequest, RunHistory, RunLease, RunOutcome } from '@cairn/engine/store';
+import { readContinueRequest, recordContinueRequest, type RecordedContinue } from './continue-requests.js';
 import { createRun } from './create-run.js';
 import { deleteSession } from './delete-session.js';
 import { pruneFinishedRuns, type PruneOptions, type PruneResult } from './retention.js';
@@ -107,8 +112,23 @@ export class PostgresCheckpointStore implements CheckpointStore {
     return row.last_checkpoint_at_message_index;
   }
 
-  /** One statement; a pause with pending actions commits them in the same transaction. */
+  /**
+   * One statement; a pause with pending actions commits them in the same
+   * transaction. A COMPLETED or ERROR finish refused because a continue
+   * request waits throws `ContinueArrivedError` instead of `LeaseLostError`.
+   */
   async finishRun(runId: string, epoch: number, outcome: RunOutcome): Promise<RunRecord> {
+    try {
+      return await this.writeFinish(runId, epoch, outcome);
+    } catch (error) {
+      if (error instanceof LeaseLostError && FINISH_WAITS_FOR_CONTINUE.includes(outcome.status)) {
+        throw await this.finishRefused(runId, epoch);
+      }
+      throw error;
+    }
+  }
+
+  private async writeFinish(runId: string, epoch: number, outcome: RunOutcome): Promise<RunRecord> {
     const actions = outcome.status === 'PAUSED' ? (outcome.pendingActions ?? []) : [];
     if (actions.length === 0) return toRunRecord(await writeDelta(this.db, runId, epoch, outcome.delta, outcome));
     return this.db.transaction().execute(async (trx) => {
@@ -118,31 +138,60 @@ export class PostgresCheckpointStore implements CheckpointStore {
     });
   }
 
-  async findUnconsumedChildRun(
-    parentRunId: string,
-    memberName: string,
-  ): Promise<RunRecord | undefined> {
+  /** Why a fenced finish wrote nothing: a continue arrived (`ContinueArrivedError`), or the lease is lost. */
+  private async finishRefused(runId: string, epoch: number): Promise<Error> {
+    const run = await this.db
+      .selectFrom('runs')
+      .select(['epoch', 'status', 'waiting_continue_request'])
+      .where('run_id', '=', runId)
+      .executeTakeFirst();
+    if (run?.epoch === epoch && run.status === 'RUNNING' && run.waiting_continue_request !== null) {
+      return new ContinueArrivedError(runId, String(run.waiting_continue_request));
+    }
+    return new LeaseLostError(runId, epoch);
+  }
+
+  async findMemberRun(parentRunId: string, toolCallId: string): Promise<RunRecord | undefined> {
     const row = await this.db
-      .selectFrom('runs as child')
-      .selectAll('child')
-      .where('child.parent_run_id', '=', parentRunId)
-      .where('child.entity_name', '=', memberName)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('tool_calls as t')
-              .select(sql`1`.as('one'))
-              .where('t.run_id', '=', parentRunId)
-              .whereRef('t.child_run_id', '=', 'child.run_id')
-              .where('t.status', 'in', ['completed', 'error']),
-          ),
-        ),
-      )
-      .orderBy('child.created_at', 'desc')
-      .orderBy('child.run_id', 'desc')
-      .limit(1)
+      .selectFrom('runs')
+      .selectAll()
+      .where('parent_run_id', '=', parentRunId)
+      .where('parent_tool_call_id', '=', toolCallId)
       .executeTakeFirst();
     return row && toRunRecord(row);
+  }
+
+  recordContinueRequest(
+    runId: string,
+    request: { input: string | null; statuses: readonly RunStatus[] },
+  ): Promise<RecordedContinue> {
+    return recordContinueRequest(this.db, runId, request.input, request.statuses);
+  }
+
+  readContinueRequest(runId: string, requestId: string): Promise<ContinueRequestRecord | null> {
+    return readContinueRequest(this.db, runId, requestId);
+  }
+
+  async readLease(runId: string): Promise<RunLease | undefined> {
+    const row = await this.db
+      .selectFrom('runs')
+      .select(['epoch', 'status', 'cancel_requested_at'])
+      .where('run_id', '=', runId)
+      .executeTakeFirst();
+    return row && { epoch: row.epoch, status: row.status, cancelRequestedAt: row.cancel_requested_at };
+  }
+
+  /** Runs whose continue request waits with no execution to apply it (ERROR runs after a failed enqueue), for the reconciler. */
+  async listRunsWithWaitingContinue(statuses: readonly RunStatus[], olderThanMs: number): Promise<RunRecord[]> {
+    const rows = await this.db
+      .selectFrom('runs')
+      .selectAll()
+      .where('waiting_continue_request', 'is not', null)
+      .where('status', 'in', statuses)
+      .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
+      .orderBy('updated_at')
+      .execute();
+    return rows.map(toRunRecord);
   }
 
   async listChildRuns(parentRunId: string): Promise<RunRecord[]> {

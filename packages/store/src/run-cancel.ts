@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { CANCELLABLE_STATUSES, RunNotFoundError } from '@cairn/engine';
 import type { RunRecord, RunStatus } from '@cairn/engine';
 import { RunAlreadyTerminalError } from './errors.js';
+import { closeRunningToolCalls } from './close-tool-calls.js';
 import { cancelPendingActions } from './pending-actions.js';
 import { toRunRecord } from './run-row.js';
 import type { Database } from './schema.js';
@@ -90,6 +91,7 @@ export async function forceCancel(
       .returning('run_id')
       .execute();
     await cancelPendingActions(trx, [runId, ...descendants.map((d) => d.run_id)]);
+    await closeRunningToolCalls(trx, [runId, ...descendants.map((d) => d.run_id)], 'CANCELLED');
     await trx
       .updateTable('run_attempts')
       .set({ ended_at: sql`now()`, outcome: 'cancelled' })

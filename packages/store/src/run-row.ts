@@ -21,6 +21,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     metadata: row.metadata,
     cancelRequestedAt: row.cancel_requested_at,
     tenantId: row.tenant_id,
+    waitingContinueRequestId: row.waiting_continue_request === null ? null : String(row.waiting_continue_request),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

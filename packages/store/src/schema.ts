@@ -51,6 +51,8 @@ export interface RunsTable {
   cancel_requested_at: Date | null;
   /** The tenant of the run's session; null: an admin key's. */
   tenant_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The continue request waiting to be applied, if any (`run_continue_requests.request_id`). */
+  waiting_continue_request: ColumnType<string | null, string | null | undefined, string | null>;
   schema_version: Generated<number>;
   /** The last event sequence number of the run (0: no event yet). */
   event_seq: Generated<number>;
@@ -140,6 +142,17 @@ export interface RunIdempotencyKeysTable {
   created_at: Generated<Date>;
 }
 
+/** The `run_continue_requests` table: continues asked for, with their input, until an execution applies them. */
+export interface RunContinueRequestsTable {
+  request_id: Generated<string>;
+  run_id: string;
+  input: string | null;
+  requested_at: Generated<Date>;
+  /** The epoch of the execution whose commit applied the request; null while it waits. */
+  applied_epoch: number | null;
+  applied_at: Date | null;
+}
+
 /** Every table of the store, for `Kysely<Database>`. */
 export interface Database {
   sessions: SessionsTable;
@@ -151,6 +164,7 @@ export interface Database {
   pending_actions: PendingActionsTable;
   served_entities: ServedEntitiesTable;
   run_idempotency_keys: RunIdempotencyKeysTable;
+  run_continue_requests: RunContinueRequestsTable;
 }
 
 /** The `served_entities` table: which worker last announced an entity (and its definition), and when. */

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely, RawBuilder } from 'kysely';
 import { LeaseLostError, type ToolCallRecord } from '@cairn/engine';
 import type { CheckpointDelta, RunOutcome } from '@cairn/engine/store';
+import { continueFragments } from './continue-requests.js';
 import { insertEventsAfter, toStoredEvent } from './run-events.js';
 import type { Database, RunRow, ToolCallsTable } from './schema.js';
 
@@ -80,6 +81,8 @@ export async function writeDelta(
     );
   }
   if (k > 0) ctes.push(sql`new_events as (${insertEventsAfter(events.map(toStoredEvent))})`);
+  const continued = continueFragments(runId, epoch, delta.appliesContinueRequest, finish?.status);
+  if (continued.cte) ctes.push(continued.cte);
   if (finish) {
     ctes.push(sql`ended_attempt as (
       update run_attempts a set ended_at = now(), outcome = ${finish.status.toLowerCase()}
@@ -94,8 +97,8 @@ export async function writeDelta(
          set last_checkpoint_at_message_index = last_checkpoint_at_message_index + ${n},
              usage = ${JSON.stringify(delta.usage)}::jsonb,
              event_seq = event_seq + ${k},
-             updated_at = now()${final}
-       where run_id = ${runId} and epoch = ${epoch} and status = 'RUNNING'
+             updated_at = now()${final}${continued.set}
+       where run_id = ${runId} and epoch = ${epoch} and status = 'RUNNING'${continued.where}
       returning *
     )${sql.join(ctes.map((cte) => sql`, ${cte}`), sql``)}
     select * from run`.execute(db);

@@ -60,6 +60,13 @@ export const TERMINAL_STATUSES: readonly RunStatus[] = [...FINAL_STATUSES, 'PAUS
 /** Statuses of a run that should have a live job: the reconciler enqueues one when it has none. */
 export const LIVE_STATUSES: readonly RunStatus[] = ['PENDING', 'RUNNING'];
 
+/**
+ * Finishes refused while a continue request waits that the finishing
+ * execution did not apply: the execution takes the input in and goes on, so
+ * a continue racing a completion is answered, not dropped.
+ */
+export const FINISH_WAITS_FOR_CONTINUE: readonly RunStatus[] = ['COMPLETED', 'ERROR'];
+
 /** The statuses an execution's finish can write. */
 export type FinishStatus = (typeof RUN_TRANSITIONS)['complete' | 'fail' | 'pause' | 'cancel']['to'];
 

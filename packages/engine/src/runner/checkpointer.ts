@@ -1,5 +1,7 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
-import { CheckpointWriteError, LeaseLostError } from '../errors.js';
+import { CheckpointWriteError, ContinueArrivedError, LeaseLostError } from '../errors.js';
+import { interruptedToolResult } from '../lifecycle/open-tool-calls.js';
+import { FINAL_STATUSES } from '../lifecycle/run-status.js';
 import type { LiveEventType, RunEvent, RunEventSink, RunEventType } from '../events.js';
 import type { Message, Usage } from '../messages.js';
 import type { CheckpointMode, RunErrorInfo, RunRecord, ToolCallRecord } from '../run-types.js';
@@ -24,6 +26,10 @@ export class Checkpointer {
   private pendingMessages: Message[] = [];
   private pendingToolCalls = new Map<string, ToolCallRecord>();
   private pendingEvents: RunEvent[] = [];
+  /** Tool rows stored or to be stored as `running`: a final finish closes those still open. */
+  private readonly openToolCalls = new Map<string, ToolCallRecord>();
+  /** The continue request whose input the pending messages take in. */
+  private continueRequest: string | undefined;
   private chain: Promise<unknown> = Promise.resolve();
   private pendingActions: NewPendingAction[] = [];
 
@@ -57,6 +63,20 @@ export class Checkpointer {
   add(messages: readonly Message[], toolCalls: readonly ToolCallRecord[] = []): void {
     this.pendingMessages.push(...messages);
     for (const record of toolCalls) this.pendingToolCalls.set(record.toolCallId, record);
+    this.track(toolCalls);
+  }
+
+  /** Tool rows already stored (the loaded history): those still `running` are closed by a final finish. */
+  track(toolCalls: readonly ToolCallRecord[]): void {
+    for (const record of toolCalls) {
+      if (record.status === 'running') this.openToolCalls.set(record.toolCallId, record);
+      else this.openToolCalls.delete(record.toolCallId);
+    }
+  }
+
+  /** The next commit takes in continue request `requestId` (its input is among the pending messages): stored as applied by it. */
+  applyContinueRequest(requestId: string): void {
+    this.continueRequest = requestId;
   }
 
   /** Keeps only the first `count` uncommitted messages: drops an interrupted batch. */
@@ -80,11 +100,19 @@ export class Checkpointer {
         messages: messages.length,
       });
       const events = [...this.pendingEvents, committed];
+      const appliesContinueRequest = this.continueRequest;
       this.pendingMessages = [];
       this.pendingToolCalls = new Map();
       this.pendingEvents = [];
+      this.continueRequest = undefined;
       this.committedIndex = await this.store
-        .commitCheckpoint(this.runId, this.epoch, { messages, toolCalls, usage, events })
+        .commitCheckpoint(this.runId, this.epoch, {
+          messages,
+          toolCalls,
+          usage,
+          events,
+          ...(appliesContinueRequest === undefined ? {} : { appliesContinueRequest }),
+        })
         .catch((error: unknown) => this.writeFailed(error));
       this.publish(committed);
     });
@@ -93,11 +121,6 @@ export class Checkpointer {
   /** Commits when the mode checkpoints after tool batches. */
   async afterBatch(usage: Usage): Promise<void> {
     if (this.mode !== 'run') await this.commit(usage);
-  }
-
-  /** In `tool-call` mode, commits the tool-call turn (and its `running` rows) before the calls run. */
-  async beforeBatch(usage: Usage): Promise<void> {
-    if (this.mode === 'tool-call') await this.commit(usage);
   }
 
   /** In `tool-call` mode, commits one finished call's result. */
@@ -110,7 +133,13 @@ export class Checkpointer {
     this.pendingActions.push(...actions);
   }
 
-  /** Writes the final status with everything still pending and the final event, then publishes it. */
+  /**
+   * Writes the final status with everything still pending and the final
+   * event, then publishes it; a final status also closes the tool rows left
+   * `running`. Rejects with `ContinueArrivedError` (nothing written, the
+   * pending work kept) when a continue request arrived that this execution
+   * has not taken in.
+   */
   finish(
     status: RunOutcome['status'],
     content: string | null,
@@ -120,6 +149,12 @@ export class Checkpointer {
   ): Promise<RunRecord> {
     return this.serialise(async () => {
       const event = this.event(final.type, final.data);
+      const toolCalls = new Map(this.pendingToolCalls);
+      if (FINAL_STATUSES.includes(status)) {
+        for (const [id, open] of this.openToolCalls) {
+          toolCalls.set(id, { ...open, status: 'error', result: interruptedToolResult(status), endedAt: new Date() });
+        }
+      }
       const run = await this.store
         .finishRun(this.runId, this.epoch, {
           status,
@@ -127,9 +162,10 @@ export class Checkpointer {
           error,
           delta: {
             messages: this.pendingMessages,
-            toolCalls: [...this.pendingToolCalls.values()],
+            toolCalls: [...toolCalls.values()],
             usage,
             events: [...this.pendingEvents, event],
+            ...(this.continueRequest === undefined ? {} : { appliesContinueRequest: this.continueRequest }),
           },
           ...(status === 'PAUSED' && { pendingActions: this.pendingActions }),
         })
@@ -145,7 +181,7 @@ export class Checkpointer {
 
   /** Fencing stays a `LeaseLostError`; any other store failure becomes a {@link CheckpointWriteError}. */
   private writeFailed(error: unknown): never {
-    if (error instanceof LeaseLostError) throw error;
+    if (error instanceof LeaseLostError || error instanceof ContinueArrivedError) throw error;
     throw new CheckpointWriteError(this.runId, { cause: error });
   }
 

@@ -1,13 +1,14 @@
-import type { CheckpointStore } from '../checkpoint-store.js';
-import { assertNever, LeaseLostError } from '../errors.js';
+import type { CheckpointStore, Claim } from '../checkpoint-store.js';
+import { AttemptsExhaustedError, assertNever, ContinueArrivedError, LeaseLostError } from '../errors.js';
 import { dispositionOfError, retryableHint } from '../lifecycle/error-disposition.js';
 import { PauseSignal } from '../lifecycle/pause.js';
-import { CLAIMABLE_STATUSES, RUN_TRANSITIONS } from '../lifecycle/run-status.js';
+import { FINISH_EVENT_TYPE, type FinishStatus, type RunStatus } from '../lifecycle/run-status.js';
+import { parseStoredMessages } from '../lifecycle/stored-state.js';
 import type { RunEventSink, RunEventType } from '../events.js';
 import type { Message } from '../messages.js';
 import type { Model } from '../model.js';
 import type { Entity } from '../registry.js';
-import type { AttemptReason, RunErrorInfo, RunRecord } from '../run-types.js';
+import type { AttemptReason, ContinueRequestRecord, RunErrorInfo, RunRecord } from '../run-types.js';
 import { Checkpointer } from './checkpointer.js';
 import type { RunMember } from './delegation.js';
 import { delegationTool } from './delegation.js';
@@ -15,7 +16,7 @@ import { HandoverSignal } from './handover.js';
 import { outputCheckFor } from './output-type.js';
 import type { RetryPolicy } from './model-retry.js';
 import { executableFromTool, type ExecutableTool } from './tool-executable.js';
-import { runTurnLoop } from './turn-loop.js';
+import { runTurnLoop, type TurnLoopState } from './turn-loop.js';
 
 /** How an execution ended. `handed-over`: stopped at a checkpoint for another worker to resume. */
 export type ExecutionResult =
@@ -33,12 +34,10 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** Aborting it asks the execution to stop at its next checkpoint and hand the run back. */
   handover?: AbortSignal;
-  /** A new user message appended before resuming (continue with input). */
-  input?: string;
   /** For a member run: the epoch of its team's execution; the claim fails with `LeaseLostError` once the team was claimed since. */
   parentEpoch?: number;
-  /** Also claim the run from PAUSED (once nothing in its tree waits for a person): the resume a decision enqueued. */
-  resumeFromPause?: boolean;
+  /** Statuses the claim may start from. @defaultValue CLAIMABLE_STATUSES */
+  from?: readonly RunStatus[];
   /** The app's context for this execution's tools (`ctx.context`), over the engine's own. */
   context?: unknown;
   /** Called once the run is claimed, with the epoch this execution holds. */
@@ -50,6 +49,8 @@ export interface ExecutionDeps {
   store: CheckpointStore;
   workerId: string;
   retry: RetryPolicy;
+  /** Claims without a new checkpoint beyond which the run ends in ERROR (`CAIRN_MAX_ATTEMPTS`). */
+  maxAttempts: number;
   modelFor(entity: Entity): Model;
   /** The app's context for tools when an execution gives none. */
   context?: unknown;
@@ -58,9 +59,20 @@ export interface ExecutionDeps {
   memberRunner(parent: RunRecord, parentOptions: ExecuteOptions): RunMember;
 }
 
+/** How the execution is about to end the run. */
+interface Ending {
+  status: FinishStatus;
+  content: string | null;
+  error: RunErrorInfo | null;
+  event: Record<string, unknown>;
+}
+
 /**
  * One claim of a run, from `claimRun` to its final write: loads the history
- * up to the last checkpoint, runs the turn loop and persists how it ended.
+ * up to the last checkpoint, takes in a waiting continue's input, runs the
+ * turn loop and persists how it ended. A run that cannot make progress (its
+ * entity unknown, its stored state unreadable, or claimed more than
+ * `maxAttempts` times with no new checkpoint) ends in ERROR saying which.
  */
 export async function executeRun(
   deps: ExecutionDeps,
@@ -68,17 +80,16 @@ export async function executeRun(
   runId: string,
   options: ExecuteOptions,
 ): Promise<ExecutionResult> {
-  const { epoch, run } = await deps.store.claimRun(runId, {
+  const claim = await deps.store.claimRun(runId, {
     workerId: deps.workerId,
     reason: options.reason,
-    ...(options.resumeFromPause && { from: [...CLAIMABLE_STATUSES, ...RUN_TRANSITIONS.resumeFromPause.from] }),
     ...(options.parentEpoch === undefined ? {} : { parentEpoch: options.parentEpoch }),
+    ...(options.from === undefined ? {} : { from: options.from }),
   });
+  const { epoch, run } = claim;
   options.onClaim?.({ epoch, run });
-  const entity = entityOf(run);
   // A run with no checkpoint yet has no history to load.
   const history = run.lastCheckpointAtMessageIndex > 0 ? await deps.store.loadHistory(runId) : { messages: [], toolCalls: [] };
-  const resumed = history.messages.length > 0;
   const checkpointer = new Checkpointer(
     deps.store,
     runId,
@@ -100,18 +111,60 @@ export async function executeRun(
     createdAt: run.createdAt.toISOString(),
     ...(run.parentRunId && { parentRunId: run.parentRunId, parentToolCallId: run.parentToolCallId }),
   });
-  const messages: Message[] = resumed ? history.messages : [{ role: 'user', content: run.input }];
-  if (!resumed) checkpointer.add(messages);
-  if (options.input !== undefined) {
-    const message: Message = { role: 'user', content: options.input };
-    messages.push(message);
-    checkpointer.add([message]);
+  checkpointer.track(history.toolCalls);
+  const signal = options.signal ?? new AbortController().signal;
+
+  let state: TurnLoopState;
+  try {
+    state = prepare(deps, entityOf, claim, history.messages, checkpointer, signal, options, emit);
+  } catch (error) {
+    return finish(checkpointer, endingFor(error, signal, []), run.usage);
   }
 
-  const signal = options.signal ?? new AbortController().signal;
+  for (;;) {
+    let ending: Ending;
+    try {
+      const result = await runTurnLoop(state);
+      // The next execution announces itself with RunContinued (reason `handover`).
+      if (result.kind === 'handover') return { outcome: 'handed-over', runId };
+      ending = { status: 'COMPLETED', content: result.content, error: null, event: { content: result.content, usage: state.usage } };
+    } catch (error) {
+      if (error instanceof HandoverSignal) return { outcome: 'handed-over', runId };
+      ending = endingFor(error, signal, state.messages);
+    }
+    try {
+      return await finish(checkpointer, ending, state.usage);
+    } catch (error) {
+      if (!(error instanceof ContinueArrivedError)) throw error;
+      // A continue arrived while this execution ran: answer its input too, then finish.
+      const request = await deps.store.readContinueRequest(runId, error.requestId);
+      if (request) takeIn(state, checkpointer, request);
+    }
+  }
+}
+
+/** Builds the turn loop's state; throws what makes the run unrunnable (attempt cap, stored state, unknown entity). */
+function prepare(
+  deps: ExecutionDeps,
+  entityOf: (run: RunRecord) => Entity,
+  claim: Claim,
+  storedMessages: readonly unknown[],
+  checkpointer: Checkpointer,
+  signal: AbortSignal,
+  options: ExecuteOptions,
+  emit: TurnLoopState['emit'],
+): TurnLoopState {
+  const { run, epoch } = claim;
+  if (claim.claimsSinceProgress > deps.maxAttempts) {
+    throw new AttemptsExhaustedError(run.runId, claim.claimsSinceProgress, deps.maxAttempts);
+  }
+  const stored = parseStoredMessages(run.runId, storedMessages);
+  const entity = entityOf(run);
+  const messages: Message[] = stored.length > 0 ? [...stored] : [{ role: 'user', content: run.input }];
+  if (stored.length === 0) checkpointer.add(messages);
   const output = entity.outputType ? outputCheckFor(entity.outputType) : undefined;
-  const state = {
-    runId,
+  const state: TurnLoopState = {
+    runId: run.runId,
     epoch,
     model: deps.modelFor(entity),
     instructions: [instructionsFor(entity), output?.instructions].filter(Boolean).join('\n\n'),
@@ -127,52 +180,58 @@ export async function executeRun(
     handover: options.handover,
     emit,
     actions: {
-      list: () => deps.store.listRunActions(runId),
-      consume: (actionId: string) => deps.store.consumeAction(runId, epoch, actionId),
+      list: () => deps.store.listRunActions(run.runId),
+      consume: (actionId: string) => deps.store.consumeAction(run.runId, epoch, actionId),
     },
     memberPath: () => memberPathOf(deps.store, run),
   };
+  if (claim.continueRequest) takeIn(state, checkpointer, claim.continueRequest);
+  return state;
+}
 
-  try {
-    const result = await runTurnLoop(state);
-    // The next execution announces itself with RunContinued (reason `handover`).
-    if (result.kind === 'handover') return { outcome: 'handed-over', runId };
-    const finished = await checkpointer.finish('COMPLETED', result.content, null, state.usage, {
-      type: 'RunCompleted',
-      data: { content: result.content, usage: state.usage },
-    });
-    return { outcome: 'finished', run: finished };
-  } catch (error) {
-    if (error instanceof HandoverSignal) return { outcome: 'handed-over', runId };
-    const lost = leaseLostReason(signal);
-    if (lost) throw lost;
-    if (error instanceof PauseSignal) {
-      const paused = await checkpointer.finish('PAUSED', null, null, state.usage, { type: 'RunPaused', data: error.data });
-      return { outcome: 'finished', run: paused };
-    }
-    const disposition = dispositionOfError(error);
-    switch (disposition) {
-      case 'stop-silently':
-      case 'retry-job':
-        // Write nothing more: a lost lease belongs to another execution; a retry resumes from the last checkpoint.
-        throw error;
-      case 'end-run-in-error':
-        break;
-      default:
-        return assertNever(disposition);
-    }
-    if (signal.aborted) {
-      const partial = lastAssistantText(state.messages);
-      const cancelled = await checkpointer.finish('CANCELLED', partial, null, state.usage, {
-        type: 'RunCancelled',
-        data: { content: partial },
-      });
-      return { outcome: 'finished', run: cancelled };
-    }
-    const info = errorInfo(error);
-    const failed = await checkpointer.finish('ERROR', null, info, state.usage, { type: 'RunError', data: { error: info } });
-    return { outcome: 'finished', run: failed };
+/**
+ * Takes a continue request in: its input becomes a user message (after the
+ * unfinished calls of an interrupted turn, which the loop runs first), and
+ * the commit that writes it marks the request applied, so it is applied
+ * exactly once whatever crashes in between.
+ */
+function takeIn(state: TurnLoopState, checkpointer: Checkpointer, request: ContinueRequestRecord): void {
+  checkpointer.applyContinueRequest(request.requestId);
+  if (request.input === null) return;
+  state.pendingInput = [...(state.pendingInput ?? []), { role: 'user', content: request.input }];
+}
+
+/** How an error ends the run: rethrown when the run is not this execution's to end. */
+function endingFor(error: unknown, signal: AbortSignal, messages: readonly Message[]): Ending {
+  const lost = leaseLostReason(signal);
+  if (lost) throw lost;
+  if (error instanceof PauseSignal) return { status: 'PAUSED', content: null, error: null, event: error.data };
+  const disposition = dispositionOfError(error);
+  switch (disposition) {
+    case 'stop-silently':
+    case 'retry-job':
+      // Write nothing more: a lost lease belongs to another execution; a retry resumes from the last checkpoint.
+      throw error;
+    case 'end-run-in-error':
+      break;
+    default:
+      return assertNever(disposition);
   }
+  if (signal.aborted) {
+    const partial = lastAssistantText(messages);
+    return { status: 'CANCELLED', content: partial, error: null, event: { content: partial } };
+  }
+  const info = errorInfo(error);
+  return { status: 'ERROR', content: null, error: info, event: { error: info } };
+}
+
+/** Writes the ending with its final event (stored in the same statement). */
+async function finish(checkpointer: Checkpointer, ending: Ending, usage: RunRecord['usage']): Promise<ExecutionResult> {
+  const run = await checkpointer.finish(ending.status, ending.content, ending.error, usage, {
+    type: FINISH_EVENT_TYPE[ending.status],
+    data: ending.event,
+  });
+  return { outcome: 'finished', run };
 }
 
 /** Entity names from the root run down to `run`. */

@@ -3,7 +3,8 @@ import type { AssistantMessage, Message, ToolCallRequest, Usage } from '../messa
 import { addUsage } from '../messages.js';
 import type { Model, ModelStreamDelta, ToolSpec } from '../model.js';
 import type { RunEventType } from '../events.js';
-import type { ToolCallRecord } from '../run-types.js';
+import type { CheckpointMode, ToolCallRecord } from '../run-types.js';
+import { DELEGATE_TOOL_NAME } from '../team.js';
 import type { Checkpointer } from './checkpointer.js';
 import { executeToolBatch, idempotencyKeyFor, recordedArguments, type ToolBatchContext, type ToolCallOutcome } from './execute-tool-batch.js';
 import { PauseSignal } from '../lifecycle/pause.js';
@@ -32,6 +33,8 @@ export interface TurnLoopState {
   output?: OutputCheck;
   signal: AbortSignal;
   handover?: AbortSignal;
+  /** User messages to append before the next model turn (a continue's input), after any unfinished calls ran. */
+  pendingInput?: Message[];
   emit(type: RunEventType, data: Record<string, unknown>): void;
   /** The run's pending actions: read on resume, consumed before an approved call runs. */
   actions: RunActions;
@@ -61,6 +64,12 @@ export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult>
     // A resume (after a pause or a crash): the calls may have actions with decisions.
     const actions = new Map((await state.actions.list()).map((a) => [a.toolCallId, a]));
     await runBatch(state, unfinished, batch, actions);
+    await state.checkpointer.afterBatch(state.usage);
+  }
+  if (state.pendingInput?.length) {
+    state.messages.push(...state.pendingInput);
+    state.checkpointer.add(state.pendingInput);
+    state.pendingInput = [];
   }
 
   const specs: ToolSpec[] = [...state.tools.values()].map((t) => t.spec);
@@ -74,8 +83,8 @@ export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult>
 
     const message = await modelTurn(state, specs);
     state.messages.push(message);
-    const toolCallMode = state.checkpointer.mode === 'tool-call';
-    state.checkpointer.add([message], toolCallMode ? runningRecords(state.runId, message, batch + 1) : []);
+    const turnFirst = commitsTurnFirst(state.checkpointer.mode, message);
+    state.checkpointer.add([message], turnFirst ? runningRecords(state.runId, message, batch + 1) : []);
     if (!hasToolCalls(message)) {
       const checked = state.output?.check(message.content ?? '');
       if (!checked) return { kind: 'answer', content: message.content ?? '' };
@@ -89,11 +98,11 @@ export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult>
     batch += 1;
     const pendingBeforeTurn = state.checkpointer.pendingMessageCount - 1;
     try {
-      await state.checkpointer.beforeBatch(state.usage);
+      if (turnFirst) await state.checkpointer.commit(state.usage);
       await runBatch(state, message.toolCalls, batch, NO_ACTIONS);
     } catch (error) {
       // A pause keeps the turn: its finish commits it with the results so far and the pending actions.
-      if (!toolCallMode && !(error instanceof PauseSignal)) {
+      if (!turnFirst && !(error instanceof PauseSignal)) {
         state.messages.splice(state.messages.indexOf(message));
         state.checkpointer.truncatePending(pendingBeforeTurn);
       }
@@ -101,6 +110,16 @@ export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult>
     }
     await state.checkpointer.afterBatch(state.usage);
   }
+}
+
+/**
+ * Whether a tool-call turn is committed (with `running` rows) before its
+ * calls run: always in `tool-call` mode, and in every mode for a turn that
+ * delegates, so each member run belongs to exactly one committed tool call
+ * and a resumed team never delegates again under fresh tool-call ids.
+ */
+function commitsTurnFirst(mode: CheckpointMode, message: AssistantMessage): boolean {
+  return mode === 'tool-call' || (message.toolCalls ?? []).some((call) => call.name === DELEGATE_TOOL_NAME);
 }
 
 async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<AssistantMessage> {

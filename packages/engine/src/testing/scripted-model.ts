@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { AssistantMessage, Message, Usage } from '../messages.js';
 import type { Model, ModelRequest, ModelResponse, ToolSpec } from '../model.js';
 import { abortableSleep } from '../runner/abortable-sleep.js';
@@ -24,11 +25,20 @@ export interface ScriptedModelOptions {
   decide(context: ScriptContext): ScriptedReply;
   /** Simulated latency of each turn. @defaultValue 0 */
   latencyMs?: number;
+  /**
+   * `derived`: tool-call ids from the turn number, the same on every replay.
+   * `fresh`: new random ids on every request, as a real API returns them, so
+   * a turn re-issued after a crash gets new ids (and new idempotency keys).
+   * @defaultValue 'derived'
+   */
+  toolCallIds?: 'derived' | 'fresh';
 }
 
 /**
- * A deterministic model for tests and the offline demo. Tool call ids are
- * derived from the turn number, so the same history always yields the same ids.
+ * A scripted model for tests and the offline demo: its replies depend on the
+ * messages alone. Tool call ids are derived from the turn number (the same
+ * history always yields the same ids) or, with `toolCallIds: 'fresh'`, new on
+ * every request like a real model's.
  */
 export class ScriptedModel implements Model {
   readonly name: string;
@@ -51,7 +61,7 @@ export class ScriptedModel implements Model {
             role: 'assistant',
             content: reply.text ?? null,
             toolCalls: reply.toolCalls.map((call, index) => ({
-              id: `call_${turn + 1}_${index + 1}`,
+              id: this.options.toolCallIds === 'fresh' ? `call_${randomUUID()}` : `call_${turn + 1}_${index + 1}`,
               name: call.name,
               arguments:
                 typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),

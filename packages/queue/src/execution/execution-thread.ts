@@ -39,6 +39,8 @@ try {
     model,
     context,
     leaseCheckMs: config.leaseCheckMs,
+    maxAttempts: config.maxAttempts,
+    versionGraceMs: config.versionGraceMs,
     logger,
     observe: (observation) => post({ type: 'observation', observation }),
     ...(config.otlpEndpoint && { tracing: startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }) }),

@@ -21,6 +21,10 @@ export interface InlineExecutorOptions {
   context?: unknown;
   /** How often an execution re-reads its run row (epoch, cancel). @defaultValue 1000 */
   leaseCheckMs?: number;
+  /** `CAIRN_MAX_ATTEMPTS`. @defaultValue the engine's DEFAULT_MAX_ATTEMPTS */
+  maxAttempts?: number;
+  /** `CAIRN_VERSION_GRACE_MS`. @defaultValue the engine's DEFAULT_VERSION_GRACE_MS */
+  versionGraceMs?: number;
   logger?: WorkerLogger;
   /** Where run events are published live as they happen. @defaultValue {@link SILENT_PUBLISHER} */
   live?: LivePublisher;
@@ -57,6 +61,10 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
     workerId: options.workerId,
     model: options.model,
     context: options.context,
+    maxAttempts: options.maxAttempts,
+    versionGraceMs: options.versionGraceMs,
+    leaseCheckMs: options.leaseCheckMs ?? 1000,
+    onLeaseCheckError: (error) => logger.warn({ err: error }, 'lease check failed'),
     onEvent: (event) => {
       live.publish(event);
       observer.sink(event);
@@ -65,7 +73,7 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
   });
   const handovers = new Set<AbortController>();
   let handingOver = false;
-  const deps = { engine, store: options.store, logger, leaseCheckMs: options.leaseCheckMs ?? 1000 };
+  const deps = { engine, store: options.store, logger };
   return {
     execute: (request) => {
       const handover = new AbortController();

@@ -1,8 +1,6 @@
-import { canTransition, CLAIMABLE_STATUSES, LeaseLostError, RUN_JOB_CLAIMABLE_STATUSES, RunNotContinuableError, type Engine, type RunStatus } from '@cairn/engine';
+import type { Engine, Pickup, PickupOutcome, RunStatus } from '@cairn/engine';
 import type { ExpiryOutcome, PostgresCheckpointStore } from '@cairn/store';
-import { attemptReasonFor } from '../attempt-reason.js';
 import type { CatalogJob } from '../job-catalog.js';
-import { watchLease } from '../lease-watch.js';
 import type { WorkerLogger } from '../worker-logger.js';
 
 /** One pickup of a catalog job, as an executor receives it (plain data: it may cross a thread). */
@@ -16,14 +14,11 @@ export interface RunJobRequest {
   trace?: string;
 }
 
-/** How a pickup ended (shown in Bull Board as the job's return value where it completes the job). */
+/** How a pickup ended (shown in Bull Board as the job's return value where it completes the job): the engine's {@link PickupOutcome}, or an expiry's. */
 export type RunJobOutcome =
+  | Exclude<PickupOutcome, { kind: 'finished' }>
   | { kind: 'finished'; status: RunStatus; expiries?: ActionExpiry[] }
-  | { kind: 'expired'; result: ExpiryOutcome['kind']; resume?: { rootRunId: string; pausedEpoch: number } }
-  | { kind: 'skipped'; status: RunStatus | 'not-found' }
-  | { kind: 'cancelled-at-claim' }
-  | { kind: 'handed-over' }
-  | { kind: 'lease-lost'; message: string };
+  | { kind: 'expired'; result: ExpiryOutcome['kind']; resume?: { rootRunId: string; pausedEpoch: number } };
 
 /** A pending action that expires: the delayed `expire` job to enqueue for it. */
 export interface ActionExpiry {
@@ -37,75 +32,41 @@ export interface RunJobDeps {
   engine: Engine;
   store: PostgresCheckpointStore;
   logger: WorkerLogger;
-  /** How often the execution re-reads its run row (epoch, cancel). */
-  leaseCheckMs: number;
+}
+
+/** Translates a BullMQ run or continue job into the engine's pickup: the job's name and data, and BullMQ's attempt count. */
+export function pickupOf(job: Exclude<CatalogJob, { name: 'expire' }>, attemptsStarted: number): Pickup {
+  const { runId, handoverAttempt } = job.data;
+  const handedOver = handoverAttempt === undefined ? {} : { handoverAttempt };
+  if (job.name === 'run') return { job: 'run', runId, attemptsStarted, ...handedOver };
+  return { job: 'continue', runId, reason: job.data.reason, attemptsStarted, ...handedOver };
 }
 
 /**
- * Executes one pickup: skips runs that need no work, cancels at claim when a
- * cancel was requested, otherwise claims and executes the run with a lease
- * watch. Aborting `handover` stops at the next checkpoint.
+ * Executes one pickup: ONE engine call, which holds every lifecycle rule
+ * (skip, cancel at claim, entity, claim, lease watch, execution); this only
+ * logs how it ended. An `expire` job decides its pending action by timeout.
  */
-export async function runJob(
-  deps: RunJobDeps,
-  request: RunJobRequest,
-  handover: AbortSignal,
-): Promise<RunJobOutcome> {
+export async function runJob(deps: RunJobDeps, request: RunJobRequest, handover: AbortSignal): Promise<RunJobOutcome> {
   const { engine, store, logger } = deps;
-  const { job, attemptsStarted } = request;
-  const { runId } = job.data;
+  const { job } = request;
   if (job.name === 'expire') {
     const expiry = await store.expireAction(job.data.actionId);
-    logger.info({ runId, actionId: job.data.actionId, result: expiry.kind }, 'pending action expiry');
+    logger.info({ runId: job.data.runId, actionId: job.data.actionId, result: expiry.kind }, 'pending action expiry');
     return { kind: 'expired', result: expiry.kind, ...(expiry.kind === 'rejected' && expiry.resume && { resume: expiry.resume }) };
   }
-  const run = await store.getRun(runId);
-  if (!run) return { kind: 'skipped', status: 'not-found' };
-  // A continue finding the run PAUSED is the resume its last decision enqueued (the claim checks nothing is pending).
-  const resumeFromPause = job.name === 'continue' && canTransition(run.status, 'resumeFromPause');
-  if (!resumeFromPause && !(job.name === 'run' ? RUN_JOB_CLAIMABLE_STATUSES : CLAIMABLE_STATUSES).includes(run.status)) {
-    return { kind: 'skipped', status: run.status };
+  const pickup = pickupOf(job, request.attemptsStarted);
+  logger.info({ runId: pickup.runId, jobId: request.jobId, attemptsStarted: pickup.attemptsStarted }, 'picked up a run');
+  const outcome = await engine.processPickup(pickup, { handover });
+  if (outcome.kind === 'lease-lost') {
+    logger.warn({ runId: pickup.runId, jobId: request.jobId }, 'lease lost: another execution holds the run; stopping without writing');
+  } else {
+    logger.info({ runId: pickup.runId, jobId: request.jobId, outcome }, 'pickup done');
   }
-  if (run.cancelRequestedAt) {
-    await store.forceCancel(runId, { onlyIfEpoch: run.epoch });
-    logger.info({ runId }, 'run cancelled at claim');
-    return { kind: 'cancelled-at-claim' };
+  if (outcome.kind === 'finished' && outcome.status === 'PAUSED') {
+    return { ...outcome, expiries: await expiriesOf(store, pickup.runId) };
   }
-  const reason = attemptReasonFor(job, attemptsStarted, run);
-  // A continue's input is appended once: a recovered pickup resumes from the checkpoint instead.
-  const input = job.name === 'continue' && attemptsStarted === 1 ? job.data.input : undefined;
-  const controller = new AbortController();
-  const watch = watchLease({
-    store,
-    runId,
-    controller,
-    intervalMs: deps.leaseCheckMs,
-    onError: (error) => logger.warn({ runId, err: error }, 'lease check failed'),
-  });
-  logger.info({ runId, jobId: request.jobId, reason, attemptsStarted }, 'executing run');
-  try {
-    const result = await engine.execute(runId, {
-      reason,
-      signal: controller.signal,
-      handover,
-      input,
-      resumeFromPause,
-      onClaim: ({ epoch }) => watch.setEpoch(epoch),
-    });
-    if (result.outcome === 'handed-over') return { kind: 'handed-over' };
-    logger.info({ runId, status: result.run.status }, 'run finished');
-    if (result.run.status === 'PAUSED') return { kind: 'finished', status: 'PAUSED', expiries: await expiriesOf(store, runId) };
-    return { kind: 'finished', status: result.run.status };
-  } catch (error) {
-    if (error instanceof LeaseLostError) {
-      logger.warn({ runId, epoch: error.epoch }, 'lease lost: another execution holds the run; stopping without writing');
-      return { kind: 'lease-lost', message: error.message };
-    }
-    if (error instanceof RunNotContinuableError) return { kind: 'skipped', status: error.status as RunStatus };
-    throw error;
-  } finally {
-    watch.stop();
-  }
+  return outcome;
 }
 
 /** The pending actions of a paused tree that expire, for their delayed `expire` jobs. */

@@ -14,6 +14,10 @@ export interface ExecutionThreadConfig {
   openaiBaseUrl?: string;
   workerId: string;
   leaseCheckMs: number;
+  /** `CAIRN_MAX_ATTEMPTS`. */
+  maxAttempts: number;
+  /** `CAIRN_VERSION_GRACE_MS`. */
+  versionGraceMs: number;
   /** The queue backend, whose live channel the thread publishes run events on. */
   backend: QueueBackendKind;
   redisUrl?: string;

@@ -1,9 +1,9 @@
-import { CancelRequestedError, LeaseLostError } from '@cairn/engine';
-import type { PostgresCheckpointStore } from '@cairn/store';
+import type { CheckpointStore } from '../checkpoint-store.js';
+import { CancelRequestedError, LeaseLostError } from '../errors.js';
 
 /** Options of {@link watchLease}. */
 export interface LeaseWatchOptions {
-  store: PostgresCheckpointStore;
+  store: CheckpointStore;
   runId: string;
   /** How often the run row is read. */
   intervalMs: number;
@@ -15,7 +15,7 @@ export interface LeaseWatchOptions {
 
 /** A running lease watch. */
 export interface LeaseWatch {
-  /** The epoch this execution claimed, once known (from the engine's `onClaim`). */
+  /** The epoch this execution claimed, once known (from the execution's `onClaim`). */
   setEpoch(epoch: number): void;
   /** Reads the row now (also done every `intervalMs`). */
   check(): Promise<void>;
@@ -23,8 +23,8 @@ export interface LeaseWatch {
 }
 
 /**
- * Polls the run's row while a worker executes it, because BullMQ tells a
- * worker it lost its lock only when it finishes: a moved epoch (another
+ * Polls the run's row while an execution holds it, because a queue may tell
+ * a worker it lost its job only when it finishes: a moved epoch (another
  * worker claimed the run, or a forced cancel) aborts with `LeaseLostError`,
  * a cancel request aborts with {@link CancelRequestedError}.
  */
@@ -36,14 +36,10 @@ export function watchLease(options: LeaseWatchOptions): LeaseWatch {
     if (controller.signal.aborted || running) return;
     running = true;
     try {
-      const row = await store.db
-        .selectFrom('runs')
-        .select(['epoch', 'cancel_requested_at'])
-        .where('run_id', '=', runId)
-        .executeTakeFirst();
-      if (!row || controller.signal.aborted) return;
-      if (epoch !== undefined && row.epoch !== epoch) controller.abort(new LeaseLostError(runId, epoch));
-      else if (row.cancel_requested_at) controller.abort(new CancelRequestedError(runId));
+      const lease = await store.readLease(runId);
+      if (!lease || controller.signal.aborted) return;
+      if (epoch !== undefined && lease.epoch !== epoch) controller.abort(new LeaseLostError(runId, epoch));
+      else if (lease.cancelRequestedAt) controller.abort(new CancelRequestedError(runId));
     } catch (error) {
       options.onError?.(error);
     } finally {

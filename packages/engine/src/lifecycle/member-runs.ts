@@ -1,0 +1,83 @@
+import type { Agent } from '../agent.js';
+import type { CheckpointStore } from '../checkpoint-store.js';
+import { MemberRunFailedError, RunNotContinuableError } from '../errors.js';
+import type { CheckpointMode, RunRecord } from '../run-types.js';
+import type { RunMember } from '../runner/delegation.js';
+import { HandoverSignal } from '../runner/handover.js';
+import type { ExecuteOptions, ExecutionResult } from '../runner/run-execution.js';
+import { PauseSignal } from './pause.js';
+import { actionSummary } from '../hitl/pending-action.js';
+import { canTransition, CLAIMABLE_STATUSES, RUN_TRANSITIONS } from './run-status.js';
+
+/** What {@link memberRunner} needs from the engine. */
+export interface MemberRunDeps {
+  store: CheckpointStore;
+  execute(runId: string, options: ExecuteOptions): Promise<ExecutionResult>;
+}
+
+const CHECKPOINT_STRENGTH: Record<CheckpointMode, number> = { run: 0, 'tool-batch': 1, 'tool-call': 2 };
+
+/**
+ * Runs a team's delegations as member runs, one per delegation tool call:
+ * the member run of a tool call is found by that call's id (the team's
+ * delegation turn is committed before its delegations start), so a resumed
+ * team reuses a COMPLETED member run, resumes an unfinished one, and never
+ * delegates the same call twice; parallel delegations to the same member
+ * each have their own member run.
+ */
+export function memberRunner(deps: MemberRunDeps, parent: RunRecord, parentOptions: ExecuteOptions): RunMember {
+  return async (member: Agent, task, context) => {
+    const existing = await deps.store.findMemberRun(parent.runId, context.toolCallId);
+    if (existing?.status === 'COMPLETED') return { output: existing.content ?? '', childRunId: existing.runId };
+    if (existing && !canTransition(existing.status, 'claim') && existing.status !== 'PAUSED') {
+      throw new MemberRunFailedError(existing.runId, member.name, existing.status, existing.error?.message ?? 'no answer');
+    }
+    const child =
+      existing ??
+      (await deps.store.createRun({
+        entity: { kind: 'agent', name: member.name },
+        input: task,
+        sessionId: parent.sessionId,
+        userId: parent.userId,
+        parentRunId: parent.runId,
+        parentToolCallId: context.toolCallId,
+        // A team execution that lost its run (a zombie) must not start member work.
+        parentEpoch: parent.epoch,
+        checkpoint: strongerMode(parent.checkpoint, member.checkpoint),
+      }));
+    const reason = child.status === 'PENDING' ? 'run' : parentOptions.reason === 'run' ? 'continue' : parentOptions.reason;
+    let result: ExecutionResult;
+    try {
+      result = await deps.execute(child.runId, {
+        reason,
+        signal: context.signal,
+        handover: parentOptions.handover,
+        parentEpoch: parent.epoch,
+        // A member paused on its own pending actions resumes first, once they are decided.
+        ...(child.status === 'PAUSED' && { from: [...CLAIMABLE_STATUSES, ...RUN_TRANSITIONS.resumeFromPause.from] }),
+        context: parentOptions.context,
+      });
+    } catch (error) {
+      // A member still waiting for a person keeps its team paused.
+      if (error instanceof RunNotContinuableError && error.status === 'PAUSED') throw await memberPaused(deps, parent, child.runId);
+      throw error;
+    }
+    if (result.outcome === 'handed-over') throw new HandoverSignal(child.runId);
+    const { run } = result;
+    if (run.status === 'COMPLETED') return { output: run.content ?? '', childRunId: run.runId };
+    // A team whose member paused is PAUSED too; it resumes after the member.
+    if (run.status === 'PAUSED') throw await memberPaused(deps, parent, run.runId);
+    throw new MemberRunFailedError(run.runId, member.name, run.status, run.error?.message ?? 'no answer');
+  };
+}
+
+/** The team's pause for a paused member: it lists the member's pending actions. */
+async function memberPaused(deps: MemberRunDeps, parent: RunRecord, memberRunId: string): Promise<PauseSignal> {
+  const actions = (await deps.store.listRunActions(memberRunId)).filter((a) => a.status === 'pending');
+  return new PauseSignal(parent.runId, { memberRunId, actions: actions.map(actionSummary) });
+}
+
+/** A member run checkpoints at least as often as its team. */
+function strongerMode(a: CheckpointMode, b: CheckpointMode): CheckpointMode {
+  return CHECKPOINT_STRENGTH[a] >= CHECKPOINT_STRENGTH[b] ? a : b;
+}

@@ -1,0 +1,138 @@
+import type { CheckpointStore } from '../checkpoint-store.js';
+import {
+  EntityAwaitingDeployError,
+  EntityNotFoundError,
+  LeaseLostError,
+  RunNotContinuableError,
+  RunNotFoundError,
+  StoreUnavailableError,
+} from '../errors.js';
+import type { Registry } from '../registry.js';
+import type { AttemptReason, RunRecord } from '../run-types.js';
+import type { ExecuteOptions, ExecutionResult } from '../runner/run-execution.js';
+import { attemptReasonFor } from './attempt-reason.js';
+import { dispositionOfError } from './error-disposition.js';
+import { watchLease } from './lease-watch.js';
+import { CLAIMABLE_STATUSES, RUN_JOB_CLAIMABLE_STATUSES, RUN_TRANSITIONS, type RunStatus } from './run-status.js';
+
+/** One pickup of a queued job, as plain data (it may cross a thread). */
+export interface Pickup {
+  /** The job kind: `run` (a new run) or `continue` (asked for, recovered, reconciled, handed over). */
+  job: 'run' | 'continue';
+  runId: string;
+  /** A continue job's own reason. */
+  reason?: Exclude<AttemptReason, 'run'>;
+  /** The queue's count of pickups of this job (1 on the first). */
+  attemptsStarted: number;
+  /** Set on a job handed back at shutdown: the pickup after it claims with reason `handover`. */
+  handoverAttempt?: number;
+}
+
+/** How a pickup ended (shown as the job's return value where it completes the job). */
+export type PickupOutcome =
+  | { kind: 'finished'; status: RunStatus }
+  | { kind: 'skipped'; status: RunStatus | 'not-found' }
+  | { kind: 'cancelled-at-claim' }
+  | { kind: 'handed-over' }
+  | { kind: 'lease-lost'; message: string };
+
+/** What {@link processPickup} needs from the engine. */
+export interface PickupDeps {
+  store: CheckpointStore;
+  registry: Registry;
+  execute(runId: string, options: ExecuteOptions): Promise<ExecutionResult>;
+  /** Ends a run that cannot be executed in ERROR, in one claim. */
+  failUnrunnable(runId: string, reason: AttemptReason, error: Error): Promise<RunRecord>;
+  /** How long an entity missing from the registry is waited for. */
+  versionGraceMs: number;
+  /** How often an execution re-reads its run row (epoch, cancel). */
+  leaseCheckMs: number;
+  onLeaseCheckError?(error: unknown): void;
+}
+
+/** Options of one pickup. */
+export interface PickupOptions {
+  /** Aborting it asks the execution to stop at its next checkpoint and hand the run back. */
+  handover?: AbortSignal;
+}
+
+/**
+ * What a pickup of a job does, in order: skip a run that needs no work (gone,
+ * finished, paused, or errored under a `run` job), cancel at claim when a
+ * cancel was requested, resolve the entity BEFORE claiming (unknown: retried
+ * through the version grace period, then ERROR in one claim), then claim and
+ * execute under a lease watch. Errors come back classified: a lost lease is
+ * an outcome, `retry-job` errors are thrown for the queue to retry.
+ */
+export async function processPickup(deps: PickupDeps, pickup: Pickup, options: PickupOptions = {}): Promise<PickupOutcome> {
+  const { store, registry } = deps;
+  const { runId } = pickup;
+  const run = await store.getRun(runId).catch((cause: unknown) => {
+    throw new StoreUnavailableError(runId, { cause });
+  });
+  if (!run) return { kind: 'skipped', status: 'not-found' };
+  const claimable = claimableBy(pickup);
+  if (!claimable.includes(run.status)) return { kind: 'skipped', status: run.status };
+  if (run.cancelRequestedAt) {
+    await store.forceCancel(runId, { onlyIfEpoch: run.epoch });
+    return { kind: 'cancelled-at-claim' };
+  }
+  const reason = attemptReasonFor(pickup, run);
+  if (!registry.has(run.entity)) {
+    const graceLeftMs = run.updatedAt.getTime() + deps.versionGraceMs - Date.now();
+    if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, run.entity.kind, run.entity.name, graceLeftMs);
+    return finishedOrLost(() => deps.failUnrunnable(runId, reason, new EntityNotFoundError(run.entity.kind, run.entity.name)));
+  }
+
+  const controller = new AbortController();
+  const watch = watchLease({
+    store,
+    runId,
+    controller,
+    intervalMs: deps.leaseCheckMs,
+    onError: (error) => deps.onLeaseCheckError?.(error),
+  });
+  try {
+    const result = await deps.execute(runId, {
+      reason,
+      signal: controller.signal,
+      handover: options.handover,
+      from: claimable,
+      onClaim: ({ epoch }) => watch.setEpoch(epoch),
+    });
+    if (result.outcome === 'handed-over') return { kind: 'handed-over' };
+    return { kind: 'finished', status: result.run.status };
+  } catch (error) {
+    return outcomeOfError(error);
+  } finally {
+    watch.stop();
+  }
+}
+
+/**
+ * The statuses a pickup may claim: a `run` job never claims an ERROR run; a
+ * `continue` finding the run PAUSED is the resume its last decision enqueued
+ * (the claim itself checks that nothing in the tree waits for a person).
+ */
+function claimableBy(pickup: Pickup): readonly RunStatus[] {
+  if (pickup.job === 'run') return RUN_JOB_CLAIMABLE_STATUSES;
+  return [...CLAIMABLE_STATUSES, ...RUN_TRANSITIONS.resumeFromPause.from];
+}
+
+async function finishedOrLost(finish: () => Promise<RunRecord>): Promise<PickupOutcome> {
+  try {
+    return { kind: 'finished', status: (await finish()).status };
+  } catch (error) {
+    return outcomeOfError(error);
+  }
+}
+
+/** A claim that lost a race is a skip; a lost lease an outcome; anything else is thrown, classified. */
+function outcomeOfError(error: unknown): PickupOutcome {
+  if (error instanceof RunNotContinuableError) return { kind: 'skipped', status: error.status as RunStatus };
+  if (error instanceof RunNotFoundError) return { kind: 'skipped', status: 'not-found' };
+  if (dispositionOfError(error) === 'stop-silently') {
+    return { kind: 'lease-lost', message: error instanceof LeaseLostError ? error.message : String(error) };
+  }
+  throw error;
+}

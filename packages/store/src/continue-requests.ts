@@ -1,0 +1,89 @@
+import { sql } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
+import { FINISH_WAITS_FOR_CONTINUE, type ContinueRequestRecord, type RunStatus } from '@cairn/engine';
+import type { Database } from './schema.js';
+
+/** What {@link recordContinueRequest} did. */
+export type RecordedContinue =
+  | { recorded: true; request: ContinueRequestRecord }
+  | { recorded: false; reason: 'waiting' | 'status' | 'not-found' };
+
+/**
+ * Stores a continue request with its input in ONE statement that checks the
+ * run's status (and that no other request waits) under the run's row lock,
+ * and names it in `runs.waiting_continue_request`, so a finish racing it is
+ * refused until an execution applies it.
+ */
+export async function recordContinueRequest(
+  db: Kysely<Database>,
+  runId: string,
+  input: string | null,
+  statuses: readonly RunStatus[],
+): Promise<RecordedContinue> {
+  const { rows } = await sql<{ request_id: string; requested_at: Date }>`
+    with run as (
+      update runs
+         set waiting_continue_request = nextval(pg_get_serial_sequence('run_continue_requests', 'request_id')),
+             updated_at = now()
+       where run_id = ${runId} and status = any(${statuses}) and waiting_continue_request is null
+      returning run_id, waiting_continue_request
+    )
+    insert into run_continue_requests (request_id, run_id, input)
+    select waiting_continue_request, run_id, ${input} from run
+    returning request_id::text, requested_at`.execute(db);
+  const row = rows[0];
+  if (row) return { recorded: true, request: { requestId: row.request_id, input, requestedAt: row.requested_at } };
+  const run = await db
+    .selectFrom('runs')
+    .select(['status', 'waiting_continue_request'])
+    .where('run_id', '=', runId)
+    .executeTakeFirst();
+  if (!run) return { recorded: false, reason: 'not-found' };
+  return { recorded: false, reason: statuses.includes(run.status) && run.waiting_continue_request !== null ? 'waiting' : 'status' };
+}
+
+/** The waiting request `requestId` of the run, with its input. */
+export async function readContinueRequest(
+  db: Kysely<Database>,
+  runId: string,
+  requestId: string,
+): Promise<ContinueRequestRecord | null> {
+  const row = await db
+    .selectFrom('run_continue_requests')
+    .select(['request_id', 'input', 'requested_at'])
+    .where('run_id', '=', runId)
+    .where('request_id', '=', requestId)
+    .where('applied_epoch', 'is', null)
+    .executeTakeFirst();
+  return row ? { requestId: String(row.request_id), input: row.input, requestedAt: row.requested_at } : null;
+}
+
+/**
+ * The one writer's continue-request fragments: the `SET` that clears the
+ * request this delta applies from the run row, the `WHERE` that refuses a
+ * COMPLETED or ERROR finish while another request waits, and the CTE that
+ * marks the applied request; all empty when they do not apply, so the common
+ * checkpoint statement is unchanged.
+ */
+export function continueFragments(
+  runId: string,
+  epoch: number,
+  requestId: string | undefined,
+  finishStatus: RunStatus | undefined,
+): { set: RawBuilder<unknown>; where: RawBuilder<unknown>; cte: RawBuilder<unknown> | undefined } {
+  const guarded = finishStatus !== undefined && FINISH_WAITS_FOR_CONTINUE.includes(finishStatus);
+  const where = !guarded
+    ? sql``
+    : requestId === undefined
+      ? sql` and waiting_continue_request is null`
+      : sql` and (waiting_continue_request is null or waiting_continue_request = ${requestId}::bigint)`;
+  if (requestId === undefined) return { set: sql``, where, cte: undefined };
+  return {
+    set: sql`, waiting_continue_request = case when waiting_continue_request = ${requestId}::bigint then null else waiting_continue_request end`,
+    where,
+    cte: sql`applied_continue as (
+      update run_continue_requests set applied_epoch = ${epoch}, applied_at = now()
+        from run
+       where run_continue_requests.run_id = run.run_id and request_id = ${requestId}::bigint and applied_epoch is null)`,
+  };
+}
