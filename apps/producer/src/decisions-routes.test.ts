@@ -137,6 +137,12 @@ describe('POST /v1/runs/:run_id/decisions', () => {
     expect(await fx.client.listPendingActions(teamId)).toHaveLength(1);
   });
 
+  it('refuses to continue a paused run (409), naming the pending actions', async () => {
+    const { teamId } = await pausedTeam([searchAction('a'), searchAction('b')]);
+    const res = await post(`/v1/runs/${teamId}/continue`, {});
+    expect(res).toMatchObject({ status: 409, body: { error: 'run_not_continuable', message: expect.stringContaining('act-a, act-b') } });
+  });
+
   it('refuses the removed approvals field of the continue body (400)', async () => {
     const { teamId } = await pausedTeam([searchAction('a')]);
     const res = await post(`/v1/runs/${teamId}/continue`, { approvals: { 'act-a': true } });

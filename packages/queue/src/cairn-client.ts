@@ -1,5 +1,6 @@
 import {
   Engine,
+  RunNotContinuableError,
   TERMINAL_STATUSES,
   type CreateRunRequest,
   type CreatedRun,
@@ -126,7 +127,9 @@ export class CairnClient {
     runId: string,
     options: ContinueRunOptions = {},
   ): Promise<{ action: 'resume' | 'already-queued' | 'fork'; run: RunRecord }> {
-    const decision = await this.engine.continueRun(runId, { fork: options.fork, input: options.input });
+    const decision = await this.engine
+      .continueRun(runId, { fork: options.fork, input: options.input })
+      .catch((error: unknown) => this.namePendingActions(error));
     if (decision.action === 'resume') {
       await this.runQueue.add({
         name: 'continue',
@@ -137,6 +140,13 @@ export class CairnClient {
       await this.runQueue.add({ name: 'run', data: { runId: decision.run.runId } });
     }
     return decision;
+  }
+
+  /** A continue refused because the run is PAUSED names the actions it waits for. */
+  private async namePendingActions(error: unknown): Promise<never> {
+    if (!(error instanceof RunNotContinuableError) || error.status !== 'PAUSED') throw error;
+    const ids = (await this.store.listPendingActions(error.runId)).map((a) => a.actionId);
+    throw new RunNotContinuableError(error.runId, error.status, `it resumes by itself once its pending actions are decided (${ids.join(', ') || 'none left'}): POST /v1/runs/${error.runId}/decisions`);
   }
 
   /**
