@@ -1,0 +1,134 @@
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ContinuePendingError } from '@cairn/engine';
+import { reconcileOnce } from '@cairn/queue';
+import { FLEET_BACKEND, holderOf, startFleet, waitFor, type Fleet, type SpawnedWorker } from './fleet.js';
+
+const LIFECYCLE_REGISTRY = fileURLToPath(new URL('./lifecycle-registry.ts', import.meta.url));
+const ECHO = { kind: 'agent', name: 'echo' } as const;
+
+let fleet: Fleet | undefined;
+afterEach(async () => {
+  await fleet?.stop();
+  fleet = undefined;
+});
+
+function start() {
+  return startFleet({ backend: FLEET_BACKEND, registryModule: LIFECYCLE_REGISTRY, lockMs: 1000, stalledIntervalMs: 250 });
+}
+
+function userMessages(view: { messages: { role: string; content?: unknown }[] }): unknown[] {
+  return view.messages.filter((m) => m.role === 'user').map((m) => m.content);
+}
+
+async function killHolder(f: Fleet, runId: string): Promise<void> {
+  const holder = holderOf(await f.client.getRun(runId));
+  const victim = f.workers.find((w) => w.id === holder && w.alive)!;
+  victim.kill('SIGKILL');
+  await victim.exited;
+}
+
+describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
+  it('ends a run whose entity no worker has in ERROR after the grace period, in one claim; the reconciler leaves it; a continue by hand is accepted', async () => {
+    fleet = await start();
+    const f = fleet;
+    await f.spawnWorker('a', { CAIRN_VERSION_GRACE_MS: '300' });
+    const ghost = await f.client.store.createRun({ entity: { kind: 'agent', name: 'ghost' }, input: 'hello', checkpoint: 'tool-batch' });
+    await f.client.runQueue.add({ name: 'run', data: { runId: ghost.runId } });
+    const done = await f.client.waitForRun(ghost.runId, { timeoutMs: 30_000 });
+    expect(done.status).toBe('ERROR');
+    expect(done.error).toMatchObject({ name: 'EntityNotFoundError', message: expect.stringContaining('"ghost"') });
+    const view = (await f.client.getRun(ghost.runId))!;
+    expect(view.attempts).toHaveLength(1);
+    expect(view.attempts[0]).toMatchObject({ worker_id: 'a', outcome: 'error' });
+    const reconciled = await reconcileOnce({ store: f.client.store, runQueue: f.client.runQueue, olderThanMs: 0 });
+    expect(reconciled.enqueued).not.toContain(ghost.runId);
+    expect((await f.client.continueRun(ghost.runId)).action).toBe('resume');
+  });
+
+  it('ends a run that crashes its worker at the same point every time in ERROR once it passes CAIRN_MAX_ATTEMPTS claims', async () => {
+    fleet = await start();
+    const f = fleet;
+    const run = await f.client.enqueueRun({ entity: { kind: 'agent', name: 'crasher' }, input: 'go', checkpoint: 'tool-batch' });
+    let n = 0;
+    let worker: SpawnedWorker | undefined;
+    const deadline = Date.now() + 90_000;
+    while (Date.now() < deadline) {
+      const status = await f.client.getRunStatus(run.runId);
+      if (status === 'ERROR' || status === 'COMPLETED') break;
+      if (!worker?.alive) worker = await f.spawnWorker(`w${++n}`, { CAIRN_MAX_ATTEMPTS: '2' });
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const view = (await f.client.getRun(run.runId))!;
+    expect(view.status).toBe('ERROR');
+    expect(view.error).toMatchObject({ name: 'AttemptsExhaustedError', message: expect.stringContaining('CAIRN_MAX_ATTEMPTS=2') });
+    expect(view.attempts).toHaveLength(3);
+    expect([...f.ledger().entries()].filter(([key]) => key.startsWith(run.runId)).reduce((sum, [, count]) => sum + count, 0)).toBe(2);
+  });
+
+  it('answers a continue whose worker is SIGKILLed before its first checkpoint, once', async () => {
+    fleet = await start();
+    const f = fleet;
+    await f.spawnWorker('a');
+    await f.spawnWorker('b');
+    const run = await f.client.enqueueRun({ entity: ECHO, input: 'first', checkpoint: 'tool-batch' });
+    expect((await f.client.waitForRun(run.runId, { timeoutMs: 30_000 })).content).toBe('answered: first');
+    const before = (await f.client.getRun(run.runId))!.last_checkpoint_at_message_index;
+    // A COMPLETED run forks; an ERROR run resumes in place: end it as a failed model turn would.
+    await f.client.store.db.updateTable('runs').set({ status: 'ERROR' }).where('run_id', '=', run.runId).execute();
+    await f.client.continueRun(run.runId, { input: 'second' });
+    await waitFor(async () => (await f.client.getRun(run.runId))?.attempts.some((a) => a.reason === 'continue' && a.ended_at === null) ?? false, 20_000, 'the continue to start');
+    expect((await f.client.getRun(run.runId))!.last_checkpoint_at_message_index).toBe(before);
+    await killHolder(f, run.runId);
+    const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
+    expect(done.status).toBe('COMPLETED');
+    expect(done.content).toBe('answered: second');
+    const view = (await f.client.getRun(run.runId))!;
+    expect(userMessages(view)).toEqual(['first', 'second']);
+    expect(view.attempts.map((a) => a.reason)).toEqual(['run', 'continue', 'recovered']);
+  });
+
+  it('applies one input of two continues racing on a running run; the other is refused, nothing is lost silently', async () => {
+    fleet = await start();
+    const f = fleet;
+    await f.spawnWorker('a');
+    const run = await f.client.enqueueRun({ entity: ECHO, input: 'first', checkpoint: 'tool-batch' });
+    await waitFor(async () => (await f.client.getRunStatus(run.runId)) === 'RUNNING', 20_000, 'the run to start');
+    const results = await Promise.allSettled([
+      f.client.continueRun(run.runId, { input: 'left' }),
+      f.client.continueRun(run.runId, { input: 'right' }),
+    ]);
+    const accepted = results.filter((r) => r.status === 'fulfilled');
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(accepted).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.reason).toBeInstanceOf(ContinuePendingError);
+    const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
+    const view = (await f.client.getRun(run.runId))!;
+    const applied = userMessages(view).filter((m) => m === 'left' || m === 'right');
+    expect(applied).toHaveLength(1);
+    // The continue arrived while the run was running: its completion took the input in and answered it.
+    expect(done.status).toBe('COMPLETED');
+    expect(done.content).toBe(`answered: ${String(applied[0])}`);
+  });
+
+  it('completes a team with two parallel delegations to the same member, SIGKILLed mid-way, with each member run used once', async () => {
+    fleet = await start();
+    const f = fleet;
+    await f.spawnWorker('a');
+    await f.spawnWorker('b');
+    const run = await f.client.enqueueRun({ entity: { kind: 'team', name: 'pair-team' }, input: 'pair', checkpoint: 'tool-batch' });
+    await waitFor(async () => (await f.client.getRun(run.runId))?.member_runs.length === 2, 20_000, 'both delegations to start');
+    await killHolder(f, run.runId);
+    const done = await f.client.waitForRun(run.runId, { timeoutMs: 45_000 });
+    expect(done.status).toBe('COMPLETED');
+    expect(done.content).toBe('answered: task A | answered: task B');
+    const view = (await f.client.getRun(run.runId))!;
+    expect(view.member_runs).toHaveLength(2);
+    const delegations = view.tools.filter((t) => t.name === 'delegate_task_to_member');
+    expect(delegations).toHaveLength(2);
+    expect(delegations.every((t) => t.status === 'completed')).toBe(true);
+    expect(new Set(delegations.map((t) => t.child_run_id))).toEqual(new Set(view.member_runs.map((m) => m.run_id)));
+    for (const member of view.member_runs) expect(member.status).toBe('COMPLETED');
+  });
+});
