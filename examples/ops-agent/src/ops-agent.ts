@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { Agent, Registry, Team, APPROVAL_TIMEOUT_OUTCOMES, type ApprovalOptions, type ApprovalTimeoutOutcome, type Model, type ModelRequest, type ModelResponse } from '@cairn/engine';
+import { Agent, Registry, Team, APPROVAL_TIMEOUT_OUTCOMES, type ApprovalOptions, type ApprovalTimeoutOutcome, type Model } from '@cairn/engine';
 import { ScriptedModel } from '@cairn/engine/testing';
 import { opsScript, opsTeamScript } from './scripts.js';
 import { askOperator, checkStatus, restartService } from './tools.js';
@@ -8,22 +7,6 @@ import { askOperator, checkStatus, restartService } from './tools.js';
 export interface OpsAgentOptions {
   /** A model for the agent and the team; the scripted flow (with fresh tool-call ids, as real models give) when omitted. */
   model?: Model;
-}
-
-/**
- * A scripted model whose tool-call ids are fresh on every request, as a real
- * model's are: a resumed run never relies on ids repeating.
- */
-class FreshIdModel implements Model {
-  constructor(private readonly inner: Model) {}
-  get name(): string {
-    return this.inner.name;
-  }
-  async respond(request: ModelRequest): Promise<ModelResponse> {
-    const response = await this.inner.respond(request);
-    const calls = response.message.toolCalls?.map((call) => ({ ...call, id: `call_${randomUUID()}` }));
-    return { ...response, message: { ...response.message, ...(calls && { toolCalls: calls }) } };
-  }
 }
 
 /** `restart_service` expiry from the environment: `OPS_APPROVAL_TIMEOUT_MS`, `OPS_ON_TIMEOUT`. */
@@ -36,7 +19,8 @@ function approvalFromEnv(): ApprovalOptions | undefined {
 
 /** `ops-agent` (check_status; restart_service needs approval; ask_operator is external) and `ops-team`, which delegates to it. */
 export function createRegistry(options: OpsAgentOptions = {}): Registry {
-  const scripted = (name: string, decide: typeof opsScript) => new FreshIdModel(new ScriptedModel({ name, decide, latencyMs: 50 }));
+  // Fresh tool-call ids on every request, as a real model returns them: a resumed run never relies on ids repeating.
+  const scripted = (name: string, decide: typeof opsScript) => new ScriptedModel({ name, decide, latencyMs: 50, toolCallIds: 'fresh' });
   const opsAgent = new Agent({
     name: 'ops-agent',
     role: 'Keeps services healthy: checks them, restarts them with approval, asks the operator when unsure.',
