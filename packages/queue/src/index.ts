@@ -23,6 +23,7 @@ export { createInlineExecutor, type InlineExecutorOptions } from './execution/in
 export { createThreadExecutor, type ThreadExecutorOptions } from './execution/thread-executor.js';
 export type { ExecutionThreadConfig } from './execution/thread-protocol.js';
 export {
+  DEFAULT_RECONCILE_BATCH,
   reconcileOnce,
   startReconciler,
   type ReconcileOptions,

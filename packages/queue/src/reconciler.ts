@@ -1,7 +1,10 @@
 import { CONTINUE_IN_PLACE_STATUSES, LIVE_STATUSES } from '@cairn/engine';
-import type { PostgresCheckpointStore } from '@cairn/store';
+import { ADVISORY_LOCKS, type PostgresCheckpointStore, type RunCursor } from '@cairn/store';
 import type { RunQueue } from './queue-backend.js';
 import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
+
+/** Default number of runs one reconcile pass looks at, of each kind (live, decided paused). */
+export const DEFAULT_RECONCILE_BATCH = 100;
 
 /** Options of {@link reconcileOnce} and {@link startReconciler}. */
 export interface ReconcileOptions {
@@ -9,15 +12,21 @@ export interface ReconcileOptions {
   runQueue: RunQueue;
   /** Only runs not updated for this long (a run just created may not have its job yet). @defaultValue 15000 */
   olderThanMs?: number;
+  /** Runs looked at per pass, of each kind. @defaultValue {@link DEFAULT_RECONCILE_BATCH} */
+  batchSize?: number;
   logger?: WorkerLogger;
 }
 
 /** What one pass did. */
 export interface ReconcileResult {
-  /** Top-level PENDING or RUNNING runs looked at. */
+  /** False when another worker was reconciling (this pass did nothing). */
+  locked: boolean;
+  /** Top-level PENDING or RUNNING runs (and decided PAUSED ones) looked at. */
   checked: number;
-  /** Run ids a `continue` (reason `reconciled`) was enqueued for. */
+  /** Run ids a `continue` was enqueued for. */
   enqueued: string[];
+  /** Where the scan of live runs stopped: the next pass starts after it; undefined once it reached the end. */
+  cursor?: RunCursor;
 }
 
 /**
@@ -25,14 +34,29 @@ export interface ReconcileResult {
  * enqueue failed after the row was written) and enqueues a `continue` with
  * reason `reconciled`, and PAUSED ones with every action decided and no
  * resume job (their resume); idempotent, since a run has at most one live job.
+ * Bounded: one worker at a time (a Postgres advisory lock), at most
+ * `batchSize` runs of each kind per pass, read through the partial index on
+ * top-level runs by status; `after` continues the scan where the last pass stopped.
  */
-export async function reconcileOnce(options: ReconcileOptions): Promise<ReconcileResult> {
+export async function reconcileOnce(options: ReconcileOptions & { after?: RunCursor }): Promise<ReconcileResult> {
+  const outcome = await options.store.withAdvisoryLock(ADVISORY_LOCKS.reconciler, () => reconcileBatch(options));
+  return outcome.locked ? outcome.result : { locked: false, checked: 0, enqueued: [] };
+}
+
+async function reconcileBatch(options: ReconcileOptions & { after?: RunCursor }): Promise<ReconcileResult> {
   const { store, runQueue } = options;
+  const logger = options.logger ?? SILENT_LOGGER;
   const olderThanMs = options.olderThanMs ?? 15_000;
+  const limit = options.batchSize ?? DEFAULT_RECONCILE_BATCH;
+  const live = await store.listRunsByStatus(LIVE_STATUSES, olderThanMs, { topLevelOnly: true, limit, after: options.after });
   const runs = [
-    ...(await store.listRunsByStatus(LIVE_STATUSES, olderThanMs)),
+    ...live,
     // An ERROR run whose continue was stored but whose job never made it to the queue.
-    ...(await store.listRunsWithWaitingContinue(CONTINUE_IN_PLACE_STATUSES.filter((s) => !LIVE_STATUSES.includes(s)), olderThanMs)),
+    ...(await store.listRunsWithWaitingContinue(
+      CONTINUE_IN_PLACE_STATUSES.filter((s) => !LIVE_STATUSES.includes(s)),
+      olderThanMs,
+      limit,
+    )),
   ];
   const enqueued: string[] = [];
   let checked = 0;
@@ -42,17 +66,19 @@ export async function reconcileOnce(options: ReconcileOptions): Promise<Reconcil
     if (await runQueue.liveJobFor(run.runId)) continue;
     await runQueue.add({ name: 'continue', data: { runId: run.runId, reason: 'reconciled' } });
     enqueued.push(run.runId);
-    (options.logger ?? SILENT_LOGGER).info({ runId: run.runId, status: run.status }, 'reconciled a run with no live job');
+    logger.info({ runId: run.runId, status: run.status }, 'reconciled a run with no live job');
   }
   // A paused run whose every action is decided but whose resume was never enqueued (or was lost).
-  for (const paused of await store.listResumablePausedRuns(options.olderThanMs ?? 15_000)) {
+  for (const paused of await store.listResumablePausedRuns(olderThanMs, limit)) {
     checked++;
     if (await runQueue.liveJobFor(paused.runId)) continue;
     await runQueue.add({ name: 'continue', data: { runId: paused.runId, reason: 'continue', resumeOf: paused.epoch } });
     enqueued.push(paused.runId);
-    (options.logger ?? SILENT_LOGGER).info({ runId: paused.runId }, 'reconciled a decided paused run with no resume job');
+    logger.info({ runId: paused.runId }, 'reconciled a decided paused run with no resume job');
   }
-  return { checked, enqueued };
+  const last = live.at(-1);
+  const cursor = live.length === limit && last ? { updatedAt: last.updatedAt, runId: last.runId } : undefined;
+  return { locked: true, checked, enqueued, cursor };
 }
 
 /** A periodic reconciler. */
@@ -60,12 +86,17 @@ export interface ReconcilerHandle {
   stop(): Promise<void>;
 }
 
-/** Runs {@link reconcileOnce} every `intervalMs` (errors are logged, never thrown). */
+/** Runs {@link reconcileOnce} every `intervalMs`, each pass after where the last stopped (errors are logged, never thrown). */
 export function startReconciler(options: ReconcileOptions & { intervalMs: number }): ReconcilerHandle {
   const logger = options.logger ?? SILENT_LOGGER;
   let current: Promise<unknown> = Promise.resolve();
+  let after: RunCursor | undefined;
   const timer = setInterval(() => {
-    current = reconcileOnce(options).catch((error: unknown) => logger.warn({ err: error }, 'reconcile pass failed'));
+    current = reconcileOnce({ ...options, after })
+      .then((result) => {
+        if (result.locked) after = result.cursor;
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, 'reconcile pass failed'));
   }, options.intervalMs);
   timer.unref();
   return {

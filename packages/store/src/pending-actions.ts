@@ -337,8 +337,12 @@ function treeOf(db: Kysely<Database>, rootRunId: string) {
  * Paused top-level runs none of whose actions is undecided, paused for at
  * least `olderThanMs`: their resume was never enqueued (or was lost), for the reconciler.
  */
-export async function listResumablePausedRuns(db: Kysely<Database>, olderThanMs: number): Promise<{ runId: string; epoch: number }[]> {
-  const rows = await db
+export async function listResumablePausedRuns(
+  db: Kysely<Database>,
+  olderThanMs: number,
+  limit?: number,
+): Promise<{ runId: string; epoch: number }[]> {
+  let query = db
     .selectFrom('runs')
     .select(['run_id', 'epoch'])
     .where('status', '=', 'PAUSED')
@@ -354,8 +358,9 @@ export async function listResumablePausedRuns(db: Kysely<Database>, olderThanMs:
         ),
       ),
     )
-    .orderBy('updated_at')
-    .execute();
+    .orderBy('updated_at');
+  if (limit !== undefined) query = query.limit(limit);
+  const rows = await query.execute();
   return rows.map((r) => ({ runId: r.run_id, epoch: r.epoch }));
 }
 

@@ -19,6 +19,7 @@ import type {
 import type { CheckpointDelta, CheckpointStore, Claim, ClaimRequest, RunHistory, RunLease, RunOutcome } from '@cairn/engine/store';
 import { readContinueRequest, recordContinueRequest, type RecordedContinue } from './continue-requests.js';
 import { createRun } from './create-run.js';
+import { withAdvisoryLock, type AdvisoryLockResult } from './advisory-lock.js';
 import { deleteSession } from './delete-session.js';
 import { pruneFinishedRuns, type PruneOptions, type PruneResult } from './retention.js';
 import { writeDelta } from './write-delta.js';
@@ -45,6 +46,12 @@ import type { RunMessagesPage } from './run-messages-page.js';
 import { getRunView, getSessionView } from './run-view.js';
 import type { RunView, RunViewOptions, SessionView } from './run-view.js';
 import type { Database } from './schema.js';
+
+/** Where a paged scan of runs by `(updated_at, run_id)` left off. */
+export interface RunCursor {
+  updatedAt: Date;
+  runId: string;
+}
 
 /**
  * The engine's `CheckpointStore` on Postgres, plus the reads and control
@@ -182,15 +189,16 @@ export class PostgresCheckpointStore implements CheckpointStore {
   }
 
   /** Runs whose continue request waits with no execution to apply it (ERROR runs after a failed enqueue), for the reconciler. */
-  async listRunsWithWaitingContinue(statuses: readonly RunStatus[], olderThanMs: number): Promise<RunRecord[]> {
-    const rows = await this.db
+  async listRunsWithWaitingContinue(statuses: readonly RunStatus[], olderThanMs: number, limit?: number): Promise<RunRecord[]> {
+    let query = this.db
       .selectFrom('runs')
       .selectAll()
       .where('waiting_continue_request', 'is not', null)
       .where('status', 'in', statuses)
       .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
-      .orderBy('updated_at')
-      .execute();
+      .orderBy('updated_at');
+    if (limit !== undefined) query = query.limit(limit);
+    const rows = await query.execute();
     return rows.map(toRunRecord);
   }
 
@@ -203,6 +211,11 @@ export class PostgresCheckpointStore implements CheckpointStore {
       .orderBy('run_id')
       .execute();
     return rows.map(toRunRecord);
+  }
+
+  /** Runs `work` while holding the advisory lock `key` ({@link ADVISORY_LOCKS}); `{ locked: false }` at once when another process holds it. */
+  withAdvisoryLock<T>(key: bigint, work: () => Promise<T>): Promise<AdvisoryLockResult<T>> {
+    return withAdvisoryLock(this.db, key, () => work());
   }
 
   /** Deletes the session and every run in it (false: no such session); `SessionHasLiveRunsError` while a run is unfinished. */
@@ -285,9 +298,16 @@ export class PostgresCheckpointStore implements CheckpointStore {
   async listRunsByStatus(
     statuses: readonly RunStatus[],
     olderThanMs?: number,
+    options: { topLevelOnly?: boolean; limit?: number; after?: RunCursor } = {},
   ): Promise<RunRecord[]> {
     if (statuses.length === 0) return [];
     let query = this.db.selectFrom('runs').selectAll().where('status', 'in', statuses);
+    // Top-level only reads the partial index runs_top_level_status_updated_idx (status, updated_at).
+    if (options.topLevelOnly) query = query.where('parent_run_id', 'is', null);
+    if (options.limit !== undefined) query = query.limit(options.limit);
+    // Paged by (updated_at to the millisecond, run_id): a cursor holds a JS Date, which has no microseconds.
+    const updatedMs = sql<Date>`date_trunc('milliseconds', updated_at)`;
+    if (options.after) query = query.where(sql<boolean>`(${updatedMs}, run_id) > (${options.after.updatedAt}, ${options.after.runId})`);
     if (olderThanMs !== undefined) {
       query = query.where(
         'updated_at',
@@ -295,7 +315,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
         sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`,
       );
     }
-    const rows = await query.orderBy('updated_at').orderBy('run_id').execute();
+    const rows = await query.orderBy(updatedMs).orderBy('run_id').execute();
     return rows.map(toRunRecord);
   }
 
@@ -325,7 +345,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
   }
 
   /** Paused top-level runs with every action decided, paused at least `olderThanMs` ago: resumes never enqueued. */
-  listResumablePausedRuns(olderThanMs: number): Promise<{ runId: string; epoch: number }[]> {
-    return listResumablePausedRuns(this.db, olderThanMs);
+  listResumablePausedRuns(olderThanMs: number, limit?: number): Promise<{ runId: string; epoch: number }[]> {
+    return listResumablePausedRuns(this.db, olderThanMs, limit);
   }
 }
