@@ -133,4 +133,15 @@ describe('run and session views', () => {
     ]);
     expect(await ctx.store.getSessionView('missing')).toBeUndefined();
   });
+  it('without messages still shows every tool result (stored once, in its tool message)', async () => {
+    const run = await ctx.store.createRun(newRun({ messages: history(1) }));
+    const claim = await ctx.store.claimRun(run.runId, { workerId: 'w1', reason: 'run' });
+    await ctx.store.commitCheckpoint(run.runId, claim.epoch, batchDelta(1));
+
+    const full = await ctx.store.getRunView(run.runId);
+    const lean = await ctx.store.getRunView(run.runId, { messages: false });
+    expect(lean?.messages).toEqual([]);
+    expect(full?.tools[0]?.result).toEqual(expect.stringContaining('detail of call_1_1'));
+    expect(lean?.tools).toEqual(full?.tools);
+  });
 });

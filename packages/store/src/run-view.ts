@@ -145,15 +145,7 @@ export async function getRunView(
   if (runs.length === 0) return undefined;
   const ids = runs.map((r) => r.run_id);
   const [messages, tools, attempts, actions] = await Promise.all([
-    options.messages === false
-      ? []
-      : db
-          .selectFrom('run_messages')
-          .select(['run_id', 'idx', 'message'])
-          .where('run_id', 'in', ids)
-          .orderBy('run_id')
-          .orderBy('idx')
-          .execute(),
+    readMessages(db, ids, options.messages !== false),
     db
       .selectFrom('tool_calls')
       .selectAll()
@@ -178,7 +170,7 @@ export async function getRunView(
       row.run_id,
       toRunView(
         row,
-        messages.filter((m) => m.run_id === row.run_id).map((m) => m.message),
+        options.messages === false ? [] : messages.filter((m) => m.run_id === row.run_id).map((m) => m.message),
         tools
           .filter((t) => t.run_id === row.run_id)
           .map((t) => toToolCallView(withStoredResult(t, (idx) => messageAt.get(`${t.run_id}:${idx}`)))),
@@ -317,4 +309,27 @@ function toAttemptView(row: RunAttemptRow): AttemptView {
     ended_at: row.ended_at?.toISOString() ?? null,
     outcome: row.outcome,
   };
+}
+
+/**
+ * The runs' messages in order; with `all` false, only the tool messages that
+ * hold a tool call's result (results are stored once, in their message), so
+ * a view without messages still shows every result.
+ */
+function readMessages(db: Kysely<Database>, ids: string[], all: boolean) {
+  const query = db
+    .selectFrom('run_messages as m')
+    .select(['m.run_id', 'm.idx', 'm.message'])
+    .where('m.run_id', 'in', ids);
+  const selected = all
+    ? query
+    : query.where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('tool_calls as t')
+            .select('t.tool_call_id')
+            .whereRef('t.run_id', '=', 'm.run_id')
+            .whereRef('t.result_message_idx', '=', 'm.idx'),
+        ),
+      );
+  return selected.orderBy('m.run_id').orderBy('m.idx').execute();
 }
