@@ -144,6 +144,37 @@ describe('authoring API', () => {
     expect(own.content).toBe('mug: 9 EUR');
   });
 
+  it('runs a team as a member of another team: each delegation is a member run of its own, nested in the view', async () => {
+    const delegateOnce = (member: string, prefix: string) =>
+      new ScriptedModel({
+        decide: ({ messages }) => {
+          const reports = toolResults(messages, DELEGATE_TOOL_NAME);
+          if (reports.length === 0) {
+            return { toolCalls: [{ name: DELEGATE_TOOL_NAME, arguments: { member, task: firstUserInput(messages) } }] };
+          }
+          return { text: `${prefix}: ${reports[0]!.content}` };
+        },
+      });
+    const clerk = new Agent({ name: 'clerk', model: answer('order 42 ships Monday') });
+    const desk = new Team({ name: 'desk', role: 'Answers order questions', members: [clerk], model: delegateOnce('clerk', 'desk') });
+    const company = new Team({ name: 'company', members: [desk], model: delegateOnce('desk', 'company') });
+    const registry = new Registry({ teams: [company] });
+    expect(registry.list()).toEqual(
+      expect.arrayContaining([
+        { kind: 'team', name: 'company' },
+        { kind: 'team', name: 'desk' },
+        { kind: 'agent', name: 'clerk' },
+      ]),
+    );
+    const run = await new Engine({ store: t.store, registry }).run(company, 'When does order 42 ship?');
+    expect(run.content).toBe('company: desk: order 42 ships Monday');
+    const view = (await t.store.getRunView(run.runId))!;
+    const deskRun = view.member_runs[0]!;
+    expect(deskRun.entity).toEqual({ kind: 'team', name: 'desk' });
+    expect(deskRun.status).toBe('COMPLETED');
+    expect(deskRun.member_runs.map((m) => [m.entity.name, m.status, m.content])).toEqual([['clerk', 'COMPLETED', 'order 42 ships Monday']]);
+  });
+
   it('refuses a team tool that would shadow the delegation tool', () => {
     const shadow = tool({ name: DELEGATE_TOOL_NAME, description: 'x', parameters: z.object({}), execute: () => 'x' });
     expect(() => new Team({ name: 't', model: answer('x'), members: [new Agent({ name: 'a', model: answer('x') })], tools: [shadow] })).toThrow(UserError);

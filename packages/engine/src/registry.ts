@@ -17,17 +17,25 @@ export class Registry implements EntityCatalog {
   private readonly teams = new Map<string, Team>();
 
   constructor(entities: { agents?: Agent[]; teams?: Team[] }) {
-    for (const team of entities.teams ?? []) {
-      if (this.teams.has(team.name)) throw new UserError(`registry: duplicate team "${team.name}"`);
-      this.teams.set(team.name, team);
-      for (const member of team.members) this.addAgent(member);
-    }
+    for (const team of entities.teams ?? []) this.addTeam(team);
     for (const agent of entities.agents ?? []) this.addAgent(agent);
   }
 
   /** True for a registry made by any copy of `@cairn/engine` (a brand, not `instanceof`). */
   static isRegistry(value: unknown): value is Registry {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[REGISTRY_BRAND] === true;
+  }
+
+  /** A team and, through its members, every agent and team under it (a team member runs as an entity of its own). */
+  private addTeam(team: Team): void {
+    const existing = this.teams.get(team.name);
+    if (existing && existing !== team) throw new UserError(`registry: two different teams are named "${team.name}"`);
+    if (existing) return;
+    this.teams.set(team.name, team);
+    for (const member of team.members) {
+      if (member.kind === 'team') this.addTeam(member);
+      else this.addAgent(member);
+    }
   }
 
   private addAgent(agent: Agent): void {

@@ -12,8 +12,11 @@ export const DELEGATE_TOOL_NAME = 'delegate_task_to_member';
 /** Options of {@link Team}. */
 export interface TeamOptions<Output = unknown> {
   name: string;
+  /** One line on what the team does; a team it is a member of shows it to its model. */
+  role?: string;
   model: Model;
-  members: Agent[];
+  /** Agents, and teams: a team member runs as a member run of its own, delegating to its members in turn. */
+  members: (Agent | Team)[];
   instructions?: string;
   /** Tools of the team's own model, offered beside the delegation tool. */
   tools?: Tool[];
@@ -26,7 +29,7 @@ export interface TeamOptions<Output = unknown> {
 }
 
 /**
- * A model that leads member agents: it gets the generated tool
+ * A model that leads members (agents, or teams): it gets the generated tool
  * `delegate_task_to_member({ member, task })`, and each delegation runs the
  * member as a child run with its own checkpoints.
  */
@@ -34,7 +37,8 @@ export class Team<Output = unknown> {
   readonly kind = 'team' as const;
   readonly name: string;
   readonly model: Model;
-  readonly members: readonly Agent[];
+  readonly role: string;
+  readonly members: readonly (Agent | Team)[];
   /** The team model's own tools, offered beside `delegate_task_to_member`. */
   readonly tools: readonly Tool[];
   readonly instructions: string;
@@ -45,7 +49,7 @@ export class Team<Output = unknown> {
   constructor(options: TeamOptions<Output>) {
     validateEntityOptions('team', options);
     if (!Array.isArray(options.members) || options.members.length === 0) {
-      throw new UserError(`team "${options.name}": members must list at least one agent`);
+      throw new UserError(`team "${options.name}": members must list at least one agent or team`);
     }
     const names = new Set<string>();
     for (const member of options.members) {
@@ -56,6 +60,7 @@ export class Team<Output = unknown> {
     }
     this.name = options.name;
     this.model = options.model;
+    this.role = options.role ?? '';
     this.members = options.members;
     const tools = options.tools ?? [];
     if (tools.some((t) => t.name === DELEGATE_TOOL_NAME)) {
@@ -70,7 +75,7 @@ export class Team<Output = unknown> {
   }
 
   /** The member called `name`, if any. */
-  member(name: string): Agent | undefined {
+  member(name: string): Agent | Team | undefined {
     return this.members.find((m) => m.name === name);
   }
 }

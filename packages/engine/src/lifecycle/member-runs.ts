@@ -1,4 +1,5 @@
 import type { Agent } from '../agent.js';
+import type { Team } from '../team.js';
 import type { CheckpointStore } from '../checkpoint-store.js';
 import { MemberRunFailedError, RunNotContinuableError } from '../errors.js';
 import type { CheckpointMode, RunRecord } from '../run-types.js';
@@ -26,7 +27,7 @@ const CHECKPOINT_STRENGTH: Record<CheckpointMode, number> = { run: 0, 'tool-batc
  * each have their own member run.
  */
 export function memberRunner(deps: MemberRunDeps, parent: RunRecord, parentOptions: ExecuteOptions): RunMember {
-  return async (member: Agent, task, context) => {
+  return async (member: Agent | Team, task, context) => {
     const existing = await deps.store.findMemberRun(parent.runId, context.toolCallId);
     if (existing?.status === 'COMPLETED') return { output: existing.content ?? '', childRunId: existing.runId };
     if (existing && !canTransition(existing.status, 'claim') && existing.status !== 'PAUSED') {
@@ -35,7 +36,7 @@ export function memberRunner(deps: MemberRunDeps, parent: RunRecord, parentOptio
     const child =
       existing ??
       (await deps.store.createRun({
-        entity: { kind: 'agent', name: member.name },
+        entity: { kind: member.kind, name: member.name },
         input: task,
         sessionId: parent.sessionId,
         userId: parent.userId,

@@ -7,7 +7,7 @@ import type { ExecutableTool, ToolInvocationResult } from './tool-executable.js'
 
 /** Runs (or resumes) a member's child run for one delegation and returns its answer. */
 export type RunMember = (
-  member: Agent,
+  member: Agent | Team,
   task: string,
   context: ToolContext,
 ) => Promise<ToolInvocationResult>;
