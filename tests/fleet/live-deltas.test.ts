@@ -2,7 +2,8 @@ import { BadRequest, createClient, type RunStreamEvent } from '@cairn/client';
 import { afterEach, expect, it } from 'vitest';
 import { holderOf, RESEARCHER, startFleet, waitFor, type Fleet } from './fleet.js';
 
-const backend = process.env.CAIRN_TEST_REDIS_URL ? 'redis' : 'postgres';
+// Redis pub/sub on the Redis backend, LISTEN/NOTIFY on the PostgreSQL one.
+const backends = [...(process.env.CAIRN_TEST_REDIS_URL ? (['redis'] as const) : []), 'postgres'] as const;
 
 let fleet: Fleet | undefined;
 afterEach(async () => {
@@ -10,7 +11,7 @@ afterEach(async () => {
   fleet = undefined;
 });
 
-it(`SSE ?include=deltas streams the model's text live as it comes, and AttemptAbandoned after a SIGKILL (${backend})`, async () => {
+it.each(backends)("SSE ?include=deltas streams the model's text live as it comes, and AttemptAbandoned after a SIGKILL (%s)", async (backend) => {
   fleet = await startFleet({ backend, toolDelayMs: 300 });
   const f = fleet;
   // The scripted model streams its text word by word over its latency.
