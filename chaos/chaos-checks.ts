@@ -21,6 +21,8 @@ export interface ChaosGoals {
   inconsistentHistories: number;
   /** Worker processes that died on their own after they had started (not the harness's signals). */
   workerCrashes: number;
+  /** Continues with input answered 202 whose input is not in the run's history exactly once. */
+  continueInputsNotAppliedOnce: number;
 }
 
 /** Percentiles of a set of durations. */
@@ -162,6 +164,16 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
     args,
   ).then((all) => all.filter((r) => r.messages !== r.index || r.next_idx !== r.index || r.unmatched > 0));
 
+  const continued = submissions.filter((s) => s.runId && s.continued?.status === 202);
+  const continueMisses = await rows<{ run_id: string; input: string; times: number }>(
+    db,
+    `select c.run_id, c.input,
+       (select count(*)::int from run_messages m
+         where m.run_id = c.run_id and m.message->>'role' = 'user' and m.message->>'content' = c.input) as times
+     from unnest($1::text[], $2::text[]) as c(run_id, input)`,
+    [continued.map((s) => s.runId!), continued.map((s) => s.continued!.input)],
+  ).then((all) => all.filter((r) => r.times !== 1));
+
   const goals: ChaosGoals = {
     lost: lost.length,
     completedMoreThanOnce: completedTwice.length,
@@ -170,6 +182,7 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
     checkpointIndexBackwards: auditedBackwards.length + sampledBackwards.length,
     inconsistentHistories: inconsistent.length,
     workerCrashes: crashes.length,
+    continueInputsNotAppliedOnce: continueMisses.length,
   };
   const examples: ScenarioChecks['examples'] = {};
   const example = (goal: keyof ChaosGoals, items: unknown[]) => {
@@ -182,6 +195,7 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
   example('checkpointIndexBackwards', [...auditedBackwards, ...sampledBackwards]);
   example('inconsistentHistories', inconsistent);
   example('workerCrashes', crashes);
+  example('continueInputsNotAppliedOnce', continueMisses);
 
   return {
     runs: { submitted, accepted: accepted.length, completed: byStatus.COMPLETED ?? 0, byStatus },
@@ -189,6 +203,10 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
     examples,
     info: {
       ...(await scenarioInfo(db, scenario, submissions)),
+      continuesWithInput: {
+        applied: continued.length,
+        refused: submissions.filter((s) => s.continued && s.continued.status !== 202).map((s) => s.continued!.status),
+      },
       workersFailedToStart: trace.exits.filter((e) => !e.afterStart).map((e) => ({ workerId: e.workerId, exit: e.exit })),
     },
   };

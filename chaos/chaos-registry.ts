@@ -93,6 +93,7 @@ function teamScript({ messages }: ScriptContext): ScriptedReply {
 
 /**
  * The chaos harness's registry (`CAIRN_REGISTRY`): a research-team-shaped team
+ * on scripted models with fresh tool-call ids (as a real model returns them),
  * whose tools sleep `CHAOS_TOOL_DELAY_MS` and record each execution in the
  * Postgres ledger at `CHAOS_LEDGER_URL`.
  */
@@ -101,19 +102,19 @@ export function createRegistry(options: { model?: Model } = {}): Registry {
   const researcher = new Agent({
     name: CHAOS_RESEARCHER,
     role: 'Researches a topic with chaos_search and chaos_fetch_detail.',
-    model: options.model ?? new ScriptedModel({ name: 'scripted:chaos-researcher', decide: researcherScript, latencyMs }),
+    model: options.model ?? new ScriptedModel({ name: 'scripted:chaos-researcher', decide: researcherScript, latencyMs, toolCallIds: 'fresh' }),
     tools: [chaosSearch, chaosFetchDetail],
     checkpoint: 'tool-batch',
   });
   const team = new Team({
     name: CHAOS_TEAM,
-    model: options.model ?? new ScriptedModel({ name: 'scripted:chaos-team', decide: teamScript, latencyMs }),
+    model: options.model ?? new ScriptedModel({ name: 'scripted:chaos-team', decide: teamScript, latencyMs, toolCallIds: 'fresh' }),
     members: [researcher],
     checkpoint: 'tool-batch',
   });
   const operator = new Agent({
     name: CHAOS_OPERATOR,
-    model: options.model ?? new ScriptedModel({ name: 'scripted:chaos-operator', decide: operatorScript, latencyMs }),
+    model: options.model ?? new ScriptedModel({ name: 'scripted:chaos-operator', decide: operatorScript, latencyMs, toolCallIds: 'fresh' }),
     tools: [chaosRestart],
     checkpoint: 'tool-batch',
   });

@@ -61,6 +61,7 @@ const GOAL_LABELS: Record<keyof ChaosGoals, string> = {
   checkpointIndexBackwards: 'checkpoint index going backwards',
   inconsistentHistories: 'half-written or inconsistent histories',
   workerCrashes: 'worker processes crashed',
+  continueInputsNotAppliedOnce: 'continue inputs not applied exactly once',
 };
 
 /** The report as a text table, one column per scenario. */

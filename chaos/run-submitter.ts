@@ -11,6 +11,8 @@ export interface Submission {
   /** Failed requests: status or network error. */
   errors: string[];
   acceptedAtMs?: number;
+  /** For every fifth run: the input of a continue sent while it ran, and the producer's answer (202 applied, 409 refused). */
+  continued?: { input: string; status: number };
 }
 
 /** Options of {@link submitRuns}. */
@@ -64,6 +66,7 @@ async function submitOne(options: SubmitOptions, seq: number, started: number): 
       if (res.status === 202) {
         submission.runId = (JSON.parse(text) as { run_id: string }).run_id;
         submission.acceptedAtMs = Date.now() - started;
+        if (seq % 5 === 2) submission.continued = await continueWhileRunning(options, submission.runId, `chaos continue ${seq}`);
         return submission;
       }
       submission.errors.push(`${res.status} ${text.slice(0, 200)}`);
@@ -74,4 +77,34 @@ async function submitOne(options: SubmitOptions, seq: number, started: number): 
     await delay(500);
   }
   return submission;
+}
+
+/**
+ * Once the run is RUNNING (workers may be killed meanwhile), POSTs a continue
+ * with `input`: its input must end up in the run's history exactly once.
+ */
+async function continueWhileRunning(options: SubmitOptions, runId: string, input: string): Promise<{ input: string; status: number } | undefined> {
+  const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${options.apiKey}` };
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${options.baseUrl}/v1/runs/${runId}`, { headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      const run = res.ok ? ((await res.json()) as { status: string }) : undefined;
+      if (run && run.status !== 'PENDING' && run.status !== 'RUNNING') return undefined;
+      if (run?.status === 'RUNNING') {
+        const answer = await fetch(`${options.baseUrl}/v1/runs/${runId}/continue`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ input }),
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        });
+        await answer.text();
+        if (answer.status < 500) return { input, status: answer.status };
+      }
+    } catch {
+      // The producer or the network is down for a moment: ask again.
+    }
+    await delay(200);
+  }
+  return undefined;
 }

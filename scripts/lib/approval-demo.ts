@@ -1,3 +1,4 @@
+import { FINAL_STATUSES } from '@cairn/engine';
 import type { AppProcess } from '@cairn/services';
 import { createDb, type RunView } from '@cairn/store';
 import { sql } from 'kysely';
@@ -30,7 +31,7 @@ export async function approvalStory(ctx: ApprovalDemoContext): Promise<void> {
   banner('STEP 2: the run pauses: check_status ran, restart_service waits for a person');
   let run = await getRun();
   for (const deadline = Date.now() + 30_000; run.status !== 'PAUSED'; run = await getRun()) {
-    if (Date.now() > deadline || ['COMPLETED', 'ERROR', 'CANCELLED'].includes(run.status)) throw new Error(`run is ${run.status}, expected PAUSED`);
+    if (Date.now() > deadline || FINAL_STATUSES.includes(run.status)) throw new Error(`run is ${run.status}, expected PAUSED`);
     await sleep(100);
   }
   const action = run.pending_actions[0];
@@ -52,7 +53,7 @@ export async function approvalStory(ctx: ApprovalDemoContext): Promise<void> {
   console.log(`-> 200 ${JSON.stringify(await request('POST', `/v1/runs/${runId}/decisions`, body))}`);
 
   banner(`STEP 5: ${survivor.name} resumes the run and restarts the service once`);
-  for (const deadline = Date.now() + 30_000; !['COMPLETED', 'ERROR', 'CANCELLED'].includes(run.status); run = await getRun()) {
+  for (const deadline = Date.now() + 30_000; !FINAL_STATUSES.includes(run.status); run = await getRun()) {
     if (Date.now() > deadline) throw new Error('the run did not finish within 30 s of the approval');
     await sleep(100);
   }
