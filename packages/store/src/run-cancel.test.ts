@@ -88,4 +88,34 @@ describe('cancellation', () => {
       { status: 'CANCELLED' },
     );
   });
+
+  it('forceCancel closes the tool rows its dead worker left running, in the run and its member runs', async () => {
+    const parent = await ctx.store.createRun(newRun({ entity: { kind: 'team', name: 'research-team' } }));
+    const { epoch } = await ctx.store.claimRun(parent.runId, { workerId: 'dead', reason: 'run' });
+    const running = (toolCallId: string) => ({
+      toolCallId,
+      name: 'slow_search',
+      args: {},
+      result: null,
+      status: 'running' as const,
+      batch: 1,
+      idempotencyKey: `k-${toolCallId}`,
+      childRunId: null,
+      startedAt: new Date(),
+      endedAt: null,
+    });
+    await ctx.store.commitCheckpoint(parent.runId, epoch, { ...batchDelta(1), toolCalls: [running('t-1')] });
+    const child = await ctx.store.createRun(newRun({ sessionId: parent.sessionId, parentRunId: parent.runId }));
+    const childClaim = await ctx.store.claimRun(child.runId, { workerId: 'dead', reason: 'run' });
+    await ctx.store.commitCheckpoint(child.runId, childClaim.epoch, { ...batchDelta(1), toolCalls: [running('t-2')] });
+
+    await ctx.store.forceCancel(parent.runId);
+    for (const runId of [parent.runId, child.runId]) {
+      const view = (await ctx.store.getRunView(runId))!;
+      expect(view.status).toBe('CANCELLED');
+      expect(view.tools.map((t) => [t.status, t.result, t.ended_at !== null])).toEqual([
+        ['error', 'interrupted: the run ended CANCELLED before this call finished', true],
+      ]);
+    }
+  });
 });
