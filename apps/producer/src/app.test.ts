@@ -161,6 +161,9 @@ describe('runs API', () => {
     const res = await post(`/v1/runs/${run_id}/continue`, '');
     expect(res.status).toBe(202);
     expect(await res.json()).toMatchObject({ run_id, status: 'PENDING', action: 'already-queued' });
+    const withInput = await post(`/v1/runs/${run_id}/continue`, { input: 'and also this' });
+    expect(withInput.status).toBe(409);
+    expect(await withInput.json()).toMatchObject({ error: 'run_not_continuable', message: expect.stringContaining('has not started yet') });
   });
 
   it('refuses to continue a COMPLETED run without fork (409) and forks it into a new run with fork', async () => {

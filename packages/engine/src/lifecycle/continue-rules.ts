@@ -26,13 +26,13 @@ export const CONTINUE_IN_PLACE_STATUSES: readonly RunStatus[] = RUN_STATUSES.fil
 
 /**
  * Applies {@link CONTINUE_RULES} to a run: RUNNING and ERROR resume in place,
- * PENDING is already queued, COMPLETED forks only when asked, CANCELLED never
+ * PENDING is already queued (refused with an input, which it would drop), COMPLETED forks only when asked, CANCELLED never
  * continues, PAUSED resumes by itself once its pending actions are decided.
  */
 export function decideContinue(
   runId: string,
   run: RunRecord | undefined,
-  options: { fork?: boolean },
+  options: { fork?: boolean; input?: string },
 ): ContinueDecision {
   if (!run) throw new RunNotFoundError(runId);
   const rule = CONTINUE_RULES[run.status];
@@ -40,6 +40,14 @@ export function decideContinue(
     case 'resume':
       return { action: 'resume', run };
     case 'already-queued':
+      // A queued run has no turn to continue yet: its input would be dropped, so it is refused, never ignored.
+      if (options.input?.trim()) {
+        throw new RunNotContinuableError(
+          runId,
+          run.status,
+          'it has not started yet, so a continue input has nothing to follow; send it once the run is RUNNING or has ended',
+        );
+      }
       return { action: 'already-queued', run };
     case 'fork-only':
       if (options.fork) return { action: 'fork', run };

@@ -19,6 +19,12 @@ describe('the run lifecycle', () => {
     expect(() => decideContinue('r', paused, {})).toThrow(/resumes by itself once its pending actions are decided/);
   });
 
+  it('treats a continue of a PENDING run as already queued, and refuses one with an input it would drop', () => {
+    const pending = { runId: 'r', status: 'PENDING' } as RunRecord;
+    expect(decideContinue('r', pending, {}).action).toBe('already-queued');
+    expect(() => decideContinue('r', pending, { input: 'also do this' })).toThrow(/has not started yet/);
+  });
+
   it('classifies an error the same on both sides of a thread boundary', () => {
     const cases: [Error, string][] = [
       [new LeaseLostError('r', 2), 'stop-silently'],
