@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ToolCallRequest } from '../messages.js';
 import type { ToolCallOutcome } from '../runner/execute-tool-batch.js';
-import { idempotencyKeyFor } from '../runner/execute-tool-batch.js';
+import { finishedOutcome, idempotencyKeyFor, recordedArguments } from '../runner/execute-tool-batch.js';
 import type { ExecutableTool, ToolGate } from '../runner/tool-executable.js';
 import type { NewPendingAction, PendingActionRecord } from './pending-action.js';
 import { actionIdempotencyKey, digestArgs } from './pending-action.js';
@@ -170,25 +170,14 @@ function settledOutcome(
   idempotencyKey = idempotencyKeyFor(runId, call.id),
 ): ToolCallOutcome {
   const now = new Date();
-  let args: unknown = call.arguments;
-  try {
-    args = JSON.parse(call.arguments);
-  } catch {
-    // keep the raw text, as the executor does
-  }
-  return {
-    message: { role: 'tool', toolCallId: call.id, name: call.name, content, ...(isError && { isError }) },
-    record: {
-      toolCallId: call.id,
-      name: call.name,
-      args,
-      result: content,
-      status: isError ? 'error' : 'completed',
-      batch,
-      idempotencyKey,
-      childRunId: null,
-      startedAt: now,
-      endedAt: now,
-    },
-  };
+  return finishedOutcome(call, {
+    args: recordedArguments(call),
+    content,
+    isError,
+    batch,
+    idempotencyKey,
+    childRunId: null,
+    startedAt: now,
+    endedAt: now,
+  });
 }

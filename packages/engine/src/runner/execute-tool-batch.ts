@@ -91,23 +91,50 @@ async function executeToolCall(
         ? error.message
         : `Tool "${call.name}" failed: ${error instanceof Error ? error.message : String(error)}`;
   }
-  const outcome: ToolCallOutcome = {
+  const outcome = finishedOutcome(call, {
+    args,
+    content,
+    isError,
+    batch: context.batch,
+    idempotencyKey: keyOf(call, context),
+    childRunId,
+    startedAt,
+  });
+  context.onCallFinished?.(outcome);
+  return outcome;
+}
+
+/** How a finished call ended, for {@link finishedOutcome}. */
+export interface FinishedCall {
+  args: unknown;
+  content: string;
+  isError: boolean;
+  batch: number;
+  idempotencyKey: string;
+  childRunId: string | null;
+  startedAt: Date;
+  /** @defaultValue now */
+  endedAt?: Date;
+}
+
+/** The tool message and the tool-call record of a finished call: one shape for every way a call ends. */
+export function finishedOutcome(call: ToolCallRequest, finished: FinishedCall): ToolCallOutcome {
+  const { content, isError } = finished;
+  return {
     message: { role: 'tool', toolCallId: call.id, name: call.name, content, ...(isError && { isError }) },
     record: {
       toolCallId: call.id,
       name: call.name,
-      args,
+      args: finished.args,
       result: content,
       status: isError ? 'error' : 'completed',
-      batch: context.batch,
-      idempotencyKey: keyOf(call, context),
-      childRunId,
-      startedAt,
-      endedAt: new Date(),
+      batch: finished.batch,
+      idempotencyKey: finished.idempotencyKey,
+      childRunId: finished.childRunId,
+      startedAt: finished.startedAt,
+      endedAt: finished.endedAt ?? new Date(),
     },
   };
-  context.onCallFinished?.(outcome);
-  return outcome;
 }
 
 /** Errors that end the execution instead of becoming a tool result the model sees. */
