@@ -60,6 +60,8 @@ export async function runJob(deps: RunJobDeps, request: RunJobRequest, handover:
   const outcome = await engine.processPickup(pickup, { handover });
   if (outcome.kind === 'lease-lost') {
     logger.warn({ runId: pickup.runId, jobId: request.jobId }, 'lease lost: another execution holds the run; stopping without writing');
+  } else if (outcome.kind === 'finished') {
+    logger.info({ runId: pickup.runId, jobId: request.jobId, status: outcome.status }, 'run finished');
   } else {
     logger.info({ runId: pickup.runId, jobId: request.jobId, outcome }, 'pickup done');
   }
