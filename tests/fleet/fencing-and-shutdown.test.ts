@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { requiresBackend } from '@cairn/services';
-import { allTools, FLEET_BACKEND, holderOf, QUEUE_BACKENDS, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
+import { allTools, FLEET_BACKEND, holderAfterMemberCheckpoint, holderOf, QUEUE_BACKENDS, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
 
 let fleet: Fleet | undefined;
 afterEach(async () => {
@@ -54,13 +54,7 @@ describe(`SIGTERM during a run (${FLEET_BACKEND})`, () => {
     await fleet.spawnWorker('b');
     const f = fleet;
     const run = await f.client.enqueueRun({ entity: TEAM, input: "Research 'cairns'", checkpoint: 'tool-batch' });
-    let holder: string | undefined;
-    await waitFor(async () => {
-      const view = await f.client.getRun(run.runId);
-      holder = holderOf(view);
-      return holder !== undefined && (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3;
-    }, 20_000, "the member's first checkpoint");
-    const leaving = f.workers.find((w) => w.id === holder)!;
+    const leaving = await holderAfterMemberCheckpoint(f, run.runId);
     leaving.kill('SIGTERM');
     expect(await leaving.exited).toBe(0);
     const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });

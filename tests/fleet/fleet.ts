@@ -27,6 +27,10 @@ export interface FleetOptions {
   stalledIntervalMs?: number;
   /** `CAIRN_REGISTRY` of the workers and the client. @defaultValue the research team */
   registryModule?: string;
+  /** The Redis of the redis backend. @defaultValue the test run's */
+  redisUrl?: string;
+  /** `redisUrl` names Redis Cluster nodes (`CAIRN_REDIS_CLUSTER=1` for the workers). @defaultValue false */
+  redisCluster?: boolean;
 }
 
 /** One test's database, queue, client and worker processes. */
@@ -51,10 +55,11 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-fleet-'));
   const ledgerFile = join(dir, 'ledger.tsv');
   const queueName = `test-${randomUUID()}`;
-  const redisUrl = options.backend === 'redis' ? testRedisUrl() : undefined;
+  const redisUrl = options.backend === 'redis' ? (options.redisUrl ?? testRedisUrl()) : undefined;
+  const redisCluster = options.redisCluster ?? false;
   const client = await CairnClient.connect({
     databaseUrl: db.url,
-    queue: { backend: options.backend, redisUrl, queueName },
+    queue: { backend: options.backend, redisUrl, redisCluster, queueName },
     registry: options.registryModule ? await loadRegistry(options.registryModule) : createRegistry(),
     migrate: true,
   });
@@ -72,6 +77,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     ...(options.registryModule ? { CAIRN_REGISTRY: options.registryModule } : {}),
     LOG_LEVEL: 'debug',
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+    ...(redisCluster ? { CAIRN_REDIS_CLUSTER: '1' } : {}),
   };
   const spawnWorker = async (name: string, env: Record<string, string> = {}) => {
     const worker: SpawnedWorker = Object.assign(
@@ -160,6 +166,17 @@ export async function waitFor(
 /** The worker id of the run's open attempt. */
 export function holderOf(view: RunView | undefined): string | undefined {
   return view?.attempts.find((a) => a.ended_at === null)?.worker_id;
+}
+
+/** The worker holding the team run once its first member run has committed its first tool batch (message index 3). */
+export async function holderAfterMemberCheckpoint(fleet: Fleet, runId: string): Promise<SpawnedWorker> {
+  let holder: string | undefined;
+  await waitFor(async () => {
+    const view = await fleet.client.getRun(runId);
+    holder = holderOf(view);
+    return holder !== undefined && (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3;
+  }, 20_000, "the member's first checkpoint");
+  return fleet.workers.find((w) => w.id === holder)!;
 }
 
 /** Every tool call of the run and its member runs. */

@@ -55,6 +55,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
     queue: {
       backend: config.queueBackend,
       redisUrl: config.redisUrl,
+      redisCluster: config.redisCluster,
       queueName: config.queueName,
       prefix: config.queuePrefix,
     },
@@ -65,6 +66,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
   const live = createLiveSubscriber({
     backend: config.queueBackend,
     redisUrl: config.redisUrl,
+    redisCluster: config.redisCluster,
     databaseUrl: config.databaseUrl,
   });
   const app = createApp({

@@ -139,6 +139,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     const runQueue = await RunQueue.open({
       backend: config.queueBackend,
       redisUrl: config.redisUrl,
+      redisCluster: config.redisCluster,
       databaseUrl: config.databaseUrl,
       queueName: config.queueName,
       prefix: config.queuePrefix,
@@ -223,6 +224,7 @@ async function createExecutor(deps: {
       live: createLivePublisher({
         backend: config.queueBackend,
         redisUrl: config.redisUrl,
+        redisCluster: config.redisCluster,
         databaseUrl: config.databaseUrl,
         onError: (error) => logger.debug({ err: error }, 'could not publish a live event'),
       }),
@@ -246,6 +248,7 @@ async function createExecutor(deps: {
       versionGraceMs: config.versionGraceMs,
       backend: config.queueBackend,
       redisUrl: config.redisUrl,
+      redisCluster: config.redisCluster,
       dbPoolMax: Math.max(4, Math.ceil(config.workerConcurrency / config.executionThreads) + 2),
     },
   });

@@ -17,6 +17,18 @@ describe('parseEnvConfig', () => {
     expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_MODEL: 'gpt-4' })).toThrow(/^CAIRN_MODEL/);
     expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_QUEUE_BACKEND: 'redis' })).toThrow(/^REDIS_URL/);
   });
+
+  it('Redis Cluster: several node URLs, a {cairn} prefix by default, a prefix without a hash tag refused', () => {
+    const nodes = 'redis://10.0.0.1:7000, redis://10.0.0.2:7000';
+    const config = parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: nodes, CAIRN_REDIS_CLUSTER: '1' });
+    expect(config).toMatchObject({ queueBackend: 'redis', redisCluster: true, queuePrefix: '{cairn}' });
+    expect(parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: nodes, CAIRN_REDIS_CLUSTER: '1', CAIRN_QUEUE_PREFIX: 'app:{jobs}' }).queuePrefix).toBe('app:{jobs}');
+    expect(() => parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: nodes, CAIRN_REDIS_CLUSTER: '1', CAIRN_QUEUE_PREFIX: 'cairn' })).toThrow(/^CAIRN_QUEUE_PREFIX: must hold a hash tag/);
+    expect(() => parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: nodes })).toThrow(/^REDIS_URL: names several servers/);
+    expect(() => parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: 'redis://a:1,http://b:2', CAIRN_REDIS_CLUSTER: '1' })).toThrow(/^REDIS_URL/);
+    expect(() => parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: nodes, CAIRN_REDIS_CLUSTER: 'yes' })).toThrow(/^CAIRN_REDIS_CLUSTER/);
+    expect(parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: 'redis://a:1' }).redisCluster).toBe(false);
+  });
 });
 
 describe('parseJob', () => {

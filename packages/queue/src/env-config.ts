@@ -5,6 +5,7 @@ import { ConfigError } from './errors.js';
 import { DEFAULT_QUEUE_NAME, type QueueBackendKind } from './queue-backend.js';
 import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
 import { DEFAULT_RETAIN_DAYS } from '@cairn/store';
+import { queuePrefixFor, redisUrlsOf } from './redis-connection.js';
 
 /** The model when `OPENAI_API_KEY` is set and `CAIRN_MODEL` is not: the seed's, on the Responses API. */
 export const DEFAULT_OPENAI_MODEL = 'openai:gpt-5.4';
@@ -38,6 +39,17 @@ const url = (protocols: string[]) =>
     `must be a URL starting with ${protocols.map((p) => `${p}:`).join(' or ')}`,
   );
 
+/** One `redis://` URL, or several comma-separated (the seed nodes of a Redis Cluster). */
+const redisUrls = optionalString.refine(
+  (value) => value === undefined || redisUrlsOf(value).every((part) => /^rediss?:/.test(part)),
+  'must be a URL starting with redis: or rediss: (several, comma-separated, with CAIRN_REDIS_CLUSTER=1)',
+);
+
+const flag = optionalString.refine(
+  (value) => value === undefined || ['0', '1', 'true', 'false'].includes(value),
+  'must be 1, 0, true or false',
+);
+
 const modelSpec = optionalString.refine(
   (value) => value === undefined || value === 'scripted' || /^openai(-chat)?:.+/.test(value),
   'must be "scripted", "openai:<model>" or "openai-chat:<model>"',
@@ -45,7 +57,8 @@ const modelSpec = optionalString.refine(
 
 const ENV_SCHEMA = z.object({
   DATABASE_URL: url(['postgres', 'postgresql']).refine((v) => v !== undefined, 'is required'),
-  REDIS_URL: url(['redis', 'rediss']),
+  REDIS_URL: redisUrls,
+  CAIRN_REDIS_CLUSTER: flag,
   CAIRN_QUEUE_BACKEND: z.enum(['redis', 'postgres']).optional(),
   CAIRN_QUEUE_NAME: optionalString,
   CAIRN_QUEUE_PREFIX: optionalString,
@@ -81,12 +94,15 @@ export const CAIRN_ENV_VARIABLES: readonly string[] = Object.freeze(Object.keys(
 /** Cairn's configuration, parsed once from the environment at start. */
 export interface CairnEnvConfig {
   databaseUrl: string;
+  /** `REDIS_URL`: one server, or (with {@link CairnEnvConfig.redisCluster}) one or more cluster nodes, comma-separated. */
   redisUrl?: string;
+  /** `CAIRN_REDIS_CLUSTER=1`: every Redis connection is an ioredis `Cluster`; the queue prefix is hash-tagged. @defaultValue false */
+  redisCluster: boolean;
   /** `CAIRN_QUEUE_BACKEND`, else redis when `REDIS_URL` is set, else postgres. */
   queueBackend: QueueBackendKind;
   /** @defaultValue {@link DEFAULT_QUEUE_NAME} */
   queueName: string;
-  /** `CAIRN_QUEUE_PREFIX`: Redis key prefix or BullMQ Postgres schema. */
+  /** `CAIRN_QUEUE_PREFIX`: Redis key prefix or BullMQ Postgres schema; `{cairn}` by default in cluster mode, where it must hold a `{hash tag}`. */
   queuePrefix?: string;
   openaiApiKey?: string;
   openaiBaseUrl?: string;
@@ -148,14 +164,21 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
   if (queueBackend === 'redis' && !e.REDIS_URL) {
     throw new ConfigError('REDIS_URL', 'is required when CAIRN_QUEUE_BACKEND=redis');
   }
+  const redisCluster = e.CAIRN_REDIS_CLUSTER === '1' || e.CAIRN_REDIS_CLUSTER === 'true';
+  if (e.REDIS_URL && !redisCluster && redisUrlsOf(e.REDIS_URL).length > 1) {
+    throw new ConfigError('REDIS_URL', 'names several servers; set CAIRN_REDIS_CLUSTER=1 for a Redis Cluster');
+  }
+  const queuePrefix = queuePrefixFor(redisCluster && queueBackend === 'redis', e.CAIRN_QUEUE_PREFIX);
+  if (queuePrefix.problem) throw new ConfigError('CAIRN_QUEUE_PREFIX', queuePrefix.problem);
   // A missing OPENAI_API_KEY fails the worker (modelFromSpec), not the producer, which needs no model.
   const model = e.CAIRN_MODEL ?? (e.OPENAI_API_KEY ? DEFAULT_OPENAI_MODEL : 'scripted');
   return {
     databaseUrl: e.DATABASE_URL!,
     redisUrl: e.REDIS_URL,
+    redisCluster,
     queueBackend,
     queueName: e.CAIRN_QUEUE_NAME ?? DEFAULT_QUEUE_NAME,
-    queuePrefix: e.CAIRN_QUEUE_PREFIX,
+    queuePrefix: queuePrefix.prefix,
     openaiApiKey: e.OPENAI_API_KEY,
     openaiBaseUrl: e.OPENAI_BASE_URL,
     model,

@@ -62,6 +62,14 @@ export {
   type LivePublisher,
   type LiveSubscriber,
 } from './live/live-event.js';
+export {
+  createRedisConnection,
+  queuePrefixFor,
+  redisUrlsOf,
+  DEFAULT_CLUSTER_QUEUE_PREFIX,
+  type RedisConnection,
+  type RedisTarget,
+} from './redis-connection.js';
 export { createLivePublisher, createLiveSubscriber, type LiveChannelOptions } from './live/create-live.js';
 export { RedisLivePublisher, RedisLiveSubscriber } from './live/redis-live.js';
 export { PostgresLivePublisher, PostgresLiveSubscriber } from './live/postgres-live.js';

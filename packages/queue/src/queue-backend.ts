@@ -24,8 +24,10 @@ export interface BackendHandle {
 export interface RunQueueOptions {
   /** @defaultValue `'redis'` when `redisUrl` is set, else `'postgres'` */
   backend?: QueueBackendKind;
-  /** Redis URL (redis backend). */
+  /** Redis URL (redis backend); in cluster mode one or more node URLs, comma-separated. */
   redisUrl?: string;
+  /** Connect to `redisUrl` as a Redis Cluster; the prefix then defaults to `{cairn}` and must hold a hash tag. @defaultValue false */
+  redisCluster?: boolean;
   /** Postgres URL (postgres backend): usually the store's own database. */
   databaseUrl?: string;
   /** @defaultValue {@link DEFAULT_QUEUE_NAME} */
@@ -67,7 +69,7 @@ export class RunQueue {
     const backend = options.backend ?? (options.redisUrl ? 'redis' : 'postgres');
     const handle =
       backend === 'redis'
-        ? await openRedisBackend({ url: required(options.redisUrl, 'redisUrl'), queueName: name, prefix: options.prefix })
+        ? await openRedisBackend({ url: required(options.redisUrl, 'redisUrl'), cluster: options.redisCluster, queueName: name, prefix: options.prefix })
         : await openPostgresBackend({ url: required(options.databaseUrl, 'databaseUrl'), queueName: name, schema: options.prefix });
     return new RunQueue(handle, name);
   }

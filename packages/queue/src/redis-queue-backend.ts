@@ -1,20 +1,26 @@
 import { Queue, Worker } from 'bullmq';
 import type { Processor, WorkerOptions } from 'bullmq';
-import { Redis } from 'ioredis';
 import { ServiceUnreachableError } from './errors.js';
 import type { BackendHandle } from './queue-backend.js';
+import { createRedisConnection, queuePrefixFor, type RedisConnection } from './redis-connection.js';
 
 const PING_TIMEOUT_MS = 5000;
 
-/** BullMQ on Redis through ioredis; every connection it opens is closed by `close()`. */
+/**
+ * BullMQ on Redis through ioredis (a `Cluster` when `cluster` is set, with a
+ * hash-tagged prefix); every connection it opens is closed by `close()`.
+ */
 export async function openRedisBackend(options: {
   url: string;
+  cluster?: boolean;
   queueName: string;
   prefix?: string;
 }): Promise<BackendHandle> {
-  const connections: Redis[] = [];
+  const resolved = queuePrefixFor(options.cluster ?? false, options.prefix);
+  if (resolved.problem) throw new TypeError(`queue prefix ${resolved.problem}`);
+  const connections: RedisConnection[] = [];
   const connect = () => {
-    const redis = new Redis(options.url, { maxRetriesPerRequest: null, lazyConnect: false });
+    const redis = createRedisConnection({ url: options.url, cluster: options.cluster }, { maxRetriesPerRequest: null, lazyConnect: false });
     redis.on('error', () => undefined);
     connections.push(redis);
     return redis;
@@ -26,7 +32,7 @@ export async function openRedisBackend(options: {
     main.disconnect();
     throw new ServiceUnreachableError('Redis', options.url, { cause });
   }
-  const prefix = options.prefix === undefined ? {} : { prefix: options.prefix };
+  const prefix = resolved.prefix === undefined ? {} : { prefix: resolved.prefix };
   const queue = new Queue(options.queueName, { connection: main, ...prefix });
   return {
     kind: 'redis',

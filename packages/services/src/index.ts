@@ -15,6 +15,7 @@ export {
   type RedisService,
   type StartRedisOptions,
 } from './start-redis.js';
+export { startRedisCluster, REDIS_CLI_VAR, type RedisClusterService } from './start-redis-cluster.js';
 export { testDatabase } from './test-database.js';
 export { TEST_DATABASE_URL_VAR, TEST_REDIS_URL_VAR } from './test-env.js';
 export { hasTestRedis, testQueueBackend, testRedisUrl } from './test-redis-url.js';

@@ -22,6 +22,8 @@ export interface StartRedisOptions {
   dir?: string;
   /** Keep `dir` when stopping. @defaultValue false */
   keepData?: boolean;
+  /** More `redis-server` arguments (e.g. `--cluster-enabled yes`), after Cairn's own. @defaultValue none */
+  args?: string[];
 }
 
 /** Options of {@link RedisService.restart}. */
@@ -49,7 +51,7 @@ export interface RedisService {
 const PORT_ATTEMPTS = 3;
 const STOP_TIMEOUT_MS = 10_000;
 
-function serverArgs(port: number, dir: string, appendonly: boolean): string[] {
+function serverArgs(port: number, dir: string, appendonly: boolean, extra: string[]): string[] {
   const persistence = appendonly
     ? ['--appendonly', 'yes', '--appendfsync', 'everysec']
     : ['--appendonly', 'no'];
@@ -69,6 +71,7 @@ function serverArgs(port: number, dir: string, appendonly: boolean): string[] {
     '--save',
     '',
     ...persistence,
+    ...extra,
   ];
 }
 
@@ -119,7 +122,7 @@ export async function startRedis(
   });
 
   const launch = async (port: number): Promise<void> => {
-    const started = spawn(binary, serverArgs(port, dir, options.appendonly ?? false), {
+    const started = spawn(binary, serverArgs(port, dir, options.appendonly ?? false, options.args ?? []), {
       stdio: 'ignore',
     });
     started.unref();

@@ -47,6 +47,7 @@ try {
     live: createLivePublisher({
       backend: config.backend,
       redisUrl: config.redisUrl,
+      redisCluster: config.redisCluster,
       databaseUrl: config.databaseUrl,
       onError: (error) => logger.debug({ err: error }, 'could not publish a live event'),
     }),

@@ -21,6 +21,8 @@ export interface ExecutionThreadConfig {
   /** The queue backend, whose live channel the thread publishes run events on. */
   backend: QueueBackendKind;
   redisUrl?: string;
+  /** `CAIRN_REDIS_CLUSTER`. */
+  redisCluster?: boolean;
   /** `OTEL_EXPORTER_OTLP_ENDPOINT`: the thread traces its runs and exports there. */
   otlpEndpoint?: string;
   /** Postgres connections of this thread's pool. */

@@ -1,4 +1,5 @@
 import type { QueueBackendKind } from '../queue-backend.js';
+import type { RedisTarget } from '../redis-connection.js';
 import type { LivePublisher, LiveSubscriber } from './live-event.js';
 import { PostgresLivePublisher, PostgresLiveSubscriber } from './postgres-live.js';
 import { RedisLivePublisher, RedisLiveSubscriber } from './redis-live.js';
@@ -7,24 +8,26 @@ import { RedisLivePublisher, RedisLiveSubscriber } from './redis-live.js';
 export interface LiveChannelOptions {
   backend: QueueBackendKind;
   redisUrl?: string;
+  /** `redisUrl` names Redis Cluster nodes. @defaultValue false */
+  redisCluster?: boolean;
   databaseUrl: string;
   /** A publish that could not be sent (the run goes on). */
   onError?: (error: unknown) => void;
 }
 
-function redisUrlOf(options: LiveChannelOptions): string {
+function redisTargetOf(options: LiveChannelOptions): RedisTarget {
   if (!options.redisUrl) throw new TypeError('live channel: the redis backend needs redisUrl');
-  return options.redisUrl;
+  return { url: options.redisUrl, cluster: options.redisCluster };
 }
 
 /** The live publisher of the queue backend in use. */
 export function createLivePublisher(options: LiveChannelOptions): LivePublisher {
   return options.backend === 'redis'
-    ? new RedisLivePublisher(redisUrlOf(options), options.onError)
+    ? new RedisLivePublisher(redisTargetOf(options), options.onError)
     : new PostgresLivePublisher(options.databaseUrl, options.onError);
 }
 
 /** The live subscriber of the queue backend in use. */
 export function createLiveSubscriber(options: LiveChannelOptions): LiveSubscriber {
-  return options.backend === 'redis' ? new RedisLiveSubscriber(redisUrlOf(options)) : new PostgresLiveSubscriber(options.databaseUrl);
+  return options.backend === 'redis' ? new RedisLiveSubscriber(redisTargetOf(options)) : new PostgresLiveSubscriber(options.databaseUrl);
 }

@@ -1,15 +1,15 @@
-import { Redis } from 'ioredis';
+import { createRedisConnection, type RedisConnection, type RedisTarget } from '../redis-connection.js';
 import { ChannelListeners, liveChannel, type LiveEvent, type LivePublisher, type LiveSubscriber } from './live-event.js';
 
 /** Live events over Redis pub/sub (the Redis backend). */
 export class RedisLivePublisher implements LivePublisher {
-  private readonly redis: Redis;
+  private readonly redis: RedisConnection;
 
   constructor(
-    redisUrl: string,
+    target: RedisTarget,
     private readonly onError: (error: unknown) => void = () => undefined,
   ) {
-    this.redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false });
+    this.redis = createRedisConnection(target, { maxRetriesPerRequest: 1, lazyConnect: false });
     this.redis.on('error', onError);
   }
 
@@ -24,11 +24,11 @@ export class RedisLivePublisher implements LivePublisher {
 
 /** Follows live channels over one Redis connection in subscriber mode. */
 export class RedisLiveSubscriber implements LiveSubscriber {
-  private readonly redis: Redis;
+  private readonly redis: RedisConnection;
   private readonly listeners = new ChannelListeners();
 
-  constructor(redisUrl: string) {
-    this.redis = new Redis(redisUrl);
+  constructor(target: RedisTarget) {
+    this.redis = createRedisConnection(target);
     this.redis.on('error', () => undefined);
     this.redis.on('message', (channel: string, text: string) => this.listeners.dispatch(channel, text));
   }
