@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { PendingActionRecord, RunRecord } from '@cairn/engine';
+import { FINAL_STATUSES, isStatusIn, type PendingActionRecord, type RunRecord } from '@cairn/engine';
 import type { RunView } from '@cairn/store';
 import { startFleet, waitFor, type Fleet } from '../fleet/fleet.js';
 
@@ -51,7 +51,7 @@ export async function finished(fleet: Fleet, runId: string): Promise<RunRecord> 
   let run: RunRecord | undefined;
   await waitFor(async () => {
     run = await fleet.client.store.getRun(runId);
-    return run !== undefined && ['COMPLETED', 'ERROR', 'CANCELLED'].includes(run.status);
+    return isStatusIn(run?.status, FINAL_STATUSES);
   }, 40_000, `run ${runId} to finish`);
   return run!;
 }
