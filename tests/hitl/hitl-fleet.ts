@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { FINAL_STATUSES, isStatusIn, type PendingActionRecord, type RunRecord } from '@cairn/engine';
 import type { RunView } from '@cairn/store';
-import { startFleet, waitFor, type Fleet } from '../fleet/fleet.js';
+import { FLEET_BACKEND, startFleet, waitFor, type Fleet } from '../fleet/fleet.js';
 
 /** The ops example's registry, loaded by the workers and the client. */
 export const OPS_REGISTRY = '@cairn/ops-agent';
@@ -19,7 +19,7 @@ export interface OpsFleet extends Fleet {
 
 /** Starts a fleet on the ops registry with `workers` worker processes. */
 export async function startOpsFleet(options: { workers?: number; env?: Record<string, string> } = {}): Promise<OpsFleet> {
-  const fleet = await startFleet({ backend: 'redis', registryModule: OPS_REGISTRY });
+  const fleet = await startFleet({ backend: FLEET_BACKEND, registryModule: OPS_REGISTRY });
   const workerEnv = { OPS_LEDGER_URL: fleet.db.url, ...options.env };
   for (let i = 0; i < (options.workers ?? 1); i++) await fleet.spawnWorker(`w${i + 1}`, workerEnv);
   return Object.assign(fleet, {

@@ -1,6 +1,6 @@
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { testDatabase, testRedisUrl, type TestDatabase } from '@cairn/services';
+import { hasTestRedis, testDatabase, testRedisUrl, type TestDatabase } from '@cairn/services';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { startProducer, type CairnProducer } from './start-producer.js';
@@ -56,7 +56,8 @@ describe('a request body over CAIRN_MAX_BODY_BYTES', () => {
     database = await testDatabase();
     producer = await startProducer({
       databaseUrl: database.url,
-      redisUrl: testRedisUrl(),
+      // On the test Redis when there is one, else on BullMQ's PostgreSQL backend.
+      redisUrl: hasTestRedis() ? testRedisUrl() : undefined,
       queueName: `test-${randomUUID()}`,
       migrate: true,
       port: 0,
