@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DecisionConflictError } from '@cairn/engine';
+import { waitFor } from '../fleet/fleet.js';
 import { finished, OPS_AGENT, OPS_TEAM, pausedWith, startOpsFleet, toolMessages, type OpsFleet } from './hitl-fleet.js';
 
 let fleet: OpsFleet | undefined;
@@ -22,6 +23,28 @@ describe('expiry of a pending action', () => {
     expect(await fleet.ledgerRows()).toEqual([]);
     const events = await fleet.client.listEvents(action!.runId);
     expect(events.filter((e) => e.type === 'ActionExpired').map((e) => e.data)).toMatchObject([{ action_id: action!.actionId }]);
+  });
+
+  it('an expiry whose delayed job was lost is applied by the reconciler, and the run goes on', async () => {
+    fleet = await startOpsFleet({
+      env: { OPS_APPROVAL_TIMEOUT_MS: '3000', CAIRN_RECONCILE_INTERVAL_MS: '500', CAIRN_RECONCILE_AFTER_MS: '500' },
+    });
+    const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart api' });
+    const [action] = await pausedWith(fleet, run.runId, 1);
+    // The queue loses the delayed `expire` job (a flushed Redis, or a worker that died before enqueuing it).
+    const expireJobId = `expire-${action!.actionId}`;
+    let expireJob: Awaited<ReturnType<typeof fleet.client.runQueue.queue.getJob>>;
+    await waitFor(async () => (expireJob = await fleet!.client.runQueue.queue.getJob(expireJobId)) !== undefined, 10_000, expireJobId);
+    await expireJob!.remove();
+
+    expect((await finished(fleet, run.runId)).status).toBe('COMPLETED');
+    expect(await fleet.client.runQueue.queue.getJob(expireJobId)).toBeUndefined();
+    const view = (await fleet.client.getRun(run.runId))!;
+    expect(toolMessages(view, 'restart_service')).toEqual([
+      'A person rejected this call of tool "restart_service"; it was not run. Their message: approval timed out',
+    ]);
+    expect(await fleet.ledgerRows()).toEqual([]);
+    expect((await fleet.client.listEvents(run.runId)).filter((e) => e.type === 'ActionExpired')).toHaveLength(1);
   });
 
   it("onTimeout 'error': the run ends in ERROR naming the action", async () => {

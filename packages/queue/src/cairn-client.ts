@@ -24,6 +24,7 @@ import {
   type StoredEvent,
 } from '@cairn/store';
 import { RunWaitTimeoutError } from './errors.js';
+import { resumeJob } from './job-catalog.js';
 import { openStoreDb } from './open-store-db.js';
 import { RunQueue, type RunQueueOptions } from './queue-backend.js';
 
@@ -194,7 +195,7 @@ export class CairnClient {
 
   /** Enqueues the resume of a paused run whose actions are all decided (a no-op when it is queued already). */
   async enqueueResume(rootRunId: string, pausedEpoch: number): Promise<void> {
-    await this.runQueue.add({ name: 'continue', data: { runId: rootRunId, reason: 'continue', resumeOf: pausedEpoch } });
+    await this.runQueue.add(resumeJob(rootRunId, pausedEpoch));
   }
 
   /** The run as the API returns it, or undefined. */

@@ -65,6 +65,15 @@ export function runDedupId(runId: string): string {
 }
 
 /**
+ * The resume of a paused tree whose every action is decided: a `continue` of
+ * its root run whose job id derives from the epoch it paused in, so the
+ * decision, the expiry and the reconciler that may all ask for it enqueue it once.
+ */
+export function resumeJob(rootRunId: string, pausedEpoch: number): CatalogJob {
+  return { name: 'continue', data: { runId: rootRunId, reason: 'continue', resumeOf: pausedEpoch } };
+}
+
+/**
  * Job id and options for a job. `expire` jobs are `expire-<actionId>`,
  * delayed until the action's `expires_at`. `run` jobs are `run-<runId>`; the resume of a
  * paused run is `continue-<runId>-resume-<pausedEpoch>` (one per pause, so

@@ -64,7 +64,7 @@ describe('reconcileOnce', () => {
       await other.connection().execute(async (connection) => {
         await sql`select pg_advisory_lock(${ADVISORY_LOCKS.reconciler.toString()}::bigint)`.execute(connection);
         const skipped = await reconcileOnce({ store: client.store, runQueue: client.runQueue, olderThanMs: 0 });
-        expect(skipped).toEqual({ locked: false, checked: 0, enqueued: [] });
+        expect(skipped).toEqual({ locked: false, checked: 0, enqueued: [], expired: [] });
         await sql`select pg_advisory_unlock(${ADVISORY_LOCKS.reconciler.toString()}::bigint)`.execute(connection);
       });
     } finally {

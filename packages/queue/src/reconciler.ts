@@ -1,9 +1,10 @@
 import { CONTINUE_IN_PLACE_STATUSES, LIVE_STATUSES } from '@cairn/engine';
 import { ADVISORY_LOCKS, type PostgresCheckpointStore, type RunCursor } from '@cairn/store';
+import { resumeJob } from './job-catalog.js';
 import type { RunQueue } from './queue-backend.js';
 import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 
-/** Default number of runs one reconcile pass looks at, of each kind (live, decided paused). */
+/** Default number of runs (or overdue actions) one reconcile pass looks at, of each kind (live, decided paused, overdue). */
 export const DEFAULT_RECONCILE_BATCH = 100;
 
 /** Options of {@link reconcileOnce} and {@link startReconciler}. */
@@ -12,7 +13,7 @@ export interface ReconcileOptions {
   runQueue: RunQueue;
   /** Only runs not updated for this long (a run just created may not have its job yet). @defaultValue 15000 */
   olderThanMs?: number;
-  /** Runs looked at per pass, of each kind. @defaultValue {@link DEFAULT_RECONCILE_BATCH} */
+  /** Runs (or overdue actions) looked at per pass, of each kind. @defaultValue {@link DEFAULT_RECONCILE_BATCH} */
   batchSize?: number;
   logger?: WorkerLogger;
 }
@@ -25,6 +26,8 @@ export interface ReconcileResult {
   checked: number;
   /** Run ids a `continue` was enqueued for. */
   enqueued: string[];
+  /** Overdue actions this pass expired (their `expire` job never ran). */
+  expired: string[];
   /** Where the scan of live runs stopped: the next pass starts after it; undefined once it reached the end. */
   cursor?: RunCursor;
 }
@@ -33,14 +36,16 @@ export interface ReconcileResult {
  * Finds top-level runs left PENDING or RUNNING with no live job (Redis lost,
  * enqueue failed after the row was written) and enqueues a `continue` with
  * reason `reconciled`, and PAUSED ones with every action decided and no
- * resume job (their resume); idempotent, since a run has at most one live job.
+ * resume job (their resume), and expires undecided actions past their
+ * `expires_at` whose `expire` job never ran; idempotent, since a run has at
+ * most one live job and an expiry decides an action once.
  * Bounded: one worker at a time (a Postgres advisory lock), at most
  * `batchSize` runs of each kind per pass, read through the partial index on
  * top-level runs by status; `after` continues the scan where the last pass stopped.
  */
 export async function reconcileOnce(options: ReconcileOptions & { after?: RunCursor }): Promise<ReconcileResult> {
   const outcome = await options.store.withAdvisoryLock(ADVISORY_LOCKS.reconciler, () => reconcileBatch(options));
-  return outcome.locked ? outcome.result : { locked: false, checked: 0, enqueued: [] };
+  return outcome.locked ? outcome.result : { locked: false, checked: 0, enqueued: [], expired: [] };
 }
 
 async function reconcileBatch(options: ReconcileOptions & { after?: RunCursor }): Promise<ReconcileResult> {
@@ -72,13 +77,22 @@ async function reconcileBatch(options: ReconcileOptions & { after?: RunCursor })
   for (const paused of await store.listResumablePausedRuns(olderThanMs, limit)) {
     checked++;
     if (await runQueue.liveJobFor(paused.runId)) continue;
-    await runQueue.add({ name: 'continue', data: { runId: paused.runId, reason: 'continue', resumeOf: paused.epoch } });
+    await runQueue.add(resumeJob(paused.runId, paused.epoch));
     enqueued.push(paused.runId);
     logger.info({ runId: paused.runId }, 'reconciled a decided paused run with no resume job');
   }
+  // An undecided action past its expiry whose delayed `expire` job was lost or never enqueued.
+  const expired: string[] = [];
+  for (const actionId of await store.listOverdueActions(olderThanMs, limit)) {
+    const expiry = await store.expireAction(actionId);
+    if (expiry.kind === 'unchanged') continue;
+    expired.push(actionId);
+    if (expiry.kind === 'rejected' && expiry.resume) await runQueue.add(resumeJob(expiry.resume.rootRunId, expiry.resume.pausedEpoch));
+    logger.info({ actionId, result: expiry.kind }, 'reconciled an overdue action whose expiry never ran');
+  }
   const last = live.at(-1);
   const cursor = live.length === limit && last ? { updatedAt: last.updatedAt, runId: last.runId } : undefined;
-  return { locked: true, checked, enqueued, cursor };
+  return { locked: true, checked, enqueued, expired, cursor };
 }
 
 /** A periodic reconciler. */

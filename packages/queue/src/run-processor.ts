@@ -4,7 +4,7 @@ import { assertNever, dispositionOfError } from '@cairn/engine';
 import { InvalidJobError } from './errors.js';
 import type { RunExecutor } from './execution/run-executor.js';
 import type { RunJobOutcome } from './execution/run-job.js';
-import { parseJob, type CatalogJob } from './job-catalog.js';
+import { parseJob, resumeJob, type CatalogJob } from './job-catalog.js';
 import type { WorkerLogger } from './worker-logger.js';
 
 /** What a processed job returns (shown in Bull Board). */
@@ -49,9 +49,7 @@ export function createRunProcessor(deps: RunProcessorDeps) {
         for (const expiry of outcome.expiries ?? []) await deps.enqueue({ name: 'expire', data: expiry });
         return outcome;
       case 'expired':
-        if (outcome.resume) {
-          await deps.enqueue({ name: 'continue', data: { runId: outcome.resume.rootRunId, reason: 'continue', resumeOf: outcome.resume.pausedEpoch } });
-        }
+        if (outcome.resume) await deps.enqueue(resumeJob(outcome.resume.rootRunId, outcome.resume.pausedEpoch));
         return outcome;
       case 'skipped':
       case 'cancelled-at-claim':

@@ -364,6 +364,24 @@ export async function listResumablePausedRuns(
   return rows.map((r) => ({ runId: r.run_id, epoch: r.epoch }));
 }
 
+/**
+ * Undecided actions whose `expires_at` passed at least `graceMs` ago: their
+ * delayed `expire` job never ran (the worker died before enqueuing it, the
+ * queue lost it, or it fired early on a clock ahead of Postgres's), for the
+ * reconciler. Oldest first, read through the partial index on undecided actions.
+ */
+export async function listOverdueActions(db: Kysely<Database>, graceMs: number, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('pending_actions')
+    .select('action_id')
+    .where('status', '=', 'pending')
+    .where('expires_at', '<', sql<Date>`now() - make_interval(secs => ${graceMs / 1000})`)
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.action_id);
+}
+
 /** The streams an action's events go to: its run's, and its root run's when that is another (a team follows its member's decisions). */
 function eventStreamsOf(action: PendingActionRecord): string[] {
   return action.runId === action.rootRunId ? [action.runId] : [action.runId, action.rootRunId];

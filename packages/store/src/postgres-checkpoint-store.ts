@@ -35,6 +35,7 @@ import {
   expireAction,
   insertPendingActions,
   listPendingActions,
+  listOverdueActions,
   listResumablePausedRuns,
   listRunActions,
 } from './pending-actions.js';
@@ -342,6 +343,11 @@ export class PostgresCheckpointStore implements CheckpointStore {
   /** Expires the action if it is still undecided past its `expires_at`. */
   expireAction(actionId: string): Promise<ExpiryOutcome> {
     return expireAction(this.db, actionId);
+  }
+
+  /** {@link listOverdueActions}: ids of undecided actions overdue by `graceMs`, oldest first. */
+  listOverdueActions(graceMs: number, limit: number): Promise<string[]> {
+    return listOverdueActions(this.db, graceMs, limit);
   }
 
   /** Paused top-level runs with every action decided, paused at least `olderThanMs` ago: resumes never enqueued. */
