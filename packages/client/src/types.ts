@@ -111,6 +111,8 @@ export interface RunView {
   usage: Usage;
   metadata: Record<string, unknown>;
   cancel_requested_at: string | null;
+  /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */
+  definition_hash: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -139,7 +141,10 @@ export interface ContinueRunBody {
   input?: string;
   /** Start a new run from a COMPLETED run's messages. */
   fork?: boolean;
-  /** Resume on the worker's current definition of the entity. */
+  /**
+   * Resume a RUNNING or ERROR run on the worker's current definition of its entity, even when it
+   * differs from the run's `definition_hash` (a run that ended in `DefinitionChangedError`).
+   */
   upgrade?: boolean;
 }
 

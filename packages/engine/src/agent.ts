@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { DEFINITION_CHANGE_POLICIES, type DefinitionChangePolicy } from './definition-hash.js';
 import { UserError } from './errors.js';
 import type { Model } from './model.js';
 import { CHECKPOINT_MODES, type CheckpointMode } from './run-types.js';
@@ -28,6 +29,24 @@ export interface AgentOptions<Output = unknown> {
    * content holds the validated output, serialized.
    */
   outputType?: z.ZodType<Output>;
+  /** A label of this definition (a release, a prompt revision): part of its definition hash, so bumping it marks a change the hash would not see (a tool's code). */
+  version?: string;
+  /**
+   * What a worker does with a run started on another definition of this agent: `error` leaves it for a
+   * worker that has the run's definition, then ends it in ERROR (`DefinitionChangedError`); `resume`
+   * accepts the change and resumes it on this one. @defaultValue 'error'
+   */
+  onDefinitionChange?: DefinitionChangePolicy;
+}
+
+/** The fields agents and teams share, as {@link validateEntityOptions} checks them. */
+export interface SharedEntityOptions {
+  name: string;
+  model: Model;
+  checkpoint?: string;
+  maxTurns?: number;
+  version?: string;
+  onDefinitionChange?: string;
 }
 
 const ENTITY_NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
@@ -35,7 +54,7 @@ const ENTITY_NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
 /** Checks the fields agents and teams share; throws a UserError naming the bad one. */
 export function validateEntityOptions(
   kind: string,
-  options: { name: string; model: Model; checkpoint?: string; maxTurns?: number },
+  options: SharedEntityOptions,
 ): void {
   if (!ENTITY_NAME_PATTERN.test(options.name ?? '')) {
     throw new UserError(
@@ -59,6 +78,17 @@ export function validateEntityOptions(
   ) {
     throw new UserError(`${kind} "${options.name}": maxTurns must be a positive integer`);
   }
+  if (options.version !== undefined && (typeof options.version !== 'string' || options.version.trim() === '')) {
+    throw new UserError(`${kind} "${options.name}": version must be a non-empty string`);
+  }
+  if (
+    options.onDefinitionChange !== undefined &&
+    !(DEFINITION_CHANGE_POLICIES as readonly string[]).includes(options.onDefinitionChange)
+  ) {
+    throw new UserError(
+      `${kind} "${options.name}": onDefinitionChange must be one of ${DEFINITION_CHANGE_POLICIES.join(', ')}`,
+    );
+  }
 }
 
 /** An LLM with tools and instructions, run by the engine's turn loop. */
@@ -72,6 +102,8 @@ export class Agent<Output = unknown> {
   readonly checkpoint: CheckpointMode;
   readonly maxTurns: number;
   readonly outputType: z.ZodType<Output> | undefined;
+  readonly version: string | undefined;
+  readonly onDefinitionChange: DefinitionChangePolicy;
 
   constructor(options: AgentOptions<Output>) {
     validateEntityOptions('agent', options);
@@ -85,5 +117,7 @@ export class Agent<Output = unknown> {
     this.checkpoint = options.checkpoint ?? DEFAULT_CHECKPOINT_MODE;
     this.maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
     this.outputType = options.outputType;
+    this.version = options.version;
+    this.onDefinitionChange = options.onDefinitionChange ?? 'error';
   }
 }

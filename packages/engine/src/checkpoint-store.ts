@@ -34,6 +34,8 @@ export interface ClaimRequest {
   parentEpoch?: number;
   /** Statuses the claim may start from. @defaultValue CLAIMABLE_STATUSES */
   from?: readonly RunStatus[];
+  /** The definition hash of the entity this execution runs, recorded on the run by the claim. @defaultValue unchanged */
+  definitionHash?: string;
 }
 
 /** The successful claim of a run. */
@@ -111,11 +113,12 @@ export interface CheckpointStore {
   findMemberRun(parentRunId: string, toolCallId: string): Promise<RunRecord | undefined>;
   /**
    * Stores a continue request (with its input) in the same statement that
-   * checks the run is in one of `statuses` and that no other request waits.
+   * checks the run is in one of `statuses` and that no other request waits;
+   * an `upgrade` without input while one waits sets `upgrade` on that one.
    */
   recordContinueRequest(
     runId: string,
-    request: { input: string | null; statuses: readonly RunStatus[] },
+    request: { input: string | null; upgrade?: boolean; statuses: readonly RunStatus[] },
   ): Promise<{ recorded: true; request: ContinueRequestRecord } | { recorded: false; reason: 'waiting' | 'status' | 'not-found' }>;
   /** The waiting continue request `requestId` of the run, if it still waits. */
   readContinueRequest(runId: string, requestId: string): Promise<ContinueRequestRecord | null>;

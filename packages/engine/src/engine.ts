@@ -168,6 +168,7 @@ export class Engine {
       sessionId: request.sessionId,
       userId: request.userId ?? null,
       checkpoint: request.checkpoint ?? entity.checkpoint,
+      definitionHash: entity.definitionHash,
       metadata: request.metadata,
       tenantId: request.tenantId ?? null,
       ...(request.idempotencyKey !== undefined && {
@@ -204,6 +205,8 @@ export class Engine {
       sessionId: source.sessionId,
       userId: source.userId,
       checkpoint: source.checkpoint,
+      // A fork is a new run: it starts on the entity's current definition.
+      definitionHash: (await this.catalog.describe(source.entity))?.definitionHash ?? null,
       metadata: { ...source.metadata, forked_from: runId },
       messages: [...messages, { role: 'user', content: request.input }],
     });

@@ -1,11 +1,13 @@
 import type { CheckpointMode, EntityKind, EntityRef } from './run-types.js';
 
-/** What creating a run needs to know of an entity, without its code: that it exists, and its default checkpoint mode. */
+/** What creating a run needs to know of an entity, without its code: that it exists, its default checkpoint mode and its definition hash. */
 export interface EntityInfo {
   kind: EntityKind;
   name: string;
   /** The checkpoint mode of a run that names none. */
   checkpoint: CheckpointMode;
+  /** The digest of its definition (`definitionHashOf`), stamped on the runs created of it; null when the catalog does not know it. */
+  definitionHash: string | null;
 }
 
 /**

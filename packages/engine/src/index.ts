@@ -29,6 +29,12 @@ export {
 export { Agent, DEFAULT_CHECKPOINT_MODE, DEFAULT_MAX_TURNS, type AgentOptions } from './agent.js';
 export { Team, DELEGATE_TOOL_NAME, type TeamOptions } from './team.js';
 export { Registry, type Entity } from './registry.js';
+export {
+  definitionHashOf,
+  DEFINITION_HASH_LENGTH,
+  DEFINITION_CHANGE_POLICIES,
+  type DefinitionChangePolicy,
+} from './definition-hash.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
 export {
   Engine,

@@ -1,4 +1,5 @@
 import type { Agent } from './agent.js';
+import { definitionHashOf } from './definition-hash.js';
 import type { EntityCatalog, EntityInfo } from './entity-catalog.js';
 import { EntityNotFoundError, UserError } from './errors.js';
 import type { EntityRef } from './run-types.js';
@@ -61,7 +62,8 @@ export class Registry implements EntityCatalog {
   /** What run creation needs of `ref`, or undefined when the registry does not hold it. */
   describe(ref: EntityRef): EntityInfo | undefined {
     if (!this.has(ref)) return undefined;
-    return { kind: ref.kind, name: ref.name, checkpoint: this.get(ref).checkpoint };
+    const entity = this.get(ref);
+    return { kind: ref.kind, name: ref.name, checkpoint: entity.checkpoint, definitionHash: definitionHashOf(entity) };
   }
 
   /** {@link Registry.describe} of every entity: what a worker records of the entities it serves. */

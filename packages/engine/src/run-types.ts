@@ -32,6 +32,8 @@ export interface ContinueRequestRecord {
   requestId: string;
   /** The new user message, or null for a continue without input. */
   input: string | null;
+  /** Resume the run on the worker's definition of its entity even when it differs from the run's (`continue { upgrade: true }`). */
+  upgrade: boolean;
   requestedAt: Date;
 }
 
@@ -69,6 +71,8 @@ export interface RunRecord {
   tenantId: string | null;
   /** The continue request waiting to be applied, if any. */
   waitingContinueRequestId: string | null;
+  /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */
+  definitionHash: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -135,6 +139,8 @@ export interface NewRun {
   input: string;
   checkpoint: CheckpointMode;
   metadata?: Record<string, unknown>;
+  /** The digest of the entity's definition the run is created on; null or absent: stamped by its first claim. */
+  definitionHash?: string | null;
   /** A starting history, committed with the run (used by fork). */
   messages?: Message[];
   /**

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { Model } from './model.js';
 import type { CheckpointMode } from './run-types.js';
 import { assertUniqueToolNames, type Tool } from './tool.js';
+import type { DefinitionChangePolicy } from './definition-hash.js';
 
 /** Name of the tool a team's model calls to hand a task to a member. */
 export const DELEGATE_TOOL_NAME = 'delegate_task_to_member';
@@ -26,6 +27,10 @@ export interface TeamOptions<Output = unknown> {
   maxTurns?: number;
   /** The shape of the team's final answer, as an agent's `outputType`. */
   outputType?: z.ZodType<Output>;
+  /** A label of this definition, as an agent's `version`: part of the team's definition hash. */
+  version?: string;
+  /** As an agent's `onDefinitionChange`; a team's run resumed on a new definition takes its member runs along. @defaultValue 'error' */
+  onDefinitionChange?: DefinitionChangePolicy;
 }
 
 /**
@@ -45,6 +50,8 @@ export class Team<Output = unknown> {
   readonly checkpoint: CheckpointMode;
   readonly maxTurns: number;
   readonly outputType: z.ZodType<Output> | undefined;
+  readonly version: string | undefined;
+  readonly onDefinitionChange: DefinitionChangePolicy;
 
   constructor(options: TeamOptions<Output>) {
     validateEntityOptions('team', options);
@@ -72,6 +79,8 @@ export class Team<Output = unknown> {
     this.checkpoint = options.checkpoint ?? DEFAULT_CHECKPOINT_MODE;
     this.maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
     this.outputType = options.outputType;
+    this.version = options.version;
+    this.onDefinitionChange = options.onDefinitionChange ?? 'error';
   }
 
   /** The member called `name`, if any. */

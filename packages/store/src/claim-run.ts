@@ -34,7 +34,8 @@ function claimableFrom(runId: string, from: readonly RunStatus[]) {
 
 /**
  * Claims a run in ONE statement (its own transaction unless `db` is one): the
- * conditional UPDATE increments the epoch and sets RUNNING, and in the same
+ * conditional UPDATE increments the epoch and sets RUNNING (and the definition
+ * hash the execution runs on, when given), and in the same
  * statement the open attempt is superseded and this claim's attempt
  * inserted, both only when the UPDATE claimed the run. A member run claimed
  * with `parentEpoch` first share-locks its team's row in the same
@@ -55,7 +56,12 @@ export async function claimRun(db: Kysely<Database>, runId: string, claim: Claim
     .with('run', (qb) =>
       qb
         .updateTable('runs')
-        .set({ epoch: sql`epoch + 1`, status: 'RUNNING', updated_at: sql`now()` })
+        .set({
+          epoch: sql`epoch + 1`,
+          status: 'RUNNING',
+          updated_at: sql`now()`,
+          ...(claim.definitionHash !== undefined && { definition_hash: claim.definitionHash }),
+        })
         .where('run_id', '=', runId)
         .where(claimableFrom(runId, from))
         .returningAll(),
@@ -91,6 +97,11 @@ export async function claimRun(db: Kysely<Database>, runId: string, claim: Claim
     run: toRunRecord(row),
     // The attempt this statement inserts is not visible to it: count it here.
     claimsSinceProgress: row.attempts_since_progress + 1,
-    continueRequest: request && { requestId: request.request_id, input: request.input, requestedAt: new Date(request.requested_at) },
+    continueRequest: request && {
+      requestId: request.request_id,
+      input: request.input,
+      upgrade: request.upgrade,
+      requestedAt: new Date(request.requested_at),
+    },
   };
 }

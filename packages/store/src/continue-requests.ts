@@ -12,14 +12,16 @@ export type RecordedContinue =
  * Stores a continue request with its input in ONE statement that checks the
  * run's status (and that no other request waits) under the run's row lock,
  * and names it in `runs.waiting_continue_request`, so a finish racing it is
- * refused until an execution applies it.
+ * refused until an execution applies it. An `upgrade` without input while
+ * another request waits is merged into that one (it is then `recorded`):
+ * the execution that takes it in may resume on a changed definition.
  */
 export async function recordContinueRequest(
   db: Kysely<Database>,
   runId: string,
-  input: string | null,
-  statuses: readonly RunStatus[],
+  request: { input: string | null; upgrade: boolean; statuses: readonly RunStatus[] },
 ): Promise<RecordedContinue> {
+  const { input, upgrade, statuses } = request;
   const { rows } = await sql<{ request_id: string; requested_at: Date }>`
     with run as (
       update runs
@@ -28,11 +30,15 @@ export async function recordContinueRequest(
        where run_id = ${runId} and status = any(${statuses}) and waiting_continue_request is null
       returning run_id, waiting_continue_request
     )
-    insert into run_continue_requests (request_id, run_id, input)
-    select waiting_continue_request, run_id, ${input} from run
+    insert into run_continue_requests (request_id, run_id, input, upgrade)
+    select waiting_continue_request, run_id, ${input}, ${upgrade} from run
     returning request_id::text, requested_at`.execute(db);
   const row = rows[0];
-  if (row) return { recorded: true, request: { requestId: row.request_id, input, requestedAt: row.requested_at } };
+  if (row) return { recorded: true, request: { requestId: row.request_id, input, upgrade, requestedAt: row.requested_at } };
+  if (upgrade && input === null) {
+    const merged = await mergeUpgrade(db, runId, statuses);
+    if (merged) return { recorded: true, request: merged };
+  }
   const run = await db
     .selectFrom('runs')
     .select(['status', 'waiting_continue_request'])
@@ -40,6 +46,26 @@ export async function recordContinueRequest(
     .executeTakeFirst();
   if (!run) return { recorded: false, reason: 'not-found' };
   return { recorded: false, reason: statuses.includes(run.status) && run.waiting_continue_request !== null ? 'waiting' : 'status' };
+}
+
+/** Sets `upgrade` on the run's waiting request, in one statement that checks the status; the request, or undefined when none waits. */
+async function mergeUpgrade(
+  db: Kysely<Database>,
+  runId: string,
+  statuses: readonly RunStatus[],
+): Promise<ContinueRequestRecord | undefined> {
+  const { rows } = await sql<{ request_id: string; input: string | null; requested_at: Date }>`
+    with run as (
+      update runs set updated_at = now()
+       where run_id = ${runId} and status = any(${statuses}) and waiting_continue_request is not null
+      returning waiting_continue_request
+    )
+    update run_continue_requests c set upgrade = true
+      from run
+     where c.request_id = run.waiting_continue_request and c.applied_epoch is null
+    returning c.request_id::text, c.input, c.requested_at`.execute(db);
+  const row = rows[0];
+  return row && { requestId: row.request_id, input: row.input, upgrade: true, requestedAt: row.requested_at };
 }
 
 /** The waiting request `requestId` of the run, with its input. */
@@ -50,12 +76,12 @@ export async function readContinueRequest(
 ): Promise<ContinueRequestRecord | null> {
   const row = await db
     .selectFrom('run_continue_requests')
-    .select(['request_id', 'input', 'requested_at'])
+    .select(['request_id', 'input', 'upgrade', 'requested_at'])
     .where('run_id', '=', runId)
     .where('request_id', '=', requestId)
     .where('applied_epoch', 'is', null)
     .executeTakeFirst();
-  return row ? { requestId: String(row.request_id), input: row.input, requestedAt: row.requested_at } : null;
+  return row ? { requestId: String(row.request_id), input: row.input, upgrade: row.upgrade, requestedAt: row.requested_at } : null;
 }
 
 /**

@@ -44,6 +44,7 @@ export async function createRun(db: Kysely<Database>, run: NewRun): Promise<Crea
         metadata: JSON.stringify(run.metadata ?? {}),
         cancel_requested_at: null,
         tenant_id: tenantId,
+        definition_hash: run.definitionHash ?? null,
       })
       .returningAll()
       .executeTakeFirstOrThrow();

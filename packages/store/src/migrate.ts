@@ -9,6 +9,7 @@ import * as m0004 from './migrations/0004_lean_commit.js';
 import * as m0005a from './migrations/0005_a_tenants_idempotency.js';
 import * as m0005b from './migrations/0005_b_retention.js';
 import * as m0006 from './migrations/0006_served_entities.js';
+import * as m0007a from './migrations/0007_a_definition_hash.js';
 import * as m0007c from './migrations/0007_c_overdue_actions.js';
 
 /** Every migration by name, in order; files are only ever added. */
@@ -21,6 +22,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0005_a_tenants_idempotency': m0005a,
   '0005_b_retention': m0005b,
   '0006_served_entities': m0006,
+  '0007_a_definition_hash': m0007a,
   '0007_c_overdue_actions': m0007c,
 });
 

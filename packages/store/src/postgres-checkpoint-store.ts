@@ -171,9 +171,9 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   recordContinueRequest(
     runId: string,
-    request: { input: string | null; statuses: readonly RunStatus[] },
+    request: { input: string | null; upgrade?: boolean; statuses: readonly RunStatus[] },
   ): Promise<RecordedContinue> {
-    return recordContinueRequest(this.db, runId, request.input, request.statuses);
+    return recordContinueRequest(this.db, runId, { ...request, upgrade: request.upgrade ?? false });
   }
 
   readContinueRequest(runId: string, requestId: string): Promise<ContinueRequestRecord | null> {

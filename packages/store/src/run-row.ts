@@ -22,6 +22,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     cancelRequestedAt: row.cancel_requested_at,
     tenantId: row.tenant_id,
     waitingContinueRequestId: row.waiting_continue_request === null ? null : String(row.waiting_continue_request),
+    definitionHash: row.definition_hash,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

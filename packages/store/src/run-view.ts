@@ -80,6 +80,8 @@ export interface RunView {
   usage: Usage;
   metadata: Record<string, unknown>;
   cancel_requested_at: string | null;
+  /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */
+  definition_hash: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -263,6 +265,7 @@ function toRunView(
     usage: row.usage,
     metadata: row.metadata,
     cancel_requested_at: row.cancel_requested_at?.toISOString() ?? null,
+    definition_hash: row.definition_hash,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

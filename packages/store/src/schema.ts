@@ -53,6 +53,8 @@ export interface RunsTable {
   tenant_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** The continue request waiting to be applied, if any (`run_continue_requests.request_id`). */
   waiting_continue_request: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The digest of the entity's definition the run was created (or last resumed) on; null until a claim stamps it. */
+  definition_hash: ColumnType<string | null, string | null | undefined, string | null>;
   schema_version: Generated<number>;
   /** The last event sequence number of the run (0: no event yet). */
   event_seq: Generated<number>;
@@ -147,6 +149,8 @@ export interface RunContinueRequestsTable {
   request_id: Generated<string>;
   run_id: string;
   input: string | null;
+  /** `continue { upgrade: true }`: the run may resume on a changed definition of its entity. */
+  upgrade: Generated<boolean>;
   requested_at: Generated<Date>;
   /** The epoch of the execution whose commit applied the request; null while it waits. */
   applied_epoch: number | null;

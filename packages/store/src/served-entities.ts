@@ -2,20 +2,24 @@ import { sql, type Kysely } from 'kysely';
 import type { EntityCatalog, EntityInfo, EntityRef } from '@cairn/engine';
 import type { Database } from './schema.js';
 
+/** The stored `definition_hash` of an announcement without one (it is part of the primary key, so never null). */
+const NO_DEFINITION_HASH = '';
+
+/** A stored `definition_hash` as the engine sees it: null when the worker gave none. */
+function hashOf(stored: string): string | null {
+  return stored === NO_DEFINITION_HASH ? null : stored;
+}
+
 /** An entity a worker announced, as the store holds it. */
 export interface ServedEntity extends EntityInfo {
-  /** The digest of its definition, when the worker's registry gives one. */
-  definitionHash: string | null;
   /** The worker that announced it last. */
   workerId: string;
   firstSeenAt: Date;
   lastSeenAt: Date;
 }
 
-/** What a worker announces of one entity it serves. */
-export interface ServedEntityAnnouncement extends EntityInfo {
-  definitionHash?: string;
-}
+/** What a worker announces of one entity it serves: its registry's {@link EntityInfo}, definition hash included. */
+export type ServedEntityAnnouncement = EntityInfo;
 
 /**
  * The agents and teams workers serve, as they recorded them: workers
@@ -35,7 +39,7 @@ export class ServedEntityCatalog implements EntityCatalog {
         entities.map((e) => ({
           entity_kind: e.kind,
           entity_name: e.name,
-          definition_hash: e.definitionHash ?? '',
+          definition_hash: e.definitionHash ?? NO_DEFINITION_HASH,
           checkpoint: e.checkpoint,
           worker_id: workerId,
         })),
@@ -50,17 +54,20 @@ export class ServedEntityCatalog implements EntityCatalog {
       .execute();
   }
 
-  /** The entity as a worker last announced it, or undefined when no worker ever served it. */
+  /**
+   * The entity as a worker last announced it (its definition hash is the one
+   * new runs are stamped with), or undefined when no worker ever served it.
+   */
   async describe(ref: EntityRef): Promise<EntityInfo | undefined> {
     const row = await this.db
       .selectFrom('served_entities')
-      .select(['entity_kind', 'entity_name', 'checkpoint'])
+      .select(['entity_kind', 'entity_name', 'checkpoint', 'definition_hash'])
       .where('entity_kind', '=', ref.kind)
       .where('entity_name', '=', ref.name)
       .orderBy('last_seen_at', 'desc')
       .limit(1)
       .executeTakeFirst();
-    return row && { kind: row.entity_kind, name: row.entity_name, checkpoint: row.checkpoint };
+    return row && { kind: row.entity_kind, name: row.entity_name, checkpoint: row.checkpoint, definitionHash: hashOf(row.definition_hash) };
   }
 
   /** Every entity ever served (one row per definition), most recently seen first. */
@@ -70,7 +77,7 @@ export class ServedEntityCatalog implements EntityCatalog {
       kind: row.entity_kind,
       name: row.entity_name,
       checkpoint: row.checkpoint,
-      definitionHash: row.definition_hash === '' ? null : row.definition_hash,
+      definitionHash: hashOf(row.definition_hash),
       workerId: row.worker_id,
       firstSeenAt: row.first_seen_at,
       lastSeenAt: row.last_seen_at,

@@ -29,7 +29,6 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
   const live = !FINAL_STATUSES.includes(run.status);
   const acting = canAct(viewer);
   const disabledUnless = (allowed: boolean) => (allowed && acting ? '' : 'disabled');
-  const definitionHash = (run as { definition_hash?: unknown }).definition_hash;
   return pageLayout(
     `Run ${run.run_id}`,
     viewer,
@@ -47,7 +46,7 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
         <dl>
           <dt>Entity</dt><dd>${run.entity.kind} <strong>${run.entity.name}</strong></dd>
           <dt>Checkpoint mode</dt><dd>${run.checkpoint}</dd>
-          ${typeof definitionHash === 'string' ? html`<dt>Definition</dt><dd><code>${definitionHash}</code></dd>` : ''}
+          ${run.definition_hash === null ? '' : html`<dt>Definition</dt><dd><code>${run.definition_hash}</code></dd>`}
           <dt>Session</dt><dd><code>${run.session_id}</code></dd>
           ${run.parent_run_id
             ? html`<dt>Team run</dt><dd><a href="/ui/runs/${encodeURIComponent(run.parent_run_id)}"><code>${run.parent_run_id}</code></a></dd>`

@@ -1,6 +1,7 @@
 import type { Agent } from '../agent.js';
 import type { Team } from '../team.js';
 import type { CheckpointStore } from '../checkpoint-store.js';
+import { definitionHashOf } from '../definition-hash.js';
 import { MemberRunFailedError, RunNotContinuableError } from '../errors.js';
 import type { CheckpointMode, RunRecord } from '../run-types.js';
 import type { RunMember } from '../runner/delegation.js';
@@ -45,6 +46,7 @@ export function memberRunner(deps: MemberRunDeps, parent: RunRecord, parentOptio
         // A team execution that lost its run (a zombie) must not start member work.
         parentEpoch: parent.epoch,
         checkpoint: strongerMode(parent.checkpoint, member.checkpoint),
+        definitionHash: definitionHashOf(member),
       }));
     const reason = child.status === 'PENDING' ? 'run' : parentOptions.reason === 'run' ? 'continue' : parentOptions.reason;
     let result: ExecutionResult;
