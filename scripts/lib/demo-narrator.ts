@@ -1,3 +1,4 @@
+import { ownEntityName } from '@cairn/engine';
 import type { RunView } from '@cairn/store';
 
 /** Prints what changed in a run tree since the last look, one line per change, with the elapsed time. */
@@ -36,7 +37,7 @@ export class DemoNarrator {
       );
     }
     this.once(`${run.run_id}:status:${run.status}`, () => this.say(`${label}: ${run.status}`));
-    for (const member of run.member_runs) this.observe(member, `  ${label} > ${member.entity.name}`);
+    for (const member of run.member_runs) this.observe(member, `  ${label} > ${ownEntityName(member.entity.name)}`);
   }
 
   private once(key: string, speak: () => void): void {

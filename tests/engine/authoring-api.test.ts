@@ -162,6 +162,8 @@ describe('authoring API', () => {
     expect(registry.list()).toEqual(
       expect.arrayContaining([
         { kind: 'team', name: 'company' },
+        { kind: 'team', name: 'company/desk' },
+        { kind: 'agent', name: 'company/desk/clerk' },
         { kind: 'team', name: 'desk' },
         { kind: 'agent', name: 'clerk' },
       ]),
@@ -170,9 +172,9 @@ describe('authoring API', () => {
     expect(run.content).toBe('company: desk: order 42 ships Monday');
     const view = (await t.store.getRunView(run.runId))!;
     const deskRun = view.member_runs[0]!;
-    expect(deskRun.entity).toEqual({ kind: 'team', name: 'desk' });
+    expect(deskRun.entity).toEqual({ kind: 'team', name: 'company/desk' });
     expect(deskRun.status).toBe('COMPLETED');
-    expect(deskRun.member_runs.map((m) => [m.entity.name, m.status, m.content])).toEqual([['clerk', 'COMPLETED', 'order 42 ships Monday']]);
+    expect(deskRun.member_runs.map((m) => [m.entity.name, m.status, m.content])).toEqual([['company/desk/clerk', 'COMPLETED', 'order 42 ships Monday']]);
   });
 
   it('refuses a team tool that would shadow the delegation tool', () => {

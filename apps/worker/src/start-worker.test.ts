@@ -32,6 +32,7 @@ describe('startWorker from user code', () => {
     const served = await new ServedEntityCatalog(db).list();
     await db.destroy();
     expect(served.map((e) => `${e.kind}:${e.name}:${e.workerId}`).sort()).toEqual([
+      'agent:research-team/researcher:app-worker',
       'agent:researcher:app-worker',
       'team:research-team:app-worker',
     ]);

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { DEFINITION_CHANGE_POLICIES, type DefinitionChangePolicy } from './definition-hash.js';
+import { ENTITY_PATH_SEPARATOR } from './entity-path.js';
 import { UserError } from './errors.js';
 import type { Model } from './model.js';
 import { CHECKPOINT_MODES, type CheckpointMode } from './run-types.js';
@@ -56,6 +57,11 @@ export function validateEntityOptions(
   kind: string,
   options: SharedEntityOptions,
 ): void {
+  if (typeof options.name === 'string' && options.name.includes(ENTITY_PATH_SEPARATOR)) {
+    throw new UserError(
+      `${kind} name ${JSON.stringify(options.name)} is invalid: "${ENTITY_PATH_SEPARATOR}" is reserved for member paths (a team's member runs are named "team${ENTITY_PATH_SEPARATOR}member")`,
+    );
+  }
   if (!ENTITY_NAME_PATTERN.test(options.name ?? '')) {
     throw new UserError(
       `${kind} name ${JSON.stringify(options.name)} is invalid: use 1-64 letters, digits, ".", "_" or "-"`,

@@ -74,8 +74,23 @@ export class EntityNotFoundError extends CairnError {
   constructor(
     readonly kind: string,
     readonly entityName: string,
+    message = `no ${kind} named "${entityName}" in the registry`,
   ) {
-    super(`no ${kind} named "${entityName}" in the registry`);
+    super(message);
+  }
+}
+
+/**
+ * A plain name that two different members share (each in its own team):
+ * no entity is picked; the error lists the member paths to use instead.
+ */
+export class AmbiguousEntityError extends EntityNotFoundError {
+  constructor(
+    kind: string,
+    entityName: string,
+    readonly candidates: readonly string[],
+  ) {
+    super(kind, entityName, `${kind} "${entityName}" is ambiguous: use ${candidates.map((c) => JSON.stringify(c)).join(' or ')}`);
   }
 }
 

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { EntityCatalog, EntityInfo, EntityRef } from '@cairn/engine';
+import { AmbiguousEntityError, isEntityPath, memberEntityName, type EntityCatalog, type EntityInfo, type EntityRef } from '@cairn/engine';
 import type { Database } from './schema.js';
 
 /** The stored `definition_hash` of an announcement without one (it is part of the primary key, so never null). */
@@ -57,6 +57,9 @@ export class ServedEntityCatalog implements EntityCatalog {
   /**
    * The entity as a worker last announced it (its definition hash is the one
    * new runs are stamped with), or undefined when no worker ever served it.
+   * Throws {@link AmbiguousEntityError} for a plain name no worker serves
+   * because several members share it (workers announce those by path only),
+   * listing their paths.
    */
   async describe(ref: EntityRef): Promise<EntityInfo | undefined> {
     const row = await this.db
@@ -67,7 +70,25 @@ export class ServedEntityCatalog implements EntityCatalog {
       .orderBy('last_seen_at', 'desc')
       .limit(1)
       .executeTakeFirst();
-    return row && { kind: row.entity_kind, name: row.entity_name, checkpoint: row.checkpoint, definitionHash: hashOf(row.definition_hash) };
+    if (row) return { kind: row.entity_kind, name: row.entity_name, checkpoint: row.checkpoint, definitionHash: hashOf(row.definition_hash) };
+    if (isEntityPath(ref.name)) return undefined;
+    const paths = await this.memberPathsNamed(ref);
+    if (paths.length > 1) throw new AmbiguousEntityError(ref.kind, ref.name, paths);
+    return undefined;
+  }
+
+  /** The served member paths whose last name is `ref.name` (`team-a/researcher` for `researcher`). */
+  private async memberPathsNamed(ref: EntityRef): Promise<string[]> {
+    const suffix = memberEntityName('', ref.name);
+    const rows = await this.db
+      .selectFrom('served_entities')
+      .select('entity_name')
+      .distinct()
+      .where('entity_kind', '=', ref.kind)
+      .where(sql<string>`right(entity_name, ${suffix.length})`, '=', suffix)
+      .orderBy('entity_name')
+      .execute();
+    return rows.map((r) => r.entity_name);
   }
 
   /** Every entity ever served (one row per definition), most recently seen first. */

@@ -2,6 +2,7 @@ import type { Agent } from '../agent.js';
 import type { Team } from '../team.js';
 import type { CheckpointStore } from '../checkpoint-store.js';
 import { definitionHashOf } from '../definition-hash.js';
+import { memberEntityName } from '../entity-path.js';
 import { MemberRunFailedError, RunNotContinuableError } from '../errors.js';
 import type { CheckpointMode, RunRecord } from '../run-types.js';
 import type { RunMember } from '../runner/delegation.js';
@@ -37,7 +38,8 @@ export function memberRunner(deps: MemberRunDeps, parent: RunRecord, parentOptio
     const child =
       existing ??
       (await deps.store.createRun({
-        entity: { kind: member.kind, name: member.name },
+        // Named by its path (`research-team/researcher`): the member of THIS team, whatever other teams call theirs.
+        entity: { kind: member.kind, name: memberEntityName(parent.entity.name, member.name) },
         input: task,
         sessionId: parent.sessionId,
         userId: parent.userId,

@@ -1,7 +1,6 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
 import {
   EntityAwaitingDeployError,
-  EntityNotFoundError,
   LeaseLostError,
   RunNotContinuableError,
   RunNotFoundError,
@@ -81,7 +80,7 @@ export async function processPickup(deps: PickupDeps, pickup: Pickup, options: P
   if (!registry.has(run.entity)) {
     const graceLeftMs = run.updatedAt.getTime() + deps.versionGraceMs - Date.now();
     if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, run.entity.kind, run.entity.name, graceLeftMs);
-    return finishedOrLost(() => deps.failUnrunnable(runId, reason, new EntityNotFoundError(run.entity.kind, run.entity.name)));
+    return finishedOrLost(() => deps.failUnrunnable(runId, reason, registry.notFoundError(run.entity)));
   }
 
   const controller = new AbortController();

@@ -1,4 +1,5 @@
 import type { CheckpointStore, Claim } from '../checkpoint-store.js';
+import { entityPathSegments, isEntityPath } from '../entity-path.js';
 import { AttemptsExhaustedError, assertNever, ContinueArrivedError, LeaseLostError } from '../errors.js';
 import { dispositionOfError, retryableHint } from '../lifecycle/error-disposition.js';
 import { PauseSignal } from '../lifecycle/pause.js';
@@ -234,10 +235,15 @@ async function finish(checkpointer: Checkpointer, ending: Ending, usage: RunReco
   return { outcome: 'finished', run };
 }
 
-/** Entity names from the root run down to `run`. */
+/**
+ * Entity names from the root run down to `run`: a member run's name is its
+ * path already; a member run stored before members were named by path
+ * (a plain name under a parent run) gets its path from its parent runs.
+ */
 async function memberPathOf(store: CheckpointStore, run: RunRecord): Promise<string[]> {
+  if (isEntityPath(run.entity.name) || !run.parentRunId) return entityPathSegments(run.entity.name);
   const path = [run.entity.name];
-  for (let parentId = run.parentRunId; parentId; ) {
+  for (let parentId: string | null = run.parentRunId; parentId; ) {
     const parent = await store.getRun(parentId);
     if (!parent) break;
     path.unshift(parent.entity.name);
