@@ -117,6 +117,13 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
     body: JSON.stringify({ input: 'Research X' }),
   });
   expect(unknown.status).toBe(404);
+  // A team's member by its path, as the worker announced it.
+  const member = await fetch(`${baseUrl}/v1/agents/${encodeURIComponent('research-team/researcher')}/runs`, {
+    method: 'POST',
+    headers: { ...AUTH, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ input: 'Research X' }),
+  });
+  expect(member.status).toBe(202);
   const run = await fetch(`${baseUrl}/v1/runs/${run_id}`, { headers: AUTH });
   expect(await run.json()).toMatchObject({ run_id, status: 'PENDING', checkpoint: 'tool-batch' });
 
@@ -132,7 +139,8 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
   expect(JSON.stringify(await queues.json())).toContain(queueName);
 
   const metrics = await (await fetch(`${baseUrl}/metrics`, { headers: AUTH })).text();
-  expect(metrics).toContain(`cairn_queue_jobs{queue="${queueName}",state="waiting"} 1`);
+  // The team run and the member run by path wait for a worker.
+  expect(metrics).toContain(`cairn_queue_jobs{queue="${queueName}",state="waiting"} 2`);
 
   const exited = new Promise<number | null>((resolve) =>
     child!.once('exit', (code) => resolve(code)),

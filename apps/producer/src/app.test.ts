@@ -88,6 +88,20 @@ describe('runs API', () => {
     expect((await fx.app.request('/v1/sessions/nope')).status).toBe(404);
   });
 
+  it("enqueues a run of a team's member by its path (percent-encoded), and by its plain name while it is unique", async () => {
+    for (const [path, name] of [
+      ['/v1/agents/research-team%2Fresearcher/runs', 'research-team/researcher'],
+      ['/v1/agents/researcher/runs', 'researcher'],
+    ]) {
+      const res = await post(path!, { input: 'Find things' });
+      expect(res.status).toBe(202);
+      const { run_id } = (await res.json()) as { run_id: string };
+      const run = (await (await fx.app.request(`/v1/runs/${run_id}`)).json()) as RunView;
+      expect(run.entity).toEqual({ kind: 'agent', name });
+    }
+    expect((await post('/v1/agents/other-team%2Fresearcher/runs', { input: 'x' })).status).toBe(404);
+  });
+
   it('answers 404 for an unknown entity, in JSON', async () => {
     for (const path of ['/v1/teams/nobody/runs', '/v1/agents/research-team/runs']) {
       const res = await post(path, { input: 'x' });
