@@ -19,11 +19,15 @@ describe('Registry names', () => {
   it('names each team its own member by path, so two teams can each have a different researcher', () => {
     expect(registry.get({ kind: 'agent', name: 'team-a/researcher' })).toBe(webResearcher);
     expect(registry.get({ kind: 'agent', name: 'team-b/researcher' })).toBe(paperResearcher);
-    expect(registry.describe({ kind: 'agent', name: 'team-b/researcher' })).toEqual({
+    expect(registry.describe({ kind: 'agent', name: 'team-b/researcher' })).toMatchObject({
       kind: 'agent',
       name: 'team-b/researcher',
       checkpoint: 'tool-batch',
     });
+    // Each path describes its own member, with that member's definition.
+    expect(registry.describe({ kind: 'agent', name: 'team-a/researcher' })!.definitionHash).not.toBe(
+      registry.describe({ kind: 'agent', name: 'team-b/researcher' })!.definitionHash,
+    );
   });
 
   it('refuses a shared plain name, naming the paths to use, and never picks one', () => {
