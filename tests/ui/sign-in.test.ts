@@ -79,6 +79,15 @@ describe('browser sign-in with API keys', requiresChromium(), () => {
     const api = await page.evaluate(async () => (await fetch('/v1/runs/x')).status);
     expect(api).toBe(401);
     await context.close();
+
+    // A copy of the signed-out cookie (another tab, a stolen one) opens nothing either.
+    const copied = await browser.newContext();
+    await copied.addCookies([{ ...session, sameSite: 'Strict' }]);
+    const again = await copied.newPage();
+    await again.goto(`${stack.baseUrl}/ui/runs/${runId}`);
+    expect(again.url()).toContain('/ui/login?next=');
+    expect(await again.evaluate(async () => (await fetch('/v1/runs/x')).status)).toBe(401);
+    await copied.close();
   });
 
   it('acts from a page with the CSRF token, and refuses a write without it (403, nothing changes)', async () => {

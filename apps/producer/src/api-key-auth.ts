@@ -55,7 +55,7 @@ export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions): Middlew
       if (!found) throw new UnauthorizedError('invalid API key');
       principal = found;
     } else {
-      const session = sessions.verify(getCookie(c, SESSION_COOKIE));
+      const session = await sessions.verify(getCookie(c, SESSION_COOKIE));
       if (!session) {
         if (!isWrite && wantsPage(c)) return c.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(pathAndQuery(c))}`, 303);
         throw new UnauthorizedError('missing bearer API key');

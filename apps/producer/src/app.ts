@@ -78,7 +78,7 @@ export function createApp(deps: AppDeps): Hono {
     metrics.recordRequest(c.req.method, routePath(c, -1), c.res.status);
   });
   const keys = new ApiKeyRing(deps.apiKeys ?? [], deps.readApiKeys ?? []);
-  const sessions = new BrowserSessions(keys);
+  const sessions = new BrowserSessions(keys, deps.client);
   app.use(apiKeyAuth(keys, sessions));
   app.use(pathGuard());
   app.use(

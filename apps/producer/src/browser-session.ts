@@ -24,6 +24,16 @@ export interface BrowserSession {
   principal: Principal;
   /** The token every write of this session must carry. */
   csrfToken: string;
+  /** The session's own random id, which a sign-out revokes. */
+  nonce: string;
+  /** When its cookie stops being valid by itself. */
+  expiresAt: Date;
+}
+
+/** Where signed-out sessions are kept, shared by every producer (the store, through the producer's client). */
+export interface SessionRevocations {
+  revokeBrowserSession(nonce: string, expiresAt: Date): Promise<void>;
+  isBrowserSessionRevoked(nonce: string): Promise<boolean>;
 }
 
 /** A session just issued, with the cookie value to set. */
@@ -34,12 +44,15 @@ export interface IssuedSession extends BrowserSession {
 /**
  * Browser sessions as signed cookies: the value is `keyId.expiry.nonce.mac`,
  * an HMAC under the key ring's secret, so it holds no key and cannot be
- * forged or extended; a session whose key is no longer configured is void.
- * The CSRF token is an HMAC of the session's nonce.
+ * forged or extended; a session whose key is no longer configured is void,
+ * and so is one signed out ({@link BrowserSessions.revoke}: its nonce is
+ * kept in the store until the cookie's expiry, so a copy of the cookie opens
+ * nothing on any producer). The CSRF token is an HMAC of the session's nonce.
  */
 export class BrowserSessions {
   constructor(
     private readonly keys: ApiKeyRing,
+    private readonly revocations: SessionRevocations,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -51,12 +64,19 @@ export class BrowserSessions {
     return {
       principal,
       csrfToken: this.csrfTokenOf(nonce),
+      nonce,
+      expiresAt: new Date(expiresAt * 1000),
       cookieValue: `${payload}.${this.mac(payload)}`,
     };
   }
 
-  /** The session a cookie value stands for, or undefined when it is malformed, tampered with, expired or its key is gone. */
-  verify(cookieValue: string | undefined): BrowserSession | undefined {
+  /** Signs the session out: its cookie is refused from now on, wherever it is presented. */
+  revoke(session: BrowserSession): Promise<void> {
+    return this.revocations.revokeBrowserSession(session.nonce, session.expiresAt);
+  }
+
+  /** The session a cookie value stands for, or undefined when it is malformed, tampered with, expired, signed out or its key is gone. */
+  async verify(cookieValue: string | undefined): Promise<BrowserSession | undefined> {
     const parts = cookieValue?.split('.');
     if (parts?.length !== 4) return undefined;
     const [keyId, expiresAt, nonce, mac] = parts as [string, string, string, string];
@@ -65,7 +85,8 @@ export class BrowserSessions {
     if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return undefined;
     if (!/^\d+$/.test(expiresAt) || Number(expiresAt) * 1000 <= this.now()) return undefined;
     const principal = this.keys.byKeyId(keyId);
-    return principal && { principal, csrfToken: this.csrfTokenOf(nonce) };
+    if (!principal || (await this.revocations.isBrowserSessionRevoked(nonce))) return undefined;
+    return { principal, csrfToken: this.csrfTokenOf(nonce), nonce, expiresAt: new Date(Number(expiresAt) * 1000) };
   }
 
   /** True when `token` is the session's CSRF token (constant time). */

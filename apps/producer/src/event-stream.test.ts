@@ -36,6 +36,8 @@ beforeEach(async () => {
     runOwner: (runId) => fx.client.runOwner(runId),
     sessionOwner: (sessionId) => fx.client.sessionOwner(sessionId),
     deleteSession: (sessionId) => fx.client.deleteSession(sessionId),
+    revokeBrowserSession: (nonce, expiresAt) => fx.client.revokeBrowserSession(nonce, expiresAt),
+    isBrowserSessionRevoked: (nonce) => fx.client.isBrowserSessionRevoked(nonce),
     listEvents: (runId, afterSeq) => {
       listEventsCalls += 1;
       return fx.client.listEvents(runId, afterSeq);

@@ -38,4 +38,6 @@ export interface ProducerClient {
   getSession(sessionId: string): Promise<SessionView | undefined>;
   listEvents(runId: string, afterSeq: number): Promise<StoredEvent[]>;
   countRunsByStatus(status: RunStatus): Promise<number>;
+  revokeBrowserSession(nonce: string, expiresAt: Date): Promise<void>;
+  isBrowserSessionRevoked(nonce: string): Promise<boolean>;
 }

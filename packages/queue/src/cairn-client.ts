@@ -13,6 +13,7 @@ import {
 } from '@cairn/engine';
 import { validateDecision } from '@cairn/engine/store';
 import {
+  BrowserSessionRevocations,
   PostgresCheckpointStore,
   ServedEntityCatalog,
   type RunListFilter,
@@ -74,10 +75,12 @@ export class CairnClient {
   readonly runQueue: RunQueue;
   private readonly onClose?: () => Promise<void>;
   private readonly cancelGraceMs: number;
+  private readonly revocations: BrowserSessionRevocations;
 
   constructor(deps: CairnClientDeps) {
     this.engine = deps.engine;
     this.store = deps.store;
+    this.revocations = new BrowserSessionRevocations(deps.store.db);
     this.runQueue = deps.runQueue;
     this.onClose = deps.onClose;
     this.cancelGraceMs = deps.cancelGraceMs ?? 5000;
@@ -246,6 +249,16 @@ export class CairnClient {
   /** The run's events after `afterSeq`, in order. */
   listEvents(runId: string, afterSeq = 0, limit?: number): Promise<StoredEvent[]> {
     return this.store.listEvents(runId, afterSeq, limit);
+  }
+
+  /** Records the sign-out of the run pages' browser session `nonce` until `expiresAt`: every producer on this store refuses it from then on. */
+  revokeBrowserSession(nonce: string, expiresAt: Date): Promise<void> {
+    return this.revocations.revoke(nonce, expiresAt);
+  }
+
+  /** True when the browser session `nonce` was signed out. */
+  isBrowserSessionRevoked(nonce: string): Promise<boolean> {
+    return this.revocations.isRevoked(nonce);
   }
 
   /** How many runs (member runs included) are in `status` now. */

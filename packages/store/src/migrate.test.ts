@@ -48,6 +48,7 @@ describe('migrate', () => {
       'kysely_migration',
       'kysely_migration_lock',
       'pending_actions',
+      'revoked_browser_sessions',
       'run_attempts',
       'run_continue_requests',
       'run_events',

@@ -169,6 +169,14 @@ export interface Database {
   served_entities: ServedEntitiesTable;
   run_idempotency_keys: RunIdempotencyKeysTable;
   run_continue_requests: RunContinueRequestsTable;
+  revoked_browser_sessions: RevokedBrowserSessionsTable;
+}
+
+/** The `revoked_browser_sessions` table: signed-out browser sessions, until their cookie expires. */
+export interface RevokedBrowserSessionsTable {
+  nonce: string;
+  expires_at: Date;
+  revoked_at: Generated<Date>;
 }
 
 /** The `served_entities` table: which worker last announced an entity (and its definition), and when. */

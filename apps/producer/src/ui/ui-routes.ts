@@ -5,7 +5,7 @@ import { deleteCookie, setCookie } from 'hono/cookie';
 import { html } from 'hono/html';
 import type { ApiKeyRing, Principal } from '../api-keys.js';
 import { requestPrincipal } from '../api-key-auth.js';
-import { CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_S, type BrowserSessions } from '../browser-session.js';
+import { CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_S, type BrowserSession, type BrowserSessions } from '../browser-session.js';
 import { ForbiddenError } from '../errors.js';
 import type { ProducerClient } from '../producer-client.js';
 import { checkpointMarks } from './attempt-timeline.js';
@@ -108,7 +108,9 @@ export function uiRoutes({ client, keys, sessions, liveText }: UiRoutesDeps): Ho
     return c.redirect(next, 303);
   });
 
-  app.post('/logout', (c) => {
+  app.post('/logout', async (c) => {
+    const session = c.get('browserSession') as BrowserSession | undefined;
+    if (session) await sessions.revoke(session);
     deleteCookie(c, SESSION_COOKIE, { path: '/' });
     deleteCookie(c, CSRF_COOKIE, { path: '/' });
     return c.redirect(keys.enabled ? '/ui/login?signed_out=1' : '/ui', 303);
@@ -118,7 +120,7 @@ export function uiRoutes({ client, keys, sessions, liveText }: UiRoutesDeps): Ho
 }
 
 function viewerOf(c: Context): Viewer {
-  const session = c.get('browserSession') as ReturnType<BrowserSessions['verify']>;
+  const session = c.get('browserSession') as BrowserSession | undefined;
   return {
     principal: c.get('principal') as Principal | undefined,
     csrfToken: session?.csrfToken ?? '',
