@@ -96,6 +96,34 @@ describe('member names scoped to their team', () => {
     expect((await t.store.listRuns({ limit: 10, topLevelOnly: false })).runs.map((r) => r.entity.name)).toEqual(['team-b/researcher']);
   });
 
+  it('a member run stored under its plain name (before paths) resumes as its own team’s member, though another team now has one of that name', async () => {
+    const handover = new AbortController();
+    const slowWeb = tool({
+      name: 'search_web',
+      description: 'Looks a topic up in the web',
+      parameters: z.object({ topic: z.string() }),
+      execute: ({ topic }) => {
+        handover.abort();
+        return `the web on ${topic}`;
+      },
+    });
+    const webTeam = teamOf('team-a', researcher(slowWeb, 'web researcher'));
+    const engine = new Engine({ store: t.store, registry: new Registry({ teams: [webTeam] }), workerId: 'old' });
+    const run = await engine.createRun({ entity: { kind: 'team', name: 'team-a' }, input: 'tides' });
+    expect(await engine.execute(run.runId, { reason: 'run', handover: handover.signal })).toEqual({ outcome: 'handed-over', runId: run.runId });
+    const [member] = await t.store.listChildRuns(run.runId);
+    // As a member run was stored before members were named by path.
+    await t.db.updateTable('runs').set({ entity_name: 'researcher' }).where('run_id', '=', member!.runId).execute();
+
+    const paperTeam = teamOf('team-b', researcher(lookupTool('search_papers', 'the papers'), 'paper researcher'));
+    const upgraded = new Engine({ store: t.store, registry: new Registry({ teams: [webTeam, paperTeam] }), workerId: 'new' });
+    const resumed = await upgraded.execute(run.runId, { reason: 'handover' });
+    expect(resumed.outcome === 'finished' && resumed.run.content).toBe('team-a: web researcher: the web on tides');
+    const [view] = (await t.store.getRunView(run.runId))!.member_runs;
+    expect([view!.run_id, view!.entity.name, view!.status]).toEqual([member!.runId, 'researcher', 'COMPLETED']);
+    expect(toolNames(view!)).toEqual(['search_web']);
+  });
+
   it('a gated tool of a scoped member pauses with member_path ["team-a", "researcher"]', async () => {
     const webTeam = teamOf('team-a', researcher(lookupTool('search_web', 'the web', { needsApproval: true }), 'web researcher'));
     const paperTeam = teamOf('team-b', researcher(lookupTool('search_papers', 'the papers'), 'paper researcher'));

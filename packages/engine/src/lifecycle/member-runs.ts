@@ -61,6 +61,7 @@ export function memberRunner(deps: MemberRunDeps, parent: RunRecord, parentOptio
         // A member paused on its own pending actions resumes first, once they are decided.
         ...(child.status === 'PAUSED' && { from: [...CLAIMABLE_STATUSES, ...RUN_TRANSITIONS.resumeFromPause.from] }),
         context: parentOptions.context,
+        member,
       });
     } catch (error) {
       // A member still waiting for a person keeps its team paused.

@@ -41,6 +41,12 @@ export interface ExecuteOptions {
   from?: readonly RunStatus[];
   /** The app's context for this execution's tools (`ctx.context`), over the engine's own. */
   context?: unknown;
+  /**
+   * For a member run: the member its team delegated to, run as is instead of
+   * looking the run's entity name up (a member run stored under a plain name
+   * still runs its own team's member once another team has one of that name).
+   */
+  member?: Entity;
   /** Called once the run is claimed, with the epoch this execution holds. */
   onClaim?(claim: { epoch: number; run: RunRecord }): void;
 }
@@ -160,7 +166,7 @@ function prepare(
     throw new AttemptsExhaustedError(run.runId, claim.claimsSinceProgress, deps.maxAttempts);
   }
   const stored = parseStoredMessages(run.runId, storedMessages);
-  const entity = entityOf(run);
+  const entity = options.member ?? entityOf(run);
   const messages: Message[] = stored.length > 0 ? [...stored] : [{ role: 'user', content: run.input }];
   if (stored.length === 0) checkpointer.add(messages);
   const output = entity.outputType ? outputCheckFor(entity.outputType) : undefined;
