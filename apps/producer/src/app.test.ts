@@ -218,6 +218,28 @@ describe('runs API', () => {
     const res = await post(`/v1/runs/${run_id}/continue`, { fork: 'yes' });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: 'invalid_body', issues: [{ path: 'fork' }] });
+    const upgrade = await post(`/v1/runs/${run_id}/continue`, { upgrade: 'please' });
+    expect(upgrade.status).toBe(400);
+    expect(await upgrade.json()).toMatchObject({ error: 'invalid_body', issues: [{ path: 'upgrade' }] });
+  });
+
+  it('stores continue { upgrade: true } with the resume of an ERROR run; refuses it on a queued run and with a fork', async () => {
+    const { run_id } = await createRun();
+    const queued = await post(`/v1/runs/${run_id}/continue`, { upgrade: true });
+    expect(queued.status).toBe(409);
+    expect(await queued.json()).toMatchObject({ error: 'run_not_continuable', message: expect.stringContaining('nothing to upgrade') });
+    await fx.fail(run_id);
+    const res = await post(`/v1/runs/${run_id}/continue`, { upgrade: true });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ run_id, status: 'ERROR', action: 'resume' });
+    const run = (await fx.client.store.getRun(run_id))!;
+    expect(await fx.client.store.readContinueRequest(run_id, run.waitingContinueRequestId!)).toMatchObject({ upgrade: true, input: null });
+
+    const done = await createRun();
+    await fx.complete(done.run_id, 'the answer');
+    const fork = await post(`/v1/runs/${done.run_id}/continue`, { input: 'more', fork: true, upgrade: true });
+    expect(fork.status).toBe(409);
+    expect(await fork.json()).toMatchObject({ message: expect.stringContaining('drop upgrade') });
   });
 });
 

@@ -1,4 +1,4 @@
-import type { CreateRunRequest, CreatedRun, DecisionsResult, PostedDecision, RunRecord, RunStatus } from '@cairn/engine';
+import type { ContinueRequest, CreateRunRequest, CreatedRun, DecisionsResult, PostedDecision, RunRecord, RunStatus } from '@cairn/engine';
 import type {
   RunListFilter,
   RunListPage,
@@ -9,11 +9,8 @@ import type {
   StoredEvent,
 } from '@cairn/store';
 
-/** What a continue request asks for (the HTTP body, camelCased). */
-export interface ContinueRunOptions {
-  input?: string;
-  fork?: boolean;
-}
+/** What a continue request asks for (the HTTP body: `input`, `fork`, `upgrade`). */
+export type ContinueRunOptions = ContinueRequest;
 
 /** What a continue did: resumed the run, found it already queued, or forked a new run. */
 export interface ContinueRunResult {

@@ -19,6 +19,8 @@ export const createRunBodySchema = z.strictObject({
 export const continueRunBodySchema = z.strictObject({
   input: input.optional(),
   fork: z.boolean().optional(),
+  /** Resume a RUNNING or ERROR run on the workers' current definition of its entity. */
+  upgrade: z.boolean().optional(),
 });
 
 const actionId = z.string().min(1).max(200);

@@ -24,6 +24,11 @@ export interface CheckpointDelta {
   events?: readonly RunEvent[];
   /** The continue request whose input this delta's messages take in: marked applied by the same fenced write. */
   appliesContinueRequest?: string;
+  /**
+   * The waiting continue request an ERROR finish leaves waiting, not taken in: an execution that could not
+   * run at all (its entity missing or changed) keeps the request's input for the continue that follows.
+   */
+  keepsContinueRequest?: string;
 }
 
 /** What {@link CheckpointStore.claimRun} takes. */

@@ -78,6 +78,11 @@ export interface ContinueRequest {
   fork?: boolean;
   /** A new user message (required to fork). */
   input?: string;
+  /**
+   * For a RUNNING or ERROR run: resume it on the worker's definition of its entity even when it
+   * differs from the run's `definitionHash` (a run that ended in `DefinitionChangedError`).
+   */
+  upgrade?: boolean;
 }
 
 /** What {@link Engine.run} takes besides the entity and its input. */
@@ -220,7 +225,11 @@ export class Engine {
    */
   private async recordContinue(runId: string, request: ContinueRequest): Promise<ContinueDecision> {
     const input = request.input?.trim() ? request.input : null;
-    const recorded = await this.store.recordContinueRequest(runId, { input, statuses: CONTINUE_IN_PLACE_STATUSES });
+    const recorded = await this.store.recordContinueRequest(runId, {
+      input,
+      upgrade: request.upgrade === true,
+      statuses: CONTINUE_IN_PLACE_STATUSES,
+    });
     const run = await this.store.getRun(runId);
     if (recorded.recorded) return { action: 'resume', run: run! };
     if (recorded.reason === 'waiting') {
@@ -267,14 +276,21 @@ export class Engine {
 
   /** Ends a run this engine cannot execute in ERROR, in one claim (its attempt shows who ended it and why). */
   private async failUnrunnable(runId: string, reason: AttemptReason, error: Error): Promise<RunRecord> {
-    const { epoch, run } = await this.store.claimRun(runId, { workerId: this.deps.workerId, reason });
+    const { epoch, run, continueRequest } = await this.store.claimRun(runId, { workerId: this.deps.workerId, reason });
     const info = errorInfo(error);
     const event = { type: 'RunError' as const, runId, epoch, data: { error: info }, at: new Date().toISOString() };
     const failed = await this.store.finishRun(runId, epoch, {
       status: 'ERROR',
       content: null,
       error: info,
-      delta: { messages: [], toolCalls: [], usage: run.usage, events: [event] },
+      delta: {
+        messages: [],
+        toolCalls: [],
+        usage: run.usage,
+        events: [event],
+        // Nothing ran: a waiting continue's input (and its upgrade) stays for the next continue.
+        ...(continueRequest && { keepsContinueRequest: continueRequest.requestId }),
+      },
     });
     this.deps.onEvent?.(event);
     return failed;

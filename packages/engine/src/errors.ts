@@ -95,9 +95,10 @@ export class AmbiguousEntityError extends EntityNotFoundError {
 }
 
 /**
- * The run's entity is not in this worker's registry, but the run changed less
- * than the version grace period ago: a rolling deploy may still bring a worker
- * that has it, so the job is retried without claiming the run.
+ * The run's entity is not in this worker's registry (or is there with
+ * another definition than the run's, `definition` set), but the run changed
+ * less than the version grace period ago: a rolling deploy may still bring
+ * (or keep) a worker that has it, so the job is retried without claiming the run.
  */
 export class EntityAwaitingDeployError extends CairnError {
   constructor(
@@ -105,8 +106,33 @@ export class EntityAwaitingDeployError extends CairnError {
     readonly kind: string,
     readonly entityName: string,
     readonly graceLeftMs: number,
+    readonly definition?: { runHash: string; workerHash: string },
   ) {
-    super(`run ${runId}: no ${kind} named "${entityName}" in this worker's registry yet; retrying for ${graceLeftMs} ms more`);
+    super(
+      definition
+        ? `run ${runId}: started on definition ${definition.runHash} of ${kind} "${entityName}", this worker has ${definition.workerHash}; leaving it for a worker with ${definition.runHash} for ${graceLeftMs} ms more`
+        : `run ${runId}: no ${kind} named "${entityName}" in this worker's registry yet; retrying for ${graceLeftMs} ms more`,
+    );
+  }
+}
+
+/**
+ * The run started on another definition of its entity than the worker's,
+ * and no worker with the run's definition took it within the version grace
+ * period. Continuable: `continue { "upgrade": true }` resumes it on the new one.
+ */
+export class DefinitionChangedError extends CairnError {
+  constructor(
+    readonly runId: string,
+    readonly kind: string,
+    readonly entityName: string,
+    readonly runHash: string,
+    readonly workerHash: string,
+  ) {
+    super(
+      `run ${runId}: ${kind} "${entityName}" changed: the run started on definition ${runHash}, the workers have ${workerHash}; ` +
+        'continue with { "upgrade": true } to resume it on the new definition',
+    );
   }
 }
 

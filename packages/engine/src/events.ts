@@ -2,6 +2,8 @@
 export const RUN_EVENT_TYPES = [
   'RunStarted',
   'RunContinued',
+  /** `{ from, to }`: the run resumed on another definition of its entity (`continue { upgrade: true }` or `onDefinitionChange: 'resume'`). */
+  'DefinitionUpgraded',
   'ModelRequestStarted',
   'ModelRequestCompleted',
   'ToolCallStarted',

@@ -2,6 +2,7 @@ import {
   Engine,
   RunNotContinuableError,
   TERMINAL_STATUSES,
+  type ContinueRequest,
   type CreateRunRequest,
   type CreatedRun,
   type DecisionsResult,
@@ -54,11 +55,8 @@ export interface CairnClientDeps {
   cancelGraceMs?: number;
 }
 
-/** What {@link CairnClient.continueRun} takes. */
-export interface ContinueRunOptions {
-  input?: string;
-  fork?: boolean;
-}
+/** What {@link CairnClient.continueRun} takes: the engine's continue request (`input`, `fork`, `upgrade`). */
+export type ContinueRunOptions = ContinueRequest;
 
 /**
  * The producer's handle on Cairn: creates runs and enqueues them, continues,
@@ -132,7 +130,7 @@ export class CairnClient {
     options: ContinueRunOptions = {},
   ): Promise<{ action: 'resume' | 'already-queued' | 'fork'; run: RunRecord }> {
     const decision = await this.engine
-      .continueRun(runId, { fork: options.fork, input: options.input })
+      .continueRun(runId, { fork: options.fork, input: options.input, upgrade: options.upgrade })
       .catch((error: unknown) => this.namePendingActions(error));
     if (decision.action === 'resume') {
       await this.runQueue.add({

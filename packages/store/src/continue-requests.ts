@@ -87,22 +87,25 @@ export async function readContinueRequest(
 /**
  * The one writer's continue-request fragments: the `SET` that clears the
  * request this delta applies from the run row, the `WHERE` that refuses a
- * COMPLETED or ERROR finish while another request waits, and the CTE that
- * marks the applied request; all empty when they do not apply, so the common
- * checkpoint statement is unchanged.
+ * COMPLETED or ERROR finish while another request waits (but the one the
+ * finish `keeps` waiting, untaken), and the CTE that marks the applied
+ * request; all empty when they do not apply, so the common checkpoint
+ * statement is unchanged.
  */
 export function continueFragments(
   runId: string,
   epoch: number,
   requestId: string | undefined,
   finishStatus: RunStatus | undefined,
+  keeps?: string,
 ): { set: RawBuilder<unknown>; where: RawBuilder<unknown>; cte: RawBuilder<unknown> | undefined } {
   const guarded = finishStatus !== undefined && FINISH_WAITS_FOR_CONTINUE.includes(finishStatus);
+  const allowed = requestId ?? keeps;
   const where = !guarded
     ? sql``
-    : requestId === undefined
+    : allowed === undefined
       ? sql` and waiting_continue_request is null`
-      : sql` and (waiting_continue_request is null or waiting_continue_request = ${requestId}::bigint)`;
+      : sql` and (waiting_continue_request is null or waiting_continue_request = ${allowed}::bigint)`;
   if (requestId === undefined) return { set: sql``, where, cte: undefined };
   return {
     set: sql`, waiting_continue_request = case when waiting_continue_request = ${requestId}::bigint then null else waiting_continue_request end`,

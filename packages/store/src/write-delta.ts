@@ -81,7 +81,7 @@ export async function writeDelta(
     );
   }
   if (k > 0) ctes.push(sql`new_events as (${insertEventsAfter(events.map(toStoredEvent))})`);
-  const continued = continueFragments(runId, epoch, delta.appliesContinueRequest, finish?.status);
+  const continued = continueFragments(runId, epoch, delta.appliesContinueRequest, finish?.status, delta.keepsContinueRequest);
   if (continued.cte) ctes.push(continued.cte);
   if (finish) {
     ctes.push(sql`ended_attempt as (

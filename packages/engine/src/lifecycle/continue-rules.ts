@@ -27,12 +27,13 @@ export const CONTINUE_IN_PLACE_STATUSES: readonly RunStatus[] = RUN_STATUSES.fil
 /**
  * Applies {@link CONTINUE_RULES} to a run: RUNNING and ERROR resume in place,
  * PENDING is already queued (refused with an input, which it would drop), COMPLETED forks only when asked, CANCELLED never
- * continues, PAUSED resumes by itself once its pending actions are decided.
+ * continues, PAUSED resumes by itself once its pending actions are decided. `upgrade` (resume on a changed
+ * definition) applies to a resume in place only: refused on a queued run and with a fork, never ignored.
  */
 export function decideContinue(
   runId: string,
   run: RunRecord | undefined,
-  options: { fork?: boolean; input?: string },
+  options: { fork?: boolean; input?: string; upgrade?: boolean },
 ): ContinueDecision {
   if (!run) throw new RunNotFoundError(runId);
   const rule = CONTINUE_RULES[run.status];
@@ -48,8 +49,18 @@ export function decideContinue(
           'it has not started yet, so a continue input has nothing to follow; send it once the run is RUNNING or has ended',
         );
       }
+      if (options.upgrade) {
+        throw new RunNotContinuableError(
+          runId,
+          run.status,
+          'it has not started yet, so there is nothing to upgrade; a queued run no worker with its definition takes ends in ERROR after CAIRN_VERSION_GRACE_MS, and can be continued with upgrade then',
+        );
+      }
       return { action: 'already-queued', run };
     case 'fork-only':
+      if (options.fork && options.upgrade) {
+        throw new RunNotContinuableError(runId, run.status, 'a fork always starts on the current definition; drop upgrade, which applies to a run resumed in place');
+      }
       if (options.fork) return { action: 'fork', run };
       throw new RunNotContinuableError(
         runId,

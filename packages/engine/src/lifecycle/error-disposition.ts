@@ -3,6 +3,7 @@ import {
   assertNever,
   CairnError,
   CheckpointWriteError,
+  DefinitionChangedError,
   EntityAwaitingDeployError,
   EntityNotFoundError,
   LeaseLostError,
@@ -24,6 +25,7 @@ export const ERROR_KINDS = [
   'store-unavailable',
   'entity-awaiting-deploy',
   'entity-not-found',
+  'definition-changed',
   'stored-state',
   'attempts-exhausted',
   'model',
@@ -69,6 +71,7 @@ export function errorKindOf(error: unknown): ErrorKind {
   if (error instanceof StoreUnavailableError) return 'store-unavailable';
   if (error instanceof EntityAwaitingDeployError) return 'entity-awaiting-deploy';
   if (error instanceof EntityNotFoundError) return 'entity-not-found';
+  if (error instanceof DefinitionChangedError) return 'definition-changed';
   if (error instanceof StoredStateError) return 'stored-state';
   if (error instanceof AttemptsExhaustedError) return 'attempts-exhausted';
   if (error instanceof ModelError) return 'model';
@@ -88,6 +91,7 @@ export function dispositionOf(kind: ErrorKind): ErrorDisposition {
     case 'entity-awaiting-deploy':
       return 'retry-job';
     case 'entity-not-found':
+    case 'definition-changed':
     case 'stored-state':
     case 'attempts-exhausted':
     case 'model':

@@ -58,6 +58,8 @@ export function memberRunner(deps: MemberRunDeps, parent: RunRecord, parentOptio
         signal: context.signal,
         handover: parentOptions.handover,
         parentEpoch: parent.epoch,
+        // The team's pickup checked its definition, members included: a member run resumes on this one.
+        definition: { hash: definitionHashOf(member), replaces: child.definitionHash },
         // A member paused on its own pending actions resumes first, once they are decided.
         ...(child.status === 'PAUSED' && { from: [...CLAIMABLE_STATUSES, ...RUN_TRANSITIONS.resumeFromPause.from] }),
         context: parentOptions.context,

@@ -1,12 +1,14 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
+import { definitionHashOf } from '../definition-hash.js';
 import {
+  DefinitionChangedError,
   EntityAwaitingDeployError,
   LeaseLostError,
   RunNotContinuableError,
   RunNotFoundError,
   StoreUnavailableError,
 } from '../errors.js';
-import type { Registry } from '../registry.js';
+import type { Entity, Registry } from '../registry.js';
 import type { AttemptReason, RunRecord } from '../run-types.js';
 import type { ExecuteOptions, ExecutionResult } from '../runner/run-execution.js';
 import { attemptReasonFor } from './attempt-reason.js';
@@ -42,7 +44,7 @@ export interface PickupDeps {
   execute(runId: string, options: ExecuteOptions): Promise<ExecutionResult>;
   /** Ends a run that cannot be executed in ERROR, in one claim. */
   failUnrunnable(runId: string, reason: AttemptReason, error: Error): Promise<RunRecord>;
-  /** How long an entity missing from the registry is waited for. */
+  /** How long a run whose entity the registry lacks, or has with another definition, is left for another worker. */
   versionGraceMs: number;
   /** How often an execution re-reads its run row (epoch, cancel). */
   leaseCheckMs: number;
@@ -58,10 +60,12 @@ export interface PickupOptions {
 /**
  * What a pickup of a job does, in order: skip a run that needs no work (gone,
  * finished, paused, or errored under a `run` job), cancel at claim when a
- * cancel was requested, resolve the entity BEFORE claiming (unknown: retried
- * through the version grace period, then ERROR in one claim), then claim and
- * execute under a lease watch. Errors come back classified: a lost lease is
- * an outcome, `retry-job` errors are thrown for the queue to retry.
+ * cancel was requested, resolve the entity BEFORE claiming (unknown, or
+ * known with another definition hash than the run's and no upgrade asked
+ * for nor `onDefinitionChange: 'resume'`: retried through the version grace
+ * period, then ERROR in one claim), then claim (recording the definition it
+ * runs on) and execute under a lease watch. Errors come back classified: a
+ * lost lease is an outcome, `retry-job` errors are thrown for the queue to retry.
  */
 export async function processPickup(deps: PickupDeps, pickup: Pickup, options: PickupOptions = {}): Promise<PickupOutcome> {
   const { store, registry } = deps;
@@ -77,10 +81,19 @@ export async function processPickup(deps: PickupDeps, pickup: Pickup, options: P
     return { kind: 'cancelled-at-claim' };
   }
   const reason = attemptReasonFor(pickup, run);
+  const { kind, name } = run.entity;
   if (!registry.has(run.entity)) {
-    const graceLeftMs = run.updatedAt.getTime() + deps.versionGraceMs - Date.now();
-    if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, run.entity.kind, run.entity.name, graceLeftMs);
+    const graceLeftMs = versionGraceLeftMs(deps, run);
+    if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, kind, name, graceLeftMs);
     return finishedOrLost(() => deps.failUnrunnable(runId, reason, registry.notFoundError(run.entity)));
+  }
+  const entity = registry.get(run.entity);
+  const workerHash = definitionHashOf(entity);
+  const runHash = run.definitionHash;
+  if (runHash !== null && runHash !== workerHash && !(await acceptsDefinitionChange(store, run, entity))) {
+    const graceLeftMs = versionGraceLeftMs(deps, run);
+    if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, kind, name, graceLeftMs, { runHash, workerHash });
+    return finishedOrLost(() => deps.failUnrunnable(runId, reason, new DefinitionChangedError(runId, kind, name, runHash, workerHash)));
   }
 
   const controller = new AbortController();
@@ -97,6 +110,8 @@ export async function processPickup(deps: PickupDeps, pickup: Pickup, options: P
       signal: controller.signal,
       handover: options.handover,
       from: claimable,
+      // A run with no hash yet (created before any worker announced one) takes this worker's.
+      definition: { hash: workerHash, replaces: runHash },
       onClaim: ({ epoch }) => watch.setEpoch(epoch),
     });
     if (result.outcome === 'handed-over') return { kind: 'handed-over' };
@@ -116,6 +131,25 @@ export async function processPickup(deps: PickupDeps, pickup: Pickup, options: P
 function claimableBy(pickup: Pickup): readonly RunStatus[] {
   if (pickup.job === 'run') return RUN_JOB_CLAIMABLE_STATUSES;
   return [...CLAIMABLE_STATUSES, ...RUN_TRANSITIONS.resumeFromPause.from];
+}
+
+/** What is left of the version grace period of a run, counted from its last change. */
+function versionGraceLeftMs(deps: PickupDeps, run: RunRecord): number {
+  return run.updatedAt.getTime() + deps.versionGraceMs - Date.now();
+}
+
+/**
+ * Whether a run started on another definition of `entity` may resume on this
+ * one: the entity accepts changes (`onDefinitionChange: 'resume'`), or the
+ * continue request waiting on the run asks for it (`upgrade: true`).
+ */
+async function acceptsDefinitionChange(store: CheckpointStore, run: RunRecord, entity: Entity): Promise<boolean> {
+  if (entity.onDefinitionChange === 'resume') return true;
+  if (run.waitingContinueRequestId === null) return false;
+  const request = await store.readContinueRequest(run.runId, run.waitingContinueRequestId).catch((cause: unknown) => {
+    throw new StoreUnavailableError(run.runId, { cause });
+  });
+  return request?.upgrade === true;
 }
 
 async function finishedOrLost(finish: () => Promise<RunRecord>): Promise<PickupOutcome> {

@@ -47,6 +47,12 @@ export interface ExecuteOptions {
    * still runs its own team's member once another team has one of that name).
    */
   member?: Entity;
+  /**
+   * The definition hash of the entity this execution runs (recorded on the run by the claim) and the
+   * hash the run had before; when they differ, the run announces `DefinitionUpgraded { from, to }`.
+   * @defaultValue the run's hash is left as it is
+   */
+  definition?: { hash: string; replaces: string | null };
   /** Called once the run is claimed, with the epoch this execution holds. */
   onClaim?(claim: { epoch: number; run: RunRecord }): void;
 }
@@ -92,6 +98,7 @@ export async function executeRun(
     reason: options.reason,
     ...(options.parentEpoch === undefined ? {} : { parentEpoch: options.parentEpoch }),
     ...(options.from === undefined ? {} : { from: options.from }),
+    ...(options.definition === undefined ? {} : { definitionHash: options.definition.hash }),
   });
   const { epoch, run } = claim;
   options.onClaim?.({ epoch, run });
@@ -118,6 +125,10 @@ export async function executeRun(
     createdAt: run.createdAt.toISOString(),
     ...(run.parentRunId && { parentRunId: run.parentRunId, parentToolCallId: run.parentToolCallId }),
   });
+  const upgraded = options.definition;
+  if (upgraded && upgraded.replaces !== null && upgraded.replaces !== upgraded.hash) {
+    emit('DefinitionUpgraded', { from: upgraded.replaces, to: upgraded.hash });
+  }
   checkpointer.track(history.toolCalls);
   const signal = options.signal ?? new AbortController().signal;
 
