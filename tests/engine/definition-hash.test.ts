@@ -1,6 +1,6 @@
-import { Agent, DELEGATE_TOOL_NAME, definitionHashOf, Engine, Registry, RunNotContinuableError, Team } from '@cairn/engine';
+import { Agent, DELEGATE_TOOL_NAME, definitionHashOf, Engine, memberEntityName, Registry, RunNotContinuableError, Team } from '@cairn/engine';
 import { ScriptedModel, toolResults } from '@cairn/engine/testing';
-import { ServedEntityCatalog } from '@cairn/store';
+import { ENTITY_HEARTBEAT_MS, ServedEntityCatalog } from '@cairn/store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openTestStore, type TestStore } from '../helpers/test-store.js';
 
@@ -46,17 +46,27 @@ describe('the definition hash of a run', () => {
     expect(definitionHashOf(member)).not.toBe(definitionHashOf(team));
   });
 
-  it('is stamped by a producer from the definition a worker announced most recently', async () => {
+  it('is stamped by a producer with the newest definition live workers announce: the new one during a rolling deploy, the old one after a rollback', async () => {
     const catalog = new ServedEntityCatalog(t.db);
     const v1 = answerer('Answer briefly.');
     const v2 = answerer('Answer at length.');
+    const producer = new Engine({ store: t.store, catalog, workerId: 'producer' });
+    const create = async () => (await producer.createRun({ entity: { kind: 'agent', name: 'answerer' }, input: 'hi' })).definitionHash;
     await catalog.record('old-worker', new Registry({ agents: [v1] }).describeAll());
     await new Promise((r) => setTimeout(r, 5));
     await catalog.record('new-worker', new Registry({ agents: [v2] }).describeAll());
-    const producer = new Engine({ store: t.store, catalog, workerId: 'producer' });
-    const run = await producer.createRun({ entity: { kind: 'agent', name: 'answerer' }, input: 'hi' });
-    expect(run.definitionHash).toBe(definitionHashOf(v2));
+    expect(await create()).toBe(definitionHashOf(v2));
+    // The old workers' heartbeat after the new ones' does not bring new runs back to the old definition.
+    await catalog.record('old-worker', new Registry({ agents: [v1] }).describeAll());
+    expect(await create()).toBe(definitionHashOf(v2));
     expect((await catalog.list()).map((e) => e.definitionHash).sort()).toEqual([definitionHashOf(v1), definitionHashOf(v2)].sort());
+    // Rolled back: the new workers stopped refreshing theirs a few heartbeats ago.
+    await t.db
+      .updateTable('served_entities')
+      .set({ last_seen_at: new Date(Date.now() - 10 * ENTITY_HEARTBEAT_MS) })
+      .where('definition_hash', '=', definitionHashOf(v2))
+      .execute();
+    expect(await create()).toBe(definitionHashOf(v1));
   });
 });
 
@@ -171,5 +181,45 @@ describe('a pickup by a worker whose definition of the entity differs from the r
     });
     const { messages } = await t.store.loadHistory(run.runId);
     expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['hi', 'and then?']);
+  });
+});
+
+describe('a team run whose member changed', () => {
+  it('is refused by a worker with the changed member, and continue { upgrade: true } resumes its member run on the new member too', async () => {
+    const oldMember = answerer('Answer briefly.');
+    const newMember = answerer('Answer carefully.');
+    const [v1, v2] = [teamOf(oldMember), teamOf(newMember)];
+    const old = new Engine({ store: t.store, registry: new Registry({ teams: [v1] }), workerId: 'old' });
+    const run = await old.createRun({ entity: { kind: 'team', name: 'desk' }, input: 'hi' });
+    // As a worker of v1 leaves it when it dies mid-delegation: the delegation turn committed, the member run started.
+    const { epoch } = await t.store.claimRun(run.runId, { workerId: 'old', reason: 'run' });
+    const delegation = { id: 'call-1', name: DELEGATE_TOOL_NAME, arguments: JSON.stringify({ member: 'answerer', task: 'go' }) };
+    await t.store.commitCheckpoint(run.runId, epoch, {
+      messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: '', toolCalls: [delegation] }],
+      toolCalls: [],
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    });
+    const member = await t.store.createRun({
+      entity: { kind: 'agent', name: memberEntityName('desk', 'answerer') },
+      input: 'go',
+      parentRunId: run.runId,
+      parentToolCallId: 'call-1',
+      parentEpoch: epoch,
+      checkpoint: 'tool-batch',
+      definitionHash: definitionHashOf(oldMember),
+    });
+
+    const latest = new Engine({ store: t.store, registry: new Registry({ teams: [v2] }), workerId: 'new', versionGraceMs: 0 });
+    expect(await latest.processPickup({ job: 'continue', runId: run.runId, reason: 'recovered', attemptsStarted: 1 })).toEqual({ kind: 'finished', status: 'ERROR' });
+    expect((await t.store.getRun(run.runId))!.error).toMatchObject({ name: 'DefinitionChangedError' });
+    expect((await t.store.getRun(member.runId))!.status).toBe('PENDING');
+
+    await latest.continueRun(run.runId, { upgrade: true });
+    expect(await latest.processPickup({ job: 'continue', runId: run.runId, reason: 'continue', attemptsStarted: 1 })).toEqual({ kind: 'finished', status: 'COMPLETED' });
+    const view = (await t.store.getRunView(run.runId))!;
+    expect(view.definition_hash).toBe(definitionHashOf(v2));
+    expect(view.member_runs.map((m) => [m.run_id, m.status, m.definition_hash])).toEqual([[member.runId, 'COMPLETED', definitionHashOf(newMember)]]);
+    const memberUpgrade = await t.store.listEventsOfTypes(member.runId, ['DefinitionUpgraded']);
+    expect(memberUpgrade.map((e) => e.data)).toEqual([expect.objectContaining({ from: definitionHashOf(oldMember), to: definitionHashOf(newMember) })]);
   });
 });

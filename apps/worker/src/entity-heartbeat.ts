@@ -1,9 +1,9 @@
 import type { Registry } from '@cairn/engine';
 import type { WorkerLogger } from '@cairn/queue';
-import type { ServedEntityCatalog } from '@cairn/store';
+import { ENTITY_HEARTBEAT_MS, type ServedEntityCatalog } from '@cairn/store';
 
-/** How often a worker refreshes the last-seen time of the entities it serves. */
-export const ENTITY_HEARTBEAT_MS = 30_000;
+/** How often a worker refreshes the last-seen time of the entities it serves (the store's constant, which judges liveness by it). */
+export { ENTITY_HEARTBEAT_MS };
 
 /** A running heartbeat; `stop()` ends it. */
 export interface EntityHeartbeat {

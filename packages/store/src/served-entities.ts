@@ -2,6 +2,12 @@ import { sql, type Kysely } from 'kysely';
 import { AmbiguousEntityError, isEntityPath, memberEntityName, type EntityCatalog, type EntityInfo, type EntityRef } from '@cairn/engine';
 import type { Database } from './schema.js';
 
+/** How often a worker refreshes the last-seen time of the entities it serves (`apps/worker`'s heartbeat). */
+export const ENTITY_HEARTBEAT_MS = 30_000;
+
+/** An announcement refreshed within this long is a live worker's: two missed heartbeats and a half. */
+const LIVE_ANNOUNCEMENT_MS = ENTITY_HEARTBEAT_MS * 2.5;
+
 /** The stored `definition_hash` of an announcement without one (it is part of the primary key, so never null). */
 const NO_DEFINITION_HASH = '';
 
@@ -55,9 +61,12 @@ export class ServedEntityCatalog implements EntityCatalog {
   }
 
   /**
-   * The entity as a worker last announced it (its definition hash is the one
-   * new runs are stamped with), or undefined when no worker ever served it.
-   * Throws {@link AmbiguousEntityError} for a plain name no worker serves
+   * The entity as workers announce it, or undefined when no worker ever
+   * served it. Its definition hash, the one new runs are stamped with, is the
+   * newest definition live workers serve (first announced last, among those
+   * refreshed within a few heartbeats): during a rolling deploy new runs go
+   * to the new workers, and after a rollback to the old ones again; with no
+   * live worker, the one announced last. Throws {@link AmbiguousEntityError} for a plain name no worker serves
    * because several members share it (workers announce those by path only),
    * listing their paths.
    */
@@ -67,6 +76,8 @@ export class ServedEntityCatalog implements EntityCatalog {
       .select(['entity_kind', 'entity_name', 'checkpoint', 'definition_hash'])
       .where('entity_kind', '=', ref.kind)
       .where('entity_name', '=', ref.name)
+      .orderBy(sql`last_seen_at > now() - make_interval(secs => ${LIVE_ANNOUNCEMENT_MS / 1000})`, 'desc')
+      .orderBy('first_seen_at', 'desc')
       .orderBy('last_seen_at', 'desc')
       .limit(1)
       .executeTakeFirst();
