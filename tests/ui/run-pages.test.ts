@@ -1,4 +1,5 @@
-import type { Message } from '@cairn/engine';
+import { Engine, type Message } from '@cairn/engine';
+import { createRegistry } from '@cairn/research-team';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESEARCHER, TEAM } from '../fleet/fleet.js';
@@ -99,6 +100,29 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
     // Resumed in place: a continue job waits for a worker, the run keeps its id.
     await expect.poll(() => page.textContent('#flash')).toBe('continue: resume, status ERROR');
     expect(await stack.fleet.runQueueLiveJob(failed)).toBe(true);
+  });
+
+  it("shows a run's definition hash, and continues a run in DefinitionChangedError on the new definition from its button", async () => {
+    const { client } = stack.fleet;
+    const run = await client.engine.createRun({ entity: RESEARCHER, input: 'started before a deploy', checkpoint: 'tool-batch' });
+    const current = createRegistry().describe(RESEARCHER)!.definitionHash!;
+    // Stamped by an older deploy's definition; a worker of this one leaves it, then (grace over) ends it in ERROR.
+    await client.store.db.updateTable('runs').set({ definition_hash: 'a1b2c3d4e5f60718' }).where('run_id', '=', run.runId).execute();
+    const worker = new Engine({ store: client.store, registry: createRegistry(), workerId: 'test-worker', versionGraceMs: 0 });
+    expect(await worker.processPickup({ job: 'run', runId: run.runId, attemptsStarted: 1 })).toEqual({ kind: 'finished', status: 'ERROR' });
+
+    await page.goto(`${stack.baseUrl}/ui/runs/${run.runId}`);
+    expect(await page.textContent('.run-header')).toContain('a1b2c3d4e5f60718');
+    expect(await page.textContent('.error-box')).toContain(`the workers have ${current}`);
+    await page.click('button[data-command="upgrade"]');
+    await expect.poll(() => page.textContent('#flash')).toBe('upgrade: resume, status ERROR');
+    const waiting = (await client.store.getRun(run.runId))!.waitingContinueRequestId!;
+    expect(await client.store.readContinueRequest(run.runId, waiting)).toMatchObject({ upgrade: true });
+    expect(await stack.fleet.runQueueLiveJob(run.runId)).toBe(true);
+
+    const other = await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'failed otherwise' }, 'ERROR', []);
+    await page.goto(`${stack.baseUrl}/ui/runs/${other}`);
+    expect(await page.locator('button[data-command="upgrade"]').count()).toBe(0);
   });
 
   it('a bad filter value is a 400 naming the parameter', async () => {

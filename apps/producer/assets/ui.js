@@ -1,4 +1,4 @@
-// Cairn run pages: the buttons (cancel, continue, fork, decisions) and the live tail.
+// Cairn run pages: the buttons (cancel, continue, fork, upgrade, decisions) and the live tail.
 // Plain script, no build step, no dependency: the pages are server-rendered and
 // this only posts to the HTTP API and re-renders sections from the same page.
 /* global document, window, location, fetch, EventSource, DOMParser, setTimeout, setInterval, clearInterval */
@@ -48,6 +48,7 @@
     if (name === 'cancel') return post(`${runPath}/cancel`, {});
     if (name === 'continue') return post(`${runPath}/continue`, input ? { input } : {});
     if (name === 'fork') return post(`${runPath}/continue`, input ? { fork: true, input } : { fork: true });
+    if (name === 'upgrade') return post(`${runPath}/continue`, input ? { upgrade: true, input } : { upgrade: true });
     const action = button.closest('[data-action-id]');
     if (!action) return undefined;
     const decision = { action_id: action.dataset.actionId };

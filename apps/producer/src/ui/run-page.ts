@@ -1,4 +1,4 @@
-import { CANCELLABLE_STATUSES, FINAL_EVENT_TYPES, FINAL_STATUSES, LIVE_EVENT_TYPES, RUN_EVENT_TYPES } from '@cairn/engine';
+import { CANCELLABLE_STATUSES, DefinitionChangedError, FINAL_EVENT_TYPES, FINAL_STATUSES, LIVE_EVENT_TYPES, RUN_EVENT_TYPES } from '@cairn/engine';
 import type { RunMessagesPage, RunView } from '@cairn/store';
 import { html } from 'hono/html';
 import { attemptTimeline, type CheckpointMark } from './attempt-timeline.js';
@@ -65,6 +65,9 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
           <button data-command="cancel" ${disabledUnless(CANCELLABLE_STATUSES.includes(run.status))}>Cancel</button>
           <button data-command="continue" ${disabledUnless(true)}>Continue</button>
           <button data-command="fork" ${disabledUnless(true)}>Fork</button>
+          ${run.error?.name === DefinitionChangedError.name
+            ? html`<button data-command="upgrade" ${disabledUnless(true)}>Continue on the new definition</button>`
+            : ''}
           ${acting ? '' : html`<span class="muted">This key may only read.</span>`}
         </div>
         <textarea id="continue-input" rows="2" placeholder="optional input for continue / fork" ${disabledUnless(true)}></textarea>
