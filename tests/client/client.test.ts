@@ -9,6 +9,7 @@ import {
   type RunStreamEvent,
 } from '@cairn/client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createRegistry } from '@cairn/research-team';
 import { holderOf, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from '../fleet/fleet.js';
 
 const API_KEY = 'client-test-key';
@@ -34,6 +35,8 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     expect(done.content).toContain('Detail for result-a');
     expect(done.member_runs).toHaveLength(1);
     expect((await cairn.runs.get(created.run_id)).metadata).toEqual({ from: 'client' });
+    // Stamped by the producer with the definition the worker announced.
+    expect(done.definition_hash).toBe(createRegistry().describe(TEAM)!.definitionHash);
 
     const events: RunStreamEvent[] = [];
     for await (const event of cairn.runs.events(created.run_id)) events.push(event);
@@ -50,6 +53,10 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     await expect(cairn.runs.events('no-such-run').next()).rejects.toBeInstanceOf(RunNotFound);
     await expect(cairn.runs.cancel(created.run_id)).rejects.toMatchObject({ name: 'Conflict', status: 409 });
     await expect(cairn.runs.continue(created.run_id)).rejects.toBeInstanceOf(Conflict);
+    await expect(cairn.runs.continue(created.run_id, { fork: true, input: 'And again', upgrade: true })).rejects.toMatchObject({
+      name: 'Conflict',
+      message: expect.stringContaining('drop upgrade'),
+    });
     const forked = await cairn.runs.continue(created.run_id, { fork: true, input: 'And again' });
     expect(forked.run_id).not.toBe(created.run_id);
     expect(forked.action).toBe('fork');
