@@ -12,6 +12,7 @@ import { CHECKPOINT_MODES, type AttemptReason, type CheckpointMode, type Created
 import { CONTINUE_IN_PLACE_STATUSES, decideContinue, type ContinueDecision } from './lifecycle/continue-rules.js';
 import { memberRunner } from './lifecycle/member-runs.js';
 import { processPickup, type Pickup, type PickupOptions, type PickupOutcome } from './lifecycle/pickup.js';
+import type { RunStatus } from './lifecycle/run-status.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
 import {
   errorInfo,
@@ -264,7 +265,7 @@ export class Engine {
         store: this.store,
         registry,
         execute: (runId, executeOptions) => this.execute(runId, executeOptions),
-        failUnrunnable: (runId, reason, error) => this.failUnrunnable(runId, reason, error),
+        failUnrunnable: (runId, reason, error, from) => this.failUnrunnable(runId, reason, error, from),
         versionGraceMs: this.options.versionGraceMs ?? DEFAULT_VERSION_GRACE_MS,
         leaseCheckMs: this.options.leaseCheckMs ?? 1000,
         onLeaseCheckError: this.options.onLeaseCheckError,
@@ -274,9 +275,12 @@ export class Engine {
     );
   }
 
-  /** Ends a run this engine cannot execute in ERROR, in one claim (its attempt shows who ended it and why). */
-  private async failUnrunnable(runId: string, reason: AttemptReason, error: Error): Promise<RunRecord> {
-    const { epoch, run, continueRequest } = await this.store.claimRun(runId, { workerId: this.deps.workerId, reason });
+  /**
+   * Ends a run this engine cannot execute in ERROR, in one claim from one of `from` (a decided PAUSED run's
+   * resume included); its attempt shows who ended it and why.
+   */
+  private async failUnrunnable(runId: string, reason: AttemptReason, error: Error, from: readonly RunStatus[]): Promise<RunRecord> {
+    const { epoch, run, continueRequest } = await this.store.claimRun(runId, { workerId: this.deps.workerId, reason, from });
     const info = errorInfo(error);
     const event = { type: 'RunError' as const, runId, epoch, data: { error: info }, at: new Date().toISOString() };
     const failed = await this.store.finishRun(runId, epoch, {

@@ -211,6 +211,7 @@ export async function decideActions(
     const pending = await countPending(trx, rootRunId);
     const status = rootRunId === runId ? root.status : await statusOf(trx, runId);
     const resume = applied.length > 0 && pending === 0 && root.status === 'PAUSED' ? { rootRunId, pausedEpoch: root.epoch } : undefined;
+    if (resume) await markResumable(trx, rootRunId);
     return { applied, alreadyDecided, pending, status, ...(resume && { resume }) };
   });
 }
@@ -289,6 +290,7 @@ export async function expireAction(db: Kysely<Database>, actionId: string): Prom
       for (const streamRunId of eventStreamsOf(toPendingActionRecord(row))) await appendEvents(trx, streamRunId, [{ type: 'ActionExpired', data: expired }]);
       const pending = await countPending(trx, row.root_run_id);
       const resume = pending === 0 && root.status === 'PAUSED' ? { rootRunId: row.root_run_id, pausedEpoch: root.epoch } : undefined;
+      if (resume) await markResumable(trx, row.root_run_id);
       return { kind: 'rejected', ...(resume && { resume }) };
     }
     await trx.updateTable('pending_actions').set({ status: 'expired' }).where('action_id', '=', actionId).execute();
@@ -317,6 +319,15 @@ export async function expireAction(db: Kysely<Database>, actionId: string): Prom
     }
     return { kind: 'errored', runIds: errored.map((r) => r.run_id) };
   });
+}
+
+/**
+ * Stamps a paused root run whose last action was just decided: its resume
+ * became runnable now, so the version grace period of a worker with another
+ * definition (counted from `updated_at`) starts here, not when it paused.
+ */
+async function markResumable(trx: Kysely<Database>, rootRunId: string): Promise<void> {
+  await trx.updateTable('runs').set({ updated_at: sql`now()` }).where('run_id', '=', rootRunId).where('status', '=', 'PAUSED').execute();
 }
 
 /** Run ids below `rootRunId` (not itself), as a subquery. */

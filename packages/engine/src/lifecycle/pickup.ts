@@ -42,8 +42,8 @@ export interface PickupDeps {
   store: CheckpointStore;
   registry: Registry;
   execute(runId: string, options: ExecuteOptions): Promise<ExecutionResult>;
-  /** Ends a run that cannot be executed in ERROR, in one claim. */
-  failUnrunnable(runId: string, reason: AttemptReason, error: Error): Promise<RunRecord>;
+  /** Ends a run that cannot be executed in ERROR, in one claim from one of `from` (the statuses the pickup may claim). */
+  failUnrunnable(runId: string, reason: AttemptReason, error: Error, from: readonly RunStatus[]): Promise<RunRecord>;
   /** How long a run whose entity the registry lacks, or has with another definition, is left for another worker. */
   versionGraceMs: number;
   /** How often an execution re-reads its run row (epoch, cancel). */
@@ -85,7 +85,7 @@ export async function processPickup(deps: PickupDeps, pickup: Pickup, options: P
   if (!registry.has(run.entity)) {
     const graceLeftMs = versionGraceLeftMs(deps, run);
     if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, kind, name, graceLeftMs);
-    return finishedOrLost(() => deps.failUnrunnable(runId, reason, registry.notFoundError(run.entity)));
+    return finishedOrLost(() => deps.failUnrunnable(runId, reason, registry.notFoundError(run.entity), claimable));
   }
   const entity = registry.get(run.entity);
   const workerHash = definitionHashOf(entity);
@@ -93,7 +93,7 @@ export async function processPickup(deps: PickupDeps, pickup: Pickup, options: P
   if (runHash !== null && runHash !== workerHash && !(await acceptsDefinitionChange(store, run, entity))) {
     const graceLeftMs = versionGraceLeftMs(deps, run);
     if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, kind, name, graceLeftMs, { runHash, workerHash });
-    return finishedOrLost(() => deps.failUnrunnable(runId, reason, new DefinitionChangedError(runId, kind, name, runHash, workerHash)));
+    return finishedOrLost(() => deps.failUnrunnable(runId, reason, new DefinitionChangedError(runId, kind, name, runHash, workerHash), claimable));
   }
 
   const controller = new AbortController();
