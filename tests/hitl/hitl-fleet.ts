@@ -17,9 +17,9 @@ export interface OpsFleet extends Fleet {
   ledgerRows(): Promise<{ tool: string; idempotency_key: string; args: { service: string } }[]>;
 }
 
-/** Starts a fleet on the ops registry with `workers` worker processes. */
-export async function startOpsFleet(options: { workers?: number; env?: Record<string, string> } = {}): Promise<OpsFleet> {
-  const fleet = await startFleet({ backend: FLEET_BACKEND, registryModule: OPS_REGISTRY });
+/** Starts a fleet on the ops registry (or another with the ops tools, `registryModule`) with `workers` worker processes. */
+export async function startOpsFleet(options: { workers?: number; env?: Record<string, string>; registryModule?: string } = {}): Promise<OpsFleet> {
+  const fleet = await startFleet({ backend: FLEET_BACKEND, registryModule: options.registryModule ?? OPS_REGISTRY });
   const workerEnv = { OPS_LEDGER_URL: fleet.db.url, ...options.env };
   for (let i = 0; i < (options.workers ?? 1); i++) await fleet.spawnWorker(`w${i + 1}`, workerEnv);
   return Object.assign(fleet, {

@@ -91,6 +91,20 @@ export class RunQueue {
     return this.handle.queue.add(job.name, job.data, { ...jobOptionsFor(job), ...(metadata && { telemetry: { metadata } }) });
   }
 
+  /**
+   * Adds a job whose id an earlier job of the run may still hold, ended
+   * (failed after its retries, or completed without finishing the run): that
+   * one is removed first, since BullMQ ignores an add under an existing id.
+   * For the reconciler's resume of a paused run, whose job id is one per
+   * pause; while the run has a live job, returns that job instead.
+   */
+  async addReplacingEnded(job: CatalogJob): Promise<Job> {
+    const { jobId } = jobOptionsFor(job);
+    const earlier = jobId === undefined ? undefined : await this.handle.queue.getJob(jobId);
+    if (earlier && !LIVE_JOB_STATES.includes(await earlier.getState())) await earlier.remove();
+    return this.add(job);
+  }
+
   /** The run's job that is waiting, delayed or active, if any. */
   async liveJobFor(runId: string): Promise<{ job: Job; state: JobState | 'unknown' } | undefined> {
     const jobId = await this.handle.queue.getDeduplicationJobId(runDedupId(runId));

@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { createRegistry } from '@cairn/research-team';
 import { testDatabase, type TestDatabase } from '@cairn/services';
 import { ADVISORY_LOCKS, createDb } from '@cairn/store';
+import { UnrecoverableError } from 'bullmq';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CairnClient } from './cairn-client.js';
+import { resumeJob } from './job-catalog.js';
 import { reconcileOnce } from './reconciler.js';
 
 let database: TestDatabase;
@@ -71,5 +73,28 @@ describe('reconcileOnce', () => {
       await other.destroy();
     }
     expect((await reconcileOnce({ store: client.store, runQueue: client.runQueue, olderThanMs: 0 })).enqueued).toHaveLength(2);
+  });
+
+  it("enqueues again the resume of a decided paused run whose resume job failed (it ran out of retries while left for another definition's workers)", async () => {
+    const run = await client.store.createRun({ entity: { kind: 'agent', name: 'researcher' }, input: 'paused', checkpoint: 'tool-batch' });
+    // Paused with every action decided: what listResumablePausedRuns finds.
+    await client.store.db.updateTable('runs').set({ status: 'PAUSED', epoch: 1 }).where('run_id', '=', run.runId).execute();
+    const worker = client.runQueue.createWorker(
+      async () => {
+        throw new UnrecoverableError('left for a worker with its definition');
+      },
+      { autorun: true },
+    );
+    try {
+      const job = await client.runQueue.add(resumeJob(run.runId, 1));
+      await expect.poll(() => job.getState(), { timeout: 10_000 }).toBe('failed');
+    } finally {
+      await worker.close();
+    }
+    expect(await client.runQueue.liveJobFor(run.runId)).toBeUndefined();
+
+    const pass = await reconcileOnce({ store: client.store, runQueue: client.runQueue, olderThanMs: 0 });
+    expect(pass.enqueued).toEqual([run.runId]);
+    expect((await client.runQueue.liveJobFor(run.runId))?.state).toBe('waiting');
   });
 });

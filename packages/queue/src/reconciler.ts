@@ -77,7 +77,8 @@ async function reconcileBatch(options: ReconcileOptions & { after?: RunCursor })
   for (const paused of await store.listResumablePausedRuns(olderThanMs, limit)) {
     checked++;
     if (await runQueue.liveJobFor(paused.runId)) continue;
-    await runQueue.add(resumeJob(paused.runId, paused.epoch));
+    // Its resume job may have run out of retries (a worker left it for another definition's grace period).
+    await runQueue.addReplacingEnded(resumeJob(paused.runId, paused.epoch));
     enqueued.push(paused.runId);
     logger.info({ runId: paused.runId }, 'reconciled a decided paused run with no resume job');
   }
