@@ -127,6 +127,13 @@ export interface CheckpointStore {
   ): Promise<{ recorded: true; request: ContinueRequestRecord } | { recorded: false; reason: 'waiting' | 'status' | 'not-found' }>;
   /** The waiting continue request `requestId` of the run, if it still waits. */
   readContinueRequest(runId: string, requestId: string): Promise<ContinueRequestRecord | null>;
+  /**
+   * Records that a worker left the run for one with its entity or definition: the wait starts now unless
+   * one started since the run last changed (a claim, checkpoint, decision or continue request). Returns how
+   * long it has waited (ms, 0 the first time), or undefined when there is no such run. The version grace
+   * period counts from it.
+   */
+  awaitDeploy(runId: string): Promise<number | undefined>;
   /** The run's epoch, status and cancel request (one indexed read), or undefined. */
   readLease(runId: string): Promise<RunLease | undefined>;
   /**

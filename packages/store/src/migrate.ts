@@ -10,6 +10,7 @@ import * as m0005a from './migrations/0005_a_tenants_idempotency.js';
 import * as m0005b from './migrations/0005_b_retention.js';
 import * as m0006 from './migrations/0006_served_entities.js';
 import * as m0007a from './migrations/0007_a_definition_hash.js';
+import * as m0007a2 from './migrations/0007_a_version_grace_start.js';
 import * as m0007c from './migrations/0007_c_overdue_actions.js';
 import * as m0007d from './migrations/0007_d_revoked_browser_sessions.js';
 import * as m0007e from './migrations/0007_e_run_list.js';
@@ -25,6 +26,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0005_b_retention': m0005b,
   '0006_served_entities': m0006,
   '0007_a_definition_hash': m0007a,
+  '0007_a_version_grace_start': m0007a2,
   '0007_c_overdue_actions': m0007c,
   '0007_d_revoked_browser_sessions': m0007d,
   '0007_e_run_list': m0007e,

@@ -20,6 +20,7 @@ import type { CheckpointDelta, CheckpointStore, Claim, ClaimRequest, RunHistory,
 import { readContinueRequest, recordContinueRequest, type RecordedContinue } from './continue-requests.js';
 import { createRun } from './create-run.js';
 import { withAdvisoryLock, type AdvisoryLockResult } from './advisory-lock.js';
+import { awaitDeploy } from './awaiting-deploy.js';
 import { deleteSession } from './delete-session.js';
 import { pruneFinishedRuns, type PruneOptions, type PruneResult } from './retention.js';
 import { writeDelta } from './write-delta.js';
@@ -178,6 +179,10 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   readContinueRequest(runId: string, requestId: string): Promise<ContinueRequestRecord | null> {
     return readContinueRequest(this.db, runId, requestId);
+  }
+
+  awaitDeploy(runId: string): Promise<number | undefined> {
+    return awaitDeploy(this.db, runId);
   }
 
   async readLease(runId: string): Promise<RunLease | undefined> {

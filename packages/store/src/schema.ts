@@ -55,6 +55,8 @@ export interface RunsTable {
   waiting_continue_request: ColumnType<string | null, string | null | undefined, string | null>;
   /** The digest of the entity's definition the run was created (or last resumed) on; null until a claim stamps it. */
   definition_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When a worker first left the run for one with its entity or definition, since its last change; null: never. */
+  awaiting_deploy_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
   schema_version: Generated<number>;
   /** The last event sequence number of the run (0: no event yet). */
   event_seq: Generated<number>;

@@ -63,7 +63,8 @@ export interface PickupOptions {
  * cancel was requested, resolve the entity BEFORE claiming (unknown, or
  * known with another definition hash than the run's and no upgrade asked
  * for nor `onDefinitionChange: 'resume'`: retried through the version grace
- * period, then ERROR in one claim), then claim (recording the definition it
+ * period, counted from the first pickup that left the run since it last
+ * changed, then ERROR in one claim), then claim (recording the definition it
  * runs on) and execute under a lease watch. Errors come back classified: a
  * lost lease is an outcome, `retry-job` errors are thrown for the queue to retry.
  */
@@ -83,7 +84,7 @@ export async function processPickup(deps: PickupDeps, pickup: Pickup, options: P
   const reason = attemptReasonFor(pickup, run);
   const { kind, name } = run.entity;
   if (!registry.has(run.entity)) {
-    const graceLeftMs = versionGraceLeftMs(deps, run);
+    const graceLeftMs = await versionGraceLeftMs(deps, run);
     if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, kind, name, graceLeftMs);
     return finishedOrLost(() => deps.failUnrunnable(runId, reason, registry.notFoundError(run.entity), claimable));
   }
@@ -91,7 +92,7 @@ export async function processPickup(deps: PickupDeps, pickup: Pickup, options: P
   const workerHash = definitionHashOf(entity);
   const runHash = run.definitionHash;
   if (runHash !== null && runHash !== workerHash && !(await acceptsDefinitionChange(store, run, entity))) {
-    const graceLeftMs = versionGraceLeftMs(deps, run);
+    const graceLeftMs = await versionGraceLeftMs(deps, run);
     if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, kind, name, graceLeftMs, { runHash, workerHash });
     return finishedOrLost(() => deps.failUnrunnable(runId, reason, new DefinitionChangedError(runId, kind, name, runHash, workerHash), claimable));
   }
@@ -133,9 +134,17 @@ function claimableBy(pickup: Pickup): readonly RunStatus[] {
   return [...CLAIMABLE_STATUSES, ...RUN_TRANSITIONS.resumeFromPause.from];
 }
 
-/** What is left of the version grace period of a run, counted from its last change. */
-function versionGraceLeftMs(deps: PickupDeps, run: RunRecord): number {
-  return run.updatedAt.getTime() + deps.versionGraceMs - Date.now();
+/**
+ * What is left of the version grace period of a run this worker leaves,
+ * counted from the first time a worker left it since it last changed (so a
+ * run queued or running long before a deploy still gets the whole period,
+ * and later pickups never extend it).
+ */
+async function versionGraceLeftMs(deps: PickupDeps, run: RunRecord): Promise<number> {
+  const waitedMs = await deps.store.awaitDeploy(run.runId).catch((cause: unknown) => {
+    throw new StoreUnavailableError(run.runId, { cause });
+  });
+  return Math.ceil(deps.versionGraceMs - (waitedMs ?? 0));
 }
 
 /**
