@@ -1,4 +1,4 @@
-import { Agent, AmbiguousEntityError, Registry, Team } from '@cairn/engine';
+import { Agent, AmbiguousEntityError, definitionHashOf, Registry, Team } from '@cairn/engine';
 import { ScriptedModel } from '@cairn/engine/testing';
 import { describe, expect, it } from 'vitest';
 import { ServedEntityCatalog } from './served-entities.js';
@@ -27,5 +27,21 @@ describe('ServedEntityCatalog names', () => {
     const ambiguous = catalog.describe({ kind: 'agent', name: 'researcher' });
     await expect(ambiguous).rejects.toThrow(AmbiguousEntityError);
     await expect(ambiguous).rejects.toThrow('agent "researcher" is ambiguous: use "team-a/researcher" or "team-b/researcher"');
+  });
+});
+
+describe('ServedEntityCatalog definition hash', () => {
+  it('with no live worker, is the definition refreshed last: rolled back to v1, then every worker stopped, new runs still go to v1', async () => {
+    const catalog = new ServedEntityCatalog(ctx.db);
+    const [v1, v2] = ['Answer briefly.', 'Answer at length.'].map((instructions) => new Agent({ name: 'answerer', instructions, model }));
+    const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000);
+    await catalog.record('old', new Registry({ agents: [v1!] }).describeAll());
+    await catalog.record('new', new Registry({ agents: [v2!] }).describeAll());
+    // v1 first seen a day ago, v2 an hour ago; rolled back: v1's workers refreshed last, 10 minutes ago, then all stopped.
+    const seen = async (agent: Agent, first: Date, last: Date) =>
+      ctx.db.updateTable('served_entities').set({ first_seen_at: first, last_seen_at: last }).where('definition_hash', '=', definitionHashOf(agent)).execute();
+    await seen(v1!, at(24 * 60), at(10));
+    await seen(v2!, at(60), at(50));
+    expect((await catalog.describe({ kind: 'agent', name: 'answerer' }))?.definitionHash).toBe(definitionHashOf(v1!));
   });
 });

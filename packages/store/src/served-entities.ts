@@ -71,13 +71,15 @@ export class ServedEntityCatalog implements EntityCatalog {
    * listing their paths.
    */
   async describe(ref: EntityRef): Promise<EntityInfo | undefined> {
+    const live = sql<boolean>`last_seen_at > now() - make_interval(secs => ${LIVE_ANNOUNCEMENT_MS / 1000})`;
     const row = await this.db
       .selectFrom('served_entities')
       .select(['entity_kind', 'entity_name', 'checkpoint', 'definition_hash'])
       .where('entity_kind', '=', ref.kind)
       .where('entity_name', '=', ref.name)
-      .orderBy(sql`last_seen_at > now() - make_interval(secs => ${LIVE_ANNOUNCEMENT_MS / 1000})`, 'desc')
-      .orderBy('first_seen_at', 'desc')
+      .orderBy(live, 'desc')
+      // First announced last among the live ones only: with none live, the one refreshed last.
+      .orderBy(sql`case when ${live} then first_seen_at end desc nulls last`)
       .orderBy('last_seen_at', 'desc')
       .limit(1)
       .executeTakeFirst();
