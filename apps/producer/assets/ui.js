@@ -132,18 +132,29 @@
   let source = null;
   let timer = null;
   let refreshSoon = null;
-  let lastSeq = 0;
+  // The stream's cursor after the last stored event (its SSE id: the seq, or a team's seqs joined by dots).
+  let lastCursor = '0';
   const tail = document.getElementById('tail');
   const tailState = document.getElementById('tail-state');
   const eventTypes = (root.dataset.eventTypes ?? '').split(',').filter(Boolean);
   const finalTypes = (root.dataset.finalTypes ?? '').split(',').filter(Boolean);
 
-  function appendTail(type, data, id) {
+  // A member run's event in its team's stream: its data carries the member's run_id, member_path and member_seq.
+  function memberPathOf(data) {
+    return data && typeof data === 'object' && typeof data.run_id === 'string' && Array.isArray(data.member_path)
+      ? data.member_path
+      : null;
+  }
+
+  function appendTail(type, data, cursor) {
     if (!tail) return;
     const item = document.createElement('li');
     item.dataset.type = type;
+    const memberPath = memberPathOf(data);
+    if (memberPath) item.dataset.memberPath = memberPath.join('/');
     const summary = data && typeof data === 'object' ? JSON.stringify(data) : String(data);
-    item.textContent = `#${id} ${type} ${summary.length > 300 ? `${summary.slice(0, 300)}…` : summary}`;
+    const label = memberPath ? `${memberPath.join('/')} #${data.member_seq}` : `#${cursor.split('.')[0]}`;
+    item.textContent = `${label} ${type} ${summary.length > 300 ? `${summary.slice(0, 300)}…` : summary}`;
     tail.append(item);
     while (tail.children.length > TAIL_LIMIT) tail.firstElementChild?.remove();
   }
@@ -178,11 +189,11 @@
       data = event.data;
     }
     if (event.type === 'ModelDelta' || event.type === 'AttemptAbandoned') {
-      onLiveEvent(event.type, data);
+      // The live text is the run's own; its members' stream on their own pages.
+      if (!memberPathOf(data)) onLiveEvent(event.type, data);
       return;
     }
-    const seq = Number(event.lastEventId);
-    if (Number.isSafeInteger(seq) && seq > lastSeq) lastSeq = seq;
+    if (event.lastEventId) lastCursor = event.lastEventId;
     appendTail(event.type, data, event.lastEventId);
     if (refreshSoon === null) {
       refreshSoon = setTimeout(() => {
@@ -190,13 +201,14 @@
         void refresh();
       }, 250);
     }
-    if (finalTypes.includes(event.type)) source?.close();
+    // A member's RunCompleted is not its team's: only the run's own final event ends the tail.
+    if (finalTypes.includes(event.type) && !memberPathOf(data)) source?.close();
   }
 
   function follow() {
     if (timer === null) timer = setInterval(() => void refresh(), REFRESH_MS);
     if (source !== null && source.readyState !== EventSource.CLOSED) return;
-    source = new EventSource(`${runPath}/events?after=${lastSeq}${root.dataset.liveText === '1' ? '&include=deltas' : ''}`);
+    source = new EventSource(`${runPath}/events?after=${encodeURIComponent(lastCursor)}${root.dataset.liveText === '1' ? '&include=deltas' : ''}`);
     for (const type of eventTypes) source.addEventListener(type, onEvent);
     // The server ends the stream after the run's final event; don't reconnect to a finished run.
     source.addEventListener('error', () => {

@@ -38,9 +38,10 @@ beforeEach(async () => {
     deleteSession: (sessionId) => fx.client.deleteSession(sessionId),
     revokeBrowserSession: (nonce, expiresAt) => fx.client.revokeBrowserSession(nonce, expiresAt),
     isBrowserSessionRevoked: (nonce) => fx.client.isBrowserSessionRevoked(nonce),
-    listEvents: (runId, afterSeq) => {
+    listEvents: (runId, afterSeq) => fx.client.listEvents(runId, afterSeq),
+    readRunTreeEvents: (runId, after) => {
       listEventsCalls += 1;
-      return fx.client.listEvents(runId, afterSeq);
+      return fx.client.readRunTreeEvents(runId, after);
     },
   };
   const app = createApp({

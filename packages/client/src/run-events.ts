@@ -25,8 +25,13 @@ export interface ReconnectOptions {
 
 /** Options of `runs.events`. */
 export interface RunEventsOptions {
-  /** Start after this event sequence number (0: from the first event). @defaultValue 0 */
-  after?: number;
+  /**
+   * Start after this point: an event's `cursor` (resumes right after that
+   * event), or the run's own event sequence number (a team's member events
+   * then start from their first). 0: from the first event.
+   * @defaultValue 0
+   */
+  after?: number | string;
   /** `['deltas']`: also the live `ModelDelta` and `AttemptAbandoned` events, which are never stored. */
   include?: readonly EventInclude[];
   /** Stops the iteration (the iterator returns). */
@@ -48,9 +53,10 @@ export class EventStreamFailed extends CairnClientError {
 /**
  * Follows `GET /v1/runs/:run_id/events` until the server ends the stream
  * (the run finished). A dropped connection (producer restart, network) is
- * reopened with `Last-Event-ID` set to the last stored event seen, so every
- * stored event is yielded once, in order, with no gap; error answers other
- * than 5xx (404, 401, ...) are thrown as typed errors.
+ * reopened with `Last-Event-ID` set to the cursor of the last stored event
+ * seen, so every stored event (a team's members' included) is yielded once,
+ * in order, with no gap; error answers other than 5xx (404, 401, ...) are
+ * thrown as typed errors.
  */
 export async function* followRunEvents(
   transport: HttpTransport,
@@ -62,26 +68,27 @@ export async function* followRunEvents(
   const maxDelayMs = options.reconnect?.maxDelayMs ?? 5_000;
   const maxAttempts = options.reconnect?.maxAttempts ?? Infinity;
   const signal = options.signal;
-  let lastSeq = options.after ?? 0;
+  let seen: StreamPosition = positionOf(String(options.after ?? 0)) ?? [];
   let failures = 0;
   let delayMs = initialDelayMs;
   while (!signal?.aborted) {
     try {
       const response = await transport.send('GET', path, {
-        headers: { Accept: 'text/event-stream', ...(lastSeq > 0 ? { 'Last-Event-ID': String(lastSeq) } : {}) },
+        headers: { Accept: 'text/event-stream', ...(seen.some((seq) => seq > 0) ? { 'Last-Event-ID': seen.join('.') } : {}) },
         signal,
       });
       if (!response.body) throw new CairnClientError(`GET ${path} answered without a body`);
       failures = 0;
       for await (const message of parseSse(response.body)) {
         if (message.retry !== undefined) delayMs = message.retry;
-        const seq = message.id === undefined || message.id === '' ? undefined : Number(message.id);
-        if (seq !== undefined) {
+        const cursor = message.id === undefined || message.id === '' ? undefined : message.id;
+        const position = cursor === undefined ? undefined : positionOf(cursor);
+        if (position) {
           // Replayed after a reconnection the server did not resume exactly: already yielded.
-          if (seq <= lastSeq) continue;
-          lastSeq = seq;
+          if (!position.some((seq, i) => seq > (seen[i] ?? 0))) continue;
+          seen = furthest(seen, position);
         }
-        yield { type: message.event, seq, data: parseData(message.data) };
+        yield streamEvent(message.event, cursor, position, parseData(message.data));
       }
       return;
     } catch (error) {
@@ -92,6 +99,33 @@ export async function* followRunEvents(
       await sleep(Math.min(delayMs * 2 ** (failures - 1), maxDelayMs), signal);
     }
   }
+}
+
+/** The last seq seen of each run of the stream's tree, the run's own first (a cursor's dotted numbers). */
+type StreamPosition = number[];
+
+function positionOf(cursor: string): StreamPosition | undefined {
+  const seqs = cursor.split('.').map(Number);
+  return seqs.every((seq) => Number.isSafeInteger(seq) && seq >= 0) ? seqs : undefined;
+}
+
+function furthest(a: StreamPosition, b: StreamPosition): StreamPosition {
+  return Array.from({ length: Math.max(a.length, b.length) }, (_, i) => Math.max(a[i] ?? 0, b[i] ?? 0));
+}
+
+function streamEvent(
+  type: string,
+  cursor: string | undefined,
+  position: StreamPosition | undefined,
+  data: Record<string, unknown>,
+): RunStreamEvent {
+  const member =
+    typeof data.run_id === 'string' && Array.isArray(data.member_path)
+      ? { runId: data.run_id, path: data.member_path as string[] }
+      : undefined;
+  if (cursor === undefined) return { type, seq: undefined, cursor, member, data };
+  const seq = member && typeof data.member_seq === 'number' ? data.member_seq : position?.[0];
+  return { type, seq, cursor, member, data };
 }
 
 function parseData(data: string): Record<string, unknown> {

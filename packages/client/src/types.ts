@@ -165,11 +165,27 @@ export interface DecisionsResult {
   status: RunStatus;
 }
 
-/** One event of a run's stream. */
+/**
+ * One event of a run's stream. A team's stream holds its member runs' events
+ * too (nested teams' included), marked by `member` and, in `data`, `run_id`,
+ * `member_path` and `member_seq`.
+ */
 export interface RunStreamEvent {
   /** The event type: `RunStarted`, `ToolCallCompleted`, `ModelDelta`, ... */
   type: string;
-  /** The per-run sequence number of a stored event; `undefined` for a live one (`ModelDelta`, `AttemptAbandoned`). */
+  /**
+   * The per-run sequence number of a stored event (of the member run, for a
+   * member's event); `undefined` for a live one (`ModelDelta`, `AttemptAbandoned`).
+   */
   seq: number | undefined;
+  /**
+   * The stream's position after this stored event (its SSE `id`): pass it as
+   * `after` to resume right after it. The seq itself for a run without member
+   * runs (`'7'`), the last seq of each run of the tree joined by dots
+   * (`'7.4.0'`) once it has some; `undefined` for a live event.
+   */
+  cursor: string | undefined;
+  /** For a member run's event in its team's stream: the member run and its path from the root; `undefined` for the run's own. */
+  member: { runId: string; path: string[] } | undefined;
   data: Record<string, unknown>;
 }

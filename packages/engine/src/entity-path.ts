@@ -31,3 +31,14 @@ export function isEntityPath(name: string): boolean {
 export function ownEntityName(name: string): string {
   return entityPathSegments(name).at(-1)!;
 }
+
+/**
+ * The entity names from the root run down to a run named `name`, given its
+ * parent run's path (undefined for a root run): a member run's name is its
+ * path already; a member run stored before members were named by path (a
+ * plain name under a parent run) gets its parent's path and its own name.
+ */
+export function runEntityPath(name: string, parentPath: readonly string[] | undefined): string[] {
+  if (isEntityPath(name) || parentPath === undefined) return entityPathSegments(name);
+  return [...parentPath, name];
+}

@@ -35,7 +35,7 @@ export {
   DEFINITION_CHANGE_POLICIES,
   type DefinitionChangePolicy,
 } from './definition-hash.js';
-export { ENTITY_PATH_SEPARATOR, entityPathSegments, isEntityPath, memberEntityName, ownEntityName } from './entity-path.js';
+export { ENTITY_PATH_SEPARATOR, entityPathSegments, isEntityPath, memberEntityName, ownEntityName, runEntityPath } from './entity-path.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
 export {
   Engine,

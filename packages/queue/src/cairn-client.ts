@@ -20,6 +20,7 @@ import {
   type RunListFilter,
   type RunListPage,
   type RunMessagesPage,
+  type RunTreeEvents,
   type RunView,
   type RunViewOptions,
   type SessionView,
@@ -247,6 +248,15 @@ export class CairnClient {
   /** The run's events after `afterSeq`, in order. */
   listEvents(runId: string, afterSeq = 0, limit?: number): Promise<StoredEvent[]> {
     return this.store.listEvents(runId, afterSeq, limit);
+  }
+
+  /**
+   * The run's tree (it, then its member runs by creation) and their events
+   * after `after` (the last seq read of each run of the tree, in that order),
+   * each run's in seq order; undefined when there is no such run.
+   */
+  readRunTreeEvents(runId: string, after: readonly number[]): Promise<RunTreeEvents | undefined> {
+    return this.store.readRunTreeEvents(runId, after);
   }
 
   /** Records the sign-out of the run pages' browser session `nonce` until `expiresAt`: every producer on this store refuses it from then on. */

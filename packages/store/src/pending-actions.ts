@@ -393,6 +393,12 @@ export async function listOverdueActions(db: Kysely<Database>, graceMs: number, 
   return rows.map((r) => r.action_id);
 }
 
+/**
+ * The events of a member's action that {@link eventStreamsOf} also stores in
+ * the root run's stream: a root's merged stream shows the root's copy alone.
+ */
+export const ROOT_COPIED_ACTION_EVENTS = ['ActionDecided', 'ActionExpired'] as const;
+
 /** The streams an action's events go to: its run's, and its root run's when that is another (a team follows its member's decisions). */
 function eventStreamsOf(action: PendingActionRecord): string[] {
   return action.runId === action.rootRunId ? [action.runId] : [action.runId, action.rootRunId];

@@ -29,6 +29,7 @@ import { forceCancel, requestCancel } from './run-cancel.js';
 import type { ForceCancelOptions } from './run-cancel.js';
 import { appendEvents, listEvents, listEventsOfTypes } from './run-events.js';
 import type { NewRunEvent, StoredEvent } from './run-events.js';
+import { readRunTreeEvents, type RunTreeEvents } from './run-tree-events.js';
 import { toRunRecord, toToolCallRecord, withStoredResult } from './run-row.js';
 import {
   consumeAction,
@@ -283,6 +284,15 @@ export class PostgresCheckpointStore implements CheckpointStore {
   /** The run's events with `seq > afterSeq`, in order. */
   listEvents(runId: string, afterSeq = 0, limit?: number): Promise<StoredEvent[]> {
     return listEvents(this.db, runId, afterSeq, limit);
+  }
+
+  /**
+   * The run's tree (it and its member runs, nested ones included) and their
+   * events after `after` (the last seq read of each run, in the tree's order),
+   * in two statements; undefined when there is no such run.
+   */
+  readRunTreeEvents(rootRunId: string, after: readonly number[]): Promise<RunTreeEvents | undefined> {
+    return readRunTreeEvents(this.db, rootRunId, after);
   }
 
   /** How many runs (member runs included) are in `status` now: for the `cairn_runs_paused` gauge. */

@@ -94,6 +94,7 @@ export async function listEventsOfTypes(
   return rows.map(fromEventRow);
 }
 
-function fromEventRow(r: RunEventRow): StoredEvent {
+/** A `run_events` row as a {@link StoredEvent}. */
+export function fromEventRow(r: RunEventRow): StoredEvent {
   return { runId: r.run_id, seq: r.seq, type: r.type, data: r.data, createdAt: r.created_at };
 }

@@ -5,13 +5,14 @@ import {
   RunNotFoundError,
 } from '@cairn/engine';
 import type { LiveEvent, LiveSubscriber } from '@cairn/queue';
-import type { StoredEvent } from '@cairn/store';
+import type { RunTreeNode, StoredEvent } from '@cairn/store';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { SSEStreamingApi } from 'hono/streaming';
 import { InvalidParameterError } from '../errors.js';
 import type { ProducerClient } from '../producer-client.js';
+import { formatEventCursor, parseEventCursor, type EventCursor } from './event-cursor.js';
 
 /** Timing of the SSE event stream. */
 export interface EventStreamOptions {
@@ -45,11 +46,15 @@ export interface EventRoutesDeps {
 const INCLUDES = ['deltas'] as const;
 
 /**
- * `GET /v1/runs/:run_id/events`: replays the run's events after `Last-Event-ID`
- * (or `?after=`), then follows new ones until the run is terminal and its
- * events are all sent. With `?include=deltas` it also forwards the run's
- * live-only events as they are published, without an `id:` (they are never
- * stored, so a reconnection resumes after the last stored event).
+ * `GET /v1/runs/:run_id/events`: replays the events of the run and of every
+ * member run below it after `Last-Event-ID` (or `?after=`), then follows new
+ * ones until the run is terminal and its tree's events are all sent. A member
+ * run's event carries `run_id`, `member_path` and `member_seq` in its data;
+ * each event's `id` is the stream's cursor after it ({@link EventCursor}: the
+ * integer seq for a run without member runs). With `?include=deltas` it also
+ * forwards the tree's live-only events as they are published, without an
+ * `id:` (they are never stored, so a reconnection resumes after the last
+ * stored event); a member's are marked the same way.
  */
 export function eventRoutes({ client, live, options = {}, onStreamError }: EventRoutesDeps): Hono {
   const pollMs = options.pollMs ?? 200;
@@ -59,7 +64,7 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
 
   app.get('/runs/:run_id/events', async (c) => {
     const runId = c.req.param('run_id');
-    let afterSeq = startSeq(c);
+    const cursor = startCursor(c);
     const withDeltas = includes(c).includes('deltas');
     if (withDeltas && !live)
       throw new InvalidParameterError(
@@ -71,54 +76,78 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
     return streamSSE(
       c,
       async (stream) => {
-        const liveEvents: LiveEvent[] = [];
+        const liveEvents: { event: LiveEvent; member: MemberFields | undefined }[] = [];
         let wake: (() => void) | undefined;
-        const unsubscribe = withDeltas
-          ? await live!.subscribe(runId, (event) => {
+        const unsubscribes: (() => Promise<void>)[] = [];
+        const followed = new Set<string>();
+        /** Forwards the run's live-only events from now on (members: once a poll finds them). */
+        const followLive = async (run: RunTreeNode, member: MemberFields | undefined): Promise<void> => {
+          if (!withDeltas || followed.has(run.runId)) return;
+          followed.add(run.runId);
+          unsubscribes.push(
+            await live!.subscribe(run.runId, (event) => {
               if (!(LIVE_EVENT_TYPES as readonly string[]).includes(event.type)) return;
-              liveEvents.push(event);
+              liveEvents.push({ event, member });
               wake?.();
-            })
-          : undefined;
+            }),
+          );
+        };
         stream.onAbort(() => wake?.());
-        let lastType: string | undefined;
+        let runs: RunTreeNode[] = [];
+        const positions = new Map<string, number>();
+        let lastRootType: string | undefined;
         let terminalSince: number | undefined;
         let lastWrite = Date.now();
         const sendLive = async (): Promise<void> => {
-          for (const event of liveEvents.splice(0, liveEvents.length)) {
-            await stream.writeSSE({ event: event.type, data: JSON.stringify(event.data) });
+          for (const { event, member } of liveEvents.splice(0, liveEvents.length)) {
+            await stream.writeSSE({ event: event.type, data: JSON.stringify(member ? { ...event.data, ...member } : event.data) });
             lastWrite = Date.now();
+          }
+        };
+        /** Takes in the tree as read: positions of its runs in the cursor, live channels of new members. */
+        const adopt = async (tree: RunTreeNode[]): Promise<void> => {
+          runs = tree;
+          for (const [i, run] of tree.entries()) {
+            positions.set(run.runId, i);
+            await followLive(run, i === 0 ? undefined : memberFields(run));
           }
         };
         const send = async (events: StoredEvent[]): Promise<void> => {
           for (const event of events) {
+            const position = positions.get(event.runId)!;
+            cursor[position] = event.seq;
+            const data =
+              position === 0
+                ? (event.data ?? null)
+                : { ...(event.data as Record<string, unknown>), ...memberFields(runs[position]!), member_seq: event.seq };
             await stream.writeSSE({
-              id: String(event.seq),
+              id: formatEventCursor(cursor, runs.length),
               event: event.type,
-              data: JSON.stringify(event.data ?? null),
+              data: JSON.stringify(data),
             });
-            afterSeq = event.seq;
-            lastType = event.type;
+            if (position === 0) lastRootType = event.type;
             lastWrite = Date.now();
           }
         };
-        /** Reads new stored events; true once the run is over and all of its events are sent. */
+        /** Reads the tree's new stored events; true once the run is over and all of its tree's events are sent. */
         const poll = async (): Promise<boolean> => {
-          const events = await client.listEvents(runId, afterSeq);
-          await send(events);
-          if (events.length > 0) return false;
-          const status = await client.getRunStatus(runId);
-          if (status && !FINAL_STATUSES.includes(status)) {
+          const read = await client.readRunTreeEvents(runId, cursor);
+          if (!read) return true;
+          await adopt(read.runs);
+          await send(read.events);
+          if (read.events.length > 0) return false;
+          // The root's status was read before its events: once it is final, nothing is stored after what was read.
+          if (!FINAL_STATUSES.includes(read.runs[0]!.status)) {
             terminalSince = undefined;
             return false;
           }
-          const rest = await client.listEvents(runId, afterSeq);
-          await send(rest);
           terminalSince ??= Date.now();
-          const finalSeen = lastType !== undefined && FINAL_EVENT_TYPES.includes(lastType);
-          return rest.length === 0 && (finalSeen || Date.now() - terminalSince >= graceMs);
+          const finalSeen = lastRootType !== undefined && FINAL_EVENT_TYPES.includes(lastRootType);
+          return finalSeen || Date.now() - terminalSince >= graceMs;
         };
         try {
+          // The run's own live channel first, so no delta published once the stream is open is missed.
+          await followLive({ runId } as RunTreeNode, undefined);
           let nextPollAt = 0;
           while (!stream.aborted) {
             await sendLive();
@@ -142,7 +171,7 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
             }
           }
         } finally {
-          await unsubscribe?.();
+          await Promise.all(unsubscribes.map((unsubscribe) => unsubscribe()));
         }
       },
       async (error) => {
@@ -152,6 +181,16 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
   });
 
   return app;
+}
+
+/** What marks a member run's event in its team's stream. */
+interface MemberFields {
+  run_id: string;
+  member_path: string[];
+}
+
+function memberFields(run: RunTreeNode): MemberFields {
+  return { run_id: run.runId, member_path: run.memberPath };
 }
 
 async function heartbeat(stream: SSEStreamingApi, written: () => void): Promise<void> {
@@ -172,14 +211,15 @@ function includes(c: Context): (typeof INCLUDES)[number][] {
   return values as (typeof INCLUDES)[number][];
 }
 
-function startSeq(c: Context): number {
+function startCursor(c: Context): EventCursor {
   const header = c.req.header('Last-Event-ID');
   const [name, raw] =
     header !== undefined ? ['Last-Event-ID', header] : ['after', c.req.query('after')];
-  if (raw === undefined || raw.trim() === '') return 0;
-  const value = Number(raw);
-  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(value)) {
-    throw new InvalidParameterError(name, 'must be a non-negative integer event sequence number');
-  }
-  return value;
+  const cursor = parseEventCursor(raw ?? '');
+  if (!cursor)
+    throw new InvalidParameterError(
+      name,
+      'must be an event id of this stream: a non-negative integer event sequence number, or such numbers joined by dots',
+    );
+  return cursor;
 }

@@ -1,5 +1,5 @@
 import type { CheckpointStore, Claim } from '../checkpoint-store.js';
-import { entityPathSegments, isEntityPath } from '../entity-path.js';
+import { isEntityPath, runEntityPath } from '../entity-path.js';
 import { AttemptsExhaustedError, assertNever, ContinueArrivedError, LeaseLostError } from '../errors.js';
 import { dispositionOfError, retryableHint } from '../lifecycle/error-disposition.js';
 import { PauseSignal } from '../lifecycle/pause.js';
@@ -258,15 +258,9 @@ async function finish(checkpointer: Checkpointer, ending: Ending, usage: RunReco
  * (a plain name under a parent run) gets its path from its parent runs.
  */
 async function memberPathOf(store: CheckpointStore, run: RunRecord): Promise<string[]> {
-  if (isEntityPath(run.entity.name) || !run.parentRunId) return entityPathSegments(run.entity.name);
-  const path = [run.entity.name];
-  for (let parentId: string | null = run.parentRunId; parentId; ) {
-    const parent = await store.getRun(parentId);
-    if (!parent) break;
-    path.unshift(parent.entity.name);
-    parentId = parent.parentRunId;
-  }
-  return path;
+  if (isEntityPath(run.entity.name) || !run.parentRunId) return runEntityPath(run.entity.name, undefined);
+  const parent = await store.getRun(run.parentRunId);
+  return runEntityPath(run.entity.name, parent && (await memberPathOf(store, parent)));
 }
 
 function leaseLostReason(signal: AbortSignal): LeaseLostError | undefined {

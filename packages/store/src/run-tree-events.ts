@@ -1,0 +1,111 @@
+import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import { runEntityPath, type RunStatus } from '@cairn/engine';
+import { ROOT_COPIED_ACTION_EVENTS } from './pending-actions.js';
+import { fromEventRow, type StoredEvent } from './run-events.js';
+import type { Database, RunEventRow } from './schema.js';
+
+/** A run of a run tree (the root, or a member run below it). */
+export interface RunTreeNode {
+  runId: string;
+  parentRunId: string | null;
+  status: RunStatus;
+  /** Entity names from the root run down to this one: `['research-team', 'researcher']`. */
+  memberPath: string[];
+  createdAt: Date;
+}
+
+/** What {@link readRunTreeEvents} read: the tree in its stable order, and the events after the cursor. */
+export interface RunTreeEvents {
+  /** The root first, then every run below it by `created_at`, `run_id` (runs never change `created_at`, so the order is stable). */
+  runs: RunTreeNode[];
+  /**
+   * The events of the tree's runs after the cursor: each run's in seq order,
+   * interleaved across runs by the time they were stored.
+   */
+  events: StoredEvent[];
+}
+
+/**
+ * The tree of `rootRunId` and its events after `after`, in two statements:
+ * one recursive read of the tree, one read of the events after each run's
+ * cursor. `after[i]` is the last seq already read of `runs[i]` (0 or missing:
+ * from its start; a cursor longer than the tree is ignored past its end).
+ * The root's stream holds a copy of its members' ActionDecided and
+ * ActionExpired, so the members' own are left out (each decision once).
+ * Returns undefined when there is no such run.
+ */
+export async function readRunTreeEvents(
+  db: Kysely<Database>,
+  rootRunId: string,
+  after: readonly number[],
+): Promise<RunTreeEvents | undefined> {
+  const { rows } = await sql<{
+    run_id: string;
+    parent_run_id: string | null;
+    entity_name: string;
+    status: RunStatus;
+    created_at: Date;
+    depth: number;
+  }>`
+    with recursive tree(run_id, parent_run_id, entity_name, status, created_at, depth) as (
+      select run_id, parent_run_id, entity_name, status, created_at, 0 from runs where run_id = ${rootRunId}
+      union all
+      select r.run_id, r.parent_run_id, r.entity_name, r.status, r.created_at, tree.depth + 1
+        from runs r join tree on r.parent_run_id = tree.run_id
+    )
+    select * from tree order by depth = 0 desc, created_at, run_id`.execute(db);
+  if (rows.length === 0) return undefined;
+  const paths = new Map<string, string[]>();
+  const pathOf = (row: (typeof rows)[number]): string[] => {
+    const known = paths.get(row.run_id);
+    if (known) return known;
+    const parent = row.parent_run_id === null || row.depth === 0 ? undefined : rows.find((r) => r.run_id === row.parent_run_id);
+    const path = runEntityPath(row.entity_name, parent && pathOf(parent));
+    paths.set(row.run_id, path);
+    return path;
+  };
+  const runs = rows.map((row) => ({
+    runId: row.run_id,
+    parentRunId: row.parent_run_id,
+    status: row.status,
+    memberPath: pathOf(row),
+    createdAt: row.created_at,
+  }));
+  const ids = runs.map((r) => r.runId);
+  const seqs = runs.map((_, i) => after[i] ?? 0);
+  // A root run's stream holds a copy of its members' action events: theirs are left out of its merged stream.
+  const copied = rows[0]!.parent_run_id === null ? [...ROOT_COPIED_ACTION_EVENTS] : [];
+  const { rows: events } = await sql<RunEventRow>`
+    select e.* from run_events e
+      join unnest(${ids}::text[], ${seqs}::int[]) as c(run_id, seq) on e.run_id = c.run_id and e.seq > c.seq
+     where e.run_id = ${rootRunId} or e.type <> all(${copied}::text[])
+     order by e.run_id, e.seq`.execute(db);
+  return {
+    runs,
+    events: interleaveByTime(events.map(fromEventRow)),
+  };
+}
+
+/**
+ * Merges per-run event lists (given grouped by run, each in seq order) into
+ * one list by `createdAt`: a run's order is kept whatever its times (a
+ * writer that waited on the run's row lock stores a later seq with an
+ * earlier transaction time).
+ */
+function interleaveByTime(events: readonly StoredEvent[]): StoredEvent[] {
+  const queues = new Map<string, StoredEvent[]>();
+  for (const event of events) {
+    const queue = queues.get(event.runId) ?? [];
+    queue.push(event);
+    queues.set(event.runId, queue);
+  }
+  const heads = [...queues.values()];
+  const merged: StoredEvent[] = [];
+  while (merged.length < events.length) {
+    let next = heads.find((q) => q.length > 0)!;
+    for (const queue of heads) if (queue.length > 0 && queue[0]!.createdAt < next[0]!.createdAt) next = queue;
+    merged.push(next.shift()!);
+  }
+  return merged;
+}
