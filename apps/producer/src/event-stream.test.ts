@@ -3,12 +3,11 @@ import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { startRunWorker } from '@cairn/queue';
 import { createRegistry } from '@cairn/research-team';
-import type { RunView } from '@cairn/store';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createApp } from './app.js';
 import type { ProducerClient } from './producer-client.js';
 import { openProducerFixture, type ProducerFixture } from './test-support/producer-fixture.js';
-import { readSse } from './test-support/read-sse.js';
+import { readSse, type SseMessage } from './test-support/read-sse.js';
 
 process.env.RESEARCH_TOOL_DELAY_MS = '20';
 process.env.RESEARCH_MODEL_LATENCY_MS = '10';
@@ -130,11 +129,28 @@ it('honours ?after= and ends at once for a finished run with nothing newer', asy
   });
 });
 
-it('streams a run a real worker executes, from RunStarted to RunCompleted, and serves the finished run', async () => {
+/** Parsed SSE messages of a team's stream: the member's carry `run_id`, `member_path` and `member_seq`. */
+function parsed(messages: SseMessage[]) {
+  return messages.map((m) => {
+    const data = JSON.parse(m.data) as { run_id?: string; member_path?: string[]; member_seq?: number };
+    return { id: m.id!, type: m.event!, runId: data.run_id, memberPath: data.member_path, seq: data.member_seq ?? Number(m.id!.split('.')[0]) };
+  });
+}
+
+/** The stored events of the team and of its member runs, as [run_id, seq, type]. */
+async function storedTree(teamRunId: string): Promise<[string, number, string][]> {
+  const view = (await fx.client.getRun(teamRunId))!;
+  const rows: [string, number, string][] = [];
+  for (const runId of [teamRunId, ...view.member_runs.map((m) => m.run_id)])
+    for (const e of await fx.client.listEvents(runId, 0)) rows.push([runId, e.seq, e.type]);
+  return rows;
+}
+
+it("streams a team a real worker executes with its member's events (run_id, member_path), ends after the team's RunCompleted, and resumes exactly from a team or a member event id", async () => {
   const worker = startRunWorker({
     runQueue: fx.queue,
     store: fx.client.store,
-    registry: createRegistry(),
+    registry: createRegistry({ scriptedToolCallIds: 'fresh' }),
     workerId: 'w-test',
   });
   try {
@@ -145,17 +161,58 @@ it('streams a run a real worker executes, from RunStarted to RunCompleted, and s
     });
     expect(res.status).toBe(202);
     const { run_id } = (await res.json()) as { run_id: string };
-    const events = await readSse(await fetch(`${baseUrl}/v1/runs/${run_id}/events`));
-    expect(events[0]?.event).toBe('RunStarted');
-    expect(events.at(-1)?.event).toBe('RunCompleted');
-    expect(events.map((e) => Number(e.id))).toEqual(events.map((_, i) => i + 1));
-    expect(events.some((e) => e.event === 'CheckpointCommitted')).toBe(true);
 
-    const run = (await (await fetch(`${baseUrl}/v1/runs/${run_id}`)).json()) as RunView;
-    expect(run.status).toBe('COMPLETED');
-    expect(run.content).toEqual(expect.any(String));
-    expect(run.member_runs).toHaveLength(1);
-    expect(run.attempts).toHaveLength(1);
+    // Followed live, dropped once the member's first tool call completed, resumed from that member event's id.
+    const abort = new AbortController();
+    const first = await fetch(`${baseUrl}/v1/runs/${run_id}/events`, { signal: abort.signal });
+    const head = await readSse(first, { stopAt: (m) => m.event === 'ToolCallCompleted', abort: () => abort.abort() });
+    const cut = parsed(head).at(-1)!;
+    expect(cut).toMatchObject({ type: 'ToolCallCompleted', memberPath: ['research-team', 'researcher'] });
+    const rest = parsed(await readSse(await fetch(`${baseUrl}/v1/runs/${run_id}/events`, { headers: { 'Last-Event-ID': cut.id } })));
+    const events = [...parsed(head), ...rest];
+
+    const view = (await fx.client.getRun(run_id))!;
+    expect(view.status).toBe('COMPLETED');
+    const member = view.member_runs[0]!.run_id;
+    const stored = await storedTree(run_id);
+    // Every stored event of the tree once, each run's in seq order; the stream ends with the team's RunCompleted.
+    expect(events.map((e) => [e.runId ?? run_id, e.seq, e.type]).sort()).toEqual([...stored].sort());
+    for (const runId of [run_id, member]) {
+      const seqs = events.filter((e) => (e.runId ?? run_id) === runId).map((e) => e.seq);
+      expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    }
+    expect(events.at(-1)).toMatchObject({ type: 'RunCompleted', runId: undefined });
+    const ofMember = events.filter((e) => e.runId !== undefined);
+    expect(ofMember.every((e) => e.runId === member && e.memberPath?.join('/') === 'research-team/researcher')).toBe(true);
+    for (const type of ['ToolCallStarted', 'ToolCallCompleted', 'CheckpointCommitted', 'RunCompleted'])
+      expect(ofMember.some((e) => e.type === type), type).toBe(true);
+    expect(ofMember.filter((e) => e.type === 'RunCompleted')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'RunCompleted')).toHaveLength(2);
+    // Once the member exists the ids are cursors: the team's seq, then the member's.
+    expect(events.at(-1)!.id).toMatch(/^\d+\.\d+$/);
+
+    // From any event's id, the finished stream replays exactly what followed it.
+    const all = parsed(await readSse(await fetch(`${baseUrl}/v1/runs/${run_id}/events`)));
+    expect(all.map((e) => [e.runId, e.seq, e.type]).sort()).toEqual(events.map((e) => [e.runId, e.seq, e.type]).sort());
+    const lastOfTeam = all.findLastIndex((e, i) => e.runId === undefined && all.slice(i + 1).some((f) => f.runId !== undefined));
+    const lastOfMember = all.findLastIndex((e) => e.runId !== undefined);
+    for (const at of [lastOfTeam, lastOfMember, Math.floor(all.length / 2)]) {
+      const resumed = await readSse(await fetch(`${baseUrl}/v1/runs/${run_id}/events?after=${all[at]!.id}`));
+      expect(parsed(resumed).map((e) => e.id), `after ${all[at]!.id}`).toEqual(all.slice(at + 1).map((e) => e.id));
+    }
+    // A bare integer is the team's own seq: the member's events then come from their start.
+    const fromTeamSeq = parsed(await readSse(await fetch(`${baseUrl}/v1/runs/${run_id}/events`, { headers: { 'Last-Event-ID': '2' } })));
+    expect(fromTeamSeq.filter((e) => e.runId === undefined).map((e) => e.seq)[0]).toBe(3);
+    expect(fromTeamSeq.filter((e) => e.runId !== undefined)).toHaveLength(ofMember.length);
+
+    for (const [header, value] of [['Last-Event-ID', '3.x'], ['after', '1..2'], ['after', '1.-2']] as const) {
+      const bad = await fetch(
+        `${baseUrl}/v1/runs/${run_id}/events${header === 'after' ? `?after=${encodeURIComponent(value)}` : ''}`,
+        { headers: header === 'Last-Event-ID' ? { 'Last-Event-ID': value } : {} },
+      );
+      expect(bad.status, value).toBe(400);
+      expect(await bad.json()).toMatchObject({ error: 'invalid_parameter', message: expect.stringContaining(header) });
+    }
   } finally {
     await worker.close();
   }

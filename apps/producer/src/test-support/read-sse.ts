@@ -5,10 +5,14 @@ export interface SseMessage {
   data: string;
 }
 
-/** Reads SSE messages from `response` until the stream ends or `stopAfter` messages arrived (then aborts via `abort`); counts comments in `comments`. */
+/**
+ * Reads SSE messages from `response` until the stream ends, or `stopAfter`
+ * messages arrived, or `stopAt` is true of one (then aborts via `abort`);
+ * counts comments in `comments`.
+ */
 export async function readSse(
   response: Response,
-  options: { stopAfter?: number; abort?: () => void; comments?: string[] } = {},
+  options: { stopAfter?: number; stopAt?: (message: SseMessage) => boolean; abort?: () => void; comments?: string[] } = {},
 ): Promise<SseMessage[]> {
   const messages: SseMessage[] = [];
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -34,7 +38,7 @@ export async function readSse(
       }
       if (!isMessage) continue;
       messages.push(message);
-      if (options.stopAfter !== undefined && messages.length >= options.stopAfter) {
+      if ((options.stopAfter !== undefined && messages.length >= options.stopAfter) || options.stopAt?.(message)) {
         options.abort?.();
         await reader.cancel().catch(() => undefined);
         return messages;
