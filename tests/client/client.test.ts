@@ -38,14 +38,20 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     // Stamped by the producer with the definition the worker announced.
     expect(done.definition_hash).toBe(createRegistry().describe(TEAM)!.definitionHash);
 
+    // The team's stream holds its member's events too, marked by the member run and its path.
     const events: RunStreamEvent[] = [];
     for await (const event of cairn.runs.events(created.run_id)) events.push(event);
     const stored = await fleet.client.listEvents(created.run_id);
-    expect(events.map((e) => [e.seq, e.type])).toEqual(stored.map((e) => [e.seq, e.type]));
-    expect(events.filter((e) => e.type === 'RunCompleted')).toHaveLength(1);
+    expect(events.filter((e) => !e.member).map((e) => [e.seq, e.type])).toEqual(stored.map((e) => [e.seq, e.type]));
+    const memberRunId = done.member_runs[0]!.run_id;
+    expect(events.filter((e) => e.member).map((e) => [e.member!.runId, e.member!.path, e.seq, e.type])).toEqual(
+      (await fleet.client.listEvents(memberRunId)).map((e) => [memberRunId, ['research-team', 'researcher'], e.seq, e.type]),
+    );
+    expect(events.filter((e) => e.type === 'RunCompleted').map((e) => e.member?.runId)).toEqual([memberRunId, undefined]);
+    expect(events.at(-1)).toMatchObject({ type: 'RunCompleted', member: undefined });
     const tail: RunStreamEvent[] = [];
-    for await (const event of cairn.runs.events(created.run_id, { after: events.length - 2 })) tail.push(event);
-    expect(tail.map((e) => e.seq)).toEqual([events.length - 1, events.length]);
+    for await (const event of cairn.runs.events(created.run_id, { after: events.at(-3)!.cursor })) tail.push(event);
+    expect(tail.map((e) => e.cursor)).toEqual(events.slice(-2).map((e) => e.cursor));
 
     const missing = await cairn.runs.get('no-such-run').catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(RunNotFound);
@@ -118,5 +124,44 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     expect(run.status).toBe('COMPLETED');
     expect(run.attempts.map((a) => a.reason)).toContain('recovered');
     expect(seen.filter((e) => e.type === 'RunContinued').map((e) => e.data.reason)).toContain('recovered');
+  });
+
+  it("follows a team's stream with its member's events and text across a producer restart: every stored event of the tree once, in each run's order", async () => {
+    fleet = await startFleet({ backend, toolDelayMs: 800 });
+    const f = fleet;
+    await f.spawnWorker('a', { RESEARCH_TOOL_CALL_IDS: 'fresh', RESEARCH_MODEL_LATENCY_MS: '600' });
+    const first = await f.spawnProducer('producer-1');
+    const cairn = createClient({ baseUrl: first.baseUrl });
+    const { run_id } = await cairn.runs.create({ ...TEAM, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+
+    const seen: RunStreamEvent[] = [];
+    const following = (async () => {
+      const events = cairn.runs.events(run_id, { include: ['deltas'], reconnect: { initialDelayMs: 100, maxDelayMs: 500 } });
+      for await (const event of events) seen.push(event);
+    })();
+    await waitFor(() => seen.some((e) => e.member && e.type === 'ToolCallCompleted'), 20_000, "the member's first tool call");
+    first.kill('SIGKILL');
+    await first.exited;
+    const seenBeforeRestart = seen.length;
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await f.spawnProducer('producer-2', { port: first.port });
+    await following;
+
+    const view = (await f.client.getRun(run_id))!;
+    expect(view.status).toBe('COMPLETED');
+    const memberRunId = view.member_runs[0]!.run_id;
+    const stored = seen.filter((e) => e.cursor !== undefined);
+    expect(seen.length).toBeGreaterThan(seenBeforeRestart);
+    for (const [runId, member] of [[run_id, undefined], [memberRunId, memberRunId]] as const) {
+      expect(stored.filter((e) => e.member?.runId === member).map((e) => [e.seq, e.type]), runId).toEqual(
+        (await f.client.listEvents(runId)).map((e) => [e.seq, e.type]),
+      );
+    }
+    expect(stored.at(-1)).toMatchObject({ type: 'RunCompleted', member: undefined });
+    // The member's answer streamed live into its team's stream, marked with its path.
+    const memberText = seen.filter((e) => e.type === 'ModelDelta' && e.member?.runId === memberRunId);
+    expect(memberText.length).toBeGreaterThan(0);
+    expect(memberText.every((e) => e.seq === undefined && (e.data.member_path as string[]).join('/') === 'research-team/researcher')).toBe(true);
+    expect(seen.some((e) => e.type === 'ModelDelta' && !e.member)).toBe(true);
   });
 });

@@ -14,9 +14,15 @@ describe('the event stream of a paused run', () => {
     const producer = await fleet.spawnProducer('p1');
     const cairn = createClient({ baseUrl: producer.baseUrl });
     const { run_id: runId } = await cairn.runs.create({ ...OPS_TEAM, input: 'restart api' });
+    // The team's own events (its member's are in its stream too, marked by `member`).
     const seen: string[] = [];
+    const ofMember: string[] = [];
     let decision: unknown;
     for await (const event of cairn.runs.events(runId)) {
+      if (event.member) {
+        ofMember.push(event.type);
+        continue;
+      }
       seen.push(event.type);
       if (event.type === 'RunPaused') {
         const [action] = event.data.actions as { action_id: string; args_digest: string; member_path: string[]; tool: string }[];
@@ -30,6 +36,10 @@ describe('the event stream of a paused run', () => {
     expect(seen.lastIndexOf('RunContinued')).toBeGreaterThan(seen.indexOf('ActionDecided'));
     expect(seen.at(-1)).toBe('RunCompleted');
     expect(seen.filter((t) => t === 'RunCompleted')).toHaveLength(1);
+    // The member's own run: its tool call, once approved, and its end; the decision shows once, as the team's.
+    expect(ofMember).toContain('ToolCallCompleted');
+    expect(ofMember.at(-1)).toBe('RunCompleted');
+    expect([...seen, ...ofMember].filter((t) => t === 'ActionDecided')).toHaveLength(1);
     expect((await finished(fleet, runId)).status).toBe('COMPLETED');
     expect((await fleet.ledgerRows()).map((r) => r.args.service)).toEqual(['api']);
   });

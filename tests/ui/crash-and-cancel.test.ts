@@ -59,10 +59,14 @@ describe('a run page follows a run live (real workers)', requiresChromium(), () 
       { epoch: '2', worker: survivor, outcome: 'completed' },
     ]);
     expect(await page.locator('.lane[data-epoch="2"] .lane-label').textContent()).toContain('recovered');
-    await page.waitForSelector('#tail li[data-type="RunCompleted"]');
-    const tail = await page.locator('#tail li').evaluateAll((items) => items.map((li) => li.getAttribute('data-type')));
-    expect(tail).toContain('RunContinued');
-    expect(tail.at(-1)).toBe('RunCompleted');
+    // The team's tail holds its member's events too, marked with the member's path; the team's RunCompleted ends it.
+    await page.waitForSelector('#tail li[data-type="RunCompleted"]:not([data-member-path])');
+    const tail = await page
+      .locator('#tail li')
+      .evaluateAll((items) => items.map((li) => [li.getAttribute('data-type'), li.getAttribute('data-member-path')]));
+    expect(tail.map(([type]) => type)).toContain('RunContinued');
+    expect(tail.at(-1)).toEqual(['RunCompleted', null]);
+    expect(tail).toContainEqual(['ToolCallCompleted', 'research-team/researcher']);
     expect(await page.locator('[data-refresh="content"] .answer').textContent()).toContain('cairns');
     // The team's answer streamed into the page word by word before it was stored.
     expect(await page.locator('#live-text').textContent()).toContain('Summary of the research team');
