@@ -76,36 +76,37 @@ export async function readRunTreeEvents(
   const seqs = runs.map((_, i) => after[i] ?? 0);
   // A root run's stream holds a copy of its members' action events: theirs are left out of its merged stream.
   const copied = rows[0]!.parent_run_id === null ? [...ROOT_COPIED_ACTION_EVENTS] : [];
-  const { rows: events } = await sql<RunEventRow>`
-    select e.* from run_events e
+  // `at` ranks the events by time in microseconds (a JS Date keeps milliseconds).
+  const { rows: events } = await sql<RunEventRow & { at: string }>`
+    select e.*, rank() over (order by e.created_at) as at from run_events e
       join unnest(${ids}::text[], ${seqs}::int[]) as c(run_id, seq) on e.run_id = c.run_id and e.seq > c.seq
      where e.run_id = ${rootRunId} or e.type <> all(${copied}::text[])
      order by e.run_id, e.seq`.execute(db);
   return {
     runs,
-    events: interleaveByTime(events.map(fromEventRow)),
+    events: interleaveByTime(events.map((row) => ({ event: fromEventRow(row), at: Number(row.at) }))),
   };
 }
 
 /**
  * Merges per-run event lists (given grouped by run, each in seq order) into
- * one list by `createdAt`: a run's order is kept whatever its times (a
- * writer that waited on the run's row lock stores a later seq with an
- * earlier transaction time).
+ * one list by time rank: a run's order is kept whatever its times (a writer
+ * that waited on the run's row lock stores a later seq with an earlier
+ * transaction time).
  */
-function interleaveByTime(events: readonly StoredEvent[]): StoredEvent[] {
-  const queues = new Map<string, StoredEvent[]>();
-  for (const event of events) {
-    const queue = queues.get(event.runId) ?? [];
-    queue.push(event);
-    queues.set(event.runId, queue);
+function interleaveByTime(events: readonly { event: StoredEvent; at: number }[]): StoredEvent[] {
+  const queues = new Map<string, { event: StoredEvent; at: number }[]>();
+  for (const ranked of events) {
+    const queue = queues.get(ranked.event.runId) ?? [];
+    queue.push(ranked);
+    queues.set(ranked.event.runId, queue);
   }
   const heads = [...queues.values()];
   const merged: StoredEvent[] = [];
   while (merged.length < events.length) {
     let next = heads.find((q) => q.length > 0)!;
-    for (const queue of heads) if (queue.length > 0 && queue[0]!.createdAt < next[0]!.createdAt) next = queue;
-    merged.push(next.shift()!);
+    for (const queue of heads) if (queue.length > 0 && queue[0]!.at < next[0]!.at) next = queue;
+    merged.push(next.shift()!.event);
   }
   return merged;
 }
