@@ -2,7 +2,8 @@
  * Entities for the lifecycle scenarios, all on scripted models with fresh
  * tool-call ids (as a real model returns them):
  * - `crasher`: its one tool SIGKILLs the worker executing it, every time;
- * - `echo`: one slow step, then answers the last user message;
+ * - `echo`: one slow step, then answers the last user message (its model
+ *   takes `LIFECYCLE_MODEL_MS` a turn, its step `LIFECYCLE_STEP_MS`);
  * - `pair-team`: delegates two tasks to `echo` in one turn (two parallel
  *   delegations to the same member), then joins their answers.
  */
@@ -67,7 +68,8 @@ function pairScript({ messages }: ScriptContext): ScriptedReply {
 /** The registry the lifecycle scenarios' workers load (`CAIRN_REGISTRY`). */
 export function createRegistry(): Registry {
   const fresh = { toolCallIds: 'fresh' as const, latencyMs: 50 };
-  const echo = new Agent({ name: 'echo', model: new ScriptedModel({ ...fresh, decide: echoScript }), tools: [slowStep], checkpoint: 'tool-batch' });
+  const echoModel = new ScriptedModel({ ...fresh, latencyMs: Number(process.env.LIFECYCLE_MODEL_MS ?? 50), decide: echoScript });
+  const echo = new Agent({ name: 'echo', model: echoModel, tools: [slowStep], checkpoint: 'tool-batch' });
   const crasher = new Agent({
     name: 'crasher',
     model: new ScriptedModel({ ...fresh, decide: ({ messages }) => (toolResults(messages).length === 0 ? { toolCalls: [{ name: 'crash_worker', arguments: {} }] } : { text: 'survived' }) }),

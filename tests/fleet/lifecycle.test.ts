@@ -88,6 +88,31 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
     expect(view.attempts.map((a) => a.reason)).toEqual(['run', 'continue', 'recovered']);
   });
 
+  it('answers a continue taken in by a resume that is SIGKILLed after re-running the interrupted call, once', async () => {
+    fleet = await start();
+    const f = fleet;
+    // tool-call mode: the model's call is stored before it runs, so a resume re-runs it and commits its result first.
+    const env = { LIFECYCLE_STEP_MS: '2500', LIFECYCLE_MODEL_MS: '1500' };
+    await f.spawnWorker('a', env);
+    await f.spawnWorker('b', env);
+    const run = await f.client.enqueueRun({ entity: ECHO, input: 'first', checkpoint: 'tool-call' });
+    const indexOf = async () => (await f.client.getRun(run.runId))!.last_checkpoint_at_message_index;
+    await waitFor(async () => (await indexOf()) >= 2, 20_000, 'the first call to be stored before it runs');
+    await f.client.continueRun(run.runId, { input: 'second' });
+    // The holder dies in that call; the next execution takes the input in, re-runs the call and commits its result...
+    await killHolder(f, run.runId);
+    await waitFor(async () => (await indexOf()) >= 3, 20_000, 'the re-run call to be committed');
+    // ...and dies in its next model turn, before the input was committed with it.
+    await killHolder(f, run.runId);
+    await f.spawnWorker('c', env);
+    const done = await f.client.waitForRun(run.runId, { timeoutMs: 40_000 });
+    expect(done.status).toBe('COMPLETED');
+    expect(done.content).toBe('answered: second');
+    const view = (await f.client.getRun(run.runId))!;
+    expect(userMessages(view)).toEqual(['first', 'second']);
+    expect(view.attempts.map((a) => a.reason)).toEqual(['run', 'recovered', 'recovered']);
+  });
+
   it('applies one input of two continues racing on a running run; the other is refused, nothing is lost silently', async () => {
     fleet = await start();
     const f = fleet;

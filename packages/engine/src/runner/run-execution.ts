@@ -156,7 +156,7 @@ export async function executeRun(
       if (!(error instanceof ContinueArrivedError)) throw error;
       // A continue arrived while this execution ran: answer its input too, then finish.
       const request = await deps.store.readContinueRequest(runId, error.requestId);
-      if (request) takeIn(state, checkpointer, request);
+      if (request) takeIn(state, request);
     }
   }
 }
@@ -203,7 +203,7 @@ function prepare(
     },
     memberPath: () => memberPathOf(deps.store, run),
   };
-  if (claim.continueRequest) takeIn(state, checkpointer, claim.continueRequest);
+  if (claim.continueRequest) takeIn(state, claim.continueRequest);
   return state;
 }
 
@@ -213,10 +213,8 @@ function prepare(
  * the commit that writes it marks the request applied, so it is applied
  * exactly once whatever crashes in between.
  */
-function takeIn(state: TurnLoopState, checkpointer: Checkpointer, request: ContinueRequestRecord): void {
-  checkpointer.applyContinueRequest(request.requestId);
-  if (request.input === null) return;
-  state.pendingInput = [...(state.pendingInput ?? []), { role: 'user', content: request.input }];
+function takeIn(state: TurnLoopState, request: ContinueRequestRecord): void {
+  state.pendingContinue = { requestId: request.requestId, input: request.input === null ? [] : [{ role: 'user', content: request.input }] };
 }
 
 /** How an error ends the run: rethrown when the run is not this execution's to end. */

@@ -33,8 +33,12 @@ export interface TurnLoopState {
   output?: OutputCheck;
   signal: AbortSignal;
   handover?: AbortSignal;
-  /** User messages to append before the next model turn (a continue's input), after any unfinished calls ran. */
-  pendingInput?: Message[];
+  /**
+   * A continue request taken in but not yet in the history: its input (none
+   * for an `upgrade` alone) is appended before the next model turn, after any
+   * unfinished calls ran, and the commit that writes it marks it applied.
+   */
+  pendingContinue?: { requestId: string; input: Message[] };
   emit(type: RunEventType, data: Record<string, unknown>): void;
   /** The run's pending actions: read on resume, consumed before an approved call runs. */
   actions: RunActions;
@@ -66,10 +70,13 @@ export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult>
     await runBatch(state, unfinished, batch, actions);
     await state.checkpointer.afterBatch(state.usage);
   }
-  if (state.pendingInput?.length) {
-    state.messages.push(...state.pendingInput);
-    state.checkpointer.add(state.pendingInput);
-    state.pendingInput = [];
+  if (state.pendingContinue) {
+    // Marked applied by the same commit as its input, never by the interrupted batch's before it.
+    const { requestId, input } = state.pendingContinue;
+    state.messages.push(...input);
+    state.checkpointer.add(input);
+    state.checkpointer.applyContinueRequest(requestId);
+    state.pendingContinue = undefined;
   }
 
   const specs: ToolSpec[] = [...state.tools.values()].map((t) => t.spec);
