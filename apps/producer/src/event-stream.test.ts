@@ -218,6 +218,46 @@ it("streams a team a real worker executes with its member's events (run_id, memb
   }
 });
 
+it('keeps each run in its place when a member run created earlier is seen later: none of its events lost, none repeated', async () => {
+  const store = fx.client.store;
+  const team = await store.createRun({ entity: { kind: 'team', name: 'research-team' }, input: 'x', checkpoint: 'tool-batch' });
+  const member = (name: string) =>
+    store.createRun({ entity: { kind: 'agent', name }, input: 'x', checkpoint: 'tool-batch', parentRunId: team.runId });
+  const later = await member('research-team/researcher');
+  await append(team.runId, 'RunStarted', {});
+  await append(later.runId, 'RunStarted', {});
+
+  const stream = readSse(await fetch(`${baseUrl}/v1/runs/${team.runId}/events`));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  // What a creation whose transaction began first but committed last stores: an earlier created_at.
+  const earlier = await member('research-team/analyst');
+  await store.db
+    .updateTable('runs')
+    .set({ created_at: new Date(Date.now() - 60_000) })
+    .where('run_id', '=', earlier.runId)
+    .execute();
+  await append(earlier.runId, 'RunStarted', {});
+  await append(earlier.runId, 'ToolCallStarted', {});
+  await append(later.runId, 'ToolCallStarted', {});
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await fx.complete(team.runId, 'done');
+  await append(team.runId, 'RunCompleted', {});
+
+  const events = parsed(await stream);
+  expect(events.map((e) => [e.runId ?? team.runId, e.seq, e.type]).sort()).toEqual(
+    [
+      [team.runId, 1, 'RunStarted'],
+      [later.runId, 1, 'RunStarted'],
+      [earlier.runId, 1, 'RunStarted'],
+      [earlier.runId, 2, 'ToolCallStarted'],
+      [later.runId, 2, 'ToolCallStarted'],
+      [team.runId, 2, 'RunCompleted'],
+    ].sort(),
+  );
+  // Its cursor now lists the runs by creation: the team, the earlier member, the later one.
+  expect(events.at(-1)).toMatchObject({ id: '2.2.2', type: 'RunCompleted' });
+});
+
 it('stops following a run once its client disconnects', async () => {
   const runId = await createRun();
   await append(runId, 'RunStarted', {});

@@ -6,6 +6,7 @@ import type {
   RunView,
   RunViewOptions,
   SessionView,
+  RunTreeCursor,
   RunTreeEvents,
   StoredEvent,
 } from '@cairn/store';
@@ -35,7 +36,7 @@ export interface ProducerClient {
   getRunStatus(runId: string): Promise<RunStatus | undefined>;
   getSession(sessionId: string): Promise<SessionView | undefined>;
   listEvents(runId: string, afterSeq: number): Promise<StoredEvent[]>;
-  readRunTreeEvents(runId: string, after: readonly number[]): Promise<RunTreeEvents | undefined>;
+  readRunTreeEvents(runId: string, after: RunTreeCursor): Promise<RunTreeEvents | undefined>;
   countRunsByStatus(status: RunStatus): Promise<number>;
   revokeBrowserSession(nonce: string, expiresAt: Date): Promise<void>;
   isBrowserSessionRevoked(nonce: string): Promise<boolean>;

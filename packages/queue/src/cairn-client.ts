@@ -20,6 +20,7 @@ import {
   type RunListFilter,
   type RunListPage,
   type RunMessagesPage,
+  type RunTreeCursor,
   type RunTreeEvents,
   type RunView,
   type RunViewOptions,
@@ -252,10 +253,10 @@ export class CairnClient {
 
   /**
    * The run's tree (it, then its member runs by creation) and their events
-   * after `after` (the last seq read of each run of the tree, in that order),
+   * after `after` (the last seq read of each run of the tree: in that order, or by run id),
    * each run's in seq order; undefined when there is no such run.
    */
-  readRunTreeEvents(runId: string, after: readonly number[]): Promise<RunTreeEvents | undefined> {
+  readRunTreeEvents(runId: string, after: RunTreeCursor): Promise<RunTreeEvents | undefined> {
     return this.store.readRunTreeEvents(runId, after);
   }
 

@@ -6,7 +6,7 @@ export { BrowserSessionRevocations } from './browser-session-revocations.js';
 export { ServedEntityCatalog, ENTITY_HEARTBEAT_MS, type ServedEntity, type ServedEntityAnnouncement } from './served-entities.js';
 export type { ForceCancelOptions } from './run-cancel.js';
 export type { NewRunEvent, StoredEvent } from './run-events.js';
-export type { RunTreeEvents, RunTreeNode } from './run-tree-events.js';
+export type { RunTreeCursor, RunTreeEvents, RunTreeNode } from './run-tree-events.js';
 export type {
   AttemptView,
   PendingActionView,

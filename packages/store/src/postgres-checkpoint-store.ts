@@ -29,7 +29,7 @@ import { forceCancel, requestCancel } from './run-cancel.js';
 import type { ForceCancelOptions } from './run-cancel.js';
 import { appendEvents, listEvents, listEventsOfTypes } from './run-events.js';
 import type { NewRunEvent, StoredEvent } from './run-events.js';
-import { readRunTreeEvents, type RunTreeEvents } from './run-tree-events.js';
+import { readRunTreeEvents, type RunTreeCursor, type RunTreeEvents } from './run-tree-events.js';
 import { toRunRecord, toToolCallRecord, withStoredResult } from './run-row.js';
 import {
   consumeAction,
@@ -288,10 +288,10 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   /**
    * The run's tree (it and its member runs, nested ones included) and their
-   * events after `after` (the last seq read of each run, in the tree's order),
+   * events after `after` (the last seq read of each run: in the tree's order, or by run id),
    * in two statements; undefined when there is no such run.
    */
-  readRunTreeEvents(rootRunId: string, after: readonly number[]): Promise<RunTreeEvents | undefined> {
+  readRunTreeEvents(rootRunId: string, after: RunTreeCursor): Promise<RunTreeEvents | undefined> {
     return readRunTreeEvents(this.db, rootRunId, after);
   }
 

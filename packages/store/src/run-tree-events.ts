@@ -15,6 +15,13 @@ export interface RunTreeNode {
   createdAt: Date;
 }
 
+/**
+ * The last seq already read of each run of a tree (0 or missing: from its
+ * start): by position in the tree's order (`[rootSeq, ...]`, a cursor longer
+ * than the tree is ignored past its end), or by run id.
+ */
+export type RunTreeCursor = readonly number[] | ReadonlyMap<string, number>;
+
 /** What {@link readRunTreeEvents} read: the tree in its stable order, and the events after the cursor. */
 export interface RunTreeEvents {
   /** The root first, then every run below it by `created_at`, `run_id` (runs never change `created_at`, so the order is stable). */
@@ -29,8 +36,7 @@ export interface RunTreeEvents {
 /**
  * The tree of `rootRunId` and its events after `after`, in two statements:
  * one recursive read of the tree, one read of the events after each run's
- * cursor. `after[i]` is the last seq already read of `runs[i]` (0 or missing:
- * from its start; a cursor longer than the tree is ignored past its end).
+ * cursor ({@link RunTreeCursor}).
  * The root's stream holds a copy of its members' ActionDecided and
  * ActionExpired, so the members' own are left out (each decision once).
  * Returns undefined when there is no such run.
@@ -38,7 +44,7 @@ export interface RunTreeEvents {
 export async function readRunTreeEvents(
   db: Kysely<Database>,
   rootRunId: string,
-  after: readonly number[],
+  after: RunTreeCursor,
 ): Promise<RunTreeEvents | undefined> {
   const { rows } = await sql<{
     run_id: string;
@@ -73,7 +79,7 @@ export async function readRunTreeEvents(
     createdAt: row.created_at,
   }));
   const ids = runs.map((r) => r.runId);
-  const seqs = runs.map((_, i) => after[i] ?? 0);
+  const seqs = runs.map((run, i) => (after instanceof Map ? after.get(run.runId) : (after as readonly number[])[i]) ?? 0);
   // A root run's stream holds a copy of its members' action events: theirs are left out of its merged stream.
   const copied = rows[0]!.parent_run_id === null ? [...ROOT_COPIED_ACTION_EVENTS] : [];
   // `at` ranks the events by time in microseconds (a JS Date keeps milliseconds).

@@ -19,8 +19,7 @@ export function parseEventCursor(raw: string): EventCursor | undefined {
   return seqs.every(Number.isSafeInteger) ? seqs : undefined;
 }
 
-/** The SSE `id` of `cursor` for a tree of `runCount` runs: the integer seq while the run has no member runs. */
-export function formatEventCursor(cursor: EventCursor, runCount: number): string {
-  if (runCount <= 1) return String(cursor[0] ?? 0);
-  return Array.from({ length: runCount }, (_, i) => cursor[i] ?? 0).join('.');
+/** The SSE `id` of `cursor` (a seq per run of the tree): the integer seq while the run has no member runs. */
+export function formatEventCursor(cursor: EventCursor): string {
+  return cursor.length <= 1 ? String(cursor[0] ?? 0) : cursor.join('.');
 }

@@ -94,7 +94,8 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
         };
         stream.onAbort(() => wake?.());
         let runs: RunTreeNode[] = [];
-        const positions = new Map<string, number>();
+        /** The last seq sent of each run of the tree, by run: a run created earlier but seen later shifts the positions. */
+        let sent: Map<string, number> | undefined;
         let lastRootType: string | undefined;
         let terminalSince: number | undefined;
         let lastWrite = Date.now();
@@ -104,34 +105,32 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
             lastWrite = Date.now();
           }
         };
-        /** Takes in the tree as read: positions of its runs in the cursor, live channels of new members. */
+        /** Takes in the tree as read (the request's cursor is in its order): the runs' seqs, live channels of new members. */
         const adopt = async (tree: RunTreeNode[]): Promise<void> => {
           runs = tree;
-          for (const [i, run] of tree.entries()) {
-            positions.set(run.runId, i);
-            await followLive(run, i === 0 ? undefined : memberFields(run));
-          }
+          sent ??= new Map(tree.map((run, i) => [run.runId, cursor[i] ?? 0]));
+          for (const [i, run] of tree.entries()) await followLive(run, i === 0 ? undefined : memberFields(run));
         };
         const send = async (events: StoredEvent[]): Promise<void> => {
           for (const event of events) {
-            const position = positions.get(event.runId)!;
-            cursor[position] = event.seq;
-            const data =
-              position === 0
-                ? (event.data ?? null)
-                : { ...(event.data as Record<string, unknown>), ...memberFields(runs[position]!), member_seq: event.seq };
+            const run = runs.find((r) => r.runId === event.runId)!;
+            const own = run === runs[0];
+            sent!.set(run.runId, event.seq);
+            const data = own
+              ? (event.data ?? null)
+              : { ...(event.data as Record<string, unknown>), ...memberFields(run), member_seq: event.seq };
             await stream.writeSSE({
-              id: formatEventCursor(cursor, runs.length),
+              id: formatEventCursor(runs.map((r) => sent!.get(r.runId) ?? 0)),
               event: event.type,
               data: JSON.stringify(data),
             });
-            if (position === 0) lastRootType = event.type;
+            if (own) lastRootType = event.type;
             lastWrite = Date.now();
           }
         };
         /** Reads the tree's new stored events; true once the run is over and all of its tree's events are sent. */
         const poll = async (): Promise<boolean> => {
-          const read = await client.readRunTreeEvents(runId, cursor);
+          const read = await client.readRunTreeEvents(runId, sent ?? cursor);
           if (!read) return true;
           await adopt(read.runs);
           await send(read.events);
