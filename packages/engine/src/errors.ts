@@ -96,9 +96,10 @@ export class AmbiguousEntityError extends EntityNotFoundError {
 
 /**
  * The run's entity is not in this worker's registry (or is there with
- * another definition than the run's, `definition` set), but the run changed
- * less than the version grace period ago: a rolling deploy may still bring
- * (or keep) a worker that has it, so the job is retried without claiming the run.
+ * another definition than the run's, `definition` set), but a worker first
+ * left it (since it last changed) less than the version grace period ago: a
+ * rolling deploy may still bring (or keep) a worker that has it, so the job
+ * is retried without claiming the run.
  */
 export class EntityAwaitingDeployError extends CairnError {
   constructor(
