@@ -322,9 +322,10 @@ export async function expireAction(db: Kysely<Database>, actionId: string): Prom
 }
 
 /**
- * Stamps a paused root run whose last action was just decided: its resume
- * became runnable now, so the version grace period of a worker with another
- * definition (counted from `updated_at`) starts here, not when it paused.
+ * Stamps a paused root run whose last action was just decided (`updated_at`):
+ * its resume became runnable now, a change of the run, so a version grace
+ * period (see `awaitDeploy`) starts with its resume's first pickup, whatever
+ * a worker left before the decision.
  */
 async function markResumable(trx: Kysely<Database>, rootRunId: string): Promise<void> {
   await trx.updateTable('runs').set({ updated_at: sql`now()` }).where('run_id', '=', rootRunId).where('status', '=', 'PAUSED').execute();
