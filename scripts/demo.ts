@@ -95,7 +95,7 @@ async function seedStory(api: string, workers: AppProcess[]): Promise<void> {
   });
   console.log(`POST /v1/teams/research-team/runs -> 202 ${JSON.stringify(created)}`);
   const runId = created.run_id;
-  // The team's model text, printed as it streams (the scripted model streams word by word).
+  // The model text of the team and of its researcher, printed as it streams (the scripted models stream word by word).
   const liveText = printLiveText(api, runId).catch((error: unknown) => console.log(`[live] stream ended: ${(error as Error).message}`));
   const getRun = () => request<RunView>(api, 'GET', `/v1/runs/${runId}`);
 
