@@ -12,7 +12,7 @@ import { streamSSE } from 'hono/streaming';
 import type { SSEStreamingApi } from 'hono/streaming';
 import { InvalidParameterError } from '../errors.js';
 import type { ProducerClient } from '../producer-client.js';
-import { formatEventCursor, parseEventCursor, type EventCursor } from './event-cursor.js';
+import { parseEventCursor, TreeStreamPosition, type EventCursor } from './event-cursor.js';
 
 /** Timing of the SSE event stream. */
 export interface EventStreamOptions {
@@ -81,11 +81,11 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
         const unsubscribes: (() => Promise<void>)[] = [];
         const followed = new Set<string>();
         /** Forwards the run's live-only events from now on (members: once a poll finds them). */
-        const followLive = async (run: RunTreeNode, member: MemberFields | undefined): Promise<void> => {
-          if (!withDeltas || followed.has(run.runId)) return;
-          followed.add(run.runId);
+        const followLive = async (liveRunId: string, member: MemberFields | undefined): Promise<void> => {
+          if (!withDeltas || followed.has(liveRunId)) return;
+          followed.add(liveRunId);
           unsubscribes.push(
-            await live!.subscribe(run.runId, (event) => {
+            await live!.subscribe(liveRunId, (event) => {
               if (!(LIVE_EVENT_TYPES as readonly string[]).includes(event.type)) return;
               liveEvents.push({ event, member });
               wake?.();
@@ -93,9 +93,7 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
           );
         };
         stream.onAbort(() => wake?.());
-        let runs: RunTreeNode[] = [];
-        /** The last seq sent of each run of the tree, by run: a run created earlier but seen later shifts the positions. */
-        let sent: Map<string, number> | undefined;
+        const position = new TreeStreamPosition(cursor);
         let lastRootType: string | undefined;
         let terminalSince: number | undefined;
         let lastWrite = Date.now();
@@ -105,34 +103,27 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
             lastWrite = Date.now();
           }
         };
-        /** Takes in the tree as read (the request's cursor is in its order): the runs' seqs, live channels of new members. */
-        const adopt = async (tree: RunTreeNode[]): Promise<void> => {
-          runs = tree;
-          sent ??= new Map(tree.map((run, i) => [run.runId, cursor[i] ?? 0]));
-          for (const [i, run] of tree.entries()) await followLive(run, i === 0 ? undefined : memberFields(run));
-        };
         const send = async (events: StoredEvent[]): Promise<void> => {
           for (const event of events) {
-            const run = runs.find((r) => r.runId === event.runId)!;
-            const own = run === runs[0];
-            sent!.set(run.runId, event.seq);
-            const data = own
+            const { run, root } = position.runOf(event.runId);
+            const data = root
               ? (event.data ?? null)
               : { ...(event.data as Record<string, unknown>), ...memberFields(run), member_seq: event.seq };
             await stream.writeSSE({
-              id: formatEventCursor(runs.map((r) => sent!.get(r.runId) ?? 0)),
+              id: position.advance(event.runId, event.seq),
               event: event.type,
               data: JSON.stringify(data),
             });
-            if (own) lastRootType = event.type;
+            if (root) lastRootType = event.type;
             lastWrite = Date.now();
           }
         };
         /** Reads the tree's new stored events; true once the run is over and all of its tree's events are sent. */
         const poll = async (): Promise<boolean> => {
-          const read = await client.readRunTreeEvents(runId, sent ?? cursor);
+          const read = await client.readRunTreeEvents(runId, position.after);
           if (!read) return true;
-          await adopt(read.runs);
+          position.adopt(read.runs);
+          for (const [i, run] of read.runs.entries()) await followLive(run.runId, i === 0 ? undefined : memberFields(run));
           await send(read.events);
           if (read.events.length > 0) return false;
           // The root's status was read before its events: once it is final, nothing is stored after what was read.
@@ -146,7 +137,7 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
         };
         try {
           // The run's own live channel first, so no delta published once the stream is open is missed.
-          await followLive({ runId } as RunTreeNode, undefined);
+          await followLive(runId, undefined);
           let nextPollAt = 0;
           while (!stream.aborted) {
             await sendLive();
