@@ -70,3 +70,37 @@ it('maps decision errors and non-JSON failures to typed errors carrying the stat
 it('refuses a base URL that is not http(s)', () => {
   expect(() => createClient({ baseUrl: 'localhost:3000' })).toThrow(/baseUrl must be an http\(s\) URL, got "localhost:3000"/);
 });
+
+it("follows a team's stream across a dropped connection by its cursor ids: each event once, members marked, even when the server replays from the start", async () => {
+  const member = (seq: number) => ({ run_id: 'm1', member_path: ['team', 'researcher'], member_seq: seq });
+  const events = [
+    { id: '1', event: 'RunStarted', data: {} },
+    { id: '1.1', event: 'RunStarted', data: member(1) },
+    { id: '2.1', event: 'ToolCallStarted', data: {} },
+    { id: '2.2', event: 'ToolCallStarted', data: member(2) },
+    { id: '3.2', event: 'RunCompleted', data: {} },
+  ];
+  const sse = (list: typeof events) => list.map((e) => `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`).join('');
+  const resumedWith: (string | undefined)[] = [];
+  server = createServer((req, res) => {
+    resumedWith.push(req.headers['last-event-id'] as string | undefined);
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    // The first connection drops after three events; the second ignores Last-Event-ID and replays everything.
+    if (resumedWith.length === 1) res.write(sse(events.slice(0, 3)), () => res.destroy());
+    else res.end(sse(events));
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  const cairn = createClient({ baseUrl: `http://127.0.0.1:${(server!.address() as AddressInfo).port}` });
+
+  const seen = [];
+  for await (const event of cairn.runs.events('team-run', { reconnect: { initialDelayMs: 10 } })) seen.push(event);
+  expect(resumedWith).toEqual([undefined, '2.1']);
+  expect(seen.map((e) => [e.cursor, e.type, e.seq, e.member?.runId])).toEqual([
+    ['1', 'RunStarted', 1, undefined],
+    ['1.1', 'RunStarted', 1, 'm1'],
+    ['2.1', 'ToolCallStarted', 2, undefined],
+    ['2.2', 'ToolCallStarted', 2, 'm1'],
+    ['3.2', 'RunCompleted', 3, undefined],
+  ]);
+  expect(seen[1]!.member?.path).toEqual(['team', 'researcher']);
+});

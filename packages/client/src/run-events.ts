@@ -68,13 +68,15 @@ export async function* followRunEvents(
   const maxDelayMs = options.reconnect?.maxDelayMs ?? 5_000;
   const maxAttempts = options.reconnect?.maxAttempts ?? Infinity;
   const signal = options.signal;
-  let seen: StreamPosition = positionOf(String(options.after ?? 0)) ?? [];
+  /** The cursor of the last stored event yielded (or `after`): where a (re)connection resumes. */
+  let last = String(options.after ?? 0);
   let failures = 0;
   let delayMs = initialDelayMs;
   while (!signal?.aborted) {
     try {
+      const resumedFrom = positionOf(last) ?? [];
       const response = await transport.send('GET', path, {
-        headers: { Accept: 'text/event-stream', ...(seen.some((seq) => seq > 0) ? { 'Last-Event-ID': seen.join('.') } : {}) },
+        headers: { Accept: 'text/event-stream', ...(last !== '0' && last !== '' ? { 'Last-Event-ID': last } : {}) },
         signal,
       });
       if (!response.body) throw new CairnClientError(`GET ${path} answered without a body`);
@@ -83,10 +85,10 @@ export async function* followRunEvents(
         if (message.retry !== undefined) delayMs = message.retry;
         const cursor = message.id === undefined || message.id === '' ? undefined : message.id;
         const position = cursor === undefined ? undefined : positionOf(cursor);
-        if (position) {
-          // Replayed after a reconnection the server did not resume exactly: already yielded.
-          if (!position.some((seq, i) => seq > (seen[i] ?? 0))) continue;
-          seen = furthest(seen, position);
+        if (cursor !== undefined) {
+          // Replayed after a reconnection the server did not resume exactly: covered by the cursor it was sent.
+          if (position && position.every((seq, i) => seq <= (resumedFrom[i] ?? 0))) continue;
+          last = cursor;
         }
         yield streamEvent(message.event, cursor, position, parseData(message.data));
       }
@@ -107,10 +109,6 @@ type StreamPosition = number[];
 function positionOf(cursor: string): StreamPosition | undefined {
   const seqs = cursor.split('.').map(Number);
   return seqs.every((seq) => Number.isSafeInteger(seq) && seq >= 0) ? seqs : undefined;
-}
-
-function furthest(a: StreamPosition, b: StreamPosition): StreamPosition {
-  return Array.from({ length: Math.max(a.length, b.length) }, (_, i) => Math.max(a[i] ?? 0, b[i] ?? 0));
 }
 
 function streamEvent(
