@@ -188,8 +188,8 @@ it("streams a team a real worker executes with its member's events (run_id, memb
       expect(ofMember.some((e) => e.type === type), type).toBe(true);
     expect(ofMember.filter((e) => e.type === 'RunCompleted')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'RunCompleted')).toHaveLength(2);
-    // Once the member exists the ids are cursors: the team's seq, then the member's.
-    expect(events.at(-1)!.id).toMatch(/^\d+\.\d+$/);
+    // Once the member has sent events the ids are cursors: the team's seq, then the member's, keyed by its run id.
+    expect(events.at(-1)!.id).toBe(`${events.at(-1)!.seq}.${member.replace(/-/g, '').slice(0, 12)}-${ofMember.at(-1)!.seq}`);
 
     // From any event's id, the finished stream replays exactly what followed it.
     const all = parsed(await readSse(await fetch(`${baseUrl}/v1/runs/${run_id}/events`)));
@@ -205,7 +205,7 @@ it("streams a team a real worker executes with its member's events (run_id, memb
     expect(fromTeamSeq.filter((e) => e.runId === undefined).map((e) => e.seq)[0]).toBe(3);
     expect(fromTeamSeq.filter((e) => e.runId !== undefined)).toHaveLength(ofMember.length);
 
-    for (const [header, value] of [['Last-Event-ID', '3.x'], ['after', '1..2'], ['after', '1.-2']] as const) {
+    for (const [header, value] of [['Last-Event-ID', '3.x'], ['after', '1..2'], ['after', '1.-2'], ['after', '4.2']] as const) {
       const bad = await fetch(
         `${baseUrl}/v1/runs/${run_id}/events${header === 'after' ? `?after=${encodeURIComponent(value)}` : ''}`,
         { headers: header === 'Last-Event-ID' ? { 'Last-Event-ID': value } : {} },
@@ -254,8 +254,17 @@ it('keeps each run in its place when a member run created earlier is seen later:
       [team.runId, 2, 'RunCompleted'],
     ].sort(),
   );
-  // Its cursor now lists the runs by creation: the team, the earlier member, the later one.
-  expect(events.at(-1)).toMatchObject({ id: '2.2.2', type: 'RunCompleted' });
+  // Its cursor names each member by its run id: the earlier creation seen later shifted nothing.
+  const key = (id: string) => id.replace(/-/g, '').slice(0, 12);
+  const last = events.at(-1)!;
+  expect(last.type).toBe('RunCompleted');
+  expect(last.id.split('.').sort()).toEqual(['2', `${key(later.runId)}-2`, `${key(earlier.runId)}-2`].sort());
+  // Resuming from the cursor sent before the late creation loses none of the late member's events.
+  const beforeLate = events.find((e) => e.runId === later.runId && e.type === 'RunStarted')!;
+  const resumed = parsed(await readSse(await fetch(`${baseUrl}/v1/runs/${team.runId}/events`, { headers: { 'Last-Event-ID': beforeLate.id } })));
+  expect(resumed.map((e) => [e.runId ?? team.runId, e.seq, e.type]).sort()).toEqual(
+    events.slice(events.indexOf(beforeLate) + 1).map((e) => [e.runId ?? team.runId, e.seq, e.type]).sort(),
+  );
 });
 
 it('stops following a run once its client disconnects', async () => {

@@ -73,12 +73,13 @@ it('refuses a base URL that is not http(s)', () => {
 
 it("follows a team's stream across a dropped connection by its cursor ids: each event once, members marked, even when the server replays from the start", async () => {
   const member = (seq: number) => ({ run_id: 'm1', member_path: ['team', 'researcher'], member_seq: seq });
+  // Cursors as the producer writes them: the team's seq, then `.<member key>-<seq>` per member run.
   const events = [
     { id: '1', event: 'RunStarted', data: {} },
-    { id: '1.1', event: 'RunStarted', data: member(1) },
-    { id: '2.1', event: 'ToolCallStarted', data: {} },
-    { id: '2.2', event: 'ToolCallStarted', data: member(2) },
-    { id: '3.2', event: 'RunCompleted', data: {} },
+    { id: '1.0123456789ab-1', event: 'RunStarted', data: member(1) },
+    { id: '2.0123456789ab-1', event: 'ToolCallStarted', data: {} },
+    { id: '2.0123456789ab-2', event: 'ToolCallStarted', data: member(2) },
+    { id: '3.0123456789ab-2', event: 'RunCompleted', data: {} },
   ];
   const sse = (list: typeof events) => list.map((e) => `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`).join('');
   const resumedWith: (string | undefined)[] = [];
@@ -94,13 +95,13 @@ it("follows a team's stream across a dropped connection by its cursor ids: each 
 
   const seen = [];
   for await (const event of cairn.runs.events('team-run', { reconnect: { initialDelayMs: 10 } })) seen.push(event);
-  expect(resumedWith).toEqual([undefined, '2.1']);
+  expect(resumedWith).toEqual([undefined, '2.0123456789ab-1']);
   expect(seen.map((e) => [e.cursor, e.type, e.seq, e.member?.runId])).toEqual([
     ['1', 'RunStarted', 1, undefined],
-    ['1.1', 'RunStarted', 1, 'm1'],
-    ['2.1', 'ToolCallStarted', 2, undefined],
-    ['2.2', 'ToolCallStarted', 2, 'm1'],
-    ['3.2', 'RunCompleted', 3, undefined],
+    ['1.0123456789ab-1', 'RunStarted', 1, 'm1'],
+    ['2.0123456789ab-1', 'ToolCallStarted', 2, undefined],
+    ['2.0123456789ab-2', 'ToolCallStarted', 2, 'm1'],
+    ['3.0123456789ab-2', 'RunCompleted', 3, undefined],
   ]);
   expect(seen[1]!.member?.path).toEqual(['team', 'researcher']);
 });

@@ -74,7 +74,7 @@ export async function* followRunEvents(
   let delayMs = initialDelayMs;
   while (!signal?.aborted) {
     try {
-      const resumedFrom = positionOf(last) ?? [];
+      const resumedFrom = positionOf(last) ?? new Map<string, number>();
       const response = await transport.send('GET', path, {
         headers: { Accept: 'text/event-stream', ...(last !== '0' && last !== '' ? { 'Last-Event-ID': last } : {}) },
         signal,
@@ -87,7 +87,7 @@ export async function* followRunEvents(
         const position = cursor === undefined ? undefined : positionOf(cursor);
         if (cursor !== undefined) {
           // Replayed after a reconnection the server did not resume exactly: covered by the cursor it was sent.
-          if (position && position.every((seq, i) => seq <= (resumedFrom[i] ?? 0))) continue;
+          if (position && coveredBy(position, resumedFrom)) continue;
           last = cursor;
         }
         yield streamEvent(message.event, cursor, position, parseData(message.data));
@@ -103,12 +103,27 @@ export async function* followRunEvents(
   }
 }
 
-/** The last seq seen of each run of the stream's tree, the run's own first (a cursor's dotted numbers). */
-type StreamPosition = number[];
+/**
+ * The last seq seen of the run and of each of its member runs, as a cursor
+ * holds them (`7.3f2a9c1eab12-4`: the run's own, then `.<member key>-<seq>`),
+ * keyed `''` for the run's own.
+ */
+type StreamPosition = Map<string, number>;
 
 function positionOf(cursor: string): StreamPosition | undefined {
-  const seqs = cursor.split('.').map(Number);
-  return seqs.every((seq) => Number.isSafeInteger(seq) && seq >= 0) ? seqs : undefined;
+  const [own, ...members] = cursor.split('.');
+  const position: StreamPosition = new Map([['', Number(own)]]);
+  for (const member of members) {
+    const [key, seq] = member.split('-');
+    if (!key || seq === undefined) return undefined;
+    position.set(key, Number(seq));
+  }
+  return [...position.values()].every((seq) => Number.isSafeInteger(seq) && seq >= 0) ? position : undefined;
+}
+
+/** True when every run's seq in `position` is at most `resumedFrom`'s (a run missing there is at 0). */
+function coveredBy(position: StreamPosition, resumedFrom: StreamPosition): boolean {
+  return [...position].every(([key, seq]) => seq <= (resumedFrom.get(key) ?? 0));
 }
 
 function streamEvent(
@@ -122,7 +137,7 @@ function streamEvent(
       ? { runId: data.run_id, path: data.member_path as string[] }
       : undefined;
   if (cursor === undefined) return { type, seq: undefined, cursor, member, data };
-  const seq = member && typeof data.member_seq === 'number' ? data.member_seq : position?.[0];
+  const seq = member && typeof data.member_seq === 'number' ? data.member_seq : position?.get('');
   return { type, seq, cursor, member, data };
 }
 

@@ -181,8 +181,9 @@ export interface RunStreamEvent {
   /**
    * The stream's position after this stored event (its SSE `id`): pass it as
    * `after` to resume right after it. The seq itself for a run without member
-   * runs (`'7'`), the last seq of each run of the tree joined by dots
-   * (`'7.4.0'`) once it has some; `undefined` for a live event.
+   * runs (`'7'`), then `.<key>-<seq>` per member run that sent events, the
+   * key being the first 12 hex digits of its run id (`'7.3f2a9c1eab12-4'`);
+   * `undefined` for a live event.
    */
   cursor: string | undefined;
   /** For a member run's event in its team's stream: the member run and its path from the root; `undefined` for the run's own. */

@@ -18,9 +18,10 @@ export interface RunTreeNode {
 /**
  * The last seq already read of each run of a tree (0 or missing: from its
  * start): by position in the tree's order (`[rootSeq, ...]`, a cursor longer
- * than the tree is ignored past its end), or by run id.
+ * than the tree is ignored past its end), by run id, or asked of a function
+ * for each run id.
  */
-export type RunTreeCursor = readonly number[] | ReadonlyMap<string, number>;
+export type RunTreeCursor = readonly number[] | ReadonlyMap<string, number> | ((runId: string) => number);
 
 /** What {@link readRunTreeEvents} read: the tree in its stable order, and the events after the cursor. */
 export interface RunTreeEvents {
@@ -79,7 +80,9 @@ export async function readRunTreeEvents(
     createdAt: row.created_at,
   }));
   const ids = runs.map((r) => r.runId);
-  const seqs = runs.map((run, i) => (after instanceof Map ? after.get(run.runId) : (after as readonly number[])[i]) ?? 0);
+  const seqs = runs.map(
+    (run, i) => (typeof after === 'function' ? after(run.runId) : after instanceof Map ? after.get(run.runId) : (after as readonly number[])[i]) ?? 0,
+  );
   // A root run's stream holds a copy of its members' action events: theirs are left out of its merged stream.
   const copied = rows[0]!.parent_run_id === null ? [...ROOT_COPIED_ACTION_EVENTS] : [];
   // `at` ranks the events by time in microseconds (a JS Date keeps milliseconds).

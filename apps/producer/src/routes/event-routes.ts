@@ -93,7 +93,7 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
           );
         };
         stream.onAbort(() => wake?.());
-        const position = new TreeStreamPosition(cursor);
+        const position = new TreeStreamPosition(runId, cursor);
         let lastRootType: string | undefined;
         let terminalSince: number | undefined;
         let lastWrite = Date.now();
@@ -209,7 +209,7 @@ function startCursor(c: Context): EventCursor {
   if (!cursor)
     throw new InvalidParameterError(
       name,
-      'must be an event id of this stream: a non-negative integer event sequence number, or such numbers joined by dots',
+      'must be an event id of this stream: a non-negative integer event sequence number, then `.<member key>-<seq>` per member run',
     );
   return cursor;
 }
