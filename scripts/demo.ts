@@ -17,6 +17,7 @@ import { freePort, spawnApp, startPostgres, startRedis, type AppProcess } from '
 import { createDb, migrate, type RunView } from '@cairn/store';
 import { approvalStory } from './lib/approval-demo.js';
 import { DemoNarrator, describeRun } from './lib/demo-narrator.js';
+import { DemoConsole } from './lib/demo-console.js';
 import { printLiveText } from './lib/live-text.js';
 
 const keep = process.argv.includes('--keep');
@@ -27,8 +28,10 @@ if (queueChoice !== undefined && queueChoice !== 'redis' && queueChoice !== 'pos
   console.error(`--queue must be "redis" or "postgres", got ${JSON.stringify(queueChoice)}`);
   process.exit(2);
 }
-const narrator = new DemoNarrator();
-const banner = (title: string) => console.log(`\n${'='.repeat(72)}\n${title}\n${'='.repeat(72)}`);
+// The narrator's lines and the live text share stdout without cutting into each other.
+const terminal = new DemoConsole();
+const narrator = new DemoNarrator((line) => terminal.line(line));
+const banner = (title: string) => terminal.line(`\n${'='.repeat(72)}\n${title}\n${'='.repeat(72)}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const logDir = mkdtempSync(join(tmpdir(), 'cairn-demo-'));
@@ -96,7 +99,7 @@ async function seedStory(api: string, workers: AppProcess[]): Promise<void> {
   console.log(`POST /v1/teams/research-team/runs -> 202 ${JSON.stringify(created)}`);
   const runId = created.run_id;
   // The model text of the team and of its researcher, printed as it streams (the scripted models stream word by word).
-  const liveText = printLiveText(api, runId).catch((error: unknown) => console.log(`[live] stream ended: ${(error as Error).message}`));
+  const liveText = printLiveText(api, runId, terminal).catch((error: unknown) => terminal.line(`[live] stream ended: ${(error as Error).message}`));
   const getRun = () => request<RunView>(api, 'GET', `/v1/runs/${runId}`);
 
   banner('STEP 2: wait for the first RUNNING checkpoint, then SIGKILL the worker holding the run');
@@ -116,8 +119,8 @@ async function seedStory(api: string, workers: AppProcess[]): Promise<void> {
   const killedAt = Date.now();
   await holder.exited;
   narrator.say(`>>> SIGKILL ${holder.name} (pid ${holder.proc.pid}): a hard crash, no cleanup, no /continue`);
-  console.log('\nWhat survived in Postgres:');
-  console.log(describeRun(await getRun()));
+  terminal.line('\nWhat survived in Postgres:');
+  terminal.line(describeRun(await getRun()));
 
   banner(`STEP 3: stalled-job detection hands the run to ${survivor.name}`);
   let recoveredAfter: number | undefined;
