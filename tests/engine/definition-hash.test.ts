@@ -77,6 +77,11 @@ function worker(agent: Agent, id: string, versionGraceMs = 60_000): Engine {
   return new Engine({ store: t.store, registry: new Registry({ agents: [agent] }), workerId: id, versionGraceMs });
 }
 
+/** A `continue` job's pickup of the run by `engine`. */
+function continuePickup(engine: Engine, runId: string) {
+  return engine.processPickup({ job: 'continue', runId, reason: 'continue', attemptsStarted: 1 });
+}
+
 describe('a pickup by a worker whose definition of the entity differs from the run\'s', () => {
   it('leaves the run unclaimed during the version grace period, naming both hashes, then ends it in ERROR with DefinitionChangedError', async () => {
     const v1 = answerer('Answer briefly.');
@@ -116,12 +121,12 @@ describe('a pickup by a worker whose definition of the entity differs from the r
     await latest.processPickup({ job: 'run', runId: run.runId, attemptsStarted: 1 });
     // Without upgrade, the run meets the same rule again.
     await latest.continueRun(run.runId);
-    expect(await latest.processPickup({ job: 'continue', runId: run.runId, reason: 'continue', attemptsStarted: 1 })).toEqual({
+    expect(await continuePickup(latest, run.runId)).toEqual({
       kind: 'finished',
       status: 'ERROR',
     });
     expect((await latest.continueRun(run.runId, { upgrade: true })).action).toBe('resume');
-    expect(await latest.processPickup({ job: 'continue', runId: run.runId, reason: 'continue', attemptsStarted: 1 })).toEqual({
+    expect(await continuePickup(latest, run.runId)).toEqual({
       kind: 'finished',
       status: 'COMPLETED',
     });
@@ -170,12 +175,12 @@ describe('a pickup by a worker whose definition of the entity differs from the r
     const latest = worker(answerer('Answer at length.'), 'new', 0);
     await latest.processPickup({ job: 'run', runId: run.runId, attemptsStarted: 1 });
     await latest.continueRun(run.runId, { input: 'and then?' });
-    expect(await latest.processPickup({ job: 'continue', runId: run.runId, reason: 'continue', attemptsStarted: 1 })).toEqual({
+    expect(await continuePickup(latest, run.runId)).toEqual({
       kind: 'finished',
       status: 'ERROR',
     });
     expect((await latest.continueRun(run.runId, { upgrade: true })).action).toBe('resume');
-    expect(await latest.processPickup({ job: 'continue', runId: run.runId, reason: 'continue', attemptsStarted: 1 })).toEqual({
+    expect(await continuePickup(latest, run.runId)).toEqual({
       kind: 'finished',
       status: 'COMPLETED',
     });
@@ -215,7 +220,7 @@ describe('a team run whose member changed', () => {
     expect((await t.store.getRun(member.runId))!.status).toBe('PENDING');
 
     await latest.continueRun(run.runId, { upgrade: true });
-    expect(await latest.processPickup({ job: 'continue', runId: run.runId, reason: 'continue', attemptsStarted: 1 })).toEqual({ kind: 'finished', status: 'COMPLETED' });
+    expect(await continuePickup(latest, run.runId)).toEqual({ kind: 'finished', status: 'COMPLETED' });
     const view = (await t.store.getRunView(run.runId))!;
     expect(view.definition_hash).toBe(definitionHashOf(v2));
     expect(view.member_runs.map((m) => [m.run_id, m.status, m.definition_hash])).toEqual([[member.runId, 'COMPLETED', definitionHashOf(newMember)]]);
