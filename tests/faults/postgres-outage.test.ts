@@ -12,6 +12,7 @@ import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startRestartablePostgres, type RestartablePostgres } from '../../chaos/restartable-postgres.js';
 import { openTestStore, type TestStore } from '../helpers/test-store.js';
+import { createApp } from '../../apps/producer/src/app.js';
 
 /** Polls `read` until `done` holds, ignoring errors while Postgres is down. */
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {
@@ -60,6 +61,32 @@ describe('Postgres restarting under a worker', () => {
       expect(rows).toEqual([{ one: 1 }]);
     } finally {
       await db.destroy();
+    }
+  });
+
+  it('the API answers 503 (Retry-After) while Postgres is down, never a bare 500, and serves again once it is back', async () => {
+    const client = await CairnClient.connect({
+      databaseUrl: postgres.url,
+      queue: { backend: 'postgres', queueName: `outage-${randomUUID()}` },
+      registry: createRegistry(),
+      migrate: true,
+    });
+    const app = createApp({ client, queues: [client.runQueue.queue] });
+    const create = () =>
+      app.request('/v1/teams/research-team/runs', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ input: 'hi' }) });
+    try {
+      await postgres.stopServer();
+      for (const answer of [await app.request(`/v1/runs/${randomUUID()}`), await create()]) {
+        expect(answer.status).toBe(503);
+        expect(answer.headers.get('Retry-After')).toBe('1');
+        expect(await answer.json()).toEqual({ error: 'service_unavailable', message: expect.stringContaining('Postgres is unavailable') });
+      }
+      await postgres.startServer();
+      const back = await eventually(async () => create(), (answer) => answer.status === 202, 30_000, 'the API to serve again');
+      const { run_id } = (await back.json()) as { run_id: string };
+      expect((await app.request(`/v1/runs/${run_id}`)).status).toBe(200);
+    } finally {
+      await client.close();
     }
   });
 

@@ -12,7 +12,7 @@ import {
   RunNotFoundError,
   UserError,
 } from '@cairn/engine';
-import { RunAlreadyTerminalError, SessionHasLiveRunsError } from '@cairn/store';
+import { isPostgresUnavailable, RunAlreadyTerminalError, SessionHasLiveRunsError } from '@cairn/store';
 import { ZodError } from 'zod';
 import {
   FieldTooLongError,
@@ -36,7 +36,7 @@ export interface ErrorBody {
 
 /** An error as the API answers it: status, JSON body, extra headers. */
 export interface ErrorResponse {
-  status: 400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 422 | 429 | 500;
+  status: 400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 422 | 429 | 500 | 503;
   body: ErrorBody;
   headers?: Record<string, string>;
 }
@@ -86,6 +86,14 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof RunAlreadyTerminalError) return reply(409, 'run_already_terminal', error);
   if (error instanceof SessionHasLiveRunsError) return reply(409, 'session_has_live_runs', error);
   if (error instanceof UserError) return reply(400, 'invalid_request', error);
+  // Postgres is down or restarting: nothing was done, the same request may be sent again shortly.
+  if (isPostgresUnavailable(error)) {
+    return {
+      status: 503,
+      body: { error: 'service_unavailable', message: 'Postgres is unavailable; nothing was done, retry shortly' },
+      headers: { 'Retry-After': '1' },
+    };
+  }
   return { status: 500, body: { error: 'internal_error', message: 'internal server error' } };
 }
 

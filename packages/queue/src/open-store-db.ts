@@ -1,4 +1,4 @@
-import { assertMigrated, createDb, migrate } from '@cairn/store';
+import { assertMigrated, createDb, isPostgresUnavailable, migrate } from '@cairn/store';
 import { ServiceUnreachableError } from './errors.js';
 
 /** The store's database handle, as `createDb` returns it. */
@@ -11,19 +11,6 @@ export interface OpenStoreDbOptions {
   /** Maximum connections in the pool. @defaultValue createDb's default */
   max?: number;
 }
-
-/** Error codes that mean Postgres could not be reached or would not let us in (not a problem of the schema). */
-const CONNECTION_ERROR_CODES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'ETIMEDOUT',
-  'EAI_AGAIN',
-  '3D000', // database does not exist
-  '28P01', // password authentication failed
-  '28000', // invalid authorization
-  '57P03', // the database system is starting up
-]);
 
 /**
  * Opens the store's database for a producer or a worker at start-up and makes
@@ -42,17 +29,8 @@ export async function openStoreDb(databaseUrl: string, options: OpenStoreDbOptio
     return db;
   } catch (cause) {
     await db.destroy();
-    if (isConnectionError(cause)) throw new ServiceUnreachableError('Postgres', databaseUrl, { cause });
+    // A failed migration wraps the connection error: its causes are looked at too.
+    if (isPostgresUnavailable(cause)) throw new ServiceUnreachableError('Postgres', databaseUrl, { cause });
     throw cause;
   }
-}
-
-/** True when the error, or one of its causes (a failed migration wraps it), is a connection failure. */
-function isConnectionError(error: unknown): boolean {
-  for (let current = error, depth = 0; current !== undefined && depth < 5; depth++) {
-    const code = (current as { code?: unknown } | null)?.code;
-    if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
-    current = (current as { cause?: unknown } | null)?.cause;
-  }
-  return false;
 }

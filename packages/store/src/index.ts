@@ -3,6 +3,7 @@ export type { CreateDbOptions } from './create-db.js';
 export { assertMigrated, migrate, MIGRATIONS } from './migrate.js';
 export { PostgresCheckpointStore, type RunCursor } from './postgres-checkpoint-store.js';
 export { BrowserSessionRevocations } from './browser-session-revocations.js';
+export { isPostgresUnavailable } from './postgres-unavailable.js';
 export { ServedEntityCatalog, ENTITY_HEARTBEAT_MS, type ServedEntity, type ServedEntityAnnouncement } from './served-entities.js';
 export type { ForceCancelOptions } from './run-cancel.js';
 export type { NewRunEvent, StoredEvent } from './run-events.js';
