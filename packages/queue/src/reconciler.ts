@@ -88,7 +88,7 @@ async function reconcileBatch(options: ReconcileOptions & { after?: RunCursor })
     const expiry = await store.expireAction(actionId);
     if (expiry.kind === 'unchanged') continue;
     expired.push(actionId);
-    if (expiry.kind === 'rejected' && expiry.resume) await runQueue.add(resumeJob(expiry.resume.rootRunId, expiry.resume.pausedEpoch));
+    if (expiry.kind === 'rejected' && expiry.resume) await runQueue.addReplacingEnded(resumeJob(expiry.resume.rootRunId, expiry.resume.pausedEpoch));
     logger.info({ actionId, result: expiry.kind }, 'reconciled an overdue action whose expiry never ran');
   }
   const last = live.at(-1);
