@@ -1,8 +1,10 @@
 import type OpenAI from 'openai';
+import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { assertNever } from '../errors.js';
 import type { AssistantMessage, Message, ToolCallRequest } from '../messages.js';
 import type { Model, ModelRequest, ModelResponse, ToolSpec } from '../model.js';
 import { malformedResponse, toModelError } from './openai-errors.js';
+import { checkStreamedTurn, readModelReply, type EventStream } from './openai-reply.js';
 import {
   createOpenAIClient,
   openAIRequestOptions,
@@ -39,31 +41,32 @@ export class OpenAIChatModel implements Model {
       ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toChatTool) }),
       ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
     };
-    const options = openAIRequestOptions(this.options, request.signal);
-    const onDelta = request.onDelta;
-    const completion = await (onDelta ? this.stream(body, options, onDelta) : this.client.chat.completions.create(body, options))
-      .catch((error: unknown) => {
-        throw toModelError(error, request.signal);
-      });
-    return fromCompletion(completion);
+    const onDelta = this.options.stream === false ? undefined : request.onDelta;
+    try {
+      const reply = await readModelReply(
+        this.client.chat.completions.create(
+          onDelta ? { ...body, stream: true, stream_options: { include_usage: true } } : body,
+          openAIRequestOptions(this.options, request.signal),
+        ),
+      );
+      if (reply.kind === 'json') return fromCompletion(reply.body as OpenAI.Chat.ChatCompletion);
+      return checkStreamedTurn(fromCompletion(await assemble(reply.events, onDelta)), request);
+    } catch (error) {
+      throw toModelError(error, request.signal);
+    }
   }
+}
 
-  /** `stream: true` through the client's stream helper, which assembles the completion from its chunks. */
-  private stream(
-    body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
-    options: ReturnType<typeof openAIRequestOptions>,
-    onDelta: NonNullable<ModelRequest['onDelta']>,
-  ): Promise<OpenAI.Chat.ChatCompletion> {
-    const stream = this.client.chat.completions.stream(
-      { ...body, stream: true, stream_options: { include_usage: true } },
-      options,
-    );
+/** A streamed completion, assembled from its chunks by the client's stream helper, handing on deltas as they come. */
+function assemble(events: EventStream, onDelta: ModelRequest['onDelta']): Promise<OpenAI.Chat.ChatCompletion> {
+  const stream = ChatCompletionStream.fromReadableStream(events);
+  if (onDelta) {
     stream.on('content.delta', ({ delta }) => onDelta({ kind: 'text', text: delta }));
     stream.on('tool_calls.function.arguments.delta', ({ index, name, arguments_delta }) =>
       onDelta({ kind: 'tool-call', index, name, arguments: arguments_delta }),
     );
-    return stream.finalChatCompletion();
   }
+  return stream.finalChatCompletion();
 }
 
 function toChatMessage(message: Message): ChatMessage {

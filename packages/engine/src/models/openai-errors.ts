@@ -1,5 +1,6 @@
 import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { ModelError } from '../errors.js';
+import { describeBody } from './openai-reply.js';
 
 /** HTTP statuses worth retrying besides 5xx: timeout, conflict, rate limit. */
 const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 409, 429]);
@@ -11,6 +12,7 @@ const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 409, 429]);
  */
 export function toModelError(error: unknown, signal: AbortSignal | undefined): unknown {
   if (signal?.aborted) return signal.reason ?? error;
+  if (error instanceof ModelError) return error;
   if (error instanceof APIUserAbortError) return new DOMException(error.message, 'AbortError');
   if (error instanceof APIConnectionError) {
     return new ModelError(`model request failed: ${error.message}`, true, undefined, {
@@ -20,7 +22,7 @@ export function toModelError(error: unknown, signal: AbortSignal | undefined): u
   if (error instanceof APIError) {
     const code = typeof error.code === 'string' ? ` (${error.code})` : '';
     return new ModelError(
-      `model request failed: ${error.message}${code}`,
+      `model request failed: ${answerOf(error)}${code}`,
       isRetryable(error),
       error.status,
       {
@@ -34,6 +36,19 @@ export function toModelError(error: unknown, signal: AbortSignal | undefined): u
 /** A non-retryable {@link ModelError} for a response the adapter cannot read. */
 export function malformedResponse(detail: string, cause?: unknown): ModelError {
   return new ModelError(`malformed model response: ${detail}`, false, undefined, { cause });
+}
+
+/**
+ * The client's message, except for a body that is not JSON (a gateway's HTML
+ * error page), which the client quotes whole: its status, content type and
+ * first bytes instead.
+ */
+function answerOf(error: APIError): string {
+  const contentType = error.headers?.get('content-type') ?? '';
+  if (error.status === undefined || error.error !== undefined || /json/i.test(contentType)) return error.message;
+  const prefix = `${error.status} `;
+  if (!error.message.startsWith(prefix) || error.message === `${prefix}status code (no body)`) return error.message;
+  return describeBody(error.status, contentType, error.message.slice(prefix.length));
 }
 
 function isRetryable(error: APIError): boolean {

@@ -26,6 +26,14 @@ export interface OpenAIModelOptions {
    * @defaultValue the server's default
    */
   temperature?: number;
+  /**
+   * Whether a turn that takes live deltas asks the server to stream
+   * (`stream: true`). `false` for a server whose stream drops what its whole
+   * answers carry (tool calls); a server that answers `stream: true` with a
+   * whole JSON body works either way, without live deltas.
+   * @defaultValue true
+   */
+  stream?: boolean;
 }
 
 /** Builds the adapter's client with the openai client's retries off: retrying is the engine's job. */

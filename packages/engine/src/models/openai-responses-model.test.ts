@@ -2,7 +2,17 @@ import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ModelError } from '../errors.js';
 import type { Message } from '../messages.js';
-import { ask, expectStreamedTurns, modelError, SEARCH } from '../test-support/model-fixtures.js';
+import {
+  ask,
+  expectJsonAnswersToStreamRequests,
+  expectStreamedTurns,
+  expectStreamOff,
+  expectTextOnlyStreamsNameTheFix,
+  expectUnreadableBodiesNamed,
+  modelError,
+  SEARCH,
+  type ModelFactory,
+} from '../test-support/model-fixtures.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../testing/fake-openai-server.js';
 import { OpenAIResponsesModel } from './openai-responses-model.js';
 
@@ -18,9 +28,27 @@ afterEach(async () => {
   await server.close();
 });
 
+const build: ModelFactory = (baseURL, extra) => new OpenAIResponsesModel({ model: 'gpt-test', apiKey: 'sk-test', baseURL, ...extra });
+
 describe('OpenAIResponsesModel', () => {
   it('streams text and tool-call arguments with stream: true, resolving with the complete turn', async () => {
     await expectStreamedTurns(model, server);
+  });
+
+  it('reads a JSON answer to a stream: true request (a server that does not stream), with no deltas', async () => {
+    await expectJsonAnswersToStreamRequests(build);
+  });
+
+  it('never asks to stream with stream: false', async () => {
+    await expectStreamOff(build);
+  });
+
+  it('fails an empty streamed tool turn from a text-only stream naming stream: false, which fixes it', async () => {
+    await expectTextOnlyStreamsNameTheFix(build);
+  });
+
+  it('names the status, content type and first bytes of a body that is neither JSON nor a stream', async () => {
+    await expectUnreadableBodiesNamed(build);
   });
 
   it('returns a tool-call turn and sends instructions, tools as JSON Schema and store: false', async () => {

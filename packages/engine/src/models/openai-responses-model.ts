@@ -1,8 +1,10 @@
 import type OpenAI from 'openai';
+import { ResponseStream } from 'openai/lib/responses/ResponseStream';
 import { ModelError, assertNever } from '../errors.js';
 import type { AssistantMessage, Message, ToolCallRequest } from '../messages.js';
 import type { Model, ModelRequest, ModelResponse, ToolSpec } from '../model.js';
 import { malformedResponse, toModelError } from './openai-errors.js';
+import { checkStreamedTurn, readModelReply, type EventStream } from './openai-reply.js';
 import {
   createOpenAIClient,
   openAIRequestOptions,
@@ -42,28 +44,32 @@ export class OpenAIResponsesModel implements Model {
       ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toFunctionTool) }),
       ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
     };
-    const options = openAIRequestOptions(this.options, request.signal);
-    const onDelta = request.onDelta;
-    const response = await (onDelta ? this.stream(body, options, onDelta) : this.client.responses.create(body, options))
-      .catch((error: unknown) => {
-        throw toModelError(error, request.signal);
-      });
-    return fromResponse(response);
+    const onDelta = this.options.stream === false ? undefined : request.onDelta;
+    try {
+      const reply = await readModelReply(
+        this.client.responses.create(
+          onDelta ? { ...body, stream: true } : body,
+          openAIRequestOptions(this.options, request.signal),
+        ),
+      );
+      if (reply.kind === 'json') return fromResponse(reply.body as Response);
+      return checkStreamedTurn(fromResponse(await assemble(reply.events, onDelta)), request);
+    } catch (error) {
+      throw toModelError(error, request.signal);
+    }
   }
+}
 
-  /** `stream: true` through the client's stream helper, which assembles the response from its events. */
-  private stream(
-    body: OpenAI.Responses.ResponseCreateParamsNonStreaming,
-    options: ReturnType<typeof openAIRequestOptions>,
-    onDelta: NonNullable<ModelRequest['onDelta']>,
-  ): Promise<Response> {
-    const stream = this.client.responses.stream({ ...body, stream: true }, options);
+/** A streamed response, assembled from its events by the client's stream helper, handing on deltas as they come. */
+function assemble(events: EventStream, onDelta: ModelRequest['onDelta']): Promise<Response> {
+  const stream = ResponseStream.fromReadableStream(events);
+  if (onDelta) {
     stream.on('response.output_text.delta', ({ delta }) => onDelta({ kind: 'text', text: delta }));
     stream.on('response.function_call_arguments.delta', ({ output_index, delta }) =>
       onDelta({ kind: 'tool-call', index: output_index, arguments: delta }),
     );
-    return stream.finalResponse();
   }
+  return stream.finalResponse();
 }
 
 function toInputItems(message: Message): ResponseInputItem[] {

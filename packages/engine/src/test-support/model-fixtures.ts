@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import { ModelError } from '../errors.js';
 import type { Message } from '../messages.js';
 import type { Model, ModelRequest, ModelStreamDelta, ToolSpec } from '../model.js';
-import type { FakeOpenAIServer } from '../testing/fake-openai-server.js';
+import { startFakeOpenAIServer, type FakeOpenAIServer } from '../testing/fake-openai-server.js';
 
 /** The tool both adapter tests offer the model. */
 export const SEARCH: ToolSpec = {
@@ -67,4 +67,130 @@ export async function expectStreamedTurns(model: Model, server: FakeOpenAIServer
   }
   expect([...argsByIndex.values()]).toEqual(toolCalls.map((c) => c.arguments));
   expect(callDeltas.filter((d) => d.kind === 'tool-call').length).toBeGreaterThan(2);
+}
+
+/** Builds the adapter under test on the server at `baseURL`, with extra options (`stream`). */
+export type ModelFactory = (baseURL: string, options?: { stream?: boolean }) => Model;
+
+const TEXT = 'Cairns are piles of stones that mark a trail.';
+const CALLS = [{ name: 'slow_search', arguments: { query: 'stone cairns' } }];
+
+/** One text turn and one tool-call turn, asked with `onDelta`: the answers and the deltas seen. */
+async function askBoth(model: Model, server: FakeOpenAIServer) {
+  server.enqueue({ kind: 'text', text: TEXT, usage: { input: 11, output: 9 } }, { kind: 'tool_calls', calls: CALLS });
+  const deltas: ModelStreamDelta[] = [];
+  const onDelta = (d: ModelStreamDelta) => void deltas.push(d);
+  const text = await model.respond(ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta }));
+  const turn = await model.respond(ask([{ role: 'user', content: 'Research cairns.' }], { onDelta }));
+  return { text, turn, deltas };
+}
+
+function expectBothAnswers({ text, turn }: Awaited<ReturnType<typeof askBoth>>): void {
+  expect(text).toEqual({
+    message: { role: 'assistant', content: TEXT },
+    usage: { inputTokens: 11, outputTokens: 9, totalTokens: 20 },
+  });
+  expect(turn.message.toolCalls?.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual(CALLS.map((c) => [c.name, c.arguments]));
+}
+
+/**
+ * A server that answers `stream: true` with a whole `application/json` body
+ * (as servers that do not stream do): the adapter reads that answer, and
+ * reports no live deltas for the turn.
+ */
+export async function expectJsonAnswersToStreamRequests(build: ModelFactory): Promise<void> {
+  const server = await startFakeOpenAIServer({ streaming: 'never' });
+  try {
+    const asked = await askBoth(build(server.url), server);
+    expect(server.requests.map((r) => r.body['stream'])).toEqual([true, true]);
+    expectBothAnswers(asked);
+    expect(asked.deltas).toEqual([]);
+  } finally {
+    await server.close();
+  }
+}
+
+/** With `stream: false` the adapter never asks to stream, even when the turn takes deltas. */
+export async function expectStreamOff(build: ModelFactory): Promise<void> {
+  const server = await startFakeOpenAIServer();
+  try {
+    const asked = await askBoth(build(server.url, { stream: false }), server);
+    expect(server.requests.map((r) => 'stream' in r.body)).toEqual([false, false]);
+    expectBothAnswers(asked);
+    expect(asked.deltas).toEqual([]);
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * A server whose stream carries text only (`@dwmkerr/mock-llm`): text turns
+ * stream; a tool-call turn arrives empty, which the adapter cannot tell from
+ * nothing, so it fails naming the fix (`stream: false`), and with that fix
+ * the same server's tool calls come back.
+ */
+export async function expectTextOnlyStreamsNameTheFix(build: ModelFactory): Promise<void> {
+  const server = await startFakeOpenAIServer({ streaming: 'text-only' });
+  try {
+    const model = build(server.url);
+    server.enqueue({ kind: 'text', text: TEXT }, { kind: 'tool_calls', calls: CALLS });
+    const deltas: ModelStreamDelta[] = [];
+    const onDelta = (d: ModelStreamDelta) => void deltas.push(d);
+    const text = await model.respond(ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta }));
+    expect(text.message).toEqual({ role: 'assistant', content: TEXT });
+    expect(deltas.map((d) => (d.kind === 'text' ? d.text : '')).join('')).toBe(TEXT);
+
+    const error = await modelError(model.respond(ask([{ role: 'user', content: 'Research cairns.' }], { onDelta })));
+    expect(error.retryable).toBe(false);
+    expect(error.message).toMatch(/streamed an empty answer/);
+    expect(error.message).toContain('stream: false');
+    expect(error.message).toContain('CAIRN_MODEL_STREAM=false');
+
+    server.enqueue({ kind: 'tool_calls', calls: CALLS });
+    const turn = await build(server.url, { stream: false }).respond(ask([{ role: 'user', content: 'Research cairns.' }], { onDelta }));
+    expect(turn.message.toolCalls?.map((c) => c.name)).toEqual(['slow_search']);
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * A body that is neither JSON nor an event stream fails naming the status,
+ * content type and first bytes (never the whole page): retryable from a 5xx
+ * (a gateway's error page passes), not from a 2xx (the same URL answers the
+ * same page again; the message points at the base URL), streaming or not.
+ */
+export async function expectUnreadableBodiesNamed(build: ModelFactory): Promise<void> {
+  const server = await startFakeOpenAIServer();
+  const page = `<!DOCTYPE html><html><head><title>Welcome</title></head><body>${'x'.repeat(5_000)}</body></html>`;
+  try {
+    for (const stream of [true, false]) {
+      const model = build(server.url, { stream });
+      server.enqueue({ kind: 'raw', status: 200, contentType: 'text/html; charset=utf-8', body: page });
+      const ok = await modelError(model.respond(ask([{ role: 'user', content: 'Hi' }], { onDelta: () => undefined })));
+      expect(ok.retryable).toBe(false);
+      expect(ok.status).toBe(200);
+      expect(ok.message).toContain('200');
+      expect(ok.message).toContain('text/html');
+      expect(ok.message).toContain('<!DOCTYPE html><html><head><title>Welcome</title>');
+      expect(ok.message).toContain('base URL');
+      expect(ok.message.length).toBeLessThan(600);
+
+      server.enqueue({ kind: 'raw', status: 502, contentType: 'text/html', body: `<html><body><h1>502 Bad Gateway</h1>${'y'.repeat(5_000)}</body></html>` });
+      const gateway = await modelError(model.respond(ask([{ role: 'user', content: 'Hi' }], { onDelta: () => undefined })));
+      expect(gateway.retryable).toBe(true);
+      expect(gateway.status).toBe(502);
+      expect(gateway.message).toContain('text/html');
+      expect(gateway.message).toContain('<h1>502 Bad Gateway</h1>');
+      expect(gateway.message.length).toBeLessThan(600);
+
+      server.enqueue({ kind: 'raw', status: 200, contentType: 'application/json', body: '{"id":"chatcmpl-1","choi' });
+      const cut = await modelError(model.respond(ask([{ role: 'user', content: 'Hi' }], { onDelta: () => undefined })));
+      expect(cut.retryable).toBe(false);
+      expect(cut.message).toContain('application/json');
+      expect(cut.message).toContain('{"id":"chatcmpl-1","choi');
+    }
+  } finally {
+    await server.close();
+  }
 }

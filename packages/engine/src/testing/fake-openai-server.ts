@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { contextOfRequest, replyOfScript } from './fake-openai-script.js';
+import type { ScriptContext, ScriptedReply } from './scripted-model.js';
 
 /** One tool call a scripted reply makes; `arguments` objects are sent as JSON text. */
 export interface FakeToolCall {
@@ -22,7 +24,31 @@ export type FakeOpenAIReply =
   | { kind: 'tool_calls'; calls: FakeToolCall[]; usage?: FakeUsage }
   | { kind: 'error'; status: number; message: string; type?: string; code?: string | null }
   | { kind: 'hang' }
-  | { kind: 'malformed' };
+  | { kind: 'malformed' }
+  /** Any status and body, sent as given: a gateway's HTML page, a truncated body. */
+  | { kind: 'raw'; status: number; contentType: string; body: string };
+
+/**
+ * How the fake server answers `stream: true`:
+ * - `sse`: server-sent events, as the OpenAI API streams;
+ * - `never`: the whole answer as `application/json`, as servers that do not stream answer;
+ * - `text-only`: a stream built from the answer's text alone, as `@dwmkerr/mock-llm` streams
+ *   Chat Completions (`message.content` in chunks, `finish_reason: "stop"`, no usage):
+ *   a tool-call answer streams as an empty one.
+ */
+export type FakeStreaming = 'sse' | 'never' | 'text-only';
+
+/** Options of {@link startFakeOpenAIServer}. */
+export interface FakeOpenAIServerOptions {
+  /** @defaultValue 'sse' */
+  streaming?: FakeStreaming;
+  /**
+   * Decides the reply when none is queued, from the request's messages as a
+   * {@link ScriptedModel}'s `decide` does, so a whole flow (and its resume in
+   * another process) runs without queueing each turn.
+   */
+  decide?: (context: ScriptContext) => ScriptedReply;
+}
 
 /** A request the fake server received. */
 export interface FakeOpenAIRequest {
@@ -53,22 +79,30 @@ interface SseEvent {
 
 const ENDPOINTS: Record<
   string,
-  { endpoint: Endpoint; stream: StreamEndpoint; malformed: () => Record<string, unknown> }
+  {
+    endpoint: Endpoint;
+    stream: StreamEndpoint;
+    textOnlyStream: (complete: Record<string, unknown>) => SseEvent[];
+    malformed: () => Record<string, unknown>;
+  }
 > = {
   '/v1/responses': {
     endpoint: responsesReply,
     stream: responsesStream,
+    textOnlyStream: responsesTextOnlyStream,
     malformed: () => ({ id: id('resp_', 24), object: 'response', status: 'completed' }),
   },
   '/v1/chat/completions': {
     endpoint: chatReply,
     stream: chatStream,
+    textOnlyStream: chatTextOnlyStream,
     malformed: () => ({ id: id('chatcmpl-', 15), object: 'chat.completion' }),
   },
 };
 
 /** Starts a fake OpenAI server on 127.0.0.1 on a free port. */
-export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
+export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {}): Promise<FakeOpenAIServer> {
+  const streaming = options.streaming ?? 'sse';
   const queue: FakeOpenAIReply[] = [];
   const requests: FakeOpenAIRequest[] = [];
 
@@ -91,7 +125,7 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
     }
     const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
     requests.push({ path, body });
-    const reply = queue.shift();
+    const reply = queue.shift() ?? (options.decide && replyOfScript(options.decide(contextOfRequest(path, body))));
     if (!reply) {
       sendJson(res, 500, errorBody('fake server: no scripted reply left', 'server_error', null));
       return;
@@ -102,6 +136,10 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
       case 'malformed':
         sendJson(res, 200, route.malformed());
         return;
+      case 'raw':
+        res.writeHead(reply.status, { 'content-type': reply.contentType, 'x-request-id': id('req_', 16) });
+        res.end(reply.body);
+        return;
       case 'error':
         sendJson(
           res,
@@ -111,8 +149,9 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
         return;
       default: {
         const complete = route.endpoint(reply, body);
-        if (body['stream'] === true) sendSse(res, route.stream(complete, reply));
-        else sendJson(res, 200, complete);
+        if (body['stream'] !== true || streaming === 'never') sendJson(res, 200, complete);
+        else if (streaming === 'text-only') sendSse(res, route.textOnlyStream(complete));
+        else sendSse(res, route.stream(complete, reply));
       }
     }
   }
@@ -306,6 +345,36 @@ function chatStream(complete: Record<string, unknown>, reply: TextOrToolCalls): 
   }
   events.push(chunk({}, choice.finish_reason));
   events.push({ data: { ...base, choices: [], usage: complete['usage'] } });
+  events.push({ data: '[DONE]' });
+  return events;
+}
+
+/** The Responses stream of the answer's messages alone: function calls dropped, as a text-only stream drops them. */
+function responsesTextOnlyStream(complete: Record<string, unknown>): SseEvent[] {
+  const output = (complete['output'] as Record<string, unknown>[]).filter((item) => item['type'] === 'message');
+  return responsesStream({ ...complete, output });
+}
+
+/** `@dwmkerr/mock-llm`'s Chat Completions stream: `message.content` in pieces, role first, `stop` last, no usage chunk. */
+function chatTextOnlyStream(complete: Record<string, unknown>): SseEvent[] {
+  const choice = (complete['choices'] as { message: { content: string | null } }[])[0]!;
+  const texts = pieces(choice.message.content ?? '');
+  const chunks = texts.length === 0 ? [''] : texts;
+  const events: SseEvent[] = chunks.map((content, index) => ({
+    data: {
+      id: complete['id'],
+      object: 'chat.completion.chunk',
+      created: complete['created'],
+      model: complete['model'],
+      choices: [
+        {
+          index: 0,
+          delta: { ...(index === 0 ? { role: 'assistant' } : {}), ...(content ? { content } : {}) },
+          finish_reason: index === chunks.length - 1 ? 'stop' : null,
+        },
+      ],
+    },
+  }));
   events.push({ data: '[DONE]' });
   return events;
 }
