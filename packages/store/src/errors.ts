@@ -1,5 +1,5 @@
-import { CairnError } from '@cairn/engine';
-import type { RunStatus } from '@cairn/engine';
+import { CairnError, EntityNotFoundError } from '@cairn/engine';
+import type { EntityRef, RunStatus } from '@cairn/engine';
 
 /** Base class of the errors only the store throws. */
 export class StoreError extends CairnError {}
@@ -41,5 +41,23 @@ export class SessionHasLiveRunsError extends StoreError {
     readonly runIds: readonly string[],
   ) {
     super(`session ${sessionId} has runs that are not finished (${runIds.join(', ')}): cancel them before deleting the session`);
+  }
+}
+
+/**
+ * Live workers serve entities, but none by this name (nor did any worker
+ * ever announce it): the message lists what they serve, the first
+ * `served.length` of `servedCount`.
+ */
+export class EntityNotServedError extends EntityNotFoundError {
+  constructor(
+    kind: string,
+    entityName: string,
+    readonly served: readonly EntityRef[],
+    readonly servedCount: number,
+  ) {
+    const listed = served.map((e) => `${e.kind} ${JSON.stringify(e.name)}`).join(', ');
+    const more = servedCount > served.length ? ` (and ${servedCount - served.length} more)` : '';
+    super(kind, entityName, `no ${kind} named ${JSON.stringify(entityName)} is served by the live workers; they serve ${listed}${more}`);
   }
 }

@@ -1,7 +1,8 @@
-import { Agent, AmbiguousEntityError, definitionHashOf, Registry, Team } from '@cairn/engine';
+import { Agent, AmbiguousEntityError, definitionHashOf, EntityNotFoundError, Registry, Team } from '@cairn/engine';
 import { ScriptedModel } from '@cairn/engine/testing';
 import { describe, expect, it } from 'vitest';
-import { ServedEntityCatalog } from './served-entities.js';
+import { EntityNotServedError } from './errors.js';
+import { ENTITY_HEARTBEAT_MS, ServedEntityCatalog } from './served-entities.js';
 import { useStoreTestContext } from './test-support/store-test-context.js';
 
 const ctx = useStoreTestContext();
@@ -22,8 +23,8 @@ describe('ServedEntityCatalog names', () => {
 
     expect(await catalog.describe({ kind: 'agent', name: 'team-b/researcher' })).toMatchObject({ name: 'team-b/researcher' });
     expect(await catalog.describe({ kind: 'agent', name: 'writer' })).toMatchObject({ name: 'writer' });
-    expect(await catalog.describe({ kind: 'agent', name: 'team-c/researcher' })).toBeUndefined();
-    expect(await catalog.describe({ kind: 'agent', name: 'editor' })).toBeUndefined();
+    await expect(catalog.describe({ kind: 'agent', name: 'team-c/researcher' })).rejects.toThrow(EntityNotServedError);
+    await expect(catalog.describe({ kind: 'agent', name: 'editor' })).rejects.toThrow(EntityNotServedError);
     const ambiguous = catalog.describe({ kind: 'agent', name: 'researcher' });
     await expect(ambiguous).rejects.toThrow(AmbiguousEntityError);
     await expect(ambiguous).rejects.toThrow('agent "researcher" is ambiguous: use "team-a/researcher" or "team-b/researcher"');
@@ -43,5 +44,44 @@ describe('ServedEntityCatalog definition hash', () => {
     await seen(v1!, at(24 * 60), at(10));
     await seen(v2!, at(60), at(50));
     expect((await catalog.describe({ kind: 'agent', name: 'answerer' }))?.definitionHash).toBe(definitionHashOf(v1!));
+  });
+});
+
+describe('ServedEntityCatalog, a name no worker ever announced', () => {
+  it('is accepted, with no definition hash and the default checkpoint mode, while no live worker has announced anything: a fresh store, then every worker gone quiet', async () => {
+    const catalog = new ServedEntityCatalog(ctx.db);
+    const ref = { kind: 'team', name: 'research-team' } as const;
+    expect(await catalog.describe(ref)).toEqual({ ...ref, checkpoint: 'tool-batch', definitionHash: null });
+
+    await catalog.record('worker-1', new Registry({ agents: [new Agent({ name: 'answerer', model })] }).describeAll());
+    await ctx.db.updateTable('served_entities').set({ last_seen_at: new Date(Date.now() - 3 * ENTITY_HEARTBEAT_MS) }).execute();
+    expect(await catalog.describe(ref)).toEqual({ ...ref, checkpoint: 'tool-batch', definitionHash: null });
+  });
+
+  it('is refused once live workers have announced theirs, naming what they serve (its kind first, top-level names first), at most ten and a count of the rest', async () => {
+    const catalog = new ServedEntityCatalog(ctx.db);
+    const agents = Array.from({ length: 12 }, (_, i) => new Agent({ name: `agent-${String(i).padStart(2, '0')}`, model }));
+    const registry = new Registry({ agents, teams: [teamWith('desk', [new Agent({ name: 'clerk', model })])] });
+    await catalog.record('worker-1', registry.describeAll());
+
+    const team = catalog.describe({ kind: 'team', name: 'dsek' });
+    await expect(team).rejects.toThrow(EntityNotServedError);
+    await expect(team).rejects.toThrow(
+      'no team named "dsek" is served by the live workers; they serve team "desk", agent "agent-00", agent "agent-01", agent "agent-02", ' +
+        'agent "agent-03", agent "agent-04", agent "agent-05", agent "agent-06", agent "agent-07", agent "agent-08" (and 5 more)',
+    );
+    const agent = catalog.describe({ kind: 'agent', name: 'desk/clark' });
+    await expect(agent).rejects.toThrow('no agent named "desk/clark" is served by the live workers; they serve agent "agent-00"');
+    // Still an EntityNotFoundError: the producer answers 404 entity_not_found.
+    await expect(agent).rejects.toBeInstanceOf(EntityNotFoundError);
+  });
+
+  it('announced once, by a worker that is gone, is still accepted while other workers are live: its workers may be restarting', async () => {
+    const catalog = new ServedEntityCatalog(ctx.db);
+    const answerer = new Agent({ name: 'answerer', model });
+    await catalog.record('pool-a', new Registry({ agents: [answerer] }).describeAll());
+    await ctx.db.updateTable('served_entities').set({ last_seen_at: new Date(Date.now() - 10 * ENTITY_HEARTBEAT_MS) }).execute();
+    await catalog.record('pool-b', new Registry({ agents: [new Agent({ name: 'other', model })] }).describeAll());
+    expect(await catalog.describe({ kind: 'agent', name: 'answerer' })).toMatchObject({ definitionHash: definitionHashOf(answerer) });
   });
 });

@@ -1,5 +1,15 @@
 import { sql, type Kysely } from 'kysely';
-import { AmbiguousEntityError, isEntityPath, memberEntityName, type EntityCatalog, type EntityInfo, type EntityRef } from '@cairn/engine';
+import {
+  AmbiguousEntityError,
+  DEFAULT_CHECKPOINT_MODE,
+  isEntityPath,
+  memberEntityName,
+  type EntityCatalog,
+  type EntityInfo,
+  type EntityKind,
+  type EntityRef,
+} from '@cairn/engine';
+import { EntityNotServedError } from './errors.js';
 import type { Database } from './schema.js';
 
 /** How often a worker refreshes the last-seen time of the entities it serves (`apps/worker`'s heartbeat). */
@@ -7,6 +17,12 @@ export const ENTITY_HEARTBEAT_MS = 30_000;
 
 /** An announcement refreshed within this long is a live worker's: two missed heartbeats and a half. */
 const LIVE_ANNOUNCEMENT_MS = ENTITY_HEARTBEAT_MS * 2.5;
+
+/** An announcement refreshed within {@link LIVE_ANNOUNCEMENT_MS}: a live worker's. */
+const isLive = sql<boolean>`last_seen_at > now() - make_interval(secs => ${LIVE_ANNOUNCEMENT_MS / 1000})`;
+
+/** How many of the entities live workers serve a refusal names (the rest it counts). */
+const SERVED_SHOWN = 10;
 
 /** The stored `definition_hash` of an announcement without one (it is part of the primary key, so never null). */
 const NO_DEFINITION_HASH = '';
@@ -61,33 +77,61 @@ export class ServedEntityCatalog implements EntityCatalog {
   }
 
   /**
-   * The entity as workers announce it, or undefined when no worker ever
-   * served it. Its definition hash, the one new runs are stamped with, is the
-   * newest definition live workers serve (first announced last, among those
-   * refreshed within a few heartbeats): during a rolling deploy new runs go
-   * to the new workers, and after a rollback to the old ones again; with no
-   * live worker, the one announced last. Throws {@link AmbiguousEntityError} for a plain name no worker serves
-   * because several members share it (workers announce those by path only),
-   * listing their paths.
+   * The entity as workers announce it. Its definition hash, the one new runs
+   * are stamped with, is the newest definition live workers serve (first
+   * announced last, among those refreshed within a few heartbeats): during a
+   * rolling deploy new runs go to the new workers, and after a rollback to
+   * the old ones again; with no live worker, the one announced last. Throws
+   * {@link AmbiguousEntityError} for a plain name no worker serves because
+   * several members share it (workers announce those by path only), listing
+   * their paths.
+   *
+   * A name no worker ever announced: while no live worker has announced
+   * anything (a fresh deploy whose workers are still starting, or every
+   * worker down), it is described with no definition hash (the first worker
+   * to claim its run stamps its own) and the default checkpoint mode, so the
+   * run waits in the queue; a worker that lacks the entity ends the run in
+   * ERROR after its version grace period. Once live workers have announced
+   * their entities, it throws {@link EntityNotServedError} listing them.
    */
-  async describe(ref: EntityRef): Promise<EntityInfo | undefined> {
-    const live = sql<boolean>`last_seen_at > now() - make_interval(secs => ${LIVE_ANNOUNCEMENT_MS / 1000})`;
+  async describe(ref: EntityRef): Promise<EntityInfo> {
     const row = await this.db
       .selectFrom('served_entities')
       .select(['entity_kind', 'entity_name', 'checkpoint', 'definition_hash'])
       .where('entity_kind', '=', ref.kind)
       .where('entity_name', '=', ref.name)
-      .orderBy(live, 'desc')
+      .orderBy(isLive, 'desc')
       // First announced last among the live ones only: with none live, the one refreshed last.
-      .orderBy(sql`case when ${live} then first_seen_at end desc nulls last`)
+      .orderBy(sql`case when ${isLive} then first_seen_at end desc nulls last`)
       .orderBy('last_seen_at', 'desc')
       .limit(1)
       .executeTakeFirst();
     if (row) return { kind: row.entity_kind, name: row.entity_name, checkpoint: row.checkpoint, definitionHash: hashOf(row.definition_hash) };
-    if (isEntityPath(ref.name)) return undefined;
-    const paths = await this.memberPathsNamed(ref);
-    if (paths.length > 1) throw new AmbiguousEntityError(ref.kind, ref.name, paths);
-    return undefined;
+    if (!isEntityPath(ref.name)) {
+      const paths = await this.memberPathsNamed(ref);
+      if (paths.length > 1) throw new AmbiguousEntityError(ref.kind, ref.name, paths);
+    }
+    const served = await this.liveEntities(ref.kind);
+    if (served.count > 0) throw new EntityNotServedError(ref.kind, ref.name, served.shown, served.count);
+    return { kind: ref.kind, name: ref.name, checkpoint: DEFAULT_CHECKPOINT_MODE, definitionHash: null };
+  }
+
+  /**
+   * How many entities live workers serve, and the first {@link SERVED_SHOWN}
+   * of them: those of `kind` first, top-level names before member paths, by name.
+   */
+  private async liveEntities(kind: EntityKind): Promise<{ shown: EntityRef[]; count: number }> {
+    const rows = await this.db
+      .selectFrom('served_entities')
+      .select(['entity_kind', 'entity_name', sql<string>`count(*) over ()`.as('count')])
+      .where(isLive)
+      .groupBy(['entity_kind', 'entity_name'])
+      .orderBy(sql`entity_kind <> ${kind}`)
+      .orderBy(sql`strpos(entity_name, '/') > 0`)
+      .orderBy('entity_name')
+      .limit(SERVED_SHOWN)
+      .execute();
+    return { shown: rows.map((r) => ({ kind: r.entity_kind, name: r.entity_name })), count: Number(rows[0]?.count ?? 0) };
   }
 
   /** The served member paths whose last name is `ref.name` (`team-a/researcher` for `researcher`). */
