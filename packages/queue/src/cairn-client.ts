@@ -39,7 +39,8 @@ export interface CairnClientConfig {
   queue: Omit<RunQueueOptions, 'databaseUrl'> & { databaseUrl?: string };
   /**
    * The entities runs may name (validated before a run is created).
-   * @defaultValue the entities workers recorded in the store ({@link ServedEntityCatalog}): no tool code, no model key
+   * @defaultValue the entities workers recorded in the store ({@link ServedEntityCatalog}): no tool code, no model key;
+   * while no live worker has announced any, every name is accepted and its run waits for a worker
    */
   registry?: Registry;
   /** Apply the store's migrations first (tests, demo). @defaultValue false */
@@ -114,6 +115,7 @@ export class CairnClient {
 
   /**
    * Creates the run (PENDING) and enqueues its `run` job; if the enqueue fails, the reconciler picks the run up.
+   * Throws `EntityNotFoundError` for a name the catalog refuses (`EntityNotServedError`, listing what live workers serve).
    * A request whose idempotency key created a run before gets that run back (`replayed`), enqueued nothing.
    */
   async enqueueRun(request: CreateRunRequest): Promise<CreatedRun> {

@@ -19,7 +19,7 @@ export type {
 } from './run-view.js';
 export type { RunListFilter, RunListPage } from './run-list.js';
 export type { IndexedMessage, RunMessagesPage } from './run-messages-page.js';
-export { MigrationError, RunAlreadyTerminalError, SessionHasLiveRunsError, StoreError, StoreNotMigratedError } from './errors.js';
+export { EntityNotServedError, MigrationError, RunAlreadyTerminalError, SessionHasLiveRunsError, StoreError, StoreNotMigratedError } from './errors.js';
 export { ADVISORY_LOCKS, withAdvisoryLock, type AdvisoryLockResult } from './advisory-lock.js';
 export {
   DEFAULT_PRUNE_BATCH,
