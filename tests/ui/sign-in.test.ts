@@ -132,6 +132,20 @@ describe('browser sign-in with API keys', requiresChromium(), () => {
     const answer = await writeFromPage(page, `/v1/runs/${runId}/cancel`, { 'X-CSRF-Token': token });
     expect(answer).toEqual({ status: 403, body: expect.objectContaining({ error: 'forbidden' }) });
     expect(await client.getRunStatus(runId)).toBe('PENDING');
+
+    // It can still sign out, and the signed-out cookie opens nothing, copied or not.
+    const session = (await context.cookies()).find((c) => c.name === 'cairn_session')!;
+    await page.click('#sign-out');
+    await page.waitForURL(/\/ui\/login\?signed_out=1/);
+    expect(await page.textContent('#login-notice')).toContain('signed out');
+    expect((await context.cookies()).map((c) => c.name)).not.toContain('cairn_session');
     await context.close();
+    const copied = await browser.newContext();
+    await copied.addCookies([{ ...session, sameSite: 'Strict' }]);
+    const again = await copied.newPage();
+    await again.goto(`${stack.baseUrl}/ui/runs/${runId}`);
+    expect(again.url()).toContain('/ui/login?next=');
+    expect(await again.evaluate(async (id) => (await fetch(`/v1/runs/${id}`)).status, runId)).toBe(401);
+    await copied.close();
   });
 });

@@ -3,6 +3,8 @@ import { getCookie } from 'hono/cookie';
 import type { ApiKeyRing, Principal } from './api-keys.js';
 import { CSRF_FIELD, CSRF_HEADERS, SESSION_COOKIE, type BrowserSession, type BrowserSessions } from './browser-session.js';
 import { ForbiddenError, UnauthorizedError } from './errors.js';
+import type { AuthFailureReason } from './producer-metrics.js';
+import { safeNextPath } from './ui/ui-query.js';
 
 /** Paths that never need a key. */
 export const OPEN_PATHS: readonly string[] = ['/healthz', '/ui/login'];
@@ -18,6 +20,15 @@ export const READ_METHODS: readonly string[] = ['GET', 'HEAD'];
 
 /** Where sign-in lives. */
 export const LOGIN_PATH = '/ui/login';
+
+/** Where a browser signs out: any session may post there (with its CSRF token), a read-only one included. */
+export const LOGOUT_PATH = '/ui/logout';
+
+/** Options of {@link apiKeyAuth}. */
+export interface ApiKeyAuthOptions {
+  /** Called for each request refused for its credentials (`ProducerMetrics.recordAuthFailure`). */
+  onFailure?: (reason: AuthFailureReason) => void;
+}
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -35,11 +46,17 @@ const BEARER = /^Bearer\s+(.+)$/i;
  * <key>` or a browser session cookie (see `BrowserSessions`), both resolved
  * through the key ring. A write from a browser session must carry the
  * session's CSRF token (header or form field), or it is a 403 before any
- * route runs. A read-only key may only GET and HEAD (anything else is 403).
- * A page request without either is redirected to {@link LOGIN_PATH}; any
- * other is a 401. With no keys at all, every request passes.
+ * route runs. A read-only key may only GET and HEAD (anything else is 403),
+ * but signing out ({@link LOGOUT_PATH}). A page request without either is
+ * redirected to {@link LOGIN_PATH}; any other is a 401. With no keys at all,
+ * every request passes. Mount it after the body limit: a form's CSRF field is
+ * read from the body.
  */
-export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions): MiddlewareHandler {
+export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions, options: ApiKeyAuthOptions = {}): MiddlewareHandler {
+  const refuse = <E extends Error>(reason: AuthFailureReason, error: E): E => {
+    options.onFailure?.(reason);
+    return error;
+  };
   return async (c, next) => {
     const path = c.req.path;
     if (!keys.enabled || OPEN_PATHS.includes(path) || OPEN_PATH_PREFIXES.some((p) => path.startsWith(p))) {
@@ -50,23 +67,28 @@ export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions): Middlew
     let principal: Principal;
     if (authorization !== undefined) {
       const match = BEARER.exec(authorization);
-      if (!match?.[1]) throw new UnauthorizedError('missing bearer API key');
+      if (!match?.[1]) throw refuse('malformed_header', new UnauthorizedError('missing bearer API key'));
       const found = keys.find(match[1].trim());
-      if (!found) throw new UnauthorizedError('invalid API key');
+      if (!found) throw refuse('bad_key', new UnauthorizedError('invalid API key'));
       principal = found;
     } else {
-      const session = await sessions.verify(getCookie(c, SESSION_COOKIE));
+      const cookie = getCookie(c, SESSION_COOKIE);
+      const session = await sessions.verify(cookie);
       if (!session) {
-        if (!isWrite && wantsPage(c)) return c.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(pathAndQuery(c))}`, 303);
+        const page = !isWrite && wantsPage(c);
+        // A page opened without a session is how sign-in starts, not a failure; a bad cookie is one either way.
+        if (cookie !== undefined || !page) options.onFailure?.(cookie === undefined ? 'missing' : 'bad_session');
+        if (page) return c.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(safeNextPath(pathAndQuery(c)))}`, 303);
         throw new UnauthorizedError('missing bearer API key');
       }
       if (isWrite && !sessions.csrfMatches(session, await presentedCsrfToken(c))) {
-        throw new ForbiddenError('missing or invalid CSRF token: a write from a page must carry its session token');
+        throw refuse('csrf', new ForbiddenError('missing or invalid CSRF token: a write from a page must carry its session token'));
       }
       c.set('browserSession', session);
       principal = session.principal;
     }
-    if (isWrite && principal.access !== 'full') {
+    const signsOut = c.req.method === 'POST' && path === LOGOUT_PATH;
+    if (isWrite && principal.access !== 'full' && !signsOut) {
       throw new ForbiddenError(`this API key may only read (${READ_METHODS.join(', ')})`);
     }
     c.set('principal', principal);

@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { parseKeyRing, type KeyAccess } from '@cairn/queue';
 
-/** What a key may do: everything, or only read (GET and HEAD). */
-export type KeyAccess = 'full' | 'read';
+export type { KeyAccess };
 
 /** Who a request speaks for, once its key (bearer or browser session) is known. */
 export interface Principal {
@@ -16,40 +16,48 @@ interface KnownKey extends Principal {
   digest: Buffer;
 }
 
-/** `tenant:key` in `CAIRN_API_KEYS` / `CAIRN_READ_API_KEYS`; any other entry is an unbound (admin) key. */
-const TENANT_BOUND = /^([A-Za-z0-9][A-Za-z0-9_.-]*):(.+)$/;
+/** Options of {@link ApiKeyRing}. */
+export interface ApiKeyRingOptions {
+  /**
+   * `CAIRN_SESSION_SECRET`: signs browser sessions, so adding or removing a
+   * key signs out only that key's sessions, and rotating the secret signs out
+   * every one.
+   * @defaultValue a secret derived from every configured key (changing the keys ends every session)
+   */
+  sessionSecret?: string;
+}
 
 /**
  * The configured API keys (`CAIRN_API_KEYS`, `CAIRN_READ_API_KEYS`: `key` for
- * an admin, `tenant:key` for a key bound to a tenant) and the one lookup every
- * way in (bearer header, browser session) goes through.
- * Presented keys are compared as SHA-256 digests in constant time, against
- * every known key.
+ * an admin, `tenant:key` for a key bound to a tenant, as `parseKeyRing` of
+ * `@cairn/queue` reads them: a ring that does not parse throws its
+ * `ConfigError`) and the one lookup every way in (bearer header, browser
+ * session) goes through. Presented keys are compared as SHA-256 digests in
+ * constant time, against every known key.
  */
 export class ApiKeyRing {
   /**
-   * A secret derived from every configured key: it signs browser sessions, so
-   * producers with the same keys accept each other's sessions, and changing
-   * the keys ends every session.
+   * What signs browser sessions: derived from `sessionSecret` when given, else
+   * from every configured key, so producers with the same keys (or secret)
+   * accept each other's sessions.
    */
   readonly secret: Buffer;
   private readonly known: KnownKey[];
 
-  constructor(apiKeys: readonly string[], readApiKeys: readonly string[] = []) {
-    this.secret = createHmac('sha256', 'cairn-browser-session-v1')
-      .update([...apiKeys.map((k) => `full\0${k}`), ...readApiKeys.map((k) => `read\0${k}`)].sort().join('\n'))
-      .digest();
-    const entry = (configured: string, access: KeyAccess): KnownKey => {
-      const bound = TENANT_BOUND.exec(configured);
-      const [tenantId, key] = bound ? [bound[1]!, bound[2]!] : [null, configured];
-      return {
-        access,
-        tenantId,
-        digest: createHash('sha256').update(key).digest(),
-        keyId: createHmac('sha256', this.secret).update(`key-id\0${configured}`).digest('base64url').slice(0, 22),
-      };
-    };
-    this.known = [...apiKeys.map((k) => entry(k, 'full')), ...readApiKeys.map((k) => entry(k, 'read'))];
+  constructor(apiKeys: readonly string[], readApiKeys: readonly string[] = [], options: ApiKeyRingOptions = {}) {
+    const entries = parseKeyRing(apiKeys, readApiKeys);
+    this.secret =
+      options.sessionSecret !== undefined
+        ? createHmac('sha256', 'cairn-browser-session-v1').update(`session-secret\0${options.sessionSecret}`).digest()
+        : createHmac('sha256', 'cairn-browser-session-v1')
+            .update(entries.map((e) => `${e.access}\0${e.entry}`).sort().join('\n'))
+            .digest();
+    this.known = entries.map((e) => ({
+      access: e.access,
+      tenantId: e.tenantId,
+      digest: createHash('sha256').update(e.key).digest(),
+      keyId: createHmac('sha256', this.secret).update(`key-id\0${e.entry}`).digest('base64url').slice(0, 22),
+    }));
   }
 
   /** True when any key is configured: requests then need one. */
@@ -57,20 +65,20 @@ export class ApiKeyRing {
     return this.known.length > 0;
   }
 
-  /** The principal of a presented key, or undefined; a key listed as both full and read-only gets full access. */
+  /** The principal of a presented key, or undefined (each key is configured once: `parseKeyRing`). */
   find(presented: string): Principal | undefined {
     const digest = createHash('sha256').update(presented).digest();
     let found: KnownKey | undefined;
+    // Every known key is compared, so the time taken says nothing of which one matched.
     for (const key of this.known) {
-      if (timingSafeEqual(key.digest, digest) && (!found || key.access === 'full')) found = key;
+      if (timingSafeEqual(key.digest, digest)) found = key;
     }
     return found && principalOf(found);
   }
 
   /** The principal of a key by its {@link Principal.keyId}, or undefined when that key is no longer configured. */
   byKeyId(keyId: string): Principal | undefined {
-    const matches = this.known.filter((key) => key.keyId === keyId);
-    const found = matches.find((key) => key.access === 'full') ?? matches[0];
+    const found = this.known.find((key) => key.keyId === keyId);
     return found && principalOf(found);
   }
 }

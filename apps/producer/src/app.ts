@@ -12,9 +12,10 @@ import { PayloadTooLargeError } from './errors.js';
 import { toErrorResponse } from './http-errors.js';
 import type { ProducerClient } from './producer-client.js';
 import { pathGuard } from './path-guard.js';
-import { ProducerMetrics } from './producer-metrics.js';
+import { ProducerMetrics, type AuthFailureReason } from './producer-metrics.js';
 import { requestTracing } from './request-tracing.js';
 import { runLimits, type RunLimits } from './run-limits.js';
+import { SignInThrottle } from './sign-in-throttle.js';
 import { eventRoutes } from './routes/event-routes.js';
 import type { EventStreamOptions } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
@@ -48,6 +49,8 @@ export interface AppDeps {
   apiKeys?: readonly string[];
   /** Bearer keys that may only read: GET and HEAD (`CAIRN_READ_API_KEYS`); anything else is 403. */
   readApiKeys?: readonly string[];
+  /** `CAIRN_SESSION_SECRET`: signs browser sessions (see `ApiKeyRingOptions.sessionSecret`). @defaultValue derived from the keys */
+  sessionSecret?: string;
   limits?: AppLimits;
   events?: EventStreamOptions;
   /** The runs' live channel (`createLiveSubscriber`): SSE `?include=deltas` forwards its live-only events. */
@@ -77,10 +80,11 @@ export function createApp(deps: AppDeps): Hono {
     await next();
     metrics.recordRequest(c.req.method, routePath(c, -1), c.res.status);
   });
-  const keys = new ApiKeyRing(deps.apiKeys ?? [], deps.readApiKeys ?? []);
+  const keys = new ApiKeyRing(deps.apiKeys ?? [], deps.readApiKeys ?? [], { sessionSecret: deps.sessionSecret });
   const sessions = new BrowserSessions(keys, deps.client);
-  app.use(apiKeyAuth(keys, sessions));
-  app.use(pathGuard());
+  const signInThrottle = new SignInThrottle();
+  const onAuthFailure = (reason: AuthFailureReason) => metrics.recordAuthFailure(reason);
+  // Before auth, which reads a form's CSRF field from the body: every body is bounded before anything reads it.
   app.use(
     bodyLimit({
       maxSize: maxBodyBytes,
@@ -89,6 +93,8 @@ export function createApp(deps: AppDeps): Hono {
       },
     }),
   );
+  app.use(apiKeyAuth(keys, sessions, { onFailure: onAuthFailure }));
+  app.use(pathGuard());
   app.onError((error, c) => {
     const { status, body, headers } = toErrorResponse(error);
     if (status === 500)
@@ -119,6 +125,9 @@ export function createApp(deps: AppDeps): Hono {
   );
   app.route('/v1', sessionRoutes(deps.client));
   app.route(BULL_BOARD_PATH, bullBoard(deps.queues));
-  app.route('/ui', uiRoutes({ client: deps.client, keys, sessions, liveText: deps.live !== undefined }));
+  app.route(
+    '/ui',
+    uiRoutes({ client: deps.client, keys, sessions, liveText: deps.live !== undefined, signInThrottle, onAuthFailure }),
+  );
   return app;
 }

@@ -76,6 +76,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
     healthChecks: readinessChecks(client),
     apiKeys: config.apiKeys,
     readApiKeys: config.readApiKeys,
+    sessionSecret: config.sessionSecret,
     limits: {
       maxBodyBytes: config.maxBodyBytes,
       maxInputChars: config.maxInputChars,

@@ -29,6 +29,15 @@ describe('parseEnvConfig', () => {
     expect(() => parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: nodes, CAIRN_REDIS_CLUSTER: 'yes' })).toThrow(/^CAIRN_REDIS_CLUSTER/);
     expect(parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: 'redis://a:1' }).redisCluster).toBe(false);
   });
+
+  it('reads CAIRN_SESSION_SECRET, refusing one too short to sign with without echoing it', () => {
+    const secret = 's'.repeat(32);
+    expect(parseEnvConfig({ DATABASE_URL: DB, CAIRN_SESSION_SECRET: ` ${secret} ` }).sessionSecret).toBe(secret);
+    expect(parseEnvConfig({ DATABASE_URL: DB }).sessionSecret).toBeUndefined();
+    expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_SESSION_SECRET: 'short-secret' })).toThrow(
+      /^CAIRN_SESSION_SECRET: must be at least 32 characters long \(e\.g\. openssl rand -hex 32\)$/,
+    );
+  });
 });
 
 describe('parseJob', () => {

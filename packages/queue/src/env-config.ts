@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_VERSION_GRACE_MS } from '@cairn/engine';
 import { ConfigError } from './errors.js';
+import { parseKeyRing } from './key-ring-entries.js';
 import { DEFAULT_QUEUE_NAME, type QueueBackendKind } from './queue-backend.js';
 import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
 import { DEFAULT_RETAIN_DAYS } from '@cairn/store';
@@ -55,6 +56,10 @@ const modelSpec = optionalString.refine(
   'must be "scripted", "openai:<model>" or "openai-chat:<model>"',
 );
 
+/** Shortest `CAIRN_SESSION_SECRET` accepted. */
+export const MIN_SESSION_SECRET_CHARS = 32;
+const SESSION_SECRET_TOO_SHORT = `must be at least ${MIN_SESSION_SECRET_CHARS} characters long (e.g. openssl rand -hex 32)`;
+
 const ENV_SCHEMA = z.object({
   DATABASE_URL: url(['postgres', 'postgresql']).refine((v) => v !== undefined, 'is required'),
   REDIS_URL: redisUrls,
@@ -77,6 +82,8 @@ const ENV_SCHEMA = z.object({
   CAIRN_RETAIN_DAYS: integerAtLeast(0, DEFAULT_RETAIN_DAYS),
   CAIRN_API_KEYS: optionalString,
   CAIRN_READ_API_KEYS: optionalString,
+  // Its length is checked with the keys (checkAuthConfig), for code that passes it too.
+  CAIRN_SESSION_SECRET: optionalString,
   CAIRN_MAX_BODY_BYTES: positiveInt(1024 * 1024),
   CAIRN_MAX_INPUT_CHARS: positiveInt(100_000),
   CAIRN_MAX_RUNS_PER_SESSION: positiveInt(1000),
@@ -132,6 +139,8 @@ export interface CairnEnvConfig {
   apiKeys: string[];
   /** `CAIRN_READ_API_KEYS`: bearer keys that may only read (GET, HEAD); writes answer 403. */
   readApiKeys: string[];
+  /** `CAIRN_SESSION_SECRET`: signs browser sessions, so adding a key keeps them; unset: a secret derived from the keys signs them. */
+  sessionSecret?: string;
   /** Largest request body the producer accepts. @defaultValue 1 MiB */
   maxBodyBytes: number;
   /** Longest run `input` the producer accepts, in characters (422 beyond). @defaultValue 100000 */
@@ -172,6 +181,9 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
   if (queuePrefix.problem) throw new ConfigError('CAIRN_QUEUE_PREFIX', queuePrefix.problem);
   // A missing OPENAI_API_KEY fails the worker (modelFromSpec), not the producer, which needs no model.
   const model = e.CAIRN_MODEL ?? (e.OPENAI_API_KEY ? DEFAULT_OPENAI_MODEL : 'scripted');
+  const apiKeys = keyList(e.CAIRN_API_KEYS);
+  const readApiKeys = keyList(e.CAIRN_READ_API_KEYS);
+  checkAuthConfig({ apiKeys, readApiKeys, sessionSecret: e.CAIRN_SESSION_SECRET });
   return {
     databaseUrl: e.DATABASE_URL!,
     redisUrl: e.REDIS_URL,
@@ -192,8 +204,9 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     reconcileIntervalMs: e.CAIRN_RECONCILE_INTERVAL_MS,
     reconcileAfterMs: e.CAIRN_RECONCILE_AFTER_MS,
     retainDays: e.CAIRN_RETAIN_DAYS,
-    apiKeys: keyList(e.CAIRN_API_KEYS),
-    readApiKeys: keyList(e.CAIRN_READ_API_KEYS),
+    apiKeys,
+    readApiKeys,
+    sessionSecret: e.CAIRN_SESSION_SECRET,
     maxBodyBytes: e.CAIRN_MAX_BODY_BYTES,
     maxInputChars: e.CAIRN_MAX_INPUT_CHARS,
     maxRunsPerSession: e.CAIRN_MAX_RUNS_PER_SESSION,
@@ -208,6 +221,14 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
 
 function keyList(raw: string | undefined): string[] {
   return (raw ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+}
+
+/** Refuses (ConfigError naming the variable) a key ring that does not parse or a session secret too short to sign with. */
+function checkAuthConfig(config: Pick<CairnEnvConfig, 'apiKeys' | 'readApiKeys' | 'sessionSecret'>): void {
+  parseKeyRing(config.apiKeys, config.readApiKeys);
+  if (config.sessionSecret !== undefined && config.sessionSecret.length < MIN_SESSION_SECRET_CHARS) {
+    throw new ConfigError('CAIRN_SESSION_SECRET', SESSION_SECRET_TOO_SHORT);
+  }
 }
 
 /**
@@ -225,5 +246,8 @@ export function resolveEnvConfig(
   if (overrides.queueBackend !== undefined) urls.CAIRN_QUEUE_BACKEND = overrides.queueBackend;
   const config = parseEnvConfig({ ...env, ...urls });
   const given = Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined));
-  return { ...config, ...given };
+  const resolved: CairnEnvConfig = { ...config, ...given };
+  // Keys and a secret given by code are held to the environment's rules.
+  checkAuthConfig(resolved);
+  return resolved;
 }

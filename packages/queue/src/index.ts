@@ -38,7 +38,8 @@ export {
   type RetentionOptions,
 } from './retention-pass.js';
 export { openStoreDb, type OpenStoreDbOptions, type StoreDb } from './open-store-db.js';
-export { CAIRN_ENV_VARIABLES, parseEnvConfig, resolveEnvConfig, type CairnEnvConfig } from './env-config.js';
+export { CAIRN_ENV_VARIABLES, MIN_SESSION_SECRET_CHARS, parseEnvConfig, resolveEnvConfig, type CairnEnvConfig } from './env-config.js';
+export { parseKeyRing, RESERVED_TENANT_NAMES, type KeyAccess, type KeyRingEntry, type KeyRingVariable } from './key-ring-entries.js';
 export {
   modelFromSpec,
   loadRegistry,

@@ -2,10 +2,11 @@ import { html } from 'hono/html';
 import { pageLayout, type Html } from './page-layout.js';
 
 /** What the sign-in page says above its form. */
-export type LoginNotice = 'none' | 'invalid-key' | 'signed-out' | 'auth-off';
+export type LoginNotice = 'none' | 'invalid-key' | 'throttled' | 'signed-out' | 'auth-off';
 
 const NOTICES: Record<Exclude<LoginNotice, 'none'>, string> = {
   'invalid-key': 'That key is not valid.',
+  throttled: 'Too many sign-in attempts from this address: wait a minute, then try again.',
   'signed-out': 'You are signed out.',
   'auth-off': 'Sign-in is off: this producer has no API keys (CAIRN_API_KEYS), so the pages are open.',
 };

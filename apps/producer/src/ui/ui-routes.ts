@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { html } from 'hono/html';
 import type { ApiKeyRing, Principal } from '../api-keys.js';
@@ -8,6 +9,8 @@ import { requestPrincipal } from '../api-key-auth.js';
 import { CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_S, type BrowserSession, type BrowserSessions } from '../browser-session.js';
 import { ForbiddenError } from '../errors.js';
 import type { ProducerClient } from '../producer-client.js';
+import type { AuthFailureReason } from '../producer-metrics.js';
+import type { SignInThrottle } from '../sign-in-throttle.js';
 import { checkpointMarks } from './attempt-timeline.js';
 import { loginPage } from './login-page.js';
 import { MESSAGES_PER_PAGE, messagePageNumber } from './message-pager.js';
@@ -23,6 +26,10 @@ export interface UiRoutesDeps {
   sessions: BrowserSessions;
   /** True when the event stream can include the live model text (`?include=deltas`): the producer has the live channel. */
   liveText: boolean;
+  /** Counts failed sign-ins per client address: past its limit, sign-in answers 429. */
+  signInThrottle: SignInThrottle;
+  /** Called for each refused sign-in (`ProducerMetrics.recordAuthFailure`). */
+  onAuthFailure?: (reason: AuthFailureReason) => void;
 }
 
 /** The pages' script and styles, served from the producer itself (no CDN). */
@@ -40,7 +47,7 @@ const CONTENT_SECURITY_POLICY =
  * and sign-out, and their assets. Reads go through the client; the buttons
  * call the HTTP API from the page's script.
  */
-export function uiRoutes({ client, keys, sessions, liveText }: UiRoutesDeps): Hono {
+export function uiRoutes({ client, keys, sessions, liveText, signInThrottle, onAuthFailure }: UiRoutesDeps): Hono {
   const app = new Hono();
   app.use(async (c, next) => {
     await next();
@@ -102,8 +109,17 @@ export function uiRoutes({ client, keys, sessions, liveText }: UiRoutesDeps): Ho
     const form = await c.req.parseBody();
     const next = safeNextPath(form.next);
     if (!keys.enabled) return c.redirect(next, 303);
+    const attempt = signInThrottle.attempt(clientAddress(c));
+    if (!attempt.allowed) {
+      onAuthFailure?.('throttled');
+      return c.html(loginPage(next, 'throttled'), 429, { 'Retry-After': String(attempt.retryAfterS) });
+    }
     const principal = typeof form.key === 'string' ? keys.find(form.key.trim()) : undefined;
-    if (!principal) return c.html(loginPage(next, 'invalid-key'), 401);
+    if (!principal) {
+      onAuthFailure?.('bad_key');
+      return c.html(loginPage(next, 'invalid-key'), 401);
+    }
+    attempt.succeeded();
     startSession(c, sessions, principal);
     return c.redirect(next, 303);
   });
@@ -126,6 +142,15 @@ function viewerOf(c: Context): Viewer {
     csrfToken: session?.csrfToken ?? '',
     signedIn: session !== undefined,
   };
+}
+
+/** The address of the connection the request came on (X-Forwarded-For is not trusted); `unknown` outside a Node server (`app.request`). */
+function clientAddress(c: Context): string {
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
 }
 
 function startSession(c: Context, sessions: BrowserSessions, principal: Principal): void {
