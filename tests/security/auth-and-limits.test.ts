@@ -118,7 +118,7 @@ describe('request limits', () => {
     const fork = await send('POST', `/v1/runs/${first.run_id}/continue`, undefined, { fork: true, input: 'more' });
     expect(fork.status).toBe(429);
     await created(await send('POST', '/v1/agents/researcher/runs', undefined, { input: 'x', session_id: 'quiet' }));
-    expect((await f.client.getSession('busy'))!.runs).toHaveLength(2);
+    expect((await f.client.getSession({ tenantId: null, sessionId: 'busy' }))!.runs).toHaveLength(2);
   });
 });
 

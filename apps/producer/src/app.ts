@@ -23,7 +23,7 @@ import type { HealthCheck } from './routes/health-routes.js';
 import { runRoutes } from './routes/run-routes.js';
 import { sessionRoutes } from './routes/session-routes.js';
 import { uiRoutes } from './ui/ui-routes.js';
-import { runScope, sessionScope } from './tenant-scope.js';
+import { runScope } from './tenant-scope.js';
 
 /** Default largest request body, in bytes. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -110,7 +110,6 @@ export function createApp(deps: AppDeps): Hono {
   for (const path of ['/v1/runs/:run_id', '/v1/runs/:run_id/*', '/ui/runs/:run_id', '/ui/runs/:run_id/*']) {
     app.use(path, runScope(deps.client));
   }
-  for (const path of ['/v1/sessions/:session_id', '/v1/sessions/:session_id/*']) app.use(path, sessionScope(deps.client));
   for (const path of [BULL_BOARD_PATH, `${BULL_BOARD_PATH}/*`]) app.use(path, adminOnly('Bull Board'));
   app.route('/v1', runRoutes({ client: deps.client, metrics, limits: runLimits(deps.limits) }));
   app.route(

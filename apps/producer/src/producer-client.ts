@@ -5,6 +5,7 @@ import type {
   RunMessagesPage,
   RunView,
   RunViewOptions,
+  SessionKey,
   SessionView,
   RunTreeCursor,
   RunTreeEvents,
@@ -24,8 +25,8 @@ export interface ContinueRunResult {
 export interface ProducerClient {
   enqueueRun(request: CreateRunRequest): Promise<CreatedRun>;
   runOwner(runId: string): Promise<{ tenantId: string | null } | undefined>;
-  sessionOwner(sessionId: string): Promise<{ tenantId: string | null } | undefined>;
-  deleteSession(sessionId: string): Promise<boolean>;
+  runSession(runId: string): Promise<SessionKey | undefined>;
+  deleteSession(key: SessionKey): Promise<boolean>;
   continueRun(runId: string, options: ContinueRunOptions): Promise<ContinueRunResult>;
   cancelRun(runId: string): Promise<RunRecord>;
   decide(runId: string, decisions: readonly PostedDecision[]): Promise<DecisionsResult>;
@@ -34,7 +35,7 @@ export interface ProducerClient {
   listRunMessages(runId: string, page: { offset: number; limit: number }): Promise<RunMessagesPage>;
   listEventsOfTypes(runId: string, types: readonly string[]): Promise<StoredEvent[]>;
   getRunStatus(runId: string): Promise<RunStatus | undefined>;
-  getSession(sessionId: string): Promise<SessionView | undefined>;
+  getSession(key: SessionKey): Promise<SessionView | undefined>;
   listEvents(runId: string, afterSeq: number): Promise<StoredEvent[]>;
   readRunTreeEvents(runId: string, after: RunTreeCursor): Promise<RunTreeEvents | undefined>;
   countRunsByStatus(status: RunStatus): Promise<number>;

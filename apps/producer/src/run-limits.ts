@@ -1,3 +1,4 @@
+import type { SessionKey } from '@cairn/store';
 import { FieldTooLongError, TooManyRunsError } from './errors.js';
 import type { ProducerClient } from './producer-client.js';
 import { MAX_INPUT_LENGTH } from './request-schemas.js';
@@ -38,12 +39,12 @@ export function assertFieldsFit(body: { input?: string; metadata?: Record<string
 }
 
 /**
- * Throws {@link TooManyRunsError} when the session already holds
- * `maxRunsPerSession` top-level runs. A check before the insert: concurrent
- * creates in one session may overshoot by as many as run at once.
+ * Throws {@link TooManyRunsError} when the session (its tenant's: another tenant's of the same id is
+ * another session) already holds `maxRunsPerSession` top-level runs. A check before the insert:
+ * concurrent creates in one session may overshoot by as many as run at once.
  */
-export async function assertSessionHasRoom(client: ProducerClient, sessionId: string | undefined, limits: RunLimits): Promise<void> {
-  if (sessionId === undefined) return;
-  const session = await client.getSession(sessionId);
-  if (session && session.runs.length >= limits.maxRunsPerSession) throw new TooManyRunsError(sessionId, limits.maxRunsPerSession);
+export async function assertSessionHasRoom(client: ProducerClient, session: SessionKey | undefined, limits: RunLimits): Promise<void> {
+  if (session === undefined) return;
+  const view = await client.getSession(session);
+  if (view && view.runs.length >= limits.maxRunsPerSession) throw new TooManyRunsError(session.sessionId, limits.maxRunsPerSession);
 }

@@ -65,11 +65,19 @@ describe('DELETE /v1/sessions/:session_id', () => {
     expect((await rowsOf([run.run_id])).runs).toBe(1);
   });
 
-  it("is 404 for another tenant's session, which stays", async () => {
-    const run = await createRun('acme-key');
+  it("is 404 for another tenant's session, which stays; the same id deletes the asking tenant's own session alone", async () => {
+    const run = await createRun('acme-key', 'user-alice');
     await fx.complete(run.run_id, 'done');
-    expect((await request('DELETE', `/v1/sessions/${run.session_id}`, 'globex-key')).status).toBe(404);
+    expect((await request('DELETE', '/v1/sessions/user-alice', 'globex-key')).status).toBe(404);
+    // an admin key's session of an id is the no-tenant one
+    expect((await request('DELETE', '/v1/sessions/user-alice', 'admin-key')).status).toBe(404);
     expect((await rowsOf([run.run_id])).runs).toBe(1);
-    expect((await request('DELETE', `/v1/sessions/${run.session_id}`, 'admin-key')).status).toBe(204);
+
+    const globex = await createRun('globex-key', 'user-alice');
+    await fx.complete(globex.run_id, 'done');
+    expect((await request('DELETE', '/v1/sessions/user-alice', 'globex-key')).status).toBe(204);
+    expect(await rowsOf([globex.run_id])).toEqual({ runs: 0, run_messages: 0, run_attempts: 0, run_events: 0 });
+    expect((await rowsOf([run.run_id])).runs).toBe(1);
+    expect((await request('DELETE', '/v1/sessions/user-alice', 'acme-key')).status).toBe(204);
   });
 });

@@ -1,7 +1,7 @@
 import { RunNotFoundError } from '@cairn/engine';
-import type { MiddlewareHandler } from 'hono';
+import type { SessionKey } from '@cairn/store';
+import type { Context, MiddlewareHandler } from 'hono';
 import { mayAccess, requestPrincipal } from './api-key-auth.js';
-import { NotFoundError } from './errors.js';
 import type { ProducerClient } from './producer-client.js';
 
 /**
@@ -20,17 +20,10 @@ export function runScope(client: ProducerClient): MiddlewareHandler {
   };
 }
 
-/** For routes under `/sessions/:session_id`: another tenant's session is a 404, as one that does not exist. */
-export function sessionScope(client: ProducerClient): MiddlewareHandler {
-  return async (c, next) => {
-    const principal = requestPrincipal(c);
-    if (principal.tenantId !== null) {
-      const sessionId = c.req.param('session_id');
-      const owner = sessionId === undefined ? undefined : await client.sessionOwner(sessionId);
-      if (sessionId !== undefined && owner && !mayAccess(principal, owner.tenantId)) {
-        throw new NotFoundError(`session ${sessionId} not found`);
-      }
-    }
-    return next();
-  };
+/**
+ * The session `sessionId` of the request's key: its tenant's (an admin key's: the no-tenant session). Sessions
+ * are per tenant, so a route reads only this one and needs no scope check: another tenant's is another session.
+ */
+export function sessionKeyOf(c: Context, sessionId: string): SessionKey {
+  return { tenantId: requestPrincipal(c).tenantId, sessionId };
 }

@@ -85,8 +85,8 @@ export interface RunOutcome {
 export interface CheckpointStore {
   /**
    * Creates a run in PENDING (its `messages`, if any, committed with it). With `idempotency`, a key seen
-   * before returns its run (`replayed: true`) or, for another request, throws `IdempotencyKeyReusedError`;
-   * a tenant naming another tenant's session gets `SessionNotFoundError`.
+   * before returns its run (`replayed: true`) or, for another request, throws `IdempotencyKeyReusedError`.
+   * The run joins (or opens) its `tenantId`'s session of `sessionId`: sessions are per tenant.
    */
   createRun(run: NewRun): Promise<CreatedRun>;
   /** The run, or undefined when there is none. */

@@ -209,6 +209,7 @@ export class Engine {
       entity: source.entity,
       input: request.input,
       sessionId: source.sessionId,
+      tenantId: source.tenantId,
       userId: source.userId,
       checkpoint: source.checkpoint,
       // A fork is a new run: it starts on the entity's current definition.

@@ -144,8 +144,9 @@ export interface NewRun {
   /** A starting history, committed with the run (used by fork). */
   messages?: Message[];
   /**
-   * The tenant creating the run; null or absent: an admin key (or a member run or fork, which take their
-   * session's tenant). A tenant naming another tenant's session gets `SessionNotFoundError`.
+   * The tenant creating the run, whose session of `sessionId` it joins (sessions are per tenant: another
+   * tenant's of the same id is another session); null or absent: no tenant (an admin key). A member run
+   * or fork passes its parent's or source's.
    */
   tenantId?: string | null;
   idempotency?: IdempotencyClaim;

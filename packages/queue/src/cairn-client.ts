@@ -24,6 +24,7 @@ import {
   type RunTreeEvents,
   type RunView,
   type RunViewOptions,
+  type SessionKey,
   type SessionView,
   type StoredEvent,
 } from '@cairn/store';
@@ -229,23 +230,24 @@ export class CairnClient {
     return run && { tenantId: run.tenantId };
   }
 
-  /** The tenant that owns the session (null: an admin key's), or undefined when there is no such session. */
-  sessionOwner(sessionId: string): Promise<{ tenantId: string | null } | undefined> {
-    return this.store.getSessionOwner(sessionId);
+  /** The session the run belongs to (its tenant's session of its `sessionId`), or undefined when there is no such run. */
+  async runSession(runId: string): Promise<SessionKey | undefined> {
+    const run = await this.store.getRun(runId);
+    return run && { tenantId: run.tenantId, sessionId: run.sessionId };
   }
 
   /**
-   * Deletes the session and every run in it, with their messages, tool calls, attempts and events;
-   * false when there is no such session. Throws `SessionHasLiveRunsError` (nothing deleted) while one
-   * of its runs is unfinished.
+   * Deletes the session (a tenant's, or the no-tenant one) and every run in it, with their messages,
+   * tool calls, attempts and events; false when there is no such session. Throws `SessionHasLiveRunsError`
+   * (nothing deleted) while one of its runs is unfinished.
    */
-  deleteSession(sessionId: string): Promise<boolean> {
-    return this.store.deleteSession(sessionId);
+  deleteSession(key: SessionKey): Promise<boolean> {
+    return this.store.deleteSession(key);
   }
 
-  /** The session and its runs, or undefined. */
-  getSession(sessionId: string): Promise<SessionView | undefined> {
-    return this.store.getSessionView(sessionId);
+  /** The session (a tenant's, or the no-tenant one) and its runs, or undefined. */
+  getSession(key: SessionKey): Promise<SessionView | undefined> {
+    return this.store.getSessionView(key);
   }
 
   /** The run's events after `afterSeq`, in order. */

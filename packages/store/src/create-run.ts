@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import { IdempotencyKeyReusedError, SessionNotFoundError } from '@cairn/engine';
+import { IdempotencyKeyReusedError } from '@cairn/engine';
 import type { CreatedRun, IdempotencyClaim, NewRun } from '@cairn/engine';
 import { insertMessages } from './insert-messages.js';
 import { assertParentHeld } from './parent-fence.js';
 import { toRunRecord } from './run-row.js';
 import type { Database } from './schema.js';
+import type { SessionKey } from './session-key.js';
 
 /**
  * Creates a run in PENDING, in one transaction: claims its idempotency key first (a concurrent request
- * with the same key waits for this one, then gets its run), joins or opens its session (a tenant may only
- * join its own; the run takes the session's tenant), inserts the run and its starting messages.
+ * with the same key waits for this one, then gets its run), joins or opens its session (the run's tenant's
+ * session of that id: another tenant's of the same id is another session), inserts the run and its
+ * starting messages.
  */
 export async function createRun(db: Kysely<Database>, run: NewRun): Promise<CreatedRun> {
   const runId = run.runId ?? randomUUID();
@@ -25,7 +27,8 @@ export async function createRun(db: Kysely<Database>, run: NewRun): Promise<Crea
     if (run.parentRunId && run.parentEpoch !== undefined) {
       await assertParentHeld(trx, run.parentRunId, run.parentEpoch);
     }
-    const tenantId = await joinSession(trx, sessionId, run.userId ?? null, run.tenantId ?? null);
+    const tenantId = run.tenantId ?? null;
+    await joinSession(trx, { tenantId, sessionId }, run.userId ?? null);
     const row = await trx
       .insertInto('runs')
       .values({
@@ -79,25 +82,11 @@ async function claimIdempotencyKey(
   return { ...toRunRecord(row), replayed: true };
 }
 
-/**
- * Opens the session, or joins it when it exists and belongs to `tenantId` (an admin, `tenantId` null, may
- * join any); returns the session's tenant. Another tenant's session is `SessionNotFoundError`.
- */
-async function joinSession(
-  trx: Transaction<Database>,
-  sessionId: string,
-  userId: string | null,
-  tenantId: string | null,
-): Promise<string | null> {
-  const session = await trx
+/** Opens the session, or joins it (marks it updated) when it exists. */
+async function joinSession(trx: Transaction<Database>, key: SessionKey, userId: string | null): Promise<void> {
+  await trx
     .insertInto('sessions')
-    .values({ session_id: sessionId, user_id: userId, tenant_id: tenantId })
-    .onConflict((oc) => {
-      const touch = oc.column('session_id').doUpdateSet({ updated_at: sql`now()` });
-      return tenantId === null ? touch : touch.where('sessions.tenant_id', '=', tenantId);
-    })
-    .returning('tenant_id')
-    .executeTakeFirst();
-  if (!session) throw new SessionNotFoundError(sessionId);
-  return session.tenant_id;
+    .values({ session_id: key.sessionId, user_id: userId, tenant_id: key.tenantId })
+    .onConflict((oc) => oc.columns(['tenant_key', 'session_id']).doUpdateSet({ updated_at: sql`now()` }))
+    .execute();
 }

@@ -2,31 +2,37 @@ import { FINAL_STATUSES } from '@cairn/engine';
 import type { Kysely } from 'kysely';
 import { SessionHasLiveRunsError } from './errors.js';
 import type { Database } from './schema.js';
+import { tenantKeyOf, type SessionKey } from './session-key.js';
 
 /**
  * Deletes a session and every run in it, with their messages, tool calls, attempts, events and pending
  * actions (by cascade), in one transaction. Returns false when there is no such session; throws
  * `SessionHasLiveRunsError` (nothing deleted) while one of its runs is not finished.
  */
-export async function deleteSession(db: Kysely<Database>, sessionId: string): Promise<boolean> {
+export async function deleteSession(db: Kysely<Database>, key: SessionKey): Promise<boolean> {
+  const tenantKey = tenantKeyOf(key.tenantId);
   return db.transaction().execute(async (trx) => {
     const session = await trx
       .selectFrom('sessions')
       .select('session_id')
-      .where('session_id', '=', sessionId)
+      .where('tenant_key', '=', tenantKey)
+      .where('session_id', '=', key.sessionId)
       .forUpdate()
       .executeTakeFirst();
     if (!session) return false;
     const runs = await trx
       .selectFrom('runs')
       .select(['run_id', 'status'])
-      .where('session_id', '=', sessionId)
+      .where('tenant_key', '=', tenantKey)
+      .where('session_id', '=', key.sessionId)
       .forUpdate()
       .execute();
     const live = runs.filter((r) => !FINAL_STATUSES.includes(r.status)).map((r) => r.run_id);
-    if (live.length > 0) throw new SessionHasLiveRunsError(sessionId, live);
-    if (runs.length > 0) await trx.deleteFrom('runs').where('session_id', '=', sessionId).execute();
-    await trx.deleteFrom('sessions').where('session_id', '=', sessionId).execute();
+    if (live.length > 0) throw new SessionHasLiveRunsError(key.sessionId, live);
+    if (runs.length > 0) {
+      await trx.deleteFrom('runs').where('tenant_key', '=', tenantKey).where('session_id', '=', key.sessionId).execute();
+    }
+    await trx.deleteFrom('sessions').where('tenant_key', '=', tenantKey).where('session_id', '=', key.sessionId).execute();
     return true;
   });
 }

@@ -18,6 +18,7 @@ export type {
   ToolCallView,
 } from './run-view.js';
 export type { RunListFilter, RunListPage } from './run-list.js';
+export type { SessionKey } from './session-key.js';
 export type { IndexedMessage, RunMessagesPage } from './run-messages-page.js';
 export { EntityNotServedError, MigrationError, RunAlreadyTerminalError, SessionHasLiveRunsError, StoreError, StoreNotMigratedError } from './errors.js';
 export { ADVISORY_LOCKS, withAdvisoryLock, type AdvisoryLockResult } from './advisory-lock.js';

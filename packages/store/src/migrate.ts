@@ -14,6 +14,7 @@ import * as m0007a2 from './migrations/0007_a_version_grace_start.js';
 import * as m0007c from './migrations/0007_c_overdue_actions.js';
 import * as m0007d from './migrations/0007_d_revoked_browser_sessions.js';
 import * as m0007e from './migrations/0007_e_run_list.js';
+import * as m0008a from './migrations/0008_a_tenant_sessions.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -30,6 +31,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0007_c_overdue_actions': m0007c,
   '0007_d_revoked_browser_sessions': m0007d,
   '0007_e_run_list': m0007e,
+  '0008_a_tenant_sessions': m0008a,
 });
 
 /**

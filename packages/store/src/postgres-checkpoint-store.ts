@@ -47,6 +47,7 @@ import type { RunListFilter, RunListPage } from './run-list.js';
 import { listRunMessages } from './run-messages-page.js';
 import type { RunMessagesPage } from './run-messages-page.js';
 import { getRunView, getSessionView } from './run-view.js';
+import type { SessionKey } from './session-key.js';
 import type { RunView, RunViewOptions, SessionView } from './run-view.js';
 import type { Database } from './schema.js';
 
@@ -226,19 +227,13 @@ export class PostgresCheckpointStore implements CheckpointStore {
   }
 
   /** Deletes the session and every run in it (false: no such session); `SessionHasLiveRunsError` while a run is unfinished. */
-  deleteSession(sessionId: string): Promise<boolean> {
-    return deleteSession(this.db, sessionId);
+  deleteSession(key: SessionKey): Promise<boolean> {
+    return deleteSession(this.db, key);
   }
 
   /** Deletes finished runs older than `options.olderThan` in batches, one worker at a time (see {@link pruneFinishedRuns}). */
   pruneFinishedRuns(options: PruneOptions): Promise<PruneResult> {
     return pruneFinishedRuns(this.db, options);
-  }
-
-  /** The tenant of the session (null: an admin key's), or undefined when there is no such session. */
-  async getSessionOwner(sessionId: string): Promise<{ tenantId: string | null } | undefined> {
-    const row = await this.db.selectFrom('sessions').select('tenant_id').where('session_id', '=', sessionId).executeTakeFirst();
-    return row && { tenantId: row.tenant_id };
   }
 
   /** The run with its messages, tool calls, attempts and member runs, as the HTTP API returns it. */
@@ -257,8 +252,8 @@ export class PostgresCheckpointStore implements CheckpointStore {
   }
 
   /** The session and summaries of its top-level runs, oldest first. */
-  getSessionView(sessionId: string): Promise<SessionView | undefined> {
-    return getSessionView(this.db, sessionId);
+  getSessionView(key: SessionKey): Promise<SessionView | undefined> {
+    return getSessionView(this.db, key);
   }
 
   /** Marks the run for cancellation; throws `RunNotFoundError` or `RunAlreadyTerminalError`. */

@@ -101,6 +101,18 @@ describe('pruneFinishedRuns', () => {
     expect(await ctx.store.getRun(busyMember.runId)).toBeDefined();
   });
 
+  it("deletes a tenant's session left empty, and keeps another tenant's session of the same id with its run", async () => {
+    const acme = await ctx.store.createRun(newRun({ sessionId: 'shared', tenantId: 'acme' }));
+    const globex = await ctx.store.createRun(newRun({ sessionId: 'shared', tenantId: 'globex' }));
+    await sql`update runs set status = 'COMPLETED', updated_at = ${LONG_AGO} where run_id = ${acme.runId}`.execute(ctx.db);
+    await sql`update runs set status = 'COMPLETED' where run_id = ${globex.runId}`.execute(ctx.db);
+
+    const result = await pruneFinishedRuns(ctx.db, { olderThan: new Date(Date.now() - DAY) });
+    expect(result).toMatchObject({ locked: true, runs: 1, sessions: 1 });
+    expect(await ctx.store.getSessionView({ tenantId: 'acme', sessionId: 'shared' })).toBeUndefined();
+    expect((await ctx.store.getSessionView({ tenantId: 'globex', sessionId: 'shared' }))?.runs.map((r) => r.run_id)).toEqual([globex.runId]);
+  });
+
   it('does nothing while another worker holds the retention lock', async () => {
     await bulkRuns('done', 10, 'CANCELLED', LONG_AGO);
     const other = createDb(ctx.url, { max: 1 });

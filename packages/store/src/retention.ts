@@ -64,7 +64,7 @@ async function deleteBatch(
 ): Promise<{ runs: number; sessions: number }> {
   const finals = sql.join(FINAL_STATUSES.map((s) => sql.lit(s)));
   return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ runs: number; session_ids: string[] | null }>`
+    const { rows } = await sql<{ runs: number; sessions: SessionRef[] | null }>`
       with recursive candidates as (
         select run_id from runs
         where parent_run_id is null and status in (${finals}) and updated_at < ${olderThan}
@@ -87,24 +87,39 @@ async function deleteBatch(
         )
       ),
       deleted as (
-        delete from runs where run_id in (select run_id from doomed) returning run_id, parent_run_id, session_id
+        delete from runs where run_id in (select run_id from doomed) returning run_id, parent_run_id, session_id, tenant_key
       )
       select
         (select count(*) from deleted)::int as runs,
-        (select array_agg(distinct session_id) from deleted) as session_ids`.execute(trx);
-    const row = rows[0] ?? { runs: 0, session_ids: null };
-    const sessions = row.session_ids?.length ? await deleteEmptySessions(trx, row.session_ids) : 0;
+        (select json_agg(s) from (select distinct tenant_key, session_id from deleted) s) as sessions`.execute(trx);
+    const row = rows[0] ?? { runs: 0, sessions: null };
+    const sessions = row.sessions?.length ? await deleteEmptySessions(trx, row.sessions) : 0;
     return { runs: row.runs, sessions };
   });
 }
 
-/** Deletes those of `sessionIds` that hold no run any more. */
-export async function deleteEmptySessions(db: Kysely<Database>, sessionIds: readonly string[]): Promise<number> {
+/** A session by its key columns, as a pruned run named it. */
+interface SessionRef {
+  tenant_key: string;
+  session_id: string;
+}
+
+/** Deletes those of `sessions` that hold no run any more. */
+async function deleteEmptySessions(db: Kysely<Database>, sessions: readonly SessionRef[]): Promise<number> {
   const result = await db
     .deleteFrom('sessions')
-    .where('session_id', 'in', sessionIds)
+    .where(({ eb, refTuple, tuple }) =>
+      eb(refTuple('tenant_key', 'session_id'), 'in', sessions.map((s) => tuple(s.tenant_key, s.session_id))),
+    )
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('runs').select('run_id').whereRef('runs.session_id', '=', 'sessions.session_id'))),
+      not(
+        exists(
+          selectFrom('runs')
+            .select('run_id')
+            .whereRef('runs.tenant_key', '=', 'sessions.tenant_key')
+            .whereRef('runs.session_id', '=', 'sessions.session_id'),
+        ),
+      ),
     )
     .executeTakeFirst();
   return Number(result.numDeletedRows);

@@ -121,7 +121,7 @@ describe('run and session views', () => {
     const a = await ctx.store.createRun(newRun({ userId: 'u1' }));
     await ctx.store.createRun(newRun({ sessionId: a.sessionId, parentRunId: a.runId }));
     const b = await ctx.store.createRun(newRun({ sessionId: a.sessionId, input: 'second' }));
-    const session = await ctx.store.getSessionView(a.sessionId);
+    const session = await ctx.store.getSessionView({ tenantId: null, sessionId: a.sessionId });
     expect(session).toMatchObject({
       session_id: a.sessionId,
       user_id: 'u1',
@@ -131,7 +131,21 @@ describe('run and session views', () => {
       [a.runId, 'find things', 'PENDING'],
       [b.runId, 'second', 'PENDING'],
     ]);
-    expect(await ctx.store.getSessionView('missing')).toBeUndefined();
+    expect(await ctx.store.getSessionView({ tenantId: null, sessionId: 'missing' })).toBeUndefined();
+  });
+
+  it("scopes sessions by tenant: the same id in two tenants (and in none) is three sessions, each with its own runs", async () => {
+    const acme = await ctx.store.createRun(newRun({ sessionId: 'user-alice', tenantId: 'acme', userId: 'alice@acme' }));
+    const globex = await ctx.store.createRun(newRun({ sessionId: 'user-alice', tenantId: 'globex', userId: 'alice@globex' }));
+    const none = await ctx.store.createRun(newRun({ sessionId: 'user-alice' }));
+    const runsOf = async (tenantId: string | null) =>
+      (await ctx.store.getSessionView({ tenantId, sessionId: 'user-alice' }))?.runs.map((r) => r.run_id);
+    expect(await runsOf('acme')).toEqual([acme.runId]);
+    expect(await runsOf('globex')).toEqual([globex.runId]);
+    expect(await runsOf(null)).toEqual([none.runId]);
+    expect(await runsOf('initech')).toBeUndefined();
+    expect((await ctx.store.getSessionView({ tenantId: 'globex', sessionId: 'user-alice' }))?.user_id).toBe('alice@globex');
+    expect([acme.tenantId, globex.tenantId, none.tenantId]).toEqual(['acme', 'globex', null]);
   });
   it('without messages still shows every tool result (stored once, in its tool message)', async () => {
     const run = await ctx.store.createRun(newRun({ messages: history(1) }));

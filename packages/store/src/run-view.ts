@@ -13,6 +13,7 @@ import type {
 } from '@cairn/engine';
 import type { Database, PendingActionRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
 import { withStoredResult } from './run-row.js';
+import { tenantKeyOf, type SessionKey } from './session-key.js';
 
 /** One tool call as the API returns it. */
 export interface ToolCallView {
@@ -194,20 +195,20 @@ export async function getRunView(
 }
 
 /** The session with summaries of its top-level runs, or undefined when there is none. */
-export async function getSessionView(
-  db: Kysely<Database>,
-  sessionId: string,
-): Promise<SessionView | undefined> {
+export async function getSessionView(db: Kysely<Database>, key: SessionKey): Promise<SessionView | undefined> {
+  const tenantKey = tenantKeyOf(key.tenantId);
   const session = await db
     .selectFrom('sessions')
     .selectAll()
-    .where('session_id', '=', sessionId)
+    .where('tenant_key', '=', tenantKey)
+    .where('session_id', '=', key.sessionId)
     .executeTakeFirst();
   if (!session) return undefined;
   const runs = await db
     .selectFrom('runs')
     .selectAll()
-    .where('session_id', '=', sessionId)
+    .where('tenant_key', '=', tenantKey)
+    .where('session_id', '=', key.sessionId)
     .where('parent_run_id', 'is', null)
     .orderBy('created_at')
     .orderBy('run_id')

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways, Insertable, Selectable, Updateable } from 'kysely';
 import type {
   ActionDecision,
   ActionKind,
@@ -20,12 +20,14 @@ export type Json<T> = ColumnType<T, string, string>;
 /** A jsonb column with a database default. */
 export type GeneratedJson<T> = ColumnType<T, string | undefined, string>;
 
-/** The `sessions` table: a conversation grouping runs. */
+/** The `sessions` table: a conversation grouping runs, keyed by `(tenant_key, session_id)`. */
 export interface SessionsTable {
   session_id: string;
   user_id: string | null;
   /** The tenant whose key created the session; null: an admin key. */
   tenant_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** `tenant_id`, or '' for none (derived by Postgres): the session key's tenant part. */
+  tenant_key: GeneratedAlways<string>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -51,6 +53,8 @@ export interface RunsTable {
   cancel_requested_at: Date | null;
   /** The tenant of the run's session; null: an admin key's. */
   tenant_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** `tenant_id`, or '' for none (derived by Postgres): with `session_id`, the run's session. */
+  tenant_key: GeneratedAlways<string>;
   /** The continue request waiting to be applied, if any (`run_continue_requests.request_id`). */
   waiting_continue_request: ColumnType<string | null, string | null | undefined, string | null>;
   /** The digest of the entity's definition the run was created (or last resumed) on; null until a claim stamps it. */

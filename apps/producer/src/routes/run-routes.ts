@@ -8,6 +8,7 @@ import type { ProducerClient } from '../producer-client.js';
 import type { ProducerMetrics } from '../producer-metrics.js';
 import { cancelRunBodySchema, continueRunBodySchema, createRunBodySchema, decisionsBodySchema, type DecisionsBody } from '../request-schemas.js';
 import { assertFieldsFit, assertSessionHasRoom, type RunLimits } from '../run-limits.js';
+import { sessionKeyOf } from '../tenant-scope.js';
 
 /** What {@link runRoutes} needs. */
 export interface RunRoutesDeps {
@@ -24,7 +25,7 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
     app.post(`/${kind}s/:name/runs`, async (c) => {
       const body = await jsonBody(c, createRunBodySchema);
       assertFieldsFit(body, limits);
-      await assertSessionHasRoom(client, body.session_id, limits);
+      if (body.session_id !== undefined) await assertSessionHasRoom(client, sessionKeyOf(c, body.session_id), limits);
       const run = await client.enqueueRun({
         entity: { kind, name: c.req.param('name') },
         input: body.input,
@@ -52,7 +53,8 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
   app.post('/runs/:run_id/continue', async (c) => {
     const body = await jsonBody(c, continueRunBodySchema);
     assertFieldsFit(body, limits);
-    if (body.fork) await assertSessionHasRoom(client, (await client.getRun(c.req.param('run_id')))?.session_id, limits);
+    // A fork joins its source's session: the run's tenant's, whichever key asks.
+    if (body.fork) await assertSessionHasRoom(client, await client.runSession(c.req.param('run_id')), limits);
     const { action, run } = await client.continueRun(c.req.param('run_id'), body);
     if (action !== 'already-queued') metrics.recordEnqueue(run.entity.kind, action);
     return c.json({ ...runStatus(run), action }, 202);

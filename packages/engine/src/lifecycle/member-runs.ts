@@ -42,6 +42,7 @@ export function memberRunner(deps: MemberRunDeps, parent: RunRecord, parentOptio
         entity: { kind: member.kind, name: memberEntityName(parent.entity.name, member.name) },
         input: task,
         sessionId: parent.sessionId,
+        tenantId: parent.tenantId,
         userId: parent.userId,
         parentRunId: parent.runId,
         parentToolCallId: context.toolCallId,
