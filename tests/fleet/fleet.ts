@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRegistry } from '@cairn/research-team';
+import type { Registry } from '@cairn/engine';
 import { CairnClient, loadRegistry, type QueueBackendKind } from '@cairn/queue';
 import { freePort, spawnApp, testDatabase, testQueueBackend, testRedisUrl, type AppProcess, type TestDatabase } from '@cairn/services';
 import type { RunView } from '@cairn/store';
@@ -31,6 +32,8 @@ export interface FleetOptions {
   redisUrl?: string;
   /** `redisUrl` names Redis Cluster nodes (`CAIRN_REDIS_CLUSTER=1` for the workers). @defaultValue false */
   redisCluster?: boolean;
+  /** The client's registry, when the workers' differs from `registryModule`'s (a `CAIRN_MODEL` override). */
+  registry?: Registry;
 }
 
 /** One test's database, queue, client and worker processes. */
@@ -60,7 +63,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const client = await CairnClient.connect({
     databaseUrl: db.url,
     queue: { backend: options.backend, redisUrl, redisCluster, queueName },
-    registry: options.registryModule ? await loadRegistry(options.registryModule) : createRegistry(),
+    registry: options.registry ?? (options.registryModule ? await loadRegistry(options.registryModule) : createRegistry()),
     migrate: true,
   });
   const workers: SpawnedWorker[] = [];

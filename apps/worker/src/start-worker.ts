@@ -241,6 +241,7 @@ async function createExecutor(deps: {
       model: config.model,
       openaiApiKey: config.openaiApiKey,
       openaiBaseUrl: config.openaiBaseUrl,
+      modelStream: config.modelStream,
       workerId: config.workerId,
       leaseCheckMs,
       otlpEndpoint: config.otlpEndpoint,

@@ -70,6 +70,7 @@ const ENV_SCHEMA = z.object({
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: url(['http', 'https']),
   CAIRN_MODEL: modelSpec,
+  CAIRN_MODEL_STREAM: flag,
   CAIRN_REGISTRY: optionalString,
   CAIRN_WORKER_ID: optionalString,
   PORT: positiveInt(3000),
@@ -115,6 +116,8 @@ export interface CairnEnvConfig {
   openaiBaseUrl?: string;
   /** `scripted` (default without `OPENAI_API_KEY`), `openai:<model>` or `openai-chat:<model>`; undefined keeps the registry's own models. */
   model: string;
+  /** `CAIRN_MODEL_STREAM=false`: the model `CAIRN_MODEL` names never asks to stream (for servers whose stream drops tool calls). @defaultValue true */
+  modelStream: boolean;
   /** Module exporting `createRegistry({ model? })`. @defaultValue '@cairn/research-team' */
   registryModule: string;
   /** @defaultValue `${hostname}:${pid}` */
@@ -194,6 +197,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     openaiApiKey: e.OPENAI_API_KEY,
     openaiBaseUrl: e.OPENAI_BASE_URL,
     model,
+    modelStream: e.CAIRN_MODEL_STREAM !== '0' && e.CAIRN_MODEL_STREAM !== 'false',
     registryModule: e.CAIRN_REGISTRY ?? '@cairn/research-team',
     workerId: e.CAIRN_WORKER_ID ?? `${hostname()}:${process.pid}`,
     port: e.PORT,

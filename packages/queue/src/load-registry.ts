@@ -9,6 +9,8 @@ export interface ModelSpecOptions {
   model: string;
   openaiApiKey?: string;
   openaiBaseUrl?: string;
+  /** `CAIRN_MODEL_STREAM`: false for a server whose stream drops tool calls. @defaultValue true */
+  modelStream?: boolean;
 }
 
 /**
@@ -23,13 +25,13 @@ export const KEYLESS_SERVER_API_KEY = 'no-key-needed';
  * `openai-chat:` without a key sends {@link KEYLESS_SERVER_API_KEY}.
  */
 export function modelFromSpec(options: ModelSpecOptions): Model | undefined {
-  const { model, openaiApiKey: apiKey, openaiBaseUrl: baseURL } = options;
+  const { model, openaiApiKey: apiKey, openaiBaseUrl: baseURL, modelStream: stream } = options;
   if (model === 'scripted') return undefined;
   const [provider, ...rest] = model.split(':');
   const name = rest.join(':');
   if (provider === 'openai' && name) {
     if (!apiKey) throw new ConfigError('OPENAI_API_KEY', `is required for CAIRN_MODEL=${model}`);
-    return new OpenAIResponsesModel({ model: name, apiKey, baseURL });
+    return new OpenAIResponsesModel({ model: name, apiKey, baseURL, stream });
   }
   if (provider === 'openai-chat' && name) {
     if (!apiKey && !baseURL) {
@@ -38,7 +40,7 @@ export function modelFromSpec(options: ModelSpecOptions): Model | undefined {
         `is required for CAIRN_MODEL=${model} on the OpenAI API; for an OpenAI-compatible server that needs no key, set OPENAI_BASE_URL to it instead`,
       );
     }
-    return new OpenAIChatModel({ model: name, apiKey: apiKey || KEYLESS_SERVER_API_KEY, baseURL });
+    return new OpenAIChatModel({ model: name, apiKey: apiKey || KEYLESS_SERVER_API_KEY, baseURL, stream });
   }
   throw new ConfigError('CAIRN_MODEL', `must be "scripted", "openai:<model>" or "openai-chat:<model>", got "${model}"`);
 }

@@ -12,6 +12,8 @@ export interface ExecutionThreadConfig {
   model: string;
   openaiApiKey?: string;
   openaiBaseUrl?: string;
+  /** `CAIRN_MODEL_STREAM`. */
+  modelStream?: boolean;
   workerId: string;
   leaseCheckMs: number;
   /** `CAIRN_MAX_ATTEMPTS`. */
