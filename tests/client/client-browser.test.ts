@@ -46,7 +46,9 @@ describe(`@cairn/client in a browser (${backend})`, requiresChromium(), () => {
     await page.route(`${producer.baseUrl}/__client/**`, (route) =>
       route.fulfill({ contentType: 'text/javascript', body: readFileSync(join(built!, new URL(route.request().url()).pathname.slice('/__client/'.length))) }),
     );
-    await page.goto(`${producer.baseUrl}/healthz`);
+    // The app's own page (the producer's JSON answers forbid a page to load anything: CSP default-src 'none').
+    await page.route(`${producer.baseUrl}/__app`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>app</title>' }));
+    await page.goto(`${producer.baseUrl}/__app`);
     // A page script, as text: the test runner must not rewrite its dynamic import.
     const script = `(async () => {
       const { createClient, RunNotFound } = await import('/__client/index.js');

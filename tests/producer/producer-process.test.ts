@@ -80,6 +80,7 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
   database = await testDatabase();
   await recordServedByAWorker(database.url);
   const port = await freePort();
+  const metricsPort = await freePort();
   const queueName = `test-${randomUUID()}`;
   const { output } = startProducer({
     DATABASE_URL: database.url,
@@ -88,6 +89,7 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
     CAIRN_MIGRATE: '1',
     CAIRN_API_KEYS: 'other-key, secret-key',
     PORT: String(port),
+    CAIRN_METRICS_PORT: String(metricsPort),
     LOG_LEVEL: 'info',
     // The producer validates names from what workers recorded: it loads no registry and needs no model key.
     CAIRN_REGISTRY: './no-such-registry-module.js',
@@ -97,7 +99,8 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitForHealthz(baseUrl, output);
 
-  expect((await fetch(`${baseUrl}/readyz`)).status).toBe(401);
+  // A probe sends no key.
+  expect((await fetch(`${baseUrl}/readyz`)).status).toBe(200);
   const ready = await fetch(`${baseUrl}/readyz`, { headers: AUTH });
   expect(await ready.json()).toMatchObject({
     status: 'ok',
@@ -141,6 +144,11 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
   const metrics = await (await fetch(`${baseUrl}/metrics`, { headers: AUTH })).text();
   // The team run and the member run by path wait for a worker.
   expect(metrics).toContain(`cairn_queue_jobs{queue="${queueName}",state="waiting"} 2`);
+  // A scraper without a key reads them on the metrics port; the API port wants an admin key.
+  expect((await fetch(`${baseUrl}/metrics`)).status).toBe(401);
+  const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  expect(scraped.status).toBe(200);
+  expect(await scraped.text()).toContain(`cairn_queue_jobs{queue="${queueName}",state="waiting"} 2`);
 
   const exited = new Promise<number | null>((resolve) =>
     child!.once('exit', (code) => resolve(code)),

@@ -133,3 +133,95 @@ describe('limits and keys from the environment', () => {
     expect(() => parseEnvConfig({ ...base, CAIRN_MAX_INPUT_CHARS: 'lots' })).toThrow(/CAIRN_MAX_INPUT_CHARS/);
   });
 });
+
+describe('fleet-wide data: /metrics and /readyz detail for admin keys only', () => {
+  const ADMIN = 'admin-key-0123456789';
+  const ADMIN_READ = 'admin-read-key-0123456789';
+  const TENANT = 'acme:acme-key-0123456789';
+  const TENANT_READ = 'acme:acme-read-key-0123456789';
+  const keyOf = (entry: string) => entry.slice(entry.indexOf(':') + 1);
+
+  it('serves /metrics to admin keys (read-only ones too) and answers a tenant key 403 saying it needs an admin key', async () => {
+    await open({ apiKeys: [ADMIN, TENANT], readApiKeys: [ADMIN_READ, TENANT_READ] });
+    for (const key of [keyOf(TENANT), keyOf(TENANT_READ)]) {
+      const res = await send('GET', '/metrics', key);
+      expect(res.status, key).toBe(403);
+      expect(await res.json()).toMatchObject({ error: 'forbidden', message: expect.stringMatching(/\/metrics.*admin key/) });
+    }
+    for (const key of [ADMIN, ADMIN_READ]) {
+      const res = await send('GET', '/metrics', key);
+      expect(res.status, key).toBe(200);
+      expect(await res.text()).toContain('cairn_runs_paused');
+    }
+    expect((await send('GET', '/metrics')).status).toBe(401);
+  });
+
+  it('answers /readyz without a key (probes send none), naming a failed dependency but not its error, which only an admin key sees', async () => {
+    const refused = 'connect ECONNREFUSED 10.20.30.40:5432';
+    await open({
+      apiKeys: [ADMIN, TENANT],
+      readApiKeys: [ADMIN_READ],
+      healthChecks: { postgres: () => Promise.reject(new Error(refused)) },
+    });
+    for (const key of [undefined, keyOf(TENANT), 'not-a-key']) {
+      const res = await send('GET', '/readyz', key);
+      expect(res.status, String(key)).toBe(503);
+      const text = await res.text();
+      expect(text).not.toContain('10.20.30.40');
+      expect(JSON.parse(text)).toMatchObject({ error: 'not_ready', message: 'not ready: postgres unavailable', checks: { postgres: 'unavailable' } });
+      expect(JSON.parse(text)).not.toHaveProperty('details');
+    }
+    for (const key of [ADMIN, ADMIN_READ]) {
+      const res = await send('GET', '/readyz', key);
+      expect(res.status, key).toBe(503);
+      expect(await res.json()).toMatchObject({ checks: { postgres: 'unavailable' }, details: { postgres: refused } });
+    }
+  });
+});
+
+describe('security headers', () => {
+  /** The headers that keep a browser from framing, sniffing or scripting an answer, as a browser reads them. */
+  function expectLockedDown(res: Response, what: string): string {
+    const csp = res.headers.get('Content-Security-Policy') ?? '';
+    expect(csp, what).toContain("frame-ancestors 'none'");
+    expect(res.headers.get('X-Frame-Options'), what).toBe('DENY');
+    expect(res.headers.get('X-Content-Type-Options'), what).toBe('nosniff');
+    return csp;
+  }
+
+  it('come with every JSON answer, errors and 404s included, and an API answer may load nothing', async () => {
+    await open({ apiKeys: [FULL] });
+    const answers: [string, Response][] = [
+      ['200', await send('GET', '/healthz')],
+      ['401', await send('GET', '/v1/runs/nope')],
+      ['404 run', await send('GET', '/v1/runs/nope', FULL)],
+      ['404 route', await send('GET', '/no/such/route', FULL)],
+      ['400', await send('POST', '/v1/teams/research-team/runs', FULL, '{not json')],
+      ['metrics', await send('GET', '/metrics', FULL)],
+    ];
+    for (const [what, res] of answers) {
+      const csp = expectLockedDown(res, what);
+      expect(csp, what).toContain("default-src 'none'");
+    }
+  });
+
+  it("come with Bull Board's page, whose policy lets it load its own scripts and styles only", async () => {
+    await open({ apiKeys: [FULL] });
+    const page = await send('GET', '/admin/queues', FULL);
+    expect(page.status).toBe(200);
+    const csp = expectLockedDown(page, 'Bull Board');
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-eval');
+    const api = await send('GET', '/admin/queues/api/queues', FULL);
+    expectLockedDown(api, 'Bull Board API');
+  });
+
+  it('come with the run pages, their assets and their sign-in page', async () => {
+    await open({ apiKeys: [FULL] });
+    for (const path of ['/ui/login', '/ui/assets/ui.js']) {
+      const res = await send('GET', path);
+      expect(res.status, path).toBe(200);
+      expect(expectLockedDown(res, path)).toContain("script-src 'self'");
+    }
+  });
+});

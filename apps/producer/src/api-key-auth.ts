@@ -6,8 +6,8 @@ import { ForbiddenError, UnauthorizedError } from './errors.js';
 import type { AuthFailureReason } from './producer-metrics.js';
 import { safeNextPath } from './ui/ui-query.js';
 
-/** Paths that never need a key. */
-export const OPEN_PATHS: readonly string[] = ['/healthz', '/ui/login'];
+/** Paths that never need a key (`/readyz`: probes send none; it shows why a dependency failed to admin keys only). */
+export const OPEN_PATHS: readonly string[] = ['/healthz', '/readyz', '/ui/login'];
 
 /** Path prefixes that never need a key (the pages' script and styles). */
 export const OPEN_PATH_PREFIXES: readonly string[] = ['/ui/assets/'];
@@ -59,7 +59,12 @@ export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions, options:
   };
   return async (c, next) => {
     const path = c.req.path;
-    if (!keys.enabled || OPEN_PATHS.includes(path) || OPEN_PATH_PREFIXES.some((p) => path.startsWith(p))) {
+    if (!keys.enabled) return next();
+    if (OPEN_PATHS.includes(path) || OPEN_PATH_PREFIXES.some((p) => path.startsWith(p))) {
+      // A key is optional here; a valid one still names who asks (`/readyz` shows an admin why a dependency failed).
+      const presented = BEARER.exec(c.req.header('Authorization') ?? '')?.[1]?.trim();
+      const found = presented ? keys.find(presented) : undefined;
+      if (found) c.set('principal', found);
       return next();
     }
     const isWrite = !READ_METHODS.includes(c.req.method);
@@ -123,7 +128,7 @@ async function presentedCsrfToken(c: Context): Promise<string | undefined> {
 /** The principal of a request when auth is off: an admin with every right. */
 export const OPEN_PRINCIPAL: Principal = Object.freeze({ access: 'full', tenantId: null, keyId: 'open' });
 
-/** The request's principal ({@link OPEN_PRINCIPAL} when auth is off or the path is open). */
+/** The request's principal ({@link OPEN_PRINCIPAL} when auth is off, or on an open path asked without a valid key). */
 export function requestPrincipal(c: Context): Principal {
   return c.get('principal') ?? OPEN_PRINCIPAL;
 }
@@ -131,6 +136,12 @@ export function requestPrincipal(c: Context): Principal {
 /** True when `principal` may see a resource owned by `tenantId`: an admin sees all, a tenant its own. */
 export function mayAccess(principal: Principal, tenantId: string | null): boolean {
   return principal.tenantId === null || principal.tenantId === tenantId;
+}
+
+/** True when the request may see what spans every tenant: auth is off, or it came with an admin key (on an open path too). */
+export function isAdminRequest(c: Context, keys: ApiKeyRing): boolean {
+  const principal = c.get('principal') as Principal | undefined;
+  return !keys.enabled || principal?.tenantId === null;
 }
 
 /** Refuses (403) a request whose principal is bound to a tenant: for routes that span every tenant (Bull Board). */

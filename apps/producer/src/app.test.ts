@@ -268,7 +268,7 @@ describe('operations endpoints', () => {
     );
   });
 
-  it('answers /readyz 503 naming the dependency that failed', async () => {
+  it('answers /readyz 503 naming the dependency that failed, with its error when auth is off', async () => {
     await fx.close();
     fx = await openProducerFixture({
       healthChecks: { postgres: () => Promise.reject(new Error('connection refused')) },
@@ -277,7 +277,9 @@ describe('operations endpoints', () => {
     expect(res.status).toBe(503);
     expect(await res.json()).toMatchObject({
       error: 'not_ready',
-      checks: { postgres: 'connection refused', [queueCheck()]: 'ok' },
+      message: 'not ready: postgres unavailable',
+      checks: { postgres: 'unavailable', [queueCheck()]: 'ok' },
+      details: { postgres: 'connection refused' },
     });
   });
 
@@ -304,12 +306,12 @@ describe('API keys', () => {
     fx = await openProducerFixture({ apiKeys: ['k-one', 'k-two-longer'] });
   });
 
-  it('requires a bearer key everywhere but /healthz, Bull Board included', async () => {
+  it('requires a bearer key everywhere but /healthz and /readyz, Bull Board included', async () => {
+    expect((await fx.app.request('/readyz')).status).toBe(200);
     for (const path of [
       '/v1/runs/anything',
       '/admin/queues',
       '/admin/queues/api/queues',
-      '/readyz',
       '/metrics',
     ]) {
       const res = await fx.app.request(path);

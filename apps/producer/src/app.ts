@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
 import type { Logger } from 'pino';
-import { adminOnly, apiKeyAuth } from './api-key-auth.js';
+import { adminOnly, apiKeyAuth, isAdminRequest } from './api-key-auth.js';
 import { ApiKeyRing } from './api-keys.js';
 import { BrowserSessions } from './browser-session.js';
 import { BULL_BOARD_PATH, bullBoard } from './bull-board.js';
@@ -24,6 +24,7 @@ import { runRoutes } from './routes/run-routes.js';
 import { sessionRoutes } from './routes/session-routes.js';
 import { uiRoutes } from './ui/ui-routes.js';
 import { runScope } from './tenant-scope.js';
+import { securityHeaders } from './security-headers.js';
 
 /** Default largest request body, in bytes. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -75,6 +76,7 @@ export function createApp(deps: AppDeps): Hono {
   const maxBodyBytes = deps.limits?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = new Hono();
 
+  app.use(securityHeaders());
   app.use(requestTracing());
   app.use(async (c, next) => {
     await next();
@@ -105,7 +107,8 @@ export function createApp(deps: AppDeps): Hono {
     c.json({ error: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` }, 404),
   );
 
-  app.route('/', healthRoutes({ checks: deps.healthChecks ?? {} }));
+  app.route('/', healthRoutes({ checks: deps.healthChecks ?? {}, showsDetails: (c) => isAdminRequest(c, keys) }));
+  app.use('/metrics', adminOnly("/metrics (every tenant's queue depth, paused runs and request counts)"));
   app.get('/metrics', async (c) => c.text(await metrics.render(), 200, { 'Content-Type': metrics.contentType }));
   for (const path of ['/v1/runs/:run_id', '/v1/runs/:run_id/*', '/ui/runs/:run_id', '/ui/runs/:run_id/*']) {
     app.use(path, runScope(deps.client));

@@ -72,3 +72,16 @@ export class TooManyRunsError extends ProducerError {
     super(`session ${sessionId} already has ${maxRuns} runs, the most a session may hold`);
   }
 }
+
+/** The key (or, with auth off, the client address) already holds as many open event streams as it may. */
+export class TooManyStreamsError extends ProducerError {
+  constructor(
+    /** Whose streams are counted: `API key` or `client address`. */
+    readonly holder: string,
+    readonly maxStreams: number,
+    /** Seconds after which a retry may find a free slot. */
+    readonly retryAfterS: number,
+  ) {
+    super(`this ${holder} already has ${maxStreams} open event streams, the most it may hold at once; close one and retry`);
+  }
+}

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { startRunWorker } from '@cairn/queue';
 import { createRegistry } from '@cairn/research-team';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
 import type { ProducerClient } from './producer-client.js';
 import { openProducerFixture, type ProducerFixture } from './test-support/producer-fixture.js';
@@ -277,4 +277,82 @@ it('stops following a run once its client disconnects', async () => {
   const callsAfterDisconnect = listEventsCalls;
   await new Promise((resolve) => setTimeout(resolve, 500));
   expect(listEventsCalls).toBe(callsAfterDisconnect);
+});
+
+describe('concurrent streams per key', () => {
+  const servers: Server[] = [];
+  afterEach(async () => {
+    for (const s of servers.splice(0)) {
+      s.closeAllConnections();
+      await new Promise<void>((resolve) => s.close(() => resolve()));
+    }
+  });
+
+  /** Serves a producer on the fixture's client with `overrides`, capped at `maxStreamsPerKey` streams. */
+  async function serveCapped(maxStreamsPerKey: number, apiKeys?: string[]): Promise<string> {
+    const app = createApp({ client: fx.client, queues: [fx.queue.queue], apiKeys, events: { pollMs: 50, heartbeatMs: 100, maxStreamsPerKey } });
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
+    servers.push(s);
+    await new Promise<void>((resolve) => s.once('listening', resolve));
+    return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  }
+
+  /** Opens a run's event stream as `key`; `close` disconnects it. */
+  async function openStream(url: string, runId: string, key?: string): Promise<{ response: Response; close: () => void }> {
+    const abort = new AbortController();
+    const response = await fetch(`${url}/v1/runs/${runId}/events`, {
+      headers: key ? { Authorization: `Bearer ${key}` } : {},
+      signal: abort.signal,
+    });
+    return { response, close: () => abort.abort() };
+  }
+
+  it('answers 429 with Retry-After beyond the cap for one key, leaves other keys alone, and frees a slot when a client disconnects', async () => {
+    const url = await serveCapped(2, ['key-one-0123456789', 'key-two-0123456789']);
+    const runId = await createRun();
+    // A stream asked for a run that does not exist takes no slot.
+    expect((await openStream(url, 'no-such-run', 'key-one-0123456789')).response.status).toBe(404);
+    const first = await openStream(url, runId, 'key-one-0123456789');
+    const second = await openStream(url, runId, 'key-one-0123456789');
+    expect([first.response.status, second.response.status]).toEqual([200, 200]);
+
+    const refused = await openStream(url, runId, 'key-one-0123456789');
+    expect(refused.response.status).toBe(429);
+    expect(Number(refused.response.headers.get('Retry-After'))).toBeGreaterThan(0);
+    expect(await refused.response.json()).toMatchObject({
+      error: 'too_many_streams',
+      message: expect.stringContaining('2 open event streams'),
+    });
+    // Another key has slots of its own.
+    const other = await openStream(url, runId, 'key-two-0123456789');
+    expect(other.response.status).toBe(200);
+    other.close();
+
+    first.close();
+    let reopened: Response | undefined;
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      const attempt = await openStream(url, runId, 'key-one-0123456789');
+      if (attempt.response.status === 200) {
+        reopened = attempt.response;
+        attempt.close();
+        break;
+      }
+      await attempt.response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(reopened?.status, 'a stream after one of the two disconnected').toBe(200);
+    second.close();
+  });
+
+  it('with auth off, caps the streams of one client address', async () => {
+    const url = await serveCapped(1);
+    const runId = await createRun();
+    const first = await openStream(url, runId);
+    expect(first.response.status).toBe(200);
+    const refused = await openStream(url, runId);
+    expect(refused.response.status).toBe(429);
+    expect(await refused.response.json()).toMatchObject({ error: 'too_many_streams', message: expect.stringContaining('client address') });
+    first.close();
+  });
 });

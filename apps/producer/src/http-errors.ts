@@ -23,6 +23,7 @@ import {
   NotFoundError,
   PayloadTooLargeError,
   TooManyRunsError,
+  TooManyStreamsError,
   UnauthorizedError,
   UnsupportedMediaTypeError,
 } from './errors.js';
@@ -71,6 +72,9 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof UnsupportedMediaTypeError) return reply(415, 'unsupported_media_type', error);
   if (error instanceof FieldTooLongError) return reply(422, 'field_too_long', error);
   if (error instanceof TooManyRunsError) return reply(429, 'too_many_runs', error);
+  if (error instanceof TooManyStreamsError) {
+    return { ...reply(429, 'too_many_streams', error), headers: { 'Retry-After': String(error.retryAfterS) } };
+  }
   if (error instanceof RunNotFoundError) return reply(404, 'run_not_found', error);
   if (error instanceof SessionNotFoundError) return reply(404, 'session_not_found', error);
   if (error instanceof IdempotencyKeyReusedError) return reply(422, 'idempotency_key_reused', error);

@@ -2,10 +2,19 @@ import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Registry } from '@cairn/engine';
-import { CairnClient, createLiveSubscriber, resolveEnvConfig, startTracing, type CairnEnvConfig } from '@cairn/queue';
+import {
+  CairnClient,
+  createLiveSubscriber,
+  resolveEnvConfig,
+  startMetricsServer,
+  startTracing,
+  type CairnEnvConfig,
+  type MetricsServer,
+} from '@cairn/queue';
 import type { Hono } from 'hono';
 import { pino, type Logger } from 'pino';
 import { createApp } from './app.js';
+import { ProducerMetrics } from './producer-metrics.js';
 import { readinessChecks } from './readiness-checks.js';
 
 /** What {@link startProducer} takes: any field of the environment's configuration. */
@@ -26,6 +35,8 @@ export interface StartProducerOptions extends Partial<Omit<CairnEnvConfig, 'regi
 export interface CairnProducer {
   /** The port it listens on (the one asked for, or the one the system chose for `port: 0`). */
   readonly port: number;
+  /** Where Prometheus `/metrics` is served without a key (`metricsPort`, `CAIRN_METRICS_PORT`); undefined: only on `port`, to admin keys. */
+  readonly metricsPort?: number;
   /** `http://127.0.0.1:<port>`. */
   readonly url: string;
   readonly app: Hono;
@@ -69,9 +80,14 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
     redisCluster: config.redisCluster,
     databaseUrl: config.databaseUrl,
   });
+  const metrics = new ProducerMetrics({
+    queues: [client.runQueue.queue],
+    countPausedRuns: () => client.countRunsByStatus('PAUSED'),
+  });
   const app = createApp({
     client,
     live,
+    metrics,
     queues: [client.runQueue.queue],
     healthChecks: readinessChecks(client),
     apiKeys: config.apiKeys,
@@ -82,17 +98,23 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
       maxInputChars: config.maxInputChars,
       maxRunsPerSession: config.maxRunsPerSession,
     },
+    events: { maxStreamsPerKey: config.maxStreamsPerKey },
     logger,
   });
-  let server: ServerType;
+  let server: ServerType | undefined;
   let port: number;
+  let metricsServer: MetricsServer | undefined;
   try {
     ({ server, port } = await listen(app, config.port));
+    // Scrapers often hold no key: this port serves /metrics alone, for the network to guard (as a worker's does).
+    if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsPort);
   } catch (error) {
+    if (server) await new Promise((resolve) => server!.close(resolve));
     await live.close();
     await client.close();
     throw error;
   }
+  if (metricsServer) logger.info({ port: metricsServer.port }, 'metrics listening');
   logger.info(
     {
       port,
@@ -103,17 +125,20 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
     'producer listening',
   );
   let closing: Promise<void> | undefined;
+  const listening = server;
   return {
     port,
+    metricsPort: metricsServer?.port,
     url: `http://127.0.0.1:${port}`,
     app,
     client,
     close: () =>
       (closing ??= (async () => {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const closed = new Promise<void>((resolve) => listening.close(() => resolve()));
         // Open event streams would hold `close` forever.
-        (server as Partial<HttpServer>).closeAllConnections?.();
+        (listening as Partial<HttpServer>).closeAllConnections?.();
         await closed;
+        await metricsServer?.close();
         await live.close();
         await client.close();
         await tracing?.shutdown();

@@ -88,6 +88,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_MAX_BODY_BYTES: positiveInt(1024 * 1024),
   CAIRN_MAX_INPUT_CHARS: positiveInt(100_000),
   CAIRN_MAX_RUNS_PER_SESSION: positiveInt(1000),
+  CAIRN_MAX_STREAMS_PER_KEY: positiveInt(32),
   CAIRN_MIGRATE: optionalString,
   CAIRN_METRICS_PORT: integerAtLeast(0, -1),
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']),
@@ -150,6 +151,8 @@ export interface CairnEnvConfig {
   maxInputChars: number;
   /** Most top-level runs one session may hold (429 beyond). @defaultValue 1000 */
   maxRunsPerSession: number;
+  /** Most event streams (SSE) one API key holds open at once, with auth off one client address (429 beyond). @defaultValue 32 */
+  maxStreamsPerKey: number;
   /** Claims of a run with no new checkpoint in between beyond which it ends in ERROR. @defaultValue 20 */
   maxAttempts: number;
   /** How long a run whose entity a worker lacks is left for another worker before it ends in ERROR. @defaultValue 300000 */
@@ -214,6 +217,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     maxBodyBytes: e.CAIRN_MAX_BODY_BYTES,
     maxInputChars: e.CAIRN_MAX_INPUT_CHARS,
     maxRunsPerSession: e.CAIRN_MAX_RUNS_PER_SESSION,
+    maxStreamsPerKey: e.CAIRN_MAX_STREAMS_PER_KEY,
     maxAttempts: e.CAIRN_MAX_ATTEMPTS,
     versionGraceMs: e.CAIRN_VERSION_GRACE_MS,
     migrate: e.CAIRN_MIGRATE === '1' || e.CAIRN_MIGRATE === 'true',

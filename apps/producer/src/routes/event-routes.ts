@@ -10,11 +10,20 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { SSEStreamingApi } from 'hono/streaming';
-import { InvalidParameterError } from '../errors.js';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import type { Principal } from '../api-keys.js';
+import { InvalidParameterError, TooManyStreamsError } from '../errors.js';
 import type { ProducerClient } from '../producer-client.js';
+import { StreamSlots } from '../stream-slots.js';
 import { parseEventCursor, TreeStreamPosition, type EventCursor } from './event-cursor.js';
 
-/** Timing of the SSE event stream. */
+/** Default most event streams one API key (with auth off: one client address) may hold open at once. */
+export const DEFAULT_MAX_STREAMS_PER_KEY = 32;
+
+/** What a refused stream's `Retry-After` says, in seconds. */
+const STREAM_RETRY_AFTER_S = 5;
+
+/** Timing and limits of the SSE event stream. */
 export interface EventStreamOptions {
   /**
    * How often the store is polled for new events, in ms.
@@ -31,6 +40,12 @@ export interface EventStreamOptions {
    * @defaultValue 2000
    */
   terminalGraceMs?: number;
+  /**
+   * Most streams one API key may hold open at once (`CAIRN_MAX_STREAMS_PER_KEY`);
+   * with auth off, one client address. One more is a 429 with `Retry-After`.
+   * @defaultValue {@link DEFAULT_MAX_STREAMS_PER_KEY}
+   */
+  maxStreamsPerKey?: number;
 }
 
 /** What {@link eventRoutes} needs. */
@@ -54,12 +69,15 @@ const INCLUDES = ['deltas'] as const;
  * integer seq for a run without member runs). With `?include=deltas` it also
  * forwards the tree's live-only events as they are published, without an
  * `id:` (they are never stored, so a reconnection resumes after the last
- * stored event); a member's are marked the same way.
+ * stored event); a member's are marked the same way. A key holds at most
+ * `maxStreamsPerKey` streams at once: its slot frees when the stream ends or
+ * the client disconnects.
  */
 export function eventRoutes({ client, live, options = {}, onStreamError }: EventRoutesDeps): Hono {
   const pollMs = options.pollMs ?? 200;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const graceMs = options.terminalGraceMs ?? 2_000;
+  const slots = new StreamSlots(options.maxStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY);
   const app = new Hono();
 
   app.get('/runs/:run_id/events', async (c) => {
@@ -72,6 +90,9 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
         'deltas need the live channel, which this producer was started without',
       );
     if (!(await client.getRunStatus(runId))) throw new RunNotFoundError(runId);
+    const holder = streamHolder(c);
+    const release = slots.take(holder.id);
+    if (!release) throw new TooManyStreamsError(holder.kind, slots.maxPerHolder, STREAM_RETRY_AFTER_S);
 
     return streamSSE(
       c,
@@ -161,6 +182,7 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
             }
           }
         } finally {
+          release();
           await Promise.all(unsubscribes.map((unsubscribe) => unsubscribe()));
         }
       },
@@ -171,6 +193,19 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
   });
 
   return app;
+}
+
+/** Whose slots a stream takes: its API key's (a browser session's too), or with auth off its client address's. */
+function streamHolder(c: Context): { id: string; kind: 'API key' | 'client address' } {
+  const principal = c.get('principal') as Principal | undefined;
+  if (principal) return { id: `key:${principal.keyId}`, kind: 'API key' };
+  let address: string | undefined;
+  try {
+    address = getConnInfo(c).remote.address;
+  } catch {
+    // No socket (an in-process `app.request`): every such request shares one holder.
+  }
+  return { id: `address:${address ?? 'unknown'}`, kind: 'client address' };
 }
 
 /** What marks a member run's event in its team's stream. */

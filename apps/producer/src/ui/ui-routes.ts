@@ -38,23 +38,14 @@ const ASSETS: Readonly<Record<string, { body: string; type: string }>> = {
   'ui.css': { body: readAsset('ui.css'), type: 'text/css; charset=utf-8' },
 };
 
-/** Pages load only what the producer serves: no inline script, no other origin. */
-const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
-
 /**
  * The run pages, to mount at `/ui`: the run list, one page per run, sign-in
  * and sign-out, and their assets. Reads go through the client; the buttons
- * call the HTTP API from the page's script.
+ * call the HTTP API from the page's script. Their security headers
+ * (`PAGE_CONTENT_SECURITY_POLICY`) come from `securityHeaders`, in front of every route.
  */
 export function uiRoutes({ client, keys, sessions, liveText, signInThrottle, onAuthFailure }: UiRoutesDeps): Hono {
   const app = new Hono();
-  app.use(async (c, next) => {
-    await next();
-    c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-    c.header('X-Content-Type-Options', 'nosniff');
-    c.header('Referrer-Policy', 'same-origin');
-  });
 
   app.get('/assets/:file', (c) => {
     const asset = ASSETS[c.req.param('file')];
