@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openProducerFixture, type ProducerFixture } from '../../apps/producer/src/test-support/producer-fixture.js';
 import { seededRandom, type Random } from '../../chaos/seeded-random.js';
-import { serveApp, type RawRequest, type ServedApp } from './http-client.js';
+import { FORM_TYPE, serveApp, signIn, type RawRequest, type RawResponse, type ServedApp } from './http-client.js';
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 const KEY = 'fuzz-full-key';
@@ -19,8 +19,8 @@ async function createRun(input: string): Promise<string> {
 }
 
 /** Every row of every table the API can change, in a stable order, plus the queue's job counts. */
-async function snapshot(): Promise<string> {
-  const db = fx.client.store.db;
+async function snapshot(fixture: ProducerFixture = fx): Promise<string> {
+  const db = fixture.client.store.db;
   const tables: Record<string, string> = {
     sessions: 'session_id',
     runs: 'run_id',
@@ -33,7 +33,7 @@ async function snapshot(): Promise<string> {
   for (const [table, order] of Object.entries(tables)) {
     dump[table] = (await sql.raw(`select * from ${table} order by ${order}`).execute(db)).rows;
   }
-  dump.jobs = await fx.queue.queue.getJobCounts();
+  dump.jobs = await fixture.queue.queue.getJobCounts();
   return JSON.stringify(dump);
 }
 
@@ -228,5 +228,141 @@ describe('fuzzing every endpoint', () => {
     const got = await api.send({ method: 'GET', path: `/v1/runs/${runId}`, headers: AUTH });
     expect(got.status).toBe(200);
     expect(JSON.parse(got.body)).toMatchObject({ run_id: runId, status: 'PENDING' });
+  });
+});
+
+describe('fuzzing as a signed-in browser and as tenant keys', () => {
+  const ACME = 'acme:fuzz-acme-key';
+  const ACME_READ = 'acme:fuzz-acme-read-key';
+  const GLOBEX = 'globex:fuzz-globex-key';
+  const READ = 'fuzz-read-key';
+  const bearer = (entry: string) => ({ Authorization: `Bearer ${entry.slice(entry.indexOf(':') + 1)}` });
+  const TAKEN_SESSION = 'user-alice';
+  let tfx: ProducerFixture;
+  let tapi: ServedApp;
+  let pendingRun = '';
+
+  beforeAll(async () => {
+    tfx = await openProducerFixture({ apiKeys: [KEY, ACME, GLOBEX], readApiKeys: [READ, ACME_READ], events: { maxStreamsPerKey: 2 } });
+    tapi = await serveApp(tfx.app);
+    const created = await tapi.send({
+      method: 'POST',
+      path: '/v1/teams/research-team/runs',
+      headers: { ...JSON_TYPE, ...bearer(GLOBEX) },
+      body: JSON.stringify({ input: 'globex run', session_id: TAKEN_SESSION }),
+    });
+    expect(created.status).toBe(202);
+    pendingRun = (JSON.parse(created.body) as { run_id: string }).run_id;
+  });
+  afterAll(async () => {
+    await tapi?.close();
+    await tfx?.close();
+  });
+
+  /** What is wrong with an answer to a browser request: a 5xx, a redirect off the site or with control characters, or a /v1 answer that is not a JSON error. */
+  function browserProblem(req: RawRequest, res: RawResponse, label: string): string | undefined {
+    const where = `${req.method} ${req.path.slice(0, 80)} [${label}] -> ${res.status} ${res.body.slice(0, 120)}`;
+    if (res.status >= 500) return where;
+    const location = res.headers.location;
+    if (location !== undefined && !/^\/(?![/\\])[\x21-\x7e]*$/.test(String(location))) return `${where} (redirect to ${JSON.stringify(location)})`;
+    if (req.path.startsWith('/v1/') || req.path === '/metrics') {
+      if (res.status < 400) return `${where} (accepted)`;
+      return problemWith(req, res, label);
+    }
+    return undefined;
+  }
+
+  it('refuses every hostile write, oversized form and redirect target of a signed-in browser, and changes nothing stored', async () => {
+    const before = await snapshot(tfx);
+    const readOnly = await signIn(tapi.port, READ);
+    const full = await signIn(tapi.port, KEY);
+    const forms: { label: string; body: string | Buffer; type: string }[] = [
+      { label: 'oversized urlencoded', body: `_csrf=${readOnly.csrf}&input=${'x'.repeat(3 * 1024 * 1024)}`, type: 'application/x-www-form-urlencoded' },
+      { label: 'oversized multipart', body: `--b\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${readOnly.csrf}\r\n--b\r\nContent-Disposition: form-data; name="input"\r\n\r\n${'x'.repeat(3 * 1024 * 1024)}\r\n--b--`, type: 'multipart/form-data; boundary=b' },
+      { label: 'form with the token', body: `_csrf=${readOnly.csrf}&input=hello`, type: 'application/x-www-form-urlencoded' },
+      { label: 'form without a token', body: 'input=hello', type: 'application/x-www-form-urlencoded' },
+      { label: 'JSON without a token', body: '{"input":"hello"}', type: 'application/json' },
+      { label: 'multipart, broken boundary', body: '--z\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\nx', type: 'multipart/form-data; boundary=b' },
+      { label: 'multipart, no boundary', body: 'x', type: 'multipart/form-data' },
+    ];
+    const requests: { req: RawRequest; label: string; status?: number }[] = [];
+    for (const path of ['/v1/teams/research-team/runs', `/v1/runs/${pendingRun}/cancel`, `/v1/runs/${pendingRun}/continue`, '/ui/logout']) {
+      for (const method of ['POST', 'PUT']) {
+        for (const { label, body, type } of forms) {
+          const oversized = label.startsWith('oversized');
+          // The read-only session may send its token and is still refused; the full one never sends one.
+          requests.push({ req: { method, path, body, headers: { Cookie: readOnly.cookie, 'Content-Type': type } }, label: `read-only ${label}`, ...(oversized && { status: 413 }) });
+          if (!label.includes('with the token')) {
+            requests.push({ req: { method, path, body, headers: { Cookie: full.cookie, 'Content-Type': type } }, label: `full ${label}`, ...(oversized && { status: 413 }) });
+          }
+        }
+      }
+    }
+    const hostileNext = ['/ui/%0D%0ASet-Cookie:%20pwned=1', '//evil.example/', '/\\evil.example', 'https://evil.example/', '/ui/%00', '/ui/%7F', '/ui/%E2%80%A8', 'javascript:alert(1)', `/${'a'.repeat(10_000)}`, '/ui/%ff%fe'];
+    for (const [i, next] of hostileNext.entries()) {
+      requests.push({ req: { method: 'GET', path: `/ui/login?next=${next}` }, label: 'login next' });
+      requests.push({ req: { method: 'GET', path: `/ui/runs/x?next=${next}`, headers: { Accept: 'text/html' } }, label: 'redirect to login' });
+      // From an address of its own: failed sign-ins count toward the throttle of their address.
+      requests.push({ req: { method: 'POST', path: '/ui/login', headers: FORM_TYPE, body: `key=${encodeURIComponent(KEY)}&next=${next}`, localAddress: `127.0.1.${i + 1}` }, label: 'signed-in next' });
+    }
+    for (const type of ['multipart/form-data; boundary=b', 'multipart/form-data']) {
+      requests.push({ req: { method: 'POST', path: '/ui/login', headers: { 'Content-Type': type }, body: '--z\r\nbroken', localAddress: '127.0.2.1' }, label: 'unparseable sign-in form', status: 400 });
+    }
+    for (const entry of [ACME, ACME_READ, READ]) {
+      const label = `tenant or read key ${entry.split(':')[0]}`;
+      // An admin read-only key may scrape and read; a tenant's keys see neither the fleet nor another tenant's run.
+      requests.push({ req: { method: 'GET', path: '/metrics', headers: bearer(entry) }, label, status: entry === READ ? 200 : 403 });
+      requests.push({ req: { method: 'GET', path: `/v1/runs/${pendingRun}`, headers: bearer(entry) }, label, status: entry === READ ? 200 : 404 });
+    }
+    requests.push({ req: { method: 'GET', path: '/metrics', headers: { Cookie: readOnly.cookie } }, label: 'read-only session on metrics' });
+
+    const problems: string[] = [];
+    for (const { req, label, status } of requests) {
+      const res = await tapi.send(req).catch((error: Error) => error);
+      if (res instanceof Error) {
+        problems.push(`${req.method} ${req.path.slice(0, 80)} [${label}] -> ${res.message}`);
+        continue;
+      }
+      const problem =
+        status === undefined
+          ? browserProblem(req, res, label)
+          : res.status === status
+            ? undefined
+            : `${req.method} ${req.path.slice(0, 80)} [${label}] -> ${res.status}, expected ${status}`;
+      if (problem) problems.push(problem);
+    }
+    expect(problems).toEqual([]);
+    expect(await snapshot(tfx)).toBe(before);
+  });
+
+  it("answers a tenant the same for another tenant's session id as for an unused one", async () => {
+    const answers = await Promise.all(
+      [TAKEN_SESSION, 'user-nobody'].map(async (id) => {
+        const res = await tapi.send({ method: 'GET', path: `/v1/sessions/${id}`, headers: bearer(ACME) });
+        return { status: res.status, body: res.body.replaceAll(id, '<id>') };
+      }),
+    );
+    expect(answers[0]).toEqual(answers[1]);
+    expect(answers[0]!.status).toBe(404);
+    const created = await tapi.send({ method: 'POST', path: '/v1/teams/research-team/runs', headers: { ...JSON_TYPE, ...bearer(ACME) }, body: JSON.stringify({ input: 'acme run', session_id: TAKEN_SESSION }) });
+    expect(created.status).toBe(202);
+    expect(created.body).not.toContain(pendingRun);
+  });
+
+  it('answers one stream too many with a JSON 429 and Retry-After, for bearer keys and sessions alike', async () => {
+    const browser = await signIn(tapi.port, READ);
+    const controllers = [new AbortController(), new AbortController()];
+    const open = controllers.map((controller) =>
+      fetch(`http://127.0.0.1:${tapi.port}/v1/runs/${pendingRun}/events`, { headers: bearer(READ), signal: controller.signal }),
+    );
+    const streams = await Promise.all(open);
+    expect(streams.map((s) => s.status)).toEqual([200, 200]);
+    for (const headers of [bearer(READ), { Cookie: browser.cookie }]) {
+      const res = await tapi.send({ method: 'GET', path: `/v1/runs/${pendingRun}/events`, headers });
+      expect(problemWith({ method: 'GET', path: 'events' }, res, 'stream cap')).toBeUndefined();
+      expect(res.status).toBe(429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    for (const controller of controllers) controller.abort();
   });
 });

@@ -1,11 +1,10 @@
-import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type AppDeps } from '../../apps/producer/src/app.js';
 import { ProducerMetrics } from '../../apps/producer/src/producer-metrics.js';
 import { SIGN_IN_ATTEMPTS_PER_WINDOW } from '../../apps/producer/src/sign-in-throttle.js';
 import { openProducerFixture, type ProducerFixture } from '../../apps/producer/src/test-support/producer-fixture.js';
-import { serveApp, type RawResponse, type ServedApp } from './http-client.js';
+import { FORM_TYPE, postLogin, sendRaw, serveApp, signIn, type RawResponse, type ServedApp, type SignedInBrowser } from './http-client.js';
 
 const FULL = 'full-key-0123456789';
 const READ = 'read-key-abcdef0123';
@@ -28,63 +27,12 @@ async function producer(deps: Partial<AppDeps> = {}): Promise<ServedApp> {
   return s;
 }
 
-/** One request over a fresh connection, from `localAddress` (any 127.x.y.z reaches the server as that client). */
-function send(
-  port: number,
-  req: { method: string; path: string; headers?: Record<string, string>; body?: string; localAddress?: string },
-): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const body = req.body === undefined ? undefined : Buffer.from(req.body);
-    const outgoing = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: req.method,
-        path: req.path,
-        agent: false,
-        localAddress: req.localAddress,
-        headers: { ...(body ? { 'Content-Length': String(body.length) } : {}), ...req.headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    outgoing.on('error', reject);
-    outgoing.end(body);
-  });
+function getRun(port: number, browser: SignedInBrowser): Promise<RawResponse> {
+  return sendRaw(port, { method: 'GET', path: '/v1/runs/no-such-run', headers: { Cookie: browser.cookie, Accept: 'application/json' } });
 }
 
-const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
-
-/** Posts the sign-in form with `key` (and `next`). */
-function postLogin(port: number, key: string, options: { next?: string; localAddress?: string } = {}): Promise<RawResponse> {
-  const form = new URLSearchParams({ key, ...(options.next === undefined ? {} : { next: options.next }) });
-  return send(port, { method: 'POST', path: '/ui/login', headers: FORM, body: form.toString(), localAddress: options.localAddress });
-}
-
-/** A signed-in browser: its `Cookie` header and its CSRF token. */
-interface Browser {
-  cookie: string;
-  csrf: string;
-}
-
-async function signIn(port: number, key: string): Promise<Browser> {
-  const res = await postLogin(port, key);
-  expect(res.status).toBe(303);
-  const cookies = ((res.headers['set-cookie'] as string[] | undefined) ?? []).map((c) => c.split(';')[0]!);
-  const csrf = cookies.find((c) => c.startsWith('XSRF-TOKEN='))!.slice('XSRF-TOKEN='.length);
-  return { cookie: cookies.join('; '), csrf };
-}
-
-function getRun(port: number, browser: Browser): Promise<RawResponse> {
-  return send(port, { method: 'GET', path: '/v1/runs/no-such-run', headers: { Cookie: browser.cookie, Accept: 'application/json' } });
-}
-
-function signOut(port: number, browser: Browser, csrf = browser.csrf): Promise<RawResponse> {
-  return send(port, { method: 'POST', path: '/ui/logout', headers: { ...FORM, Cookie: browser.cookie }, body: `_csrf=${encodeURIComponent(csrf)}` });
+function signOut(port: number, browser: SignedInBrowser, csrf = browser.csrf): Promise<RawResponse> {
+  return sendRaw(port, { method: 'POST', path: '/ui/logout', headers: { ...FORM_TYPE, Cookie: browser.cookie }, body: `_csrf=${encodeURIComponent(csrf)}` });
 }
 
 describe('signing out of a browser session', () => {
@@ -173,10 +121,10 @@ describe('where sign-in sends the browser next', () => {
   const injected = '/ui/%0D%0ASet-Cookie:%20pwned=1';
   it('falls back to /ui for a next path with control characters, on the form and after signing in', async () => {
     const app = await producer();
-    const page = await send(app.port, { method: 'GET', path: `/ui/login?next=${encodeURIComponent('/ui/\r\nSet-Cookie: pwned=1')}` });
+    const page = await sendRaw(app.port, { method: 'GET', path: `/ui/login?next=${encodeURIComponent('/ui/\r\nSet-Cookie: pwned=1')}` });
     expect(page.status).toBe(200);
     expect(page.body).toContain('name="next" value="/ui"');
-    const raw = await send(app.port, { method: 'GET', path: `/ui/login?next=${injected}` });
+    const raw = await sendRaw(app.port, { method: 'GET', path: `/ui/login?next=${injected}` });
     expect(raw.status).toBe(200);
     expect(raw.body).toContain('name="next" value="/ui"');
 
@@ -188,7 +136,7 @@ describe('where sign-in sends the browser next', () => {
     }
     expect((await postLogin(app.port, FULL, { next: '/ui/runs/abc?page=2' })).headers.location).toBe('/ui/runs/abc?page=2');
 
-    const redirected = await send(app.port, { method: 'GET', path: '/ui/runs/%0D%0ASet-Cookie:%20pwned=1', headers: { Accept: 'text/html' } });
+    const redirected = await sendRaw(app.port, { method: 'GET', path: '/ui/runs/%0D%0ASet-Cookie:%20pwned=1', headers: { Accept: 'text/html' } });
     expect(redirected.status).toBe(303);
     expect(redirected.headers.location).toMatch(/^\/ui\/login\?next=[^\r\n]*$/);
   });
@@ -223,14 +171,14 @@ describe('authentication failures', () => {
   it('are counted by reason in cairn_auth_failures_total', async () => {
     const metrics = new ProducerMetrics();
     const app = await producer({ metrics });
-    const get = (headers: Record<string, string>) => send(app.port, { method: 'GET', path: '/v1/runs/x', headers });
+    const get = (headers: Record<string, string>) => sendRaw(app.port, { method: 'GET', path: '/v1/runs/x', headers });
     expect((await get({ Authorization: 'Bearer nope' })).status).toBe(401);
     expect((await get({ Authorization: 'Bearer nope-2' })).status).toBe(401);
     expect((await get({ Authorization: 'Basic abc' })).status).toBe(401);
     expect((await get({ Cookie: 'cairn_session=a.b.c.d' })).status).toBe(401);
     expect((await get({})).status).toBe(401);
     const browser = await signIn(app.port, FULL);
-    const noCsrf = await send(app.port, { method: 'POST', path: '/v1/runs/x/cancel', headers: { Cookie: browser.cookie } });
+    const noCsrf = await sendRaw(app.port, { method: 'POST', path: '/v1/runs/x/cancel', headers: { Cookie: browser.cookie } });
     expect(noCsrf.status).toBe(403);
     const text = await metrics.render();
     for (const [reason, count] of [['bad_key', 2], ['malformed_header', 1], ['bad_session', 1], ['missing', 1], ['csrf', 1], ['throttled', 0]] as const) {

@@ -15,6 +15,8 @@ export interface RawRequest {
   path: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
+  /** The client address to send from (any 127.x.y.z reaches the server as that client). @defaultValue the system's choice */
+  localAddress?: string;
 }
 
 /** A Hono app served over real HTTP on a free port. */
@@ -49,6 +51,7 @@ export function sendRaw(port: number, req: RawRequest): Promise<RawResponse> {
         path: req.path,
         // A fresh connection per request: a reused socket the server just closed would look like a hang-up.
         agent: false,
+        localAddress: req.localAddress,
         headers: { ...(body ? { 'Content-Length': String(body.length) } : {}), ...req.headers },
       },
       (res) => {
@@ -61,4 +64,33 @@ export function sendRaw(port: number, req: RawRequest): Promise<RawResponse> {
     outgoing.on('error', reject);
     outgoing.end(body);
   });
+}
+
+/** The `Content-Type` of a form post. */
+export const FORM_TYPE = { 'Content-Type': 'application/x-www-form-urlencoded' } as const;
+
+/** A signed-in browser: its `Cookie` header and its CSRF token. */
+export interface SignedInBrowser {
+  cookie: string;
+  csrf: string;
+}
+
+/** Posts the sign-in form with `key` (and `next`), from `localAddress` when given. */
+export function postLogin(port: number, key: string, options: { next?: string; localAddress?: string } = {}): Promise<RawResponse> {
+  const form = new URLSearchParams({ key, ...(options.next === undefined ? {} : { next: options.next }) });
+  return sendRaw(port, { method: 'POST', path: '/ui/login', headers: FORM_TYPE, body: form.toString(), localAddress: options.localAddress });
+}
+
+/** The cookies an answer sets, as `name=value` pairs. */
+export function setCookies(res: RawResponse): string[] {
+  return ((res.headers['set-cookie'] as string[] | undefined) ?? []).map((c) => c.split(';')[0]!);
+}
+
+/** Signs in with `key` at `/ui/login`: the browser's cookie and CSRF token, or an error naming the answer. */
+export async function signIn(port: number, key: string): Promise<SignedInBrowser> {
+  const res = await postLogin(port, key);
+  const cookies = setCookies(res);
+  const csrf = cookies.find((c) => c.startsWith('XSRF-TOKEN='))?.slice('XSRF-TOKEN='.length);
+  if (res.status !== 303 || csrf === undefined) throw new Error(`sign-in answered ${res.status}: ${res.body.slice(0, 200)}`);
+  return { cookie: cookies.join('; '), csrf };
 }

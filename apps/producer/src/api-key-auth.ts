@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { ApiKeyRing, Principal } from './api-keys.js';
 import { CSRF_FIELD, CSRF_HEADERS, SESSION_COOKIE, type BrowserSession, type BrowserSessions } from './browser-session.js';
+import { formBody } from './form-body.js';
 import { ForbiddenError, UnauthorizedError } from './errors.js';
 import type { AuthFailureReason } from './producer-metrics.js';
 import { safeNextPath } from './ui/ui-query.js';
@@ -121,7 +122,7 @@ async function presentedCsrfToken(c: Context): Promise<string | undefined> {
   }
   const type = c.req.header('Content-Type') ?? '';
   if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data')) return undefined;
-  const field = (await c.req.parseBody())[CSRF_FIELD];
+  const field = (await formBody(c))[CSRF_FIELD];
   return typeof field === 'string' ? field : undefined;
 }
 

@@ -8,6 +8,7 @@ import type { ApiKeyRing, Principal } from '../api-keys.js';
 import { requestPrincipal } from '../api-key-auth.js';
 import { CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_S, type BrowserSession, type BrowserSessions } from '../browser-session.js';
 import { ForbiddenError } from '../errors.js';
+import { formBody } from '../form-body.js';
 import type { ProducerClient } from '../producer-client.js';
 import type { AuthFailureReason } from '../producer-metrics.js';
 import type { SignInThrottle } from '../sign-in-throttle.js';
@@ -97,7 +98,7 @@ export function uiRoutes({ client, keys, sessions, liveText, signInThrottle, onA
 
   app.post('/login', async (c) => {
     assertSameOrigin(c);
-    const form = await c.req.parseBody();
+    const form = await formBody(c);
     const next = safeNextPath(form.next);
     if (!keys.enabled) return c.redirect(next, 303);
     const attempt = signInThrottle.attempt(clientAddress(c));
