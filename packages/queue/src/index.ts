@@ -5,15 +5,8 @@
  */
 export { CairnClient, type CairnClientConfig, type CairnClientDeps, type ContinueRunOptions } from './cairn-client.js';
 export { JOB_CATALOG, DEFAULT_JOB_OPTIONS, type JobName, type JobData, type CatalogJob } from './job-catalog.js';
-export {
-  RunQueue,
-  DEFAULT_QUEUE_NAME,
-  LIVE_JOB_STATES,
-  type RunQueueOptions,
-  type QueueBackendKind,
-  type AnyQueue,
-  type AnyWorker,
-} from './queue-backend.js';
+export { RunQueue, DEFAULT_QUEUE_NAME, LIVE_JOB_STATES, type RunQueueOptions } from './queue-backend.js';
+export type { QueueBackendKind, AnyQueue, AnyWorker } from './backend-handle.js';
 export { startRunWorker, type RunWorkerOptions, type RunWorkerHandle } from './run-worker.js';
 export { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
 export type { JobResult } from './run-processor.js';

@@ -1,7 +1,7 @@
 import { createPostgresBackend, withBackend } from 'bullmq';
 import type { Processor, WorkerOptions } from 'bullmq';
 import { ServiceUnreachableError } from './errors.js';
-import type { AnyQueue, AnyWorker, BackendHandle } from './queue-backend.js';
+import type { AnyQueue, AnyWorker, BackendHandle } from './backend-handle.js';
 
 /** BullMQ's own PostgreSQL backend; its tables live in `schema` and are migrated on connect. */
 export async function openPostgresBackend(options: {

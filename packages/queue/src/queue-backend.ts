@@ -1,24 +1,9 @@
-import type { Job, JobState, Processor, Queue, Worker, WorkerOptions } from 'bullmq';
+import type { Job, JobState, Processor, WorkerOptions } from 'bullmq';
+import type { AnyQueue, AnyWorker, BackendHandle, QueueBackendKind } from './backend-handle.js';
 import { jobOptionsFor, runDedupId, type CatalogJob } from './job-catalog.js';
 import { openPostgresBackend } from './postgres-queue-backend.js';
 import { openRedisBackend } from './redis-queue-backend.js';
 import { currentTraceMetadata } from './tracing/trace-context.js';
-
-/** Where the run queue lives. */
-export type QueueBackendKind = 'redis' | 'postgres';
-
-/** A BullMQ queue on either backend (typed as the Redis one: the public API is the same). */
-export type AnyQueue = Queue;
-/** A BullMQ worker on either backend. */
-export type AnyWorker = Worker;
-
-/** What one backend module opens. */
-export interface BackendHandle {
-  kind: QueueBackendKind;
-  queue: AnyQueue;
-  createWorker(processor: Processor, options: Omit<WorkerOptions, 'connection'>): AnyWorker;
-  close(): Promise<void>;
-}
 
 /** Options of {@link RunQueue.open}. */
 export interface RunQueueOptions {

@@ -1,5 +1,5 @@
 import type { SerializedError } from '@cairn/engine';
-import type { QueueBackendKind } from '../queue-backend.js';
+import type { QueueBackendKind } from '../backend-handle.js';
 import type { RunObservation } from '../metrics/run-observation.js';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';
 
