@@ -1,35 +1,63 @@
 import { sql } from 'kysely';
-import type { ExpressionBuilder, Kysely } from 'kysely';
-import { CLAIMABLE_STATUSES, RunNotContinuableError, RunNotFoundError, type RunStatus } from '@cairn/engine';
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
+import {
+  assertNever,
+  CLAIM_CONDITION_BY_STATUS,
+  CLAIM_CONDITIONS,
+  CLAIMABLE_STATUSES,
+  RunNotContinuableError,
+  RunNotFoundError,
+  type ClaimCondition,
+  type RunStatus,
+} from '@cairn/engine';
 import type { Claim, ClaimRequest } from '@cairn/engine/store';
 import { attemptsSinceProgress, waitingContinueRequest } from './claim-progress.js';
 import { assertParentHeld } from './parent-fence.js';
 import { toRunRecord } from './run-row.js';
 import type { Database } from './schema.js';
 
-/** The statuses `from` lets a claim start from; a paused run only once nothing in its tree waits for a person. */
+/**
+ * The statuses `from` lets a claim start from, each with the condition the
+ * lifecycle attaches to it ({@link CLAIM_CONDITION_BY_STATUS}): a paused run
+ * only once nothing in its tree waits for a person.
+ */
 function claimableFrom(runId: string, from: readonly RunStatus[]) {
   return (eb: ExpressionBuilder<Database, 'runs'>) => {
-    const plain = from.filter((status) => status !== 'PAUSED');
-    const allowed = plain.length > 0 ? [eb('status', 'in', plain)] : [];
-    if (from.includes('PAUSED')) {
-      allowed.push(
-        eb.and([
-          eb('status', '=', 'PAUSED'),
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom('pending_actions as a')
-                .select(sql`1`.as('one'))
-                .where('a.status', '=', 'pending')
-                .where((w) => w.or([w('a.run_id', '=', runId), w('a.root_run_id', '=', runId)])),
-            ),
-          ),
-        ]),
-      );
+    const allowed: Expression<SqlBool>[] = [];
+    for (const condition of CLAIM_CONDITIONS) {
+      const statuses = from.filter((status) => CLAIM_CONDITION_BY_STATUS[status] === condition);
+      if (statuses.length > 0) allowed.push(claimConditionOn(eb, runId, condition, statuses));
     }
     return eb.or(allowed);
   };
+}
+
+/** `status in statuses` and what `condition` adds to it, as SQL. */
+function claimConditionOn(
+  eb: ExpressionBuilder<Database, 'runs'>,
+  runId: string,
+  condition: ClaimCondition,
+  statuses: readonly RunStatus[],
+): Expression<SqlBool> {
+  switch (condition) {
+    case 'status-only':
+      return eb('status', 'in', statuses);
+    case 'tree-decided':
+      return eb.and([
+        eb('status', 'in', statuses),
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('pending_actions as a')
+              .select(sql`1`.as('one'))
+              .where('a.status', '=', 'pending')
+              .where((w) => w.or([w('a.run_id', '=', runId), w('a.root_run_id', '=', runId)])),
+          ),
+        ),
+      ]);
+    default:
+      return assertNever(condition);
+  }
 }
 
 /**

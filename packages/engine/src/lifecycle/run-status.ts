@@ -42,6 +42,30 @@ export type RunTransitionName = keyof typeof RUN_TRANSITIONS;
 /** Statuses a plain pickup may claim (`claimRun`'s default). PAUSED is not among them. */
 export const CLAIMABLE_STATUSES: readonly RunStatus[] = RUN_TRANSITIONS.claim.from;
 
+/**
+ * What a claim checks besides the run's status, in the claim's one
+ * statement: `status-only`, or `tree-decided` (no action the run made, nor
+ * any of its tree's when it is the root, waits for a person).
+ */
+export const CLAIM_CONDITIONS = ['status-only', 'tree-decided'] as const;
+/** One of {@link CLAIM_CONDITIONS}. */
+export type ClaimCondition = (typeof CLAIM_CONDITIONS)[number];
+
+/**
+ * The condition a claim from each status checks: a PAUSED run is claimed
+ * (its `resumeFromPause`) only once nothing in its tree waits for a person.
+ * The store's claim builds its WHERE from this table. COMPLETED and
+ * CANCELLED are never a claim's `from`; listed so the table is total.
+ */
+export const CLAIM_CONDITION_BY_STATUS = {
+  PENDING: 'status-only',
+  RUNNING: 'status-only',
+  ERROR: 'status-only',
+  PAUSED: 'tree-decided',
+  COMPLETED: 'status-only',
+  CANCELLED: 'status-only',
+} as const satisfies Record<RunStatus, ClaimCondition>;
+
 /** Statuses a `run` job claims: its run was never finished. A `run` job that finds ERROR is a retry of a job whose run already ended. */
 export const RUN_JOB_CLAIMABLE_STATUSES: readonly RunStatus[] = CLAIMABLE_STATUSES.filter((s) => s !== 'ERROR');
 
