@@ -55,6 +55,11 @@ describe('signing out of a browser session', () => {
       const copied = await getRun(elsewhere.port, browser);
       expect(copied.status, key).toBe(401);
       expect((await getRun(here.port, browser)).status, key).toBe(401);
+      // Signing out again with the void cookie (a second tab, a back button) lands on sign-in too, with the cookies cleared.
+      const again = await signOut(elsewhere.port, browser);
+      expect(again.status, key).toBe(303);
+      expect(again.headers.location).toBe('/ui/login?signed_out=1');
+      expect(String(again.headers['set-cookie'])).toMatch(/cairn_session=;/);
     }
   });
 });

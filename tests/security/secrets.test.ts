@@ -7,7 +7,7 @@ import { createDatabase, freePort, requiresRedis, spawnApp, startRedis, TEST_DAT
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendRaw, type RawResponse } from './http-client.js';
+import { postLogin, sendRaw, setCookies, type RawResponse } from './http-client.js';
 
 /** Secret-looking values, each distinctive enough that finding it anywhere is a leak. */
 const SECRETS = {
@@ -16,6 +16,7 @@ const SECRETS = {
   redisPassword: 'redisPassw0rd-Secret-9b3e',
   apiKey: 'cairn-full-key-Secret-5a6f',
   readApiKey: 'cairn-read-key-Secret-2d4c',
+  sessionSecret: 'cairn-session-secret-Secret-8e7f-0123456789abcdef',
 };
 const ROLE = 'cairn_secret_role';
 
@@ -39,6 +40,7 @@ function env(extra: Record<string, string> = {}): Record<string, string | undefi
     OPENAI_BASE_URL: openai.url,
     CAIRN_API_KEYS: SECRETS.apiKey,
     CAIRN_READ_API_KEYS: SECRETS.readApiKey,
+    CAIRN_SESSION_SECRET: SECRETS.sessionSecret,
     CAIRN_MIGRATE: '1',
     RESEARCH_TOOL_DELAY_MS: '50',
     LOG_LEVEL: 'trace',
@@ -136,6 +138,14 @@ describe('secrets', requiresRedis(), () => {
     await call(port, 'GET', '/metrics', SECRETS.readApiKey);
     await call(port, 'GET', '/admin/queues/api/queues', SECRETS.readApiKey);
     await call(port, 'GET', '/admin/queues', SECRETS.readApiKey);
+    // A browser session signed under CAIRN_SESSION_SECRET: its cookies and pages hold neither the key nor the secret.
+    const login = await postLogin(port, SECRETS.readApiKey);
+    captured.push(`POST /ui/login ${login.status} ${JSON.stringify(login.headers)} ${login.body}`);
+    expect(login.status).toBe(303);
+    const cookie = setCookies(login).join('; ');
+    const page = await sendRaw(port, { method: 'GET', path: '/ui', headers: { Cookie: cookie, Accept: 'text/html' } });
+    captured.push(page.body);
+    expect(page.status).toBe(200);
     await call(port, 'POST', `/v1/runs/${runId}/continue`, SECRETS.apiKey, { input: 'again' });
     await call(port, 'GET', '/v1/runs/00000000-0000-0000-0000-000000000000', SECRETS.apiKey);
 
@@ -147,6 +157,9 @@ describe('secrets', requiresRedis(), () => {
     expect(await noPostgres.exited).not.toBe(0);
     expect(await noRedis.exited).not.toBe(0);
     expect(await wrongRedisPassword.exited).not.toBe(0);
+    // A key ring that does not mean what it says: refused at start, naming the entry, never the key.
+    const badKeyRing = start('producer', 'producer-bad-key-ring', { PORT: String(await freePort()), CAIRN_API_KEYS: `acme:${SECRETS.apiKey},globex:${SECRETS.apiKey}` });
+    expect(await badKeyRing.exited).not.toBe(0);
 
     producer.kill('SIGTERM');
     worker.kill('SIGTERM');

@@ -69,6 +69,7 @@ export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions, options:
       return next();
     }
     const isWrite = !READ_METHODS.includes(c.req.method);
+    const signsOut = c.req.method === 'POST' && path === LOGOUT_PATH;
     const authorization = c.req.header('Authorization');
     let principal: Principal;
     if (authorization !== undefined) {
@@ -80,6 +81,9 @@ export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions, options:
     } else {
       const cookie = getCookie(c, SESSION_COOKIE);
       const session = await sessions.verify(cookie);
+      // Signing out with a cookie that is already void (expired, signed out, its key gone) has nothing to revoke:
+      // the route clears the cookies and sends the browser to sign-in, as for a live session.
+      if (!session && signsOut) return next();
       if (!session) {
         const page = !isWrite && wantsPage(c);
         // A page opened without a session is how sign-in starts, not a failure; a bad cookie is one either way.
@@ -93,7 +97,6 @@ export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions, options:
       c.set('browserSession', session);
       principal = session.principal;
     }
-    const signsOut = c.req.method === 'POST' && path === LOGOUT_PATH;
     if (isWrite && principal.access !== 'full' && !signsOut) {
       throw new ForbiddenError(`this API key may only read (${READ_METHODS.join(', ')})`);
     }
