@@ -1,5 +1,5 @@
 import type { Agent } from './agent.js';
-import { digestArgs } from './hitl/pending-action.js';
+import { canonicalDigest } from './canonical-digest.js';
 import type { Team } from './team.js';
 import type { Tool } from './tool.js';
 
@@ -26,7 +26,7 @@ const cache = new WeakMap<Agent | Team, string>();
 export function definitionHashOf(entity: Agent | Team): string {
   const known = cache.get(entity);
   if (known !== undefined) return known;
-  const hash = digestArgs(definitionOf(entity)).slice(0, DEFINITION_HASH_LENGTH);
+  const hash = canonicalDigest(definitionOf(entity)).slice(0, DEFINITION_HASH_LENGTH);
   cache.set(entity, hash);
   return hash;
 }

@@ -7,7 +7,7 @@ import type { RunEventSink } from './events.js';
 import type { Model } from './model.js';
 import { Registry } from './registry.js';
 import { outputOf } from './runner/output-type.js';
-import { digestArgs } from './hitl/pending-action.js';
+import { canonicalDigest } from './canonical-digest.js';
 import { CHECKPOINT_MODES, type AttemptReason, type CheckpointMode, type CreatedRun, type EntityRef, type RunRecord } from './run-types.js';
 import { CONTINUE_IN_PLACE_STATUSES, decideContinue, type ContinueDecision } from './lifecycle/continue-rules.js';
 import { memberRunner } from './lifecycle/member-runs.js';
@@ -181,7 +181,7 @@ export class Engine {
         idempotency: {
           scope: request.tenantId ?? '',
           key: request.idempotencyKey,
-          requestDigest: digestArgs({
+          requestDigest: canonicalDigest({
             entity: request.entity,
             input: request.input,
             sessionId: request.sessionId,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { canonicalDigest } from '../canonical-digest.js';
 import type { ApprovalTimeoutOutcome } from '../tool.js';
 
 /** `approval`: a person approves, edits or rejects the call; `external`: a person (or another system) supplies its result. */
@@ -82,21 +82,8 @@ export interface DecisionsResult {
   resume?: { rootRunId: string; pausedEpoch: number };
 }
 
-/** Hex SHA-256 of the arguments' canonical JSON (object keys sorted), stable across processes. */
-export function digestArgs(args: unknown): string {
-  return createHash('sha256').update(canonicalJson(args)).digest('hex');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
+/** A pending action's `args_digest`: the {@link canonicalDigest} of its arguments, which a decision may quote to prove what it saw. */
+export const digestArgs: (args: unknown) => string = canonicalDigest;
 
 /** The idempotency key of a gated call's execution: derived from its action, so no retry of it runs under another key. */
 export function actionIdempotencyKey(actionId: string): string {
