@@ -1,4 +1,4 @@
-import { apiErrorFor, type ErrorBody } from './errors.js';
+import { apiErrorFor, retryAfterMsOf, type ErrorBody } from './errors.js';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -57,7 +57,10 @@ export class HttpTransport {
         ...init.headers,
       },
     });
-    if (!response.ok) throw apiErrorFor(response.status, await errorBody(response), method, path);
+    if (!response.ok) {
+      const retryAfterMs = retryAfterMsOf(response.headers.get('Retry-After'));
+      throw apiErrorFor(response.status, await errorBody(response), method, path, retryAfterMs);
+    }
     return response;
   }
 }

@@ -1,4 +1,4 @@
-import { CairnApiError, CairnClientError } from './errors.js';
+import { CairnApiError, CairnClientError, TooManyRequests } from './errors.js';
 import { segment, type HttpTransport } from './http-transport.js';
 import { parseSse } from './sse-parser.js';
 import type { RunStreamEvent } from './types.js';
@@ -55,8 +55,9 @@ export class EventStreamFailed extends CairnClientError {
  * (the run finished). A dropped connection (producer restart, network) is
  * reopened with `Last-Event-ID` set to the cursor of the last stored event
  * seen, so every stored event (a team's members' included) is yielded once,
- * in order, with no gap; error answers other than 5xx (404, 401, ...) are
- * thrown as typed errors.
+ * in order, with no gap. A 429 (the key already holds as many open streams
+ * as the producer allows) is retried after its `Retry-After`; other error
+ * answers below 500 (404, 401, ...) are thrown as typed errors.
  */
 export async function* followRunEvents(
   transport: HttpTransport,
@@ -95,10 +96,13 @@ export async function* followRunEvents(
       return;
     } catch (error) {
       if (signal?.aborted) return;
-      if (error instanceof CairnApiError && error.status < 500) throw error;
+      // A 429 (this key holds as many streams as it may) is worth waiting out; any other 4xx is final.
+      const waitsOut = error instanceof TooManyRequests;
+      if (error instanceof CairnApiError && error.status < 500 && !waitsOut) throw error;
       failures += 1;
       if (failures >= maxAttempts) throw new EventStreamFailed(runId, failures, error);
-      await sleep(Math.min(delayMs * 2 ** (failures - 1), maxDelayMs), signal);
+      const backoffMs = Math.min(delayMs * 2 ** (failures - 1), maxDelayMs);
+      await sleep(waitsOut ? (error.retryAfterMs ?? backoffMs) : backoffMs, signal);
     }
   }
 }
