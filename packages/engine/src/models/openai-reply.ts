@@ -13,8 +13,9 @@ export type ModelReply = { kind: 'events'; events: EventStream } | { kind: 'json
 
 /**
  * Reads the answer to an adapter's request by what came back rather than by
- * what was asked: `text/event-stream` is an event stream; any other body is
- * read whole as JSON, so a server that answers `stream: true` with a whole
+ * what was asked: `text/event-stream` is an event stream (and so is a body
+ * under another content type that starts as one); any other body is read
+ * whole as JSON, so a server that answers `stream: true` with a whole
  * completion (several self-hosted servers and gateways do) still works. A
  * body that is not JSON fails naming its status, content type and first
  * bytes, not retryable (the same URL sends the same body again); a body cut
@@ -40,6 +41,11 @@ export async function readModelReply(request: {
       { cause },
     );
   });
+  if (looksLikeEventStream(text)) {
+    // An event stream under another content type (some proxies relabel it): read whole, so no live deltas.
+    const relabelled = new Response(text, { status: response.status, headers: { 'content-type': 'text/event-stream' } });
+    return { kind: 'events', events: Stream.fromSSEResponse(relabelled, new AbortController()).toReadableStream() };
+  }
   try {
     return { kind: 'json', body: JSON.parse(text) as unknown };
   } catch (cause) {
@@ -50,6 +56,11 @@ export async function readModelReply(request: {
       { cause },
     );
   }
+}
+
+/** True for a body that starts as server-sent events do (`data:`, `event:`, `id:`, `retry:` or a `:` comment line). */
+function looksLikeEventStream(text: string): boolean {
+  return /^(data|event|id|retry)?:/.test(text.trimStart());
 }
 
 /** `502 text/html, body: <html>...`: what came back, its first characters on one line. */

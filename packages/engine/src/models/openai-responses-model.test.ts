@@ -8,6 +8,7 @@ import {
   expectStreamedTurns,
   expectStreamOff,
   expectTextOnlyStreamsNameTheFix,
+  expectMislabelledStreamsRead,
   expectUnreadableBodiesNamed,
   modelError,
   SEARCH,
@@ -45,6 +46,10 @@ describe('OpenAIResponsesModel', () => {
 
   it('fails an empty streamed tool turn from a text-only stream naming stream: false, which fixes it', async () => {
     await expectTextOnlyStreamsNameTheFix(build);
+  });
+
+  it('reads an event stream sent under another content type', async () => {
+    await expectMislabelledStreamsRead(build);
   });
 
   it('names the status, content type and first bytes of a body that is neither JSON nor a stream', async () => {

@@ -154,6 +154,23 @@ export async function expectTextOnlyStreamsNameTheFix(build: ModelFactory): Prom
   }
 }
 
+/** An event stream under another content type (a proxy relabelled it) is still read: text and tool calls come back, with no live deltas. */
+export async function expectMislabelledStreamsRead(build: ModelFactory): Promise<void> {
+  const server = await startFakeOpenAIServer({ streaming: 'mislabelled' });
+  try {
+    const model = build(server.url);
+    server.enqueue({ kind: 'text', text: TEXT }, { kind: 'tool_calls', calls: CALLS });
+    const deltas: ModelStreamDelta[] = [];
+    const onDelta = (d: ModelStreamDelta) => void deltas.push(d);
+    const text = await model.respond(ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta }));
+    expect(text.message).toEqual({ role: 'assistant', content: TEXT });
+    const turn = await model.respond(ask([{ role: 'user', content: 'Research cairns.' }], { onDelta }));
+    expect(turn.message.toolCalls?.map((c) => c.name)).toEqual(['slow_search']);
+  } finally {
+    await server.close();
+  }
+}
+
 /**
  * A body that is neither JSON nor an event stream fails naming the status,
  * content type and first bytes (never the whole page): retryable from a 5xx

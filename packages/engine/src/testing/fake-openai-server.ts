@@ -34,9 +34,10 @@ export type FakeOpenAIReply =
  * - `never`: the whole answer as `application/json`, as servers that do not stream answer;
  * - `text-only`: a stream built from the answer's text alone, as `@dwmkerr/mock-llm` streams
  *   Chat Completions (`message.content` in chunks, `finish_reason: "stop"`, no usage):
- *   a tool-call answer streams as an empty one.
+ *   a tool-call answer streams as an empty one;
+ * - `mislabelled`: server-sent events under `Content-Type: text/plain`, as some proxies relabel a stream.
  */
-export type FakeStreaming = 'sse' | 'never' | 'text-only';
+export type FakeStreaming = 'sse' | 'never' | 'text-only' | 'mislabelled';
 
 /** Options of {@link startFakeOpenAIServer}. */
 export interface FakeOpenAIServerOptions {
@@ -151,7 +152,7 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
         const complete = route.endpoint(reply, body);
         if (body['stream'] !== true || streaming === 'never') sendJson(res, 200, complete);
         else if (streaming === 'text-only') sendSse(res, route.textOnlyStream(complete));
-        else sendSse(res, route.stream(complete, reply));
+        else sendSse(res, route.stream(complete, reply), streaming === 'mislabelled' ? 'text/plain; charset=utf-8' : undefined);
       }
     }
   }
@@ -411,8 +412,8 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function sendSse(res: ServerResponse, events: readonly SseEvent[]): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': id('req_', 16) });
+function sendSse(res: ServerResponse, events: readonly SseEvent[], contentType = 'text/event-stream'): void {
+  res.writeHead(200, { 'content-type': contentType, 'x-request-id': id('req_', 16) });
   for (const { event, data } of events) {
     const text = typeof data === 'string' ? data : JSON.stringify(data);
     res.write(`${event ? `event: ${event}\n` : ''}data: ${text}\n\n`);
