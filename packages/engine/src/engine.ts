@@ -1,26 +1,22 @@
 import type { Agent } from './agent.js';
 import type { Team } from './team.js';
+import { canonicalDigest } from './canonical-digest.js';
 import type { CheckpointStore } from './checkpoint-store.js';
+import { SYSTEM_CLOCK, type EngineResources } from './engine-resources.js';
 import type { EntityCatalog } from './entity-catalog.js';
-import { ContinuePendingError, EntityNotFoundError, UserError } from './errors.js';
+import { EntityNotFoundError, UserError } from './errors.js';
 import type { RunEventSink } from './events.js';
 import type { Model } from './model.js';
 import { Registry } from './registry.js';
 import { outputOf } from './runner/output-type.js';
-import { canonicalDigest } from './canonical-digest.js';
-import { CHECKPOINT_MODES, type AttemptReason, type CheckpointMode, type CreatedRun, type EntityRef, type RunRecord } from './run-types.js';
-import { CONTINUE_IN_PLACE_STATUSES, decideContinue, type ContinueDecision } from './lifecycle/continue-rules.js';
-import { memberRunner } from './lifecycle/member-runs.js';
+import { CHECKPOINT_MODES, type CheckpointMode, type CreatedRun, type EntityRef, type RunRecord } from './run-types.js';
+import { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
+import type { ContinueDecision } from './lifecycle/continue-rules.js';
+import { continueRun, type ContinueRequest } from './lifecycle/continue-run.js';
+import type { ExecuteOptions, ExecutionResult } from './lifecycle/execute-options.js';
+import { executeRun, registryOf } from './lifecycle/execute-run.js';
 import { processPickup, type Pickup, type PickupOptions, type PickupOutcome } from './lifecycle/pickup.js';
-import type { RunStatus } from './lifecycle/run-status.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
-import {
-  errorInfo,
-  executeRun,
-  type ExecuteOptions,
-  type ExecutionDeps,
-  type ExecutionResult,
-} from './runner/run-execution.js';
 
 /** Options of {@link Engine}. */
 export interface EngineOptions {
@@ -49,9 +45,6 @@ export interface EngineOptions {
   onLeaseCheckError?: (error: unknown) => void;
 }
 
-/** Default of `CAIRN_MAX_ATTEMPTS`. */
-export const DEFAULT_MAX_ATTEMPTS = 20;
-
 /** Default of `CAIRN_VERSION_GRACE_MS`: five minutes, the length of a slow rolling deploy. */
 export const DEFAULT_VERSION_GRACE_MS = 300_000;
 
@@ -71,19 +64,6 @@ export interface CreateRunRequest {
    * first one created (`replayed: true`); with a different request, `IdempotencyKeyReusedError`.
    */
   idempotencyKey?: string;
-}
-
-/** What {@link Engine.continueRun} takes. */
-export interface ContinueRequest {
-  /** For a COMPLETED run: start a new run from its messages. */
-  fork?: boolean;
-  /** A new user message (required to fork). */
-  input?: string;
-  /**
-   * For a RUNNING or ERROR run: resume it on the worker's definition of its entity even when it
-   * differs from the run's `definitionHash` (a run that ended in `DefinitionChangedError`).
-   */
-  upgrade?: boolean;
 }
 
 /** What {@link Engine.run} takes besides the entity and its input. */
@@ -116,25 +96,30 @@ export type RunResult<Output = unknown> = RunRecord & { output: Output | undefin
 export class Engine {
   readonly store: CheckpointStore;
   private readonly registry?: Registry;
-  private readonly catalog: EntityCatalog;
-  private readonly deps: ExecutionDeps;
+  /** What the lifecycle and the runner run on, built once here. */
+  private readonly resources: EngineResources;
   private readonly options: EngineOptions;
 
   constructor(options: EngineOptions) {
     this.options = options;
     this.store = options.store;
     this.registry = options.registry;
-    this.catalog = options.catalog ?? options.registry ?? { describe: () => undefined };
-    this.deps = {
+    this.resources = {
       store: options.store,
+      registry: options.registry,
+      catalog: options.catalog ?? options.registry ?? { describe: () => undefined },
       workerId: options.workerId ?? 'in-process',
-      retry: options.retry ?? DEFAULT_RETRY_POLICY,
-      onEvent: options.onEvent,
-      modelFor: (entity) => options.model ?? entity.model,
+      clock: SYSTEM_CLOCK,
+      limits: {
+        maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+        versionGraceMs: options.versionGraceMs ?? DEFAULT_VERSION_GRACE_MS,
+        leaseCheckMs: options.leaseCheckMs ?? 1000,
+        retry: options.retry ?? DEFAULT_RETRY_POLICY,
+      },
+      events: options.onEvent ?? (() => undefined),
+      model: options.model,
       context: options.context,
-      maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-      memberRunner: (parent, parentOptions) =>
-        memberRunner({ store: this.store, execute: (runId, o) => this.execute(runId, o) }, parent, parentOptions),
+      onLeaseCheckError: options.onLeaseCheckError,
     };
   }
 
@@ -160,7 +145,7 @@ export class Engine {
 
   /** Validates the request and creates the run in PENDING (or returns the one its idempotency key created); nothing is executed. */
   async createRun(request: CreateRunRequest): Promise<CreatedRun> {
-    const entity = await this.catalog.describe(request.entity);
+    const entity = await this.resources.catalog.describe(request.entity);
     if (!entity) throw new EntityNotFoundError(request.entity.kind, request.entity.name);
     if (typeof request.input !== 'string' || request.input.trim() === '') {
       throw new UserError('input must be a non-empty string');
@@ -195,52 +180,11 @@ export class Engine {
   }
 
   /**
-   * Applies the continue rules to a run. For a fork, creates the new run
+   * Applies the continue rules to a run ({@link continueRun}). For a fork, creates the new run
    * (PENDING, holding the old run's messages and the new input) and returns it.
    */
-  async continueRun(runId: string, request: ContinueRequest = {}): Promise<ContinueDecision> {
-    const decision = decideContinue(runId, await this.store.getRun(runId), request);
-    if (decision.action === 'resume') return this.recordContinue(runId, request);
-    if (decision.action !== 'fork') return decision;
-    if (!request.input?.trim()) throw new UserError('input is required to fork a completed run');
-    const source = decision.run;
-    const { messages } = await this.store.loadHistory(runId);
-    const forked = await this.store.createRun({
-      entity: source.entity,
-      input: request.input,
-      sessionId: source.sessionId,
-      tenantId: source.tenantId,
-      userId: source.userId,
-      checkpoint: source.checkpoint,
-      // A fork is a new run: it starts on the entity's current definition.
-      definitionHash: (await this.catalog.describe(source.entity))?.definitionHash ?? null,
-      metadata: { ...source.metadata, forked_from: runId },
-      messages: [...messages, { role: 'user', content: request.input }],
-    });
-    return { action: 'fork', run: forked };
-  }
-
-  /**
-   * Stores a resume-in-place continue with its input, in the statement that
-   * checks the status: the first execution that commits applies it, once.
-   * Throws `ContinuePendingError` when another continue's input still waits.
-   */
-  private async recordContinue(runId: string, request: ContinueRequest): Promise<ContinueDecision> {
-    const input = request.input?.trim() ? request.input : null;
-    const recorded = await this.store.recordContinueRequest(runId, {
-      input,
-      upgrade: request.upgrade === true,
-      statuses: CONTINUE_IN_PLACE_STATUSES,
-    });
-    const run = await this.store.getRun(runId);
-    if (recorded.recorded) return { action: 'resume', run: run! };
-    if (recorded.reason === 'waiting') {
-      if (input !== null) throw new ContinuePendingError(runId);
-      // A continue without input while another waits: that one's job resumes the run.
-      return { action: 'resume', run: run! };
-    }
-    // The status moved between the read and the write: apply the rules to the new one.
-    return this.continueRun(runId, request);
+  continueRun(runId: string, request: ContinueRequest = {}): Promise<ContinueDecision> {
+    return continueRun(this.resources, runId, request);
   }
 
   /**
@@ -248,9 +192,8 @@ export class Engine {
    * Throws `LeaseLostError` when another execution claimed the run meanwhile.
    */
   execute(runId: string, options: ExecuteOptions): Promise<ExecutionResult> {
-    const registry = this.registry;
-    if (!registry) throw new UserError('engine: executing a run needs a registry');
-    return executeRun(this.deps, (run) => registry.get(run.entity), runId, options);
+    registryOf(this.resources);
+    return executeRun(this.resources, runId, options);
   }
 
   /**
@@ -259,45 +202,7 @@ export class Engine {
    * Throws only errors whose disposition is `retry-job`.
    */
   processPickup(pickup: Pickup, options: PickupOptions = {}): Promise<PickupOutcome> {
-    const registry = this.registry;
-    if (!registry) throw new UserError('engine: executing a run needs a registry');
-    return processPickup(
-      {
-        store: this.store,
-        registry,
-        execute: (runId, executeOptions) => this.execute(runId, executeOptions),
-        failUnrunnable: (runId, reason, error, from) => this.failUnrunnable(runId, reason, error, from),
-        versionGraceMs: this.options.versionGraceMs ?? DEFAULT_VERSION_GRACE_MS,
-        leaseCheckMs: this.options.leaseCheckMs ?? 1000,
-        onLeaseCheckError: this.options.onLeaseCheckError,
-      },
-      pickup,
-      options,
-    );
-  }
-
-  /**
-   * Ends a run this engine cannot execute in ERROR, in one claim from one of `from` (a decided PAUSED run's
-   * resume included); its attempt shows who ended it and why.
-   */
-  private async failUnrunnable(runId: string, reason: AttemptReason, error: Error, from: readonly RunStatus[]): Promise<RunRecord> {
-    const { epoch, run, continueRequest } = await this.store.claimRun(runId, { workerId: this.deps.workerId, reason, from });
-    const info = errorInfo(error);
-    const event = { type: 'RunError' as const, runId, epoch, data: { error: info }, at: new Date().toISOString() };
-    const failed = await this.store.finishRun(runId, epoch, {
-      status: 'ERROR',
-      content: null,
-      error: info,
-      delta: {
-        messages: [],
-        toolCalls: [],
-        usage: run.usage,
-        events: [event],
-        // Nothing ran: a waiting continue's input (and its upgrade) stays for the next continue.
-        ...(continueRequest && { keepsContinueRequest: continueRequest.requestId }),
-      },
-    });
-    this.deps.onEvent?.(event);
-    return failed;
+    registryOf(this.resources);
+    return processPickup(this.resources, pickup, options);
   }
 }

@@ -37,17 +37,10 @@ export {
 } from './definition-hash.js';
 export { ENTITY_PATH_SEPARATOR, entityPathSegments, isEntityPath, memberEntityName, ownEntityName, runEntityPath } from './entity-path.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
-export {
-  Engine,
-  DEFAULT_MAX_ATTEMPTS,
-  DEFAULT_VERSION_GRACE_MS,
-  type EngineOptions,
-  type CreateRunRequest,
-  type ContinueRequest,
-  type RunOptions,
-  type RunResult,
-} from './engine.js';
-export type { ExecuteOptions, ExecutionResult } from './runner/run-execution.js';
+export { Engine, DEFAULT_VERSION_GRACE_MS, type EngineOptions, type CreateRunRequest, type RunOptions, type RunResult } from './engine.js';
+export { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
+export type { ContinueRequest } from './lifecycle/continue-run.js';
+export type { ExecuteOptions, ExecutionResult } from './lifecycle/execute-options.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
 export { OpenAIResponsesModel } from './models/openai-responses-model.js';
 export { OpenAIChatModel } from './models/openai-chat-model.js';

@@ -1,22 +1,19 @@
 import type { Agent } from '../agent.js';
 import type { Team } from '../team.js';
-import type { CheckpointStore } from '../checkpoint-store.js';
+import type { EngineResources } from '../engine-resources.js';
 import { definitionHashOf } from '../definition-hash.js';
 import { memberEntityName } from '../entity-path.js';
 import { MemberRunFailedError, RunNotContinuableError } from '../errors.js';
 import type { CheckpointMode, RunRecord } from '../run-types.js';
 import type { RunMember } from '../runner/delegation.js';
 import { HandoverSignal } from '../runner/handover.js';
-import type { ExecuteOptions, ExecutionResult } from '../runner/run-execution.js';
-import { PauseSignal } from './pause.js';
+import type { ExecuteOptions, ExecutionResult } from './execute-options.js';
+import { PauseSignal } from '../runner/pause-signal.js';
 import { actionSummary } from '../hitl/pending-action.js';
 import { canTransition, CLAIMABLE_STATUSES, RUN_TRANSITIONS } from './run-status.js';
 
-/** What {@link memberRunner} needs from the engine. */
-export interface MemberRunDeps {
-  store: CheckpointStore;
-  execute(runId: string, options: ExecuteOptions): Promise<ExecutionResult>;
-}
+/** How a member run is executed: `executeRun`, handed in by the execution of its team (which `executeRun` imports this file for). */
+export type ExecuteMemberRun = (resources: EngineResources, runId: string, options: ExecuteOptions) => Promise<ExecutionResult>;
 
 const CHECKPOINT_STRENGTH: Record<CheckpointMode, number> = { run: 0, 'tool-batch': 1, 'tool-call': 2 };
 
@@ -28,16 +25,22 @@ const CHECKPOINT_STRENGTH: Record<CheckpointMode, number> = { run: 0, 'tool-batc
  * delegates the same call twice; parallel delegations to the same member
  * each have their own member run.
  */
-export function memberRunner(deps: MemberRunDeps, parent: RunRecord, parentOptions: ExecuteOptions): RunMember {
+export function memberRunner(
+  resources: EngineResources,
+  execute: ExecuteMemberRun,
+  parent: RunRecord,
+  parentOptions: ExecuteOptions,
+): RunMember {
+  const { store } = resources;
   return async (member: Agent | Team, task, context) => {
-    const existing = await deps.store.findMemberRun(parent.runId, context.toolCallId);
+    const existing = await store.findMemberRun(parent.runId, context.toolCallId);
     if (existing?.status === 'COMPLETED') return { output: existing.content ?? '', childRunId: existing.runId };
     if (existing && !canTransition(existing.status, 'claim') && existing.status !== 'PAUSED') {
       throw new MemberRunFailedError(existing.runId, member.name, existing.status, existing.error?.message ?? 'no answer');
     }
     const child =
       existing ??
-      (await deps.store.createRun({
+      (await store.createRun({
         // Named by its path (`research-team/researcher`): the member of THIS team, whatever other teams call theirs.
         entity: { kind: member.kind, name: memberEntityName(parent.entity.name, member.name) },
         input: task,
@@ -54,7 +57,7 @@ export function memberRunner(deps: MemberRunDeps, parent: RunRecord, parentOptio
     const reason = child.status === 'PENDING' ? 'run' : parentOptions.reason === 'run' ? 'continue' : parentOptions.reason;
     let result: ExecutionResult;
     try {
-      result = await deps.execute(child.runId, {
+      result = await execute(resources, child.runId, {
         reason,
         signal: context.signal,
         handover: parentOptions.handover,
@@ -68,21 +71,21 @@ export function memberRunner(deps: MemberRunDeps, parent: RunRecord, parentOptio
       });
     } catch (error) {
       // A member still waiting for a person keeps its team paused.
-      if (error instanceof RunNotContinuableError && error.status === 'PAUSED') throw await memberPaused(deps, parent, child.runId);
+      if (error instanceof RunNotContinuableError && error.status === 'PAUSED') throw await memberPaused(resources, parent, child.runId);
       throw error;
     }
     if (result.outcome === 'handed-over') throw new HandoverSignal(child.runId);
     const { run } = result;
     if (run.status === 'COMPLETED') return { output: run.content ?? '', childRunId: run.runId };
     // A team whose member paused is PAUSED too; it resumes after the member.
-    if (run.status === 'PAUSED') throw await memberPaused(deps, parent, run.runId);
+    if (run.status === 'PAUSED') throw await memberPaused(resources, parent, run.runId);
     throw new MemberRunFailedError(run.runId, member.name, run.status, run.error?.message ?? 'no answer');
   };
 }
 
 /** The team's pause for a paused member: it lists the member's pending actions. */
-async function memberPaused(deps: MemberRunDeps, parent: RunRecord, memberRunId: string): Promise<PauseSignal> {
-  const actions = (await deps.store.listRunActions(memberRunId)).filter((a) => a.status === 'pending');
+async function memberPaused(resources: EngineResources, parent: RunRecord, memberRunId: string): Promise<PauseSignal> {
+  const actions = (await resources.store.listRunActions(memberRunId)).filter((a) => a.status === 'pending');
   return new PauseSignal(parent.runId, { memberRunId, actions: actions.map(actionSummary) });
 }
 

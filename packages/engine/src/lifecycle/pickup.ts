@@ -1,4 +1,5 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
+import type { EngineResources } from '../engine-resources.js';
 import { definitionHashOf } from '../definition-hash.js';
 import {
   DefinitionChangedError,
@@ -8,13 +9,14 @@ import {
   RunNotFoundError,
   StoreUnavailableError,
 } from '../errors.js';
-import type { Entity, Registry } from '../registry.js';
+import type { Entity } from '../registry.js';
 import type { AttemptReason, RunRecord } from '../run-types.js';
-import type { ExecuteOptions, ExecutionResult } from '../runner/run-execution.js';
 import { attemptReasonFor } from './attempt-reason.js';
 import { dispositionOfError } from './error-disposition.js';
+import { executeRun, registryOf } from './execute-run.js';
 import { watchLease } from './lease-watch.js';
 import { CLAIMABLE_STATUSES, RUN_JOB_CLAIMABLE_STATUSES, RUN_TRANSITIONS, type RunStatus } from './run-status.js';
+import { endUnrunnableRun } from './unrunnable-run.js';
 
 /** One pickup of a queued job, as plain data (it may cross a thread). */
 export interface Pickup {
@@ -37,20 +39,6 @@ export type PickupOutcome =
   | { kind: 'handed-over' }
   | { kind: 'lease-lost'; message: string };
 
-/** What {@link processPickup} needs from the engine. */
-export interface PickupDeps {
-  store: CheckpointStore;
-  registry: Registry;
-  execute(runId: string, options: ExecuteOptions): Promise<ExecutionResult>;
-  /** Ends a run that cannot be executed in ERROR, in one claim from one of `from` (the statuses the pickup may claim). */
-  failUnrunnable(runId: string, reason: AttemptReason, error: Error, from: readonly RunStatus[]): Promise<RunRecord>;
-  /** How long a run whose entity the registry lacks, or has with another definition, is left for another worker. */
-  versionGraceMs: number;
-  /** How often an execution re-reads its run row (epoch, cancel). */
-  leaseCheckMs: number;
-  onLeaseCheckError?(error: unknown): void;
-}
-
 /** Options of one pickup. */
 export interface PickupOptions {
   /** Aborting it asks the execution to stop at its next checkpoint and hand the run back. */
@@ -68,8 +56,9 @@ export interface PickupOptions {
  * runs on) and execute under a lease watch. Errors come back classified: a
  * lost lease is an outcome, `retry-job` errors are thrown for the queue to retry.
  */
-export async function processPickup(deps: PickupDeps, pickup: Pickup, options: PickupOptions = {}): Promise<PickupOutcome> {
-  const { store, registry } = deps;
+export async function processPickup(resources: EngineResources, pickup: Pickup, options: PickupOptions = {}): Promise<PickupOutcome> {
+  const { store } = resources;
+  const registry = registryOf(resources);
   const { runId } = pickup;
   const run = await store.getRun(runId).catch((cause: unknown) => {
     throw new StoreUnavailableError(runId, { cause });
@@ -84,17 +73,17 @@ export async function processPickup(deps: PickupDeps, pickup: Pickup, options: P
   const reason = attemptReasonFor(pickup, run);
   const { kind, name } = run.entity;
   if (!registry.has(run.entity)) {
-    const graceLeftMs = await versionGraceLeftMs(deps, run);
+    const graceLeftMs = await versionGraceLeftMs(resources, run);
     if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, kind, name, graceLeftMs);
-    return finishedOrLost(() => deps.failUnrunnable(runId, reason, registry.notFoundError(run.entity), claimable));
+    return finishedOrLost(() => endUnrunnableRun(resources, runId, reason, registry.notFoundError(run.entity), claimable));
   }
   const entity = registry.get(run.entity);
   const workerHash = definitionHashOf(entity);
   const runHash = run.definitionHash;
   if (runHash !== null && runHash !== workerHash && !(await acceptsDefinitionChange(store, run, entity))) {
-    const graceLeftMs = await versionGraceLeftMs(deps, run);
+    const graceLeftMs = await versionGraceLeftMs(resources, run);
     if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, kind, name, graceLeftMs, { runHash, workerHash });
-    return finishedOrLost(() => deps.failUnrunnable(runId, reason, new DefinitionChangedError(runId, kind, name, runHash, workerHash), claimable));
+    return finishedOrLost(() => endUnrunnableRun(resources, runId, reason, new DefinitionChangedError(runId, kind, name, runHash, workerHash), claimable));
   }
 
   const controller = new AbortController();
@@ -102,11 +91,11 @@ export async function processPickup(deps: PickupDeps, pickup: Pickup, options: P
     store,
     runId,
     controller,
-    intervalMs: deps.leaseCheckMs,
-    onError: (error) => deps.onLeaseCheckError?.(error),
+    intervalMs: resources.limits.leaseCheckMs,
+    onError: (error) => resources.onLeaseCheckError?.(error),
   });
   try {
-    const result = await deps.execute(runId, {
+    const result = await executeRun(resources, runId, {
       reason,
       signal: controller.signal,
       handover: options.handover,
@@ -140,11 +129,11 @@ function claimableBy(pickup: Pickup): readonly RunStatus[] {
  * run queued or running long before a deploy still gets the whole period,
  * and later pickups never extend it).
  */
-async function versionGraceLeftMs(deps: PickupDeps, run: RunRecord): Promise<number> {
-  const waitedMs = await deps.store.awaitDeploy(run.runId).catch((cause: unknown) => {
+async function versionGraceLeftMs(resources: EngineResources, run: RunRecord): Promise<number> {
+  const waitedMs = await resources.store.awaitDeploy(run.runId).catch((cause: unknown) => {
     throw new StoreUnavailableError(run.runId, { cause });
   });
-  return Math.ceil(deps.versionGraceMs - (waitedMs ?? 0));
+  return Math.ceil(resources.limits.versionGraceMs - (waitedMs ?? 0));
 }
 
 /**

@@ -1,7 +1,5 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
 import { CheckpointWriteError, ContinueArrivedError, LeaseLostError } from '../errors.js';
-import { interruptedToolResult } from '../lifecycle/open-tool-calls.js';
-import { FINAL_STATUSES } from '../lifecycle/run-status.js';
 import type { LiveEventType, RunEvent, RunEventSink, RunEventType } from '../events.js';
 import type { Message, Usage } from '../messages.js';
 import type { CheckpointMode, RunErrorInfo, RunRecord, ToolCallRecord } from '../run-types.js';
@@ -12,6 +10,8 @@ import type { NewPendingAction } from '../hitl/pending-action.js';
 export interface FinalEvent {
   type: RunEventType;
   data: Record<string, unknown>;
+  /** Set when the finish closes the tool rows still `running`: the result they get (the lifecycle says when). */
+  openCallsResult?: string;
 }
 
 /**
@@ -135,8 +135,8 @@ export class Checkpointer {
 
   /**
    * Writes the final status with everything still pending and the final
-   * event, then publishes it; a final status also closes the tool rows left
-   * `running`. Rejects with `ContinueArrivedError` (nothing written, the
+   * event, then publishes it; with `final.openCallsResult`, also closes the
+   * tool rows left `running` with that result. Rejects with `ContinueArrivedError` (nothing written, the
    * pending work kept) when a continue request arrived that this execution
    * has not taken in.
    */
@@ -150,9 +150,9 @@ export class Checkpointer {
     return this.serialise(async () => {
       const event = this.event(final.type, final.data);
       const toolCalls = new Map(this.pendingToolCalls);
-      if (FINAL_STATUSES.includes(status)) {
+      if (final.openCallsResult !== undefined) {
         for (const [id, open] of this.openToolCalls) {
-          toolCalls.set(id, { ...open, status: 'error', result: interruptedToolResult(status), endedAt: new Date() });
+          toolCalls.set(id, { ...open, status: 'error', result: final.openCallsResult, endedAt: new Date() });
         }
       }
       const run = await this.store

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolCallRequest, ToolResultMessage } from '../messages.js';
 import type { ToolCallRecord } from '../run-types.js';
 import { CheckpointWriteError, LeaseLostError } from '../errors.js';
-import { PauseSignal } from '../lifecycle/pause.js';
+import { PauseSignal } from './pause-signal.js';
 import { HandoverSignal } from './handover.js';
 import type { ExecutableTool, ToolInvocationResult } from './tool-executable.js';
 

@@ -7,7 +7,7 @@ import type { CheckpointMode, ToolCallRecord } from '../run-types.js';
 import { DELEGATE_TOOL_NAME } from '../team.js';
 import type { Checkpointer } from './checkpointer.js';
 import { executeToolBatch, idempotencyKeyFor, recordedArguments, type ToolBatchContext, type ToolCallOutcome } from './execute-tool-batch.js';
-import { PauseSignal } from '../lifecycle/pause.js';
+import { PauseSignal } from './pause-signal.js';
 import { actionIdempotencyKey, actionSummary, type PendingActionRecord } from '../hitl/pending-action.js';
 import { editedNote, interruptedMessage, planToolCalls, type DecidedCall } from '../hitl/plan-tool-calls.js';
 import { respondWithRetry, type RetryPolicy } from './model-retry.js';

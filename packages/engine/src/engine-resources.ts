@@ -1,0 +1,57 @@
+import type { CheckpointStore } from './checkpoint-store.js';
+import type { EntityCatalog } from './entity-catalog.js';
+import type { RunEventSink } from './events.js';
+import type { Model } from './model.js';
+import type { Registry } from './registry.js';
+import type { RetryPolicy } from './runner/model-retry.js';
+
+/** The limits every execution of an engine runs under. */
+export interface EngineLimits {
+  /** Claims without a new checkpoint beyond which a run ends in ERROR (`CAIRN_MAX_ATTEMPTS`). */
+  maxAttempts: number;
+  /** How long a run whose entity the registry lacks, or has with another definition, is left for another worker (`CAIRN_VERSION_GRACE_MS`). */
+  versionGraceMs: number;
+  /** How often an execution started by a pickup re-reads its run row (epoch, cancel). */
+  leaseCheckMs: number;
+  /** How model calls are retried. */
+  retry: RetryPolicy;
+}
+
+/** Where the engine reads the time. */
+export interface Clock {
+  now(): Date;
+}
+
+/** The wall clock. */
+export const SYSTEM_CLOCK: Clock = { now: () => new Date() };
+
+/**
+ * What the engine's parts run on, built once by `Engine` and passed as is to
+ * the lifecycle (which owns every move of a run) and through it to the runner
+ * (which executes): no part calls back into `Engine`.
+ *
+ * Job port: the engine asks nothing of the queue while it executes. A move
+ * that needs the queue (enqueue, delay, remove a job) is returned by the
+ * lifecycle as an intent that the queue carries out (`lifecycle/intents.ts`);
+ * a port the engine itself had to call would be added here as `jobs`.
+ */
+export interface EngineResources {
+  /** The store port: fenced writes and the reads executions need. */
+  readonly store: CheckpointStore;
+  /** The entities this engine executes; undefined on an engine that only creates and continues runs. */
+  readonly registry: Registry | undefined;
+  /** Where new runs (and forks) look their entity's definition up. */
+  readonly catalog: EntityCatalog;
+  /** Shown in every attempt this engine claims. */
+  readonly workerId: string;
+  readonly clock: Clock;
+  readonly limits: EngineLimits;
+  /** Receives run events, in order. */
+  readonly events: RunEventSink;
+  /** Replaces the model of every entity (`CAIRN_MODEL`). */
+  readonly model: Model | undefined;
+  /** The app's context for tools when an execution gives none (`ctx.context`). */
+  readonly context: unknown;
+  /** A lease check failed (the watch keeps going). */
+  readonly onLeaseCheckError: ((error: unknown) => void) | undefined;
+}

@@ -1,0 +1,54 @@
+import type { EngineResources } from '../engine-resources.js';
+import { ContinuePendingError } from '../errors.js';
+import { CONTINUE_IN_PLACE_STATUSES, decideContinue, type ContinueDecision } from './continue-rules.js';
+import { forkRun } from './fork-run.js';
+
+/** What `continueRun` takes. */
+export interface ContinueRequest {
+  /** For a COMPLETED run: start a new run from its messages. */
+  fork?: boolean;
+  /** A new user message (required to fork). */
+  input?: string;
+  /**
+   * For a RUNNING or ERROR run: resume it on the worker's definition of its entity even when it
+   * differs from the run's `definitionHash` (a run that ended in `DefinitionChangedError`).
+   */
+  upgrade?: boolean;
+}
+
+/**
+ * Applies the continue rules ({@link decideContinue}) to a run: a resume in
+ * place stores the continue with its input in the statement that checks the
+ * status (the first execution that commits applies it, once), and applies the
+ * rules again when the status moved between the read and that write; a fork
+ * creates the new run ({@link forkRun}). Throws `ContinuePendingError` when
+ * another continue's input still waits.
+ */
+export async function continueRun(resources: EngineResources, runId: string, request: ContinueRequest = {}): Promise<ContinueDecision> {
+  for (;;) {
+    const decision = decideContinue(runId, await resources.store.getRun(runId), request);
+    if (decision.action === 'fork') return forkRun(resources, decision.run, request.input);
+    if (decision.action !== 'resume') return decision;
+    const resumed = await recordContinue(resources, runId, request);
+    if (resumed) return resumed;
+  }
+}
+
+/** Stores a resume-in-place continue; undefined when the run left the statuses a continue resumes from. */
+async function recordContinue(resources: EngineResources, runId: string, request: ContinueRequest): Promise<ContinueDecision | undefined> {
+  const { store } = resources;
+  const input = request.input?.trim() ? request.input : null;
+  const recorded = await store.recordContinueRequest(runId, {
+    input,
+    upgrade: request.upgrade === true,
+    statuses: CONTINUE_IN_PLACE_STATUSES,
+  });
+  const run = await store.getRun(runId);
+  if (recorded.recorded) return { action: 'resume', run: run! };
+  if (recorded.reason === 'waiting') {
+    if (input !== null) throw new ContinuePendingError(runId);
+    // A continue without input while another waits: that one's job resumes the run.
+    return { action: 'resume', run: run! };
+  }
+  return undefined;
+}

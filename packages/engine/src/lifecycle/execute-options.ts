@@ -1,0 +1,41 @@
+import type { Entity } from '../registry.js';
+import type { AttemptReason, RunRecord } from '../run-types.js';
+import type { RunStatus } from './run-status.js';
+
+/** How an execution ended. `handed-over`: stopped at a checkpoint for another worker to resume. */
+export type ExecutionResult =
+  | { outcome: 'finished'; run: RunRecord }
+  | { outcome: 'handed-over'; runId: string };
+
+/** Options of one execution of a run. */
+export interface ExecuteOptions {
+  /** Why this execution claims the run; recorded in its attempt. */
+  reason: AttemptReason;
+  /**
+   * Aborting it cancels the run (CANCELLED is persisted), unless its reason is
+   * a `LeaseLostError`: then the execution stops and writes nothing more.
+   */
+  signal?: AbortSignal;
+  /** Aborting it asks the execution to stop at its next checkpoint and hand the run back. */
+  handover?: AbortSignal;
+  /** For a member run: the epoch of its team's execution; the claim fails with `LeaseLostError` once the team was claimed since. */
+  parentEpoch?: number;
+  /** Statuses the claim may start from. @defaultValue CLAIMABLE_STATUSES */
+  from?: readonly RunStatus[];
+  /** The app's context for this execution's tools (`ctx.context`), over the engine's own. */
+  context?: unknown;
+  /**
+   * For a member run: the member its team delegated to, run as is instead of
+   * looking the run's entity name up (a member run stored under a plain name
+   * still runs its own team's member once another team has one of that name).
+   */
+  member?: Entity;
+  /**
+   * The definition hash of the entity this execution runs (recorded on the run by the claim) and the
+   * hash the run had before; when they differ, the run announces `DefinitionUpgraded { from, to }`.
+   * @defaultValue the run's hash is left as it is
+   */
+  definition?: { hash: string; replaces: string | null };
+  /** Called once the run is claimed, with the epoch this execution holds. */
+  onClaim?(claim: { epoch: number; run: RunRecord }): void;
+}

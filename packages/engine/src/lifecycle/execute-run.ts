@@ -1,0 +1,78 @@
+import type { EngineResources } from '../engine-resources.js';
+import { ContinueArrivedError, UserError } from '../errors.js';
+import type { Registry } from '../registry.js';
+import type { RunRecord } from '../run-types.js';
+import { HandoverSignal } from '../runner/handover.js';
+import { openExecution, takeIn, turnLoopStateFor } from '../runner/open-execution.js';
+import { runTurnLoop, type TurnLoopState } from '../runner/turn-loop.js';
+import { checkAttemptsCap } from './attempts-cap.js';
+import { claimExecution } from './claim-execution.js';
+import type { ExecuteOptions, ExecutionResult } from './execute-options.js';
+import { memberRunner } from './member-runs.js';
+import { answeredEnding, endingOfError, writeEnding, type RunEnding } from './run-ending.js';
+import { parseStoredMessages } from './stored-state.js';
+
+/**
+ * One claim of a run, from the claim to its final write: claims it, has the
+ * runner open the execution and run the turn loop, and decides how it ends.
+ * A run that cannot make progress (claimed more than `maxAttempts` times with
+ * no new checkpoint, its stored state unreadable, its entity unknown) ends in
+ * ERROR saying which; a finish refused because a continue arrived takes that
+ * continue's input in and runs on. Throws `LeaseLostError` when another
+ * execution claimed the run meanwhile.
+ */
+export async function executeRun(resources: EngineResources, runId: string, options: ExecuteOptions): Promise<ExecutionResult> {
+  const claim = await claimExecution(resources, runId, options);
+  const { run } = claim;
+  options.onClaim?.({ epoch: claim.epoch, run });
+  const { checkpointer, storedMessages } = await openExecution(resources, claim, options);
+  const signal = options.signal ?? new AbortController().signal;
+
+  let state: TurnLoopState;
+  try {
+    checkAttemptsCap(claim, resources.limits.maxAttempts);
+    const messages = parseStoredMessages(runId, storedMessages);
+    state = turnLoopStateFor(resources, claim, checkpointer, {
+      entity: options.member ?? registryOf(resources).get(run.entity),
+      messages,
+      runMember: memberRunner(resources, executeRun, run, options),
+      signal,
+      handover: options.handover,
+      context: options.context,
+    });
+    if (claim.continueRequest) takeIn(state, claim.continueRequest);
+  } catch (error) {
+    return finished(await writeEnding(checkpointer, endingOfError(error, signal, []), run.usage));
+  }
+
+  for (;;) {
+    let ending: RunEnding;
+    try {
+      const result = await runTurnLoop(state);
+      // The next execution announces itself with RunContinued (reason `handover`).
+      if (result.kind === 'handover') return { outcome: 'handed-over', runId };
+      ending = answeredEnding(result.content, state.usage);
+    } catch (error) {
+      if (error instanceof HandoverSignal) return { outcome: 'handed-over', runId };
+      ending = endingOfError(error, signal, state.messages);
+    }
+    try {
+      return finished(await writeEnding(checkpointer, ending, state.usage));
+    } catch (error) {
+      if (!(error instanceof ContinueArrivedError)) throw error;
+      // A continue arrived while this execution ran: answer its input too, then finish.
+      const request = await resources.store.readContinueRequest(runId, error.requestId);
+      if (request) takeIn(state, request);
+    }
+  }
+}
+
+/** The registry of an engine that executes runs. */
+export function registryOf(resources: EngineResources): Registry {
+  if (!resources.registry) throw new UserError('engine: executing a run needs a registry');
+  return resources.registry;
+}
+
+function finished(run: RunRecord): ExecutionResult {
+  return { outcome: 'finished', run };
+}

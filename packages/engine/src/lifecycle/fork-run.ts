@@ -1,0 +1,28 @@
+import type { EngineResources } from '../engine-resources.js';
+import { UserError } from '../errors.js';
+import type { RunRecord } from '../run-types.js';
+import type { ContinueDecision } from './continue-rules.js';
+
+/**
+ * Forks a COMPLETED run: a new run (PENDING) in the same session holding the
+ * source's messages and the new input, on the entity's current definition,
+ * its metadata saying `forked_from`; the source is left as it is.
+ */
+export async function forkRun(resources: EngineResources, source: RunRecord, input: string | undefined): Promise<ContinueDecision> {
+  if (!input?.trim()) throw new UserError('input is required to fork a completed run');
+  const { store, catalog } = resources;
+  const { messages } = await store.loadHistory(source.runId);
+  const forked = await store.createRun({
+    entity: source.entity,
+    input,
+    sessionId: source.sessionId,
+    tenantId: source.tenantId,
+    userId: source.userId,
+    checkpoint: source.checkpoint,
+    // A fork is a new run: it starts on the entity's current definition.
+    definitionHash: (await catalog.describe(source.entity))?.definitionHash ?? null,
+    metadata: { ...source.metadata, forked_from: source.runId },
+    messages: [...messages, { role: 'user', content: input }],
+  });
+  return { action: 'fork', run: forked };
+}
