@@ -1,4 +1,5 @@
 import {
+  decideAndResume,
   Engine,
   RunNotContinuableError,
   TERMINAL_STATUSES,
@@ -29,7 +30,7 @@ import {
   type StoredEvent,
 } from '@cairn/store';
 import { RunWaitTimeoutError } from './errors.js';
-import { resumeJob } from './job-catalog.js';
+import { carryOutIntents } from './carry-out-intents.js';
 import { openStoreDb } from './open-store-db.js';
 import { RunQueue, type RunQueueOptions } from './queue-backend.js';
 
@@ -188,20 +189,16 @@ export class CairnClient {
 
   /**
    * Records decisions on the pending actions of a run's tree (the root run or
-   * a member run), all or nothing, each by compare-and-set; when the tree's
-   * last pending action is decided, enqueues the resume of its root run.
+   * a member run), all or nothing, each by compare-and-set: the lifecycle's
+   * `decide` move; when it decided the tree's last pending action, the resume
+   * of its root run it asks for is enqueued.
    * Throws `RunNotFoundError`, `ActionNotFoundError`, `DecisionConflictError`,
    * `ActionExpiredError`, `ArgsDigestMismatchError` or `InvalidDecisionError`.
    */
   async decide(runId: string, decisions: readonly PostedDecision[]): Promise<DecisionsResult> {
-    const result = await this.store.decideActions(runId, decisions, validateDecision);
-    if (result.resume) await this.enqueueResume(result.resume.rootRunId, result.resume.pausedEpoch);
+    const { result, intents } = await decideAndResume(this.store, runId, decisions, validateDecision);
+    await carryOutIntents(this.runQueue, intents);
     return result;
-  }
-
-  /** Enqueues the resume of a paused run whose actions are all decided (a no-op when it is queued already). */
-  async enqueueResume(rootRunId: string, pausedEpoch: number): Promise<void> {
-    await this.runQueue.add(resumeJob(rootRunId, pausedEpoch));
   }
 
   /** The run as the API returns it, or undefined. */

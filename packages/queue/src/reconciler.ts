@@ -1,6 +1,7 @@
-import { CONTINUE_IN_PLACE_STATUSES, LIVE_STATUSES } from '@cairn/engine';
-import { ADVISORY_LOCKS, type PostgresCheckpointStore, type RunCursor } from '@cairn/store';
-import { resumeJob } from './job-catalog.js';
+import { recoveryIntents } from '@cairn/engine';
+import type { RunCursor } from '@cairn/engine/store';
+import { ADVISORY_LOCKS, type PostgresCheckpointStore } from '@cairn/store';
+import { carryOutIntents } from './carry-out-intents.js';
 import type { RunQueue } from './queue-backend.js';
 import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 
@@ -33,12 +34,12 @@ export interface ReconcileResult {
 }
 
 /**
- * Finds top-level runs left PENDING or RUNNING with no live job (Redis lost,
- * enqueue failed after the row was written) and enqueues a `continue` with
- * reason `reconciled`, and PAUSED ones with every action decided and no
- * resume job (their resume), and expires undecided actions past their
- * `expires_at` whose `expire` job never ran; idempotent, since a run has at
- * most one live job and an expiry decides an action once.
+ * One pass of the lifecycle's `recover` move (`recoveryIntents`: which runs
+ * need a job, and the overdue actions it expires), whose intents this
+ * carries out on the run queue: a `continue` with reason `reconciled` for
+ * top-level runs left PENDING or RUNNING with no live job (Redis lost,
+ * enqueue failed after the row was written), the resume of PAUSED ones with
+ * every action decided and no resume job; idempotent.
  * Bounded: one worker at a time (a Postgres advisory lock), at most
  * `batchSize` runs of each kind per pass, read through the partial index on
  * top-level runs by status; `after` continues the scan where the last pass stopped.
@@ -51,49 +52,23 @@ export async function reconcileOnce(options: ReconcileOptions & { after?: RunCur
 async function reconcileBatch(options: ReconcileOptions & { after?: RunCursor }): Promise<ReconcileResult> {
   const { store, runQueue } = options;
   const logger = options.logger ?? SILENT_LOGGER;
-  const olderThanMs = options.olderThanMs ?? 15_000;
-  const limit = options.batchSize ?? DEFAULT_RECONCILE_BATCH;
-  const live = await store.listRunsByStatus(LIVE_STATUSES, olderThanMs, { topLevelOnly: true, limit, after: options.after });
-  const runs = [
-    ...live,
-    // An ERROR run whose continue was stored but whose job never made it to the queue.
-    ...(await store.listRunsWithWaitingContinue(
-      CONTINUE_IN_PLACE_STATUSES.filter((s) => !LIVE_STATUSES.includes(s)),
-      olderThanMs,
-      limit,
-    )),
-  ];
+  const plan = await recoveryIntents(store, {
+    olderThanMs: options.olderThanMs ?? 15_000,
+    limit: options.batchSize ?? DEFAULT_RECONCILE_BATCH,
+    after: options.after,
+  });
+  for (const { actionId, result } of plan.expired) logger.info({ actionId, result }, 'reconciled an overdue action whose expiry never ran');
+  const results = await carryOutIntents(runQueue, plan.intents);
   const enqueued: string[] = [];
   let checked = 0;
-  for (const run of runs) {
-    if (run.parentRunId !== null) continue;
+  plan.intents.forEach((intent, i) => {
+    if (intent.kind !== 'enqueue' || (intent.cause !== 'recovered-live' && intent.cause !== 'recovered-paused')) return;
     checked++;
-    if (await runQueue.liveJobFor(run.runId)) continue;
-    await runQueue.add({ name: 'continue', data: { runId: run.runId, reason: 'reconciled' } });
-    enqueued.push(run.runId);
-    logger.info({ runId: run.runId, status: run.status }, 'reconciled a run with no live job');
-  }
-  // A paused run whose every action is decided but whose resume was never enqueued (or was lost).
-  for (const paused of await store.listResumablePausedRuns(olderThanMs, limit)) {
-    checked++;
-    if (await runQueue.liveJobFor(paused.runId)) continue;
-    // Its resume job may have run out of retries (a worker left it for another definition's grace period).
-    await runQueue.addReplacingEnded(resumeJob(paused.runId, paused.epoch));
-    enqueued.push(paused.runId);
-    logger.info({ runId: paused.runId }, 'reconciled a decided paused run with no resume job');
-  }
-  // An undecided action past its expiry whose delayed `expire` job was lost or never enqueued.
-  const expired: string[] = [];
-  for (const actionId of await store.listOverdueActions(olderThanMs, limit)) {
-    const expiry = await store.expireAction(actionId);
-    if (expiry.kind === 'unchanged') continue;
-    expired.push(actionId);
-    if (expiry.kind === 'rejected' && expiry.resume) await runQueue.addReplacingEnded(resumeJob(expiry.resume.rootRunId, expiry.resume.pausedEpoch));
-    logger.info({ actionId, result: expiry.kind }, 'reconciled an overdue action whose expiry never ran');
-  }
-  const last = live.at(-1);
-  const cursor = live.length === limit && last ? { updatedAt: last.updatedAt, runId: last.runId } : undefined;
-  return { locked: true, checked, enqueued, expired, cursor };
+    if (results[i] !== 'added') return;
+    enqueued.push(intent.job.runId);
+    logger.info({ runId: intent.job.runId, cause: intent.cause }, intent.cause === 'recovered-live' ? 'reconciled a run with no live job' : 'reconciled a decided paused run with no resume job');
+  });
+  return { locked: true, checked, enqueued, expired: plan.expired.map((e) => e.actionId), cursor: plan.cursor };
 }
 
 /** A periodic reconciler. */

@@ -1,10 +1,10 @@
 import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Job } from 'bullmq';
-import { assertNever, dispositionOfError } from '@cairn/engine';
+import { assertNever, dispositionOfError, type JobIntent } from '@cairn/engine';
 import { InvalidJobError } from './errors.js';
 import type { RunExecutor } from './execution/run-executor.js';
 import type { RunJobOutcome } from './execution/run-job.js';
-import { parseJob, resumeJob, type CatalogJob } from './job-catalog.js';
+import { parseJob } from './job-catalog.js';
 import type { WorkerLogger } from './worker-logger.js';
 
 /** What a processed job returns (shown in Bull Board). */
@@ -14,8 +14,8 @@ export type JobResult = Exclude<RunJobOutcome, { kind: 'handed-over' } | { kind:
 export interface RunProcessorDeps {
   executor: RunExecutor;
   logger: WorkerLogger;
-  /** Adds a job to the run queue: the expiry jobs of a pause, the resume an expiry asks for. */
-  enqueue(job: CatalogJob): Promise<unknown>;
+  /** Carries out the lifecycle's intents on the run queue: the expiry jobs of a pause, the resume an expiry asks for. */
+  carryOut(intents: readonly JobIntent[]): Promise<unknown>;
   /** True once the worker is shutting down: new pickups are handed straight back. */
   isClosing(): boolean;
 }
@@ -46,10 +46,8 @@ export function createRunProcessor(deps: RunProcessorDeps) {
       case 'lease-lost':
         throw new UnrecoverableError(outcome.message);
       case 'finished':
-        for (const expiry of outcome.expiries ?? []) await deps.enqueue({ name: 'expire', data: expiry });
-        return outcome;
       case 'expired':
-        if (outcome.resume) await deps.enqueue(resumeJob(outcome.resume.rootRunId, outcome.resume.pausedEpoch));
+        await deps.carryOut(outcome.intents ?? []);
         return outcome;
       case 'skipped':
       case 'cancelled-at-claim':

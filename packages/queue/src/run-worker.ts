@@ -3,6 +3,7 @@ import type { PostgresCheckpointStore } from '@cairn/store';
 import { createInlineExecutor } from './execution/inline-executor.js';
 import type { RunExecutor } from './execution/run-executor.js';
 import type { AnyWorker } from './backend-handle.js';
+import { carryOutIntents } from './carry-out-intents.js';
 import type { RunQueue } from './queue-backend.js';
 import { createRunProcessor } from './run-processor.js';
 import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
@@ -63,7 +64,7 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
   const lockDuration = options.lockDurationMs ?? DEFAULT_LOCK_MS;
   const executor = options.executor ?? inlineExecutor(options, lockDuration, logger);
   let closing = false;
-  const processor = createRunProcessor({ executor, logger, isClosing: () => closing, enqueue: (job) => options.runQueue.add(job) });
+  const processor = createRunProcessor({ executor, logger, isClosing: () => closing, carryOut: (intents) => carryOutIntents(options.runQueue, intents) });
   const worker = options.runQueue.createWorker(processor, {
     name: options.workerId,
     concurrency: options.concurrency ?? 10,

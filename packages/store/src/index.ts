@@ -1,7 +1,7 @@
 export { createDb, DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS } from './create-db.js';
 export type { CreateDbOptions } from './create-db.js';
 export { assertMigrated, migrate, MIGRATIONS } from './migrate.js';
-export { PostgresCheckpointStore, type RunCursor } from './postgres-checkpoint-store.js';
+export { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
 export { BrowserSessionRevocations } from './browser-session-revocations.js';
 export { isPostgresUnavailable } from './postgres-unavailable.js';
 export { ServedEntityCatalog, ENTITY_HEARTBEAT_MS, type ServedEntity, type ServedEntityAnnouncement } from './served-entities.js';
@@ -32,9 +32,4 @@ export {
 } from './retention.js';
 export type * from './schema.js';
 export { RUN_STATE_SCHEMA_VERSION } from './schema.js';
-export {
-  APPROVAL_TIMED_OUT,
-  toPendingActionRecord,
-  type DecisionValidator,
-  type ExpiryOutcome,
-} from './pending-actions.js';
+export { toPendingActionRecord } from './pending-actions.js';

@@ -1,28 +1,11 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import {
-  ActionExpiredError,
-  ActionNotFoundError,
-  ApprovalTimeoutError,
-  ArgsDigestMismatchError,
-  DecisionConflictError,
-  LeaseLostError,
-  RunNotFoundError,
-  digestArgs,
-} from '@cairn/engine';
-import type {
-  ActionDecision,
-  DecisionsResult,
-  NewPendingAction,
-  PendingActionRecord,
-  PostedDecision,
-  RunStatus,
-} from '@cairn/engine';
+import { ActionNotFoundError, assertNever, DecisionConflictError, LeaseLostError, RunNotFoundError } from '@cairn/engine';
+import type { DecisionsResult, NewPendingAction, PendingActionRecord, PostedDecision, RunStatus } from '@cairn/engine';
+import { expiryMoveOf, judgeDecision, normalizeDecision, resumeWhenDecided } from '@cairn/engine/store';
+import type { DecisionValidator, ExpiryOutcome } from '@cairn/engine/store';
 import { appendEvents } from './run-events.js';
 import type { Database, PendingActionRow } from './schema.js';
-
-/** Checks a decision against its action before it is recorded (the tool's schema for edited args); throws to refuse. */
-export type DecisionValidator = (action: PendingActionRecord, decision: ActionDecision) => void;
 
 /** Maps a `pending_actions` row to the engine's record. */
 export function toPendingActionRecord(row: PendingActionRow): PendingActionRecord {
@@ -122,14 +105,16 @@ export async function listPendingActions(db: Kysely<Database>, runId: string): P
 
 /**
  * Records decisions for actions of `runId`'s tree in one transaction, all or
- * nothing: each by compare-and-set on `status = 'pending'`, so a decision is
+ * nothing: each judged by the lifecycle's `judgeDecision` under the rows'
+ * locks, then by compare-and-set on `status = 'pending'`, so a decision is
  * never replaced; the same decision again is listed in `alreadyDecided`.
  * Throws (recording none) `ActionNotFoundError` (404),
  * `DecisionConflictError` (409: another decision recorded, or the action's
  * run is no longer PAUSED), `ActionExpiredError` (410),
  * `ArgsDigestMismatchError` (412), or whatever `validate` throws (422).
  * Appends `ActionDecided` to each decided action's run in the same transaction.
- * `resume` is set when this call decided the tree's last pending action.
+ * `resume` is set when the lifecycle's `resumeWhenDecided` resumes the tree
+ * (this call decided its last pending action).
  */
 export async function decideActions(
   db: Kysely<Database>,
@@ -166,32 +151,9 @@ export async function decideActions(
       const found = byId.get(posted.actionId);
       if (!found) throw new ActionNotFoundError(posted.actionId, runId);
       const { row, action } = found;
-      if (posted.argsDigest !== undefined && posted.argsDigest !== action.argsDigest) {
-        throw new ArgsDigestMismatchError(action.actionId, action.argsDigest, posted.argsDigest);
-      }
-      switch (action.status) {
-        case 'decided':
-          if (!sameDecision(action.decision, posted.decision)) {
-            throw new DecisionConflictError(
-              action.actionId,
-              `action ${action.actionId} is already decided (${action.decision?.type ?? 'unknown'}); a decision is never replaced`,
-            );
-          }
-          if (!alreadyDecided.includes(action.actionId) && !applied.includes(action.actionId)) alreadyDecided.push(action.actionId);
-          continue;
-        case 'expired':
-          throw new ActionExpiredError(action.actionId);
-        case 'cancelled':
-          throw new DecisionConflictError(action.actionId, `action ${action.actionId} was cancelled with its run`);
-        case 'pending':
-          break;
-      }
-      if (row.past_expiry) throw new ActionExpiredError(action.actionId);
-      if (row.run_status !== 'PAUSED') {
-        throw new DecisionConflictError(
-          action.actionId,
-          `action ${action.actionId} is undecided but its run ${action.runId} is ${row.run_status}, no longer PAUSED`,
-        );
+      if (judgeDecision(action, posted, { runStatus: row.run_status, pastExpiry: row.past_expiry }) === 'already-decided') {
+        if (!alreadyDecided.includes(action.actionId) && !applied.includes(action.actionId)) alreadyDecided.push(action.actionId);
+        continue;
       }
       validate(action, posted.decision);
       const updated = await trx
@@ -210,7 +172,7 @@ export async function decideActions(
     for (const [eventRunId, runEvents] of events) await appendEvents(trx, eventRunId, runEvents);
     const pending = await countPending(trx, rootRunId);
     const status = rootRunId === runId ? root.status : await statusOf(trx, runId);
-    const resume = applied.length > 0 && pending === 0 && root.status === 'PAUSED' ? { rootRunId, pausedEpoch: root.epoch } : undefined;
+    const resume = resumeWhenDecided({ rootRunId, rootStatus: root.status, rootEpoch: root.epoch, pending, decidedNow: applied.length > 0 });
     if (resume) await markResumable(trx, rootRunId);
     return { applied, alreadyDecided, pending, status, ...(resume && { resume }) };
   });
@@ -245,21 +207,11 @@ export async function consumeAction(
   return row.consumed;
 }
 
-/** What {@link expireAction} did. */
-export type ExpiryOutcome =
-  /** The action was decided, cancelled or expired already, or is not due yet: nothing written. */
-  | { kind: 'unchanged' }
-  /** `onTimeout: 'reject'`: decided as rejected ("approval timed out"); `resume` when it was the tree's last. */
-  | { kind: 'rejected'; resume?: { rootRunId: string; pausedEpoch: number } }
-  /** `onTimeout: 'error'`: the tree's paused runs ended in ERROR, its other actions cancelled. */
-  | { kind: 'errored'; runIds: string[] };
-
-/** The message a rejection by timeout carries. */
-export const APPROVAL_TIMED_OUT = 'approval timed out';
-
 /**
  * Expires an undecided action whose `expires_at` has passed, in one
- * transaction (with `ActionExpired`, and `RunError` for `onTimeout: 'error'`).
+ * transaction, as the lifecycle's `expiryMoveOf` says (with `ActionExpired`,
+ * and `RunError` for `onTimeout: 'error'`); a rejection that decided the
+ * tree's last action sets `resume` when the lifecycle's `resumeWhenDecided` resumes it.
  */
 export async function expireAction(db: Kysely<Database>, actionId: string): Promise<ExpiryOutcome> {
   return db.transaction().execute(async (trx) => {
@@ -281,43 +233,50 @@ export async function expireAction(db: Kysely<Database>, actionId: string): Prom
       .executeTakeFirst();
     if (!row) return { kind: 'unchanged' };
     const expired = { action_id: actionId, member_path: row.member_path };
-    if (row.on_timeout === 'reject') {
-      await trx
-        .updateTable('pending_actions')
-        .set({ status: 'expired', decision: JSON.stringify({ type: 'reject', message: APPROVAL_TIMED_OUT }), decided_at: sql`now()` })
-        .where('action_id', '=', actionId)
-        .execute();
-      for (const streamRunId of eventStreamsOf(toPendingActionRecord(row))) await appendEvents(trx, streamRunId, [{ type: 'ActionExpired', data: expired }]);
-      const pending = await countPending(trx, row.root_run_id);
-      const resume = pending === 0 && root.status === 'PAUSED' ? { rootRunId: row.root_run_id, pausedEpoch: root.epoch } : undefined;
-      if (resume) await markResumable(trx, row.root_run_id);
-      return { kind: 'rejected', ...(resume && { resume }) };
+    const move = expiryMoveOf(toPendingActionRecord(row));
+    switch (move.kind) {
+      case 'reject': {
+        await trx
+          .updateTable('pending_actions')
+          .set({ status: 'expired', decision: JSON.stringify(move.decision), decided_at: sql`now()` })
+          .where('action_id', '=', actionId)
+          .execute();
+        for (const streamRunId of eventStreamsOf(toPendingActionRecord(row))) await appendEvents(trx, streamRunId, [{ type: 'ActionExpired', data: expired }]);
+        const pending = await countPending(trx, row.root_run_id);
+        const resume = resumeWhenDecided({ rootRunId: row.root_run_id, rootStatus: root.status, rootEpoch: root.epoch, pending, decidedNow: true });
+        if (resume) await markResumable(trx, row.root_run_id);
+        return { kind: 'rejected', ...(resume && { resume }) };
+      }
+      case 'error': {
+        await trx.updateTable('pending_actions').set({ status: 'expired' }).where('action_id', '=', actionId).execute();
+        await trx
+          .updateTable('pending_actions')
+          .set({ status: 'cancelled' })
+          .where('root_run_id', '=', row.root_run_id)
+          .where('status', '=', 'pending')
+          .execute();
+        const { error, transition } = move;
+        const errored = await trx
+          .updateTable('runs')
+          .set({
+            status: transition.to,
+            epoch: sql`epoch + 1`,
+            error: JSON.stringify({ name: error.name, message: error.message, retryable: false }),
+            updated_at: sql`now()`,
+          })
+          .where((eb) => eb.or([eb('run_id', '=', row.root_run_id), eb('run_id', 'in', treeOf(trx, row.root_run_id))]))
+          .where('status', 'in', transition.from)
+          .returning('run_id')
+          .execute();
+        for (const streamRunId of eventStreamsOf(toPendingActionRecord(row))) await appendEvents(trx, streamRunId, [{ type: 'ActionExpired', data: expired }]);
+        for (const { run_id } of errored) {
+          await appendEvents(trx, run_id, [{ type: 'RunError', data: { error: { name: error.name, message: error.message } } }]);
+        }
+        return { kind: 'errored', runIds: errored.map((r) => r.run_id) };
+      }
+      default:
+        return assertNever(move);
     }
-    await trx.updateTable('pending_actions').set({ status: 'expired' }).where('action_id', '=', actionId).execute();
-    await trx
-      .updateTable('pending_actions')
-      .set({ status: 'cancelled' })
-      .where('root_run_id', '=', row.root_run_id)
-      .where('status', '=', 'pending')
-      .execute();
-    const error = new ApprovalTimeoutError(row.run_id, actionId, row.tool);
-    const errored = await trx
-      .updateTable('runs')
-      .set({
-        status: 'ERROR',
-        epoch: sql`epoch + 1`,
-        error: JSON.stringify({ name: error.name, message: error.message, retryable: false }),
-        updated_at: sql`now()`,
-      })
-      .where((eb) => eb.or([eb('run_id', '=', row.root_run_id), eb('run_id', 'in', treeOf(trx, row.root_run_id))]))
-      .where('status', '=', 'PAUSED')
-      .returning('run_id')
-      .execute();
-    for (const streamRunId of eventStreamsOf(toPendingActionRecord(row))) await appendEvents(trx, streamRunId, [{ type: 'ActionExpired', data: expired }]);
-    for (const { run_id } of errored) {
-      await appendEvents(trx, run_id, [{ type: 'RunError', data: { error: { name: error.name, message: error.message } } }]);
-    }
-    return { kind: 'errored', runIds: errored.map((r) => r.run_id) };
   });
 }
 
@@ -431,22 +390,4 @@ async function statusOf(db: Kysely<Database>, runId: string): Promise<RunStatus>
   const row = await db.selectFrom('runs').select('status').where('run_id', '=', runId).executeTakeFirst();
   if (!row) throw new RunNotFoundError(runId);
   return row.status;
-}
-
-/** The decision as stored: optional fields that change nothing (`isError: false`, no message) left out. */
-export function normalizeDecision(decision: ActionDecision): ActionDecision {
-  switch (decision.type) {
-    case 'approve':
-      return { type: 'approve' };
-    case 'edit':
-      return { type: 'edit', args: decision.args };
-    case 'reject':
-      return decision.message ? { type: 'reject', message: decision.message } : { type: 'reject' };
-    case 'result':
-      return decision.isError ? { type: 'result', output: decision.output, isError: true } : { type: 'result', output: decision.output };
-  }
-}
-
-function sameDecision(recorded: ActionDecision | null, posted: ActionDecision): boolean {
-  return recorded !== null && digestArgs(normalizeDecision(recorded)) === digestArgs(normalizeDecision(posted));
 }

@@ -16,7 +16,21 @@ import type {
   RunRecord,
   RunStatus,
 } from '@cairn/engine';
-import type { CheckpointDelta, CheckpointStore, Claim, ClaimRequest, RunHistory, RunLease, RunOutcome } from '@cairn/engine/store';
+import type {
+  CancelStore,
+  CheckpointDelta,
+  CheckpointStore,
+  Claim,
+  ClaimRequest,
+  DecisionStore,
+  DecisionValidator,
+  ExpiryOutcome,
+  RecoveryStore,
+  RunCursor,
+  RunHistory,
+  RunLease,
+  RunOutcome,
+} from '@cairn/engine/store';
 import { readContinueRequest, recordContinueRequest, type RecordedContinue } from './continue-requests.js';
 import { createRun } from './create-run.js';
 import { withAdvisoryLock, type AdvisoryLockResult } from './advisory-lock.js';
@@ -41,7 +55,6 @@ import {
   listResumablePausedRuns,
   listRunActions,
 } from './pending-actions.js';
-import type { DecisionValidator, ExpiryOutcome } from './pending-actions.js';
 import { listRuns } from './run-list.js';
 import type { RunListFilter, RunListPage } from './run-list.js';
 import { listRunMessages } from './run-messages-page.js';
@@ -51,15 +64,10 @@ import type { SessionKey } from './session-key.js';
 import type { RunView, RunViewOptions, SessionView } from './run-view.js';
 import type { Database } from './schema.js';
 
-/** Where a paged scan of runs by `(updated_at, run_id)` left off. */
-export interface RunCursor {
-  updatedAt: Date;
-  runId: string;
-}
-
 /**
- * The engine's `CheckpointStore` on Postgres, plus the reads and control
- * writes the HTTP API and the queue layer need. Every write after `claimRun`
+ * The engine's `CheckpointStore` on Postgres, its `DecisionStore`,
+ * `CancelStore` and `RecoveryStore` primitives (the lifecycle's moves run
+ * on them), plus the reads the HTTP API and the queue layer need. Every write after `claimRun`
  * is conditional on the claim's epoch and on status RUNNING.
  *
  * @example
@@ -67,7 +75,7 @@ export interface RunCursor {
  * const { epoch } = await store.claimRun(runId, { workerId: 'w1', reason: 'run' });
  * await store.commitCheckpoint(runId, epoch, delta);
  */
-export class PostgresCheckpointStore implements CheckpointStore {
+export class PostgresCheckpointStore implements CheckpointStore, DecisionStore, CancelStore, RecoveryStore {
   constructor(readonly db: Kysely<Database>) {}
 
   createRun(run: NewRun): Promise<CreatedRun> {

@@ -32,6 +32,8 @@ export const RUN_TRANSITIONS = {
   fail: { from: ['RUNNING'], to: 'ERROR' },
   /** The run waits for a person: it holds no worker and its job completes. */
   pause: { from: ['RUNNING'], to: 'PAUSED' },
+  /** Nobody decided an action with `onTimeout: 'error'` in time: the paused runs of its tree end in ERROR (continuable by hand). */
+  approvalTimeout: { from: ['PAUSED'], to: 'ERROR' },
   /** Cancelled: queued, running or paused. */
   cancel: { from: ['PENDING', 'RUNNING', 'PAUSED'], to: 'CANCELLED' },
 } as const satisfies Record<string, RunTransition>;

@@ -1,5 +1,5 @@
-import type { Engine, Pickup, PickupOutcome, RunStatus } from '@cairn/engine';
-import type { ExpiryOutcome, PostgresCheckpointStore } from '@cairn/store';
+import { expireAndResume, pauseIntents, type Engine, type JobIntent, type Pickup, type PickupOutcome, type RunStatus } from '@cairn/engine';
+import type { DecisionStore, ExpiryOutcome } from '@cairn/engine/store';
 import type { CatalogJob } from '../job-catalog.js';
 import type { WorkerLogger } from '../worker-logger.js';
 
@@ -14,23 +14,21 @@ export interface RunJobRequest {
   trace?: string;
 }
 
-/** How a pickup ended (shown in Bull Board as the job's return value where it completes the job): the engine's {@link PickupOutcome}, or an expiry's. */
+/**
+ * How a pickup ended (shown in Bull Board as the job's return value where it
+ * completes the job): the engine's {@link PickupOutcome}, or an expiry's;
+ * `intents`: what the lifecycle asks of the queue after it (a pause's
+ * delayed `expire` jobs, the resume an expiry decided).
+ */
 export type RunJobOutcome =
   | Exclude<PickupOutcome, { kind: 'finished' }>
-  | { kind: 'finished'; status: RunStatus; expiries?: ActionExpiry[] }
-  | { kind: 'expired'; result: ExpiryOutcome['kind']; resume?: { rootRunId: string; pausedEpoch: number } };
-
-/** A pending action that expires: the delayed `expire` job to enqueue for it. */
-export interface ActionExpiry {
-  runId: string;
-  actionId: string;
-  expiresAt: string;
-}
+  | { kind: 'finished'; status: RunStatus; intents?: JobIntent[] }
+  | { kind: 'expired'; result: ExpiryOutcome['kind']; intents: JobIntent[] };
 
 /** What {@link runJob} needs. */
 export interface RunJobDeps {
   engine: Engine;
-  store: PostgresCheckpointStore;
+  store: Pick<DecisionStore, 'expireAction' | 'listPendingActions'>;
   logger: WorkerLogger;
 }
 
@@ -45,15 +43,16 @@ export function pickupOf(job: Exclude<CatalogJob, { name: 'expire' }>, attemptsS
 /**
  * Executes one pickup: ONE engine call, which holds every lifecycle rule
  * (skip, cancel at claim, entity, claim, lease watch, execution); this only
- * logs how it ended. An `expire` job decides its pending action by timeout.
+ * logs how it ended. An `expire` job is the lifecycle's expiry of its
+ * pending action. The intents of either are for the processor to carry out.
  */
 export async function runJob(deps: RunJobDeps, request: RunJobRequest, handover: AbortSignal): Promise<RunJobOutcome> {
   const { engine, store, logger } = deps;
   const { job } = request;
   if (job.name === 'expire') {
-    const expiry = await store.expireAction(job.data.actionId);
-    logger.info({ runId: job.data.runId, actionId: job.data.actionId, result: expiry.kind }, 'pending action expiry');
-    return { kind: 'expired', result: expiry.kind, ...(expiry.kind === 'rejected' && expiry.resume && { resume: expiry.resume }) };
+    const { outcome, intents } = await expireAndResume(store, job.data.actionId);
+    logger.info({ runId: job.data.runId, actionId: job.data.actionId, result: outcome.kind }, 'pending action expiry');
+    return { kind: 'expired', result: outcome.kind, intents };
   }
   const pickup = pickupOf(job, request.attemptsStarted);
   logger.info({ runId: pickup.runId, jobId: request.jobId, attemptsStarted: pickup.attemptsStarted }, 'picked up a run');
@@ -66,13 +65,7 @@ export async function runJob(deps: RunJobDeps, request: RunJobRequest, handover:
     logger.info({ runId: pickup.runId, jobId: request.jobId, outcome }, 'pickup done');
   }
   if (outcome.kind === 'finished' && outcome.status === 'PAUSED') {
-    return { ...outcome, expiries: await expiriesOf(store, pickup.runId) };
+    return { ...outcome, intents: await pauseIntents(store, pickup.runId) };
   }
   return outcome;
-}
-
-/** The pending actions of a paused tree that expire, for their delayed `expire` jobs. */
-async function expiriesOf(store: PostgresCheckpointStore, rootRunId: string): Promise<ActionExpiry[]> {
-  const actions = await store.listPendingActions(rootRunId);
-  return actions.flatMap((a) => (a.expiresAt ? [{ runId: rootRunId, actionId: a.actionId, expiresAt: a.expiresAt.toISOString() }] : []));
 }

@@ -1,0 +1,81 @@
+import type { AttemptReason } from '../run-types.js';
+
+/**
+ * A job of the run queue, as the lifecycle asks for it: the job catalog's
+ * names (`run`, `continue`, `expire`) with their data. The queue derives the
+ * job id and options (deduplication per run, the delay of an `expire`).
+ */
+export type JobSpec =
+  /** A run's first execution (a new run, or a fork). */
+  | { name: 'run'; runId: string }
+  /**
+   * Another execution of a run. `resumeOf`: the resume of a paused tree whose
+   * every action is decided, with the epoch it paused in (one job per pause).
+   */
+  | { name: 'continue'; runId: string; reason: Exclude<AttemptReason, 'run'>; resumeOf?: number }
+  /** The expiry of a pending action, delayed until its `expiresAt` (ISO 8601); `runId` is its tree's root run. */
+  | { name: 'expire'; runId: string; actionId: string; expiresAt: string };
+
+/** Why the lifecycle asks for a job: what a log line or a test names it by. */
+export type IntentCause =
+  | 'created'
+  | 'continued'
+  | 'forked'
+  | 'decided'
+  | 'paused'
+  | 'expired'
+  | 'recovered-live'
+  | 'recovered-paused'
+  | 'recovered-overdue'
+  | 'cancelled';
+
+/**
+ * A move of a run that needs the queue, returned by the lifecycle for the
+ * queue to carry out (`carryOutIntents` in `@cairn/queue`), as plain data
+ * (it may cross a thread, and shows in Bull Board as part of a job's result).
+ */
+export type JobIntent =
+  | {
+      kind: 'enqueue';
+      job: JobSpec;
+      cause: IntentCause;
+      /** Only when the run has no live job now: nothing is added (nor reported added) while one is. @defaultValue false */
+      onlyWithoutLiveJob?: boolean;
+      /** Replace an ended job (failed, or completed without finishing the run) that holds the job's id. @defaultValue false */
+      replaceEnded?: boolean;
+    }
+  /** Remove the job `jobId` of the run (a queued run that was cancelled); a job that is gone or locked is left. */
+  | { kind: 'remove-job'; runId: string; jobId: string; cause: IntentCause };
+
+/** What carrying out one {@link JobIntent} did. */
+export type IntentResult = 'added' | 'had-live-job' | 'removed';
+
+/** The run's job that still holds it, as the lifecycle sees it. */
+export interface LiveJob {
+  jobId: string;
+  /** True while a worker executes it; false while it waits (queued, delayed). */
+  active: boolean;
+}
+
+/** The queue as the lifecycle's moves use it: it carries out intents, in order, and tells a run's live job. */
+export interface JobPort {
+  /** Carries out `intents` in order; one result per intent. */
+  carryOut(intents: readonly JobIntent[]): Promise<IntentResult[]>;
+  /** The run's job that is waiting, delayed or active, if any. */
+  liveJobOf(runId: string): Promise<LiveJob | undefined>;
+}
+
+/**
+ * The resume of a paused tree whose every action is decided: a `continue` of
+ * its root run whose job is one per pause (`pausedEpoch`), so a decision, an
+ * expiry and recovery that all ask for it enqueue it once.
+ */
+export function resumeIntent(
+  resume: { rootRunId: string; pausedEpoch: number },
+  cause: 'decided' | 'expired' | 'recovered-paused' | 'recovered-overdue',
+): JobIntent {
+  const job: JobSpec = { name: 'continue', runId: resume.rootRunId, reason: 'continue', resumeOf: resume.pausedEpoch };
+  // Recovery finds resumes whose job may have run out of retries (left for another definition's workers): it replaces it.
+  const recovering = cause === 'recovered-paused' || cause === 'recovered-overdue';
+  return { kind: 'enqueue', job, cause, ...(recovering && { replaceEnded: true }), ...(cause === 'recovered-paused' && { onlyWithoutLiveJob: true }) };
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { ActionExpiredError, ArgsDigestMismatchError, DecisionConflictError } from '../errors.js';
+import { digestArgs, type PendingActionRecord } from '../hitl/pending-action.js';
+import { judgeDecision, resumeWhenDecided } from './decide-actions.js';
+import { APPROVAL_TIMED_OUT, expiryMoveOf } from './expire-actions.js';
+import { resumeIntent } from './intents.js';
+import { canTransition, CLAIM_CONDITION_BY_STATUS, RUN_STATUSES } from './run-status.js';
+
+function action(overrides: Partial<PendingActionRecord> = {}): PendingActionRecord {
+  return {
+    actionId: 'act-a',
+    kind: 'approval',
+    runId: 'run-1',
+    rootRunId: 'run-1',
+    memberPath: ['ops-agent'],
+    toolCallId: 'a',
+    tool: 'restart_service',
+    args: { service: 'a' },
+    argsDigest: digestArgs({ service: 'a' }),
+    argsSchema: null,
+    batch: 1,
+    status: 'pending',
+    decision: null,
+    onTimeout: 'reject',
+    expiresAt: null,
+    decidedAt: null,
+    consumedAt: null,
+    consumedEpoch: null,
+    createdAt: new Date(0),
+    ...overrides,
+  };
+}
+
+const paused = { runStatus: 'PAUSED' as const, pastExpiry: false };
+
+describe('the moves of a run outside an execution', () => {
+  it('records a decision only on an undecided action of a PAUSED run before its expiry; the same again is a no-op', () => {
+    const approve = { actionId: 'act-a', decision: { type: 'approve' as const } };
+    expect(judgeDecision(action(), approve, paused)).toBe('record');
+    expect(() => judgeDecision(action(), approve, { runStatus: 'ERROR', pastExpiry: false })).toThrow(/no longer PAUSED/);
+    expect(() => judgeDecision(action(), approve, { runStatus: 'PAUSED', pastExpiry: true })).toThrow(ActionExpiredError);
+    expect(() => judgeDecision(action(), { ...approve, argsDigest: digestArgs({ service: 'b' }) }, paused)).toThrow(ArgsDigestMismatchError);
+    const decided = action({ status: 'decided', decision: { type: 'reject' } });
+    // The same decision is a no-op at any time, also once the run went on.
+    expect(judgeDecision(decided, { actionId: 'act-a', decision: { type: 'reject', message: '' } }, { runStatus: 'RUNNING', pastExpiry: true })).toBe('already-decided');
+    expect(() => judgeDecision(decided, approve, paused)).toThrow(DecisionConflictError);
+    expect(() => judgeDecision(action({ status: 'cancelled' }), approve, paused)).toThrow(/cancelled with its run/);
+  });
+
+  it('resumes a tree when its last action is decided, once, and only while its root is PAUSED', () => {
+    const tree = { rootRunId: 'root', rootStatus: 'PAUSED' as const, rootEpoch: 3, pending: 0, decidedNow: true };
+    expect(resumeWhenDecided(tree)).toEqual({ rootRunId: 'root', pausedEpoch: 3 });
+    expect(resumeWhenDecided({ ...tree, pending: 1 })).toBeUndefined();
+    expect(resumeWhenDecided({ ...tree, decidedNow: false })).toBeUndefined();
+    expect(resumeWhenDecided({ ...tree, rootStatus: 'CANCELLED' })).toBeUndefined();
+    expect(resumeIntent({ rootRunId: 'root', pausedEpoch: 3 }, 'decided')).toEqual({
+      kind: 'enqueue',
+      job: { name: 'continue', runId: 'root', reason: 'continue', resumeOf: 3 },
+      cause: 'decided',
+    });
+  });
+
+  it('expires an action by rejecting it, or ends its paused tree in ERROR by a transition of the table', () => {
+    expect(expiryMoveOf(action())).toEqual({ kind: 'reject', decision: { type: 'reject', message: APPROVAL_TIMED_OUT } });
+    const move = expiryMoveOf(action({ onTimeout: 'error' }));
+    expect(move.kind === 'error' && move.transition).toEqual({ from: ['PAUSED'], to: 'ERROR' });
+    expect(move.kind === 'error' && move.error.name).toBe('ApprovalTimeoutError');
+    expect(RUN_STATUSES.filter((s) => canTransition(s, 'approvalTimeout'))).toEqual(['PAUSED']);
+  });
+
+  it('claims a PAUSED run only once its tree is decided, every other status by its status alone', () => {
+    expect(RUN_STATUSES.filter((s) => CLAIM_CONDITION_BY_STATUS[s] === 'tree-decided')).toEqual(['PAUSED']);
+  });
+});

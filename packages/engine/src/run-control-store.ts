@@ -1,0 +1,71 @@
+/**
+ * The store's primitives for the lifecycle's moves outside an execution
+ * (decide, expire, cancel, recover), beside the execution's
+ * `CheckpointStore`. Each is a compare-and-set or a read: which move
+ * to make is the lifecycle's (`lifecycle/`), which runs them and returns
+ * what needs the queue as intents.
+ */
+import type { ActionDecision, DecisionsResult, PendingActionRecord, PostedDecision } from './hitl/pending-action.js';
+import type { RunStatus } from './lifecycle/run-status.js';
+import type { RunRecord } from './run-types.js';
+
+/** Checks a decision against its action before it is recorded (the tool's schema for edited args); throws to refuse. */
+export type DecisionValidator = (action: PendingActionRecord, decision: ActionDecision) => void;
+
+/** What the store's `expireAction` did. */
+export type ExpiryOutcome =
+  /** The action was decided, cancelled or expired already, or is not due yet: nothing written. */
+  | { kind: 'unchanged' }
+  /** `onTimeout: 'reject'`: decided as rejected ("approval timed out"); `resume` when it was the tree's last. */
+  | { kind: 'rejected'; resume?: { rootRunId: string; pausedEpoch: number } }
+  /** `onTimeout: 'error'`: the tree's paused runs ended in ERROR, its other actions cancelled. */
+  | { kind: 'errored'; runIds: string[] };
+
+/** Where a paged scan of runs by `(updated_at, run_id)` left off. */
+export interface RunCursor {
+  updatedAt: Date;
+  runId: string;
+}
+
+/** The human-in-the-loop primitives: decisions and expiries by compare-and-set, in one transaction each. */
+export interface DecisionStore {
+  /**
+   * Records decisions for actions of `runId`'s tree, all or nothing, each
+   * judged by the lifecycle's `judgeDecision`; `resume` is set when this call
+   * decided the tree's last pending action and the lifecycle's `resumeWhenDecided` resumes it.
+   */
+  decideActions(runId: string, decisions: readonly PostedDecision[], validate: DecisionValidator): Promise<DecisionsResult>;
+  /** Expires an undecided action past its `expires_at` as the lifecycle's `expiryMoveOf` says. */
+  expireAction(actionId: string): Promise<ExpiryOutcome>;
+  /** The undecided actions of the run's tree (a team lists its members'). */
+  listPendingActions(runId: string): Promise<PendingActionRecord[]>;
+}
+
+/** The cancel primitives: a mark for the worker holding the run, and a fenced cancel of a run nobody executes. */
+export interface CancelStore {
+  /** The run, or undefined when there is none. */
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  /** Sets `cancel_requested_at` for the worker holding the run to see; throws `RunNotFoundError` or `RunAlreadyTerminalError`. */
+  requestCancel(runId: string): Promise<RunRecord>;
+  /**
+   * Cancels a run nobody executes: CANCELLED, epoch + 1, cascading to member
+   * runs; undefined when its status (or, with `onlyIfEpoch`, its epoch) moved on.
+   */
+  forceCancel(runId: string, options?: { onlyIfEpoch?: number }): Promise<RunRecord | undefined>;
+}
+
+/** The reads recovery looks for runs without a job with, and the expiry it applies to overdue actions. */
+export interface RecoveryStore extends Pick<DecisionStore, 'expireAction'> {
+  /** Runs in one of `statuses`, not updated for `olderThanMs`, least recently updated first, after `after`. */
+  listRunsByStatus(
+    statuses: readonly RunStatus[],
+    olderThanMs?: number,
+    options?: { topLevelOnly?: boolean; limit?: number; after?: RunCursor },
+  ): Promise<RunRecord[]>;
+  /** Runs in one of `statuses` whose continue request waits, not updated for `olderThanMs`. */
+  listRunsWithWaitingContinue(statuses: readonly RunStatus[], olderThanMs: number, limit?: number): Promise<RunRecord[]>;
+  /** Paused top-level runs with every action decided, paused at least `olderThanMs` ago. */
+  listResumablePausedRuns(olderThanMs: number, limit?: number): Promise<{ runId: string; epoch: number }[]>;
+  /** Ids of undecided actions whose `expires_at` passed at least `graceMs` ago, oldest first. */
+  listOverdueActions(graceMs: number, limit: number): Promise<string[]>;
+}
