@@ -1,4 +1,5 @@
 import {
+  cancelRun,
   decideAndResume,
   Engine,
   RunNotContinuableError,
@@ -30,7 +31,7 @@ import {
   type StoredEvent,
 } from '@cairn/store';
 import { RunWaitTimeoutError } from './errors.js';
-import { carryOutIntents } from './carry-out-intents.js';
+import { carryOutIntents, jobPortOf } from './carry-out-intents.js';
 import { openStoreDb } from './open-store-db.js';
 import { RunQueue, type RunQueueOptions } from './queue-backend.js';
 
@@ -158,28 +159,13 @@ export class CairnClient {
   }
 
   /**
-   * Cancels a run: a queued run (or one whose job is gone) is cancelled at once;
-   * a running one by the worker holding it, or, if that worker does not within
-   * `cancelGraceMs` (dead), by this request. Throws `RunNotFoundError` or
-   * `RunAlreadyTerminalError` (from `@cairn/store`).
+   * Cancels a run by the lifecycle's `cancel` move: a queued run (or one whose
+   * job is gone) is cancelled at once; a running one by the worker holding it,
+   * or, if that worker does not within `cancelGraceMs` (dead), by this
+   * request. Throws `RunNotFoundError` or `RunAlreadyTerminalError` (from `@cairn/store`).
    */
-  async cancelRun(runId: string): Promise<RunRecord> {
-    const requested = await this.store.requestCancel(runId);
-    const live = await this.runQueue.liveJobFor(runId);
-    if (requested.status === 'PENDING' || live?.state !== 'active') {
-      const cancelled = await this.store.forceCancel(runId, { onlyIfEpoch: requested.epoch });
-      if (live) await live.job.remove().catch(() => undefined);
-      if (cancelled) return cancelled;
-    }
-    const deadline = Date.now() + this.cancelGraceMs;
-    for (;;) {
-      const run = await this.store.getRun(runId);
-      if (!run || TERMINAL_STATUSES.includes(run.status)) return run ?? requested;
-      if (Date.now() >= deadline) {
-        return (await this.store.forceCancel(runId)) ?? (await this.store.getRun(runId)) ?? requested;
-      }
-      await sleep(100);
-    }
+  cancelRun(runId: string): Promise<RunRecord> {
+    return cancelRun({ store: this.store, jobs: jobPortOf(this.runQueue), graceMs: this.cancelGraceMs }, runId);
   }
 
   /** The undecided actions of the run's tree (a team lists its members', with their `memberPath`); throws `RunNotFoundError`. */

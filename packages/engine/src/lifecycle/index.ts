@@ -11,3 +11,4 @@ export { resumeIntent, type IntentCause, type IntentResult, type JobIntent, type
 export { decideAndResume, DECIDABLE_RUN_STATUSES } from './decide-actions.js';
 export { APPROVAL_TIMED_OUT, expireAndResume, pauseIntents } from './expire-actions.js';
 export { recoveryIntents, type RecoveryOptions, type RecoveryPlan } from './recovery.js';
+export { cancelRun, type CancelRunDeps } from './cancel-run.js';

@@ -1,0 +1,44 @@
+import type { CancelStore } from '../run-control-store.js';
+import type { RunRecord } from '../run-types.js';
+import type { JobPort } from './intents.js';
+import { isStatusIn, TERMINAL_STATUSES } from './run-status.js';
+
+/** What {@link cancelRun} runs on. */
+export interface CancelRunDeps {
+  store: CancelStore;
+  jobs: JobPort;
+  /** How long to wait for the worker holding a running run before cancelling it here (its worker is taken for dead). */
+  graceMs: number;
+  /** How often the run is read while waiting. @defaultValue 100 */
+  pollMs?: number;
+}
+
+/**
+ * The `cancel` move. The run is marked (`requestCancel`, which refuses a
+ * finished or unknown run); a queued run, or one no worker executes (its job
+ * waits, or is gone), is cancelled at once by a fenced `forceCancel` under
+ * the epoch it was marked in, and its waiting job removed; a running one is
+ * cancelled by the worker holding it (which aborts its calls and persists
+ * CANCELLED with the partial output), or, if that worker does not within
+ * `graceMs` (dead), by `forceCancel` here. Cancelling cascades to member
+ * runs in the store's same write. Returns the run as it ended up.
+ */
+export async function cancelRun(deps: CancelRunDeps, runId: string): Promise<RunRecord> {
+  const { store, jobs } = deps;
+  const requested = await store.requestCancel(runId);
+  const live = await jobs.liveJobOf(runId);
+  if (requested.status === 'PENDING' || !live?.active) {
+    const cancelled = await store.forceCancel(runId, { onlyIfEpoch: requested.epoch });
+    if (live) await jobs.carryOut([{ kind: 'remove-job', runId, jobId: live.jobId, cause: 'cancelled' }]);
+    if (cancelled) return cancelled;
+  }
+  const deadline = Date.now() + deps.graceMs;
+  for (;;) {
+    const run = await store.getRun(runId);
+    if (!run || isStatusIn(run.status, TERMINAL_STATUSES)) return run ?? requested;
+    if (Date.now() >= deadline) {
+      return (await store.forceCancel(runId)) ?? (await store.getRun(runId)) ?? requested;
+    }
+    await new Promise((resolve) => setTimeout(resolve, deps.pollMs ?? 100));
+  }
+}
