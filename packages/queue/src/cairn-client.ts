@@ -1,5 +1,7 @@
 import {
   cancelRun,
+  continueIntents,
+  createdRunIntents,
   decideAndResume,
   Engine,
   RunNotContinuableError,
@@ -123,14 +125,15 @@ export class CairnClient {
    */
   async enqueueRun(request: CreateRunRequest): Promise<CreatedRun> {
     const run = await this.engine.createRun(request);
-    if (!run.replayed) await this.runQueue.add({ name: 'run', data: { runId: run.runId } });
+    await carryOutIntents(this.runQueue, createdRunIntents(run));
     return run;
   }
 
   /**
-   * Applies the continue rules (`RunNotFoundError`, `RunNotContinuableError`):
-   * `resume` enqueues a `continue` job (a no-op while the run has a live job),
-   * `fork` enqueues a `run` job for the new run, `already-queued` does nothing.
+   * Applies the continue rules (`RunNotFoundError`, `RunNotContinuableError`) and
+   * carries out the job the lifecycle's `continueIntents` asks for: `resume` a
+   * `continue` job (a no-op while the run has a live job), `fork` a `run` job
+   * for the new run, `already-queued` none.
    */
   async continueRun(
     runId: string,
@@ -139,15 +142,7 @@ export class CairnClient {
     const decision = await this.engine
       .continueRun(runId, { fork: options.fork, input: options.input, upgrade: options.upgrade })
       .catch((error: unknown) => this.namePendingActions(error));
-    if (decision.action === 'resume') {
-      await this.runQueue.add({
-        name: 'continue',
-        // The input is stored with the continue request (the engine's `continueRun`), not in the job.
-        data: { runId, reason: 'continue' },
-      });
-    } else if (decision.action === 'fork') {
-      await this.runQueue.add({ name: 'run', data: { runId: decision.run.runId } });
-    }
+    await carryOutIntents(this.runQueue, continueIntents(decision));
     return decision;
   }
 

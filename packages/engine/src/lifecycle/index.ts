@@ -7,7 +7,7 @@ export { processPickup, type Pickup, type PickupOutcome, type PickupOptions } fr
 export { attemptReasonFor } from './attempt-reason.js';
 export { watchLease, type LeaseWatch, type LeaseWatchOptions } from './lease-watch.js';
 export { parseStoredMessages } from './stored-state.js';
-export { resumeIntent, type IntentCause, type IntentResult, type JobIntent, type JobPort, type JobSpec, type LiveJob } from './intents.js';
+export { continueIntents, createdRunIntents, resumeIntent, type IntentCause, type IntentResult, type JobIntent, type JobPort, type JobSpec, type LiveJob } from './intents.js';
 export { decideAndResume, DECIDABLE_RUN_STATUSES } from './decide-actions.js';
 export { APPROVAL_TIMED_OUT, expireAndResume, pauseIntents } from './expire-actions.js';
 export { recoveryIntents, type RecoveryOptions, type RecoveryPlan } from './recovery.js';

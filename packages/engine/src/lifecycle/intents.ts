@@ -1,4 +1,6 @@
-import type { AttemptReason } from '../run-types.js';
+import { assertNever } from '../errors.js';
+import type { AttemptReason, CreatedRun } from '../run-types.js';
+import type { ContinueDecision } from './continue-rules.js';
 
 /**
  * A job of the run queue, as the lifecycle asks for it: the job catalog's
@@ -78,4 +80,28 @@ export function resumeIntent(
   // Recovery finds resumes whose job may have run out of retries (left for another definition's workers): it replaces it.
   const recovering = cause === 'recovered-paused' || cause === 'recovered-overdue';
   return { kind: 'enqueue', job, cause, ...(recovering && { replaceEnded: true }), ...(cause === 'recovered-paused' && { onlyWithoutLiveJob: true }) };
+}
+
+/** A created run's first job: its `run` job, none when the request replayed a run created before (it has its job). */
+export function createdRunIntents(run: CreatedRun): JobIntent[] {
+  return run.replayed ? [] : [{ kind: 'enqueue', job: { name: 'run', runId: run.runId }, cause: 'created' }];
+}
+
+/**
+ * The job a continue decision asks for: a resume in place a `continue` (its
+ * input is stored with the continue request, not in the job; a no-op while
+ * the run has a live job), a fork the `run` job of the new run, an
+ * already-queued run none.
+ */
+export function continueIntents(decision: ContinueDecision): JobIntent[] {
+  switch (decision.action) {
+    case 'resume':
+      return [{ kind: 'enqueue', job: { name: 'continue', runId: decision.run.runId, reason: 'continue' }, cause: 'continued' }];
+    case 'fork':
+      return [{ kind: 'enqueue', job: { name: 'run', runId: decision.run.runId }, cause: 'forked' }];
+    case 'already-queued':
+      return [];
+    default:
+      return assertNever(decision);
+  }
 }

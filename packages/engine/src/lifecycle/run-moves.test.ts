@@ -3,8 +3,9 @@ import { ActionExpiredError, ArgsDigestMismatchError, DecisionConflictError } fr
 import { digestArgs, type PendingActionRecord } from '../hitl/pending-action.js';
 import { judgeDecision, resumeWhenDecided } from './decide-actions.js';
 import { APPROVAL_TIMED_OUT, expiryMoveOf } from './expire-actions.js';
-import { resumeIntent } from './intents.js';
+import { continueIntents, createdRunIntents, resumeIntent } from './intents.js';
 import { canTransition, CLAIM_CONDITION_BY_STATUS, RUN_STATUSES } from './run-status.js';
+import type { CreatedRun, RunRecord } from '../run-types.js';
 
 function action(overrides: Partial<PendingActionRecord> = {}): PendingActionRecord {
   return {
@@ -70,5 +71,18 @@ describe('the moves of a run outside an execution', () => {
 
   it('claims a PAUSED run only once its tree is decided, every other status by its status alone', () => {
     expect(RUN_STATUSES.filter((s) => CLAIM_CONDITION_BY_STATUS[s] === 'tree-decided')).toEqual(['PAUSED']);
+  });
+
+  it('asks the queue for a created run\'s first job and a continue\'s job, never for a replayed or queued run', () => {
+    const run = { runId: 'r1' } as RunRecord;
+    expect(createdRunIntents({ runId: 'r1', replayed: false } as CreatedRun)).toEqual([{ kind: 'enqueue', job: { name: 'run', runId: 'r1' }, cause: 'created' }]);
+    expect(createdRunIntents({ runId: 'r1', replayed: true } as CreatedRun)).toEqual([]);
+    expect(continueIntents({ action: 'resume', run })).toEqual([
+      { kind: 'enqueue', job: { name: 'continue', runId: 'r1', reason: 'continue' }, cause: 'continued' },
+    ]);
+    expect(continueIntents({ action: 'fork', run: { runId: 'r2' } as RunRecord })).toEqual([
+      { kind: 'enqueue', job: { name: 'run', runId: 'r2' }, cause: 'forked' },
+    ]);
+    expect(continueIntents({ action: 'already-queued', run })).toEqual([]);
   });
 });
