@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { ActionNotFoundError, assertNever, DecisionConflictError, LeaseLostError, RunNotFoundError } from '@cairn/engine';
+import { ActionNotFoundError, assertNever, DecisionConflictError, LeaseLostError, RUN_TRANSITIONS, RunNotFoundError } from '@cairn/engine';
 import type { DecisionsResult, NewPendingAction, PendingActionRecord, PostedDecision, RunStatus } from '@cairn/engine';
 import { expiryMoveOf, judgeDecision, normalizeDecision, resumeWhenDecided } from '@cairn/engine/store';
 import type { DecisionValidator, ExpiryOutcome } from '@cairn/engine/store';
@@ -287,7 +287,12 @@ export async function expireAction(db: Kysely<Database>, actionId: string): Prom
  * a worker left before the decision.
  */
 async function markResumable(trx: Kysely<Database>, rootRunId: string): Promise<void> {
-  await trx.updateTable('runs').set({ updated_at: sql`now()` }).where('run_id', '=', rootRunId).where('status', '=', 'PAUSED').execute();
+  await trx
+    .updateTable('runs')
+    .set({ updated_at: sql`now()` })
+    .where('run_id', '=', rootRunId)
+    .where('status', 'in', RUN_TRANSITIONS.resumeFromPause.from)
+    .execute();
 }
 
 /** Run ids below `rootRunId` (not itself), as a subquery. */
@@ -316,7 +321,7 @@ export async function listResumablePausedRuns(
   let query = db
     .selectFrom('runs')
     .select(['run_id', 'epoch'])
-    .where('status', '=', 'PAUSED')
+    .where('status', 'in', RUN_TRANSITIONS.resumeFromPause.from)
     .where('parent_run_id', 'is', null)
     .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
     .where(({ not, exists, selectFrom }) =>
