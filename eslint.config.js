@@ -2,6 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import { noImportCycle } from './scripts/eslint/no-import-cycle.js';
 
 /** The one tsconfig that covers every linted TypeScript file; type-aware rules and import resolution both read it. */
 const project = './tsconfig.check.json';
@@ -11,6 +12,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    plugins: { cairn: { rules: { 'no-import-cycle': noImportCycle } } },
     rules: {
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': [
@@ -43,6 +45,32 @@ export default tseslint.config(
       '@typescript-eslint/await-thenable': 'error',
       // Import cycles make load order matter and hide which module owns what.
       'import-x/no-cycle': ['error', { ignoreExternal: false }],
+      // import-x/no-cycle skips type-only imports; this one counts them too.
+      'cairn/no-import-cycle': 'error',
+    },
+  },
+  {
+    // The engine's layers, type imports included: lifecycle/ (every move of a run) calls runner/ (executes) and
+    // hitl/; runner/ calls hitl/; none calls back. What two of them share sits in a module of src/ they both import.
+    files: ['packages/engine/src/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: './packages/engine/src/runner',
+              from: './packages/engine/src/lifecycle',
+              message: 'the lifecycle calls the runner, never the reverse: move what both need to a module of src/',
+            },
+            {
+              target: './packages/engine/src/hitl',
+              from: ['./packages/engine/src/runner', './packages/engine/src/lifecycle'],
+              message: 'hitl/ is called by the runner and the lifecycle, never the reverse: move what both need to a module of src/',
+            },
+          ],
+        },
+      ],
     },
   },
 );

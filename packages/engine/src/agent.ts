@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { DEFINITION_CHANGE_POLICIES, type DefinitionChangePolicy } from './definition-hash.js';
+import { DEFINITION_CHANGE_POLICIES, type DefinitionChangePolicy } from './definition-change-policy.js';
 import { ENTITY_PATH_SEPARATOR } from './entity-path.js';
 import { UserError } from './errors.js';
 import type { Model } from './model.js';

@@ -6,11 +6,6 @@ import type { Tool } from './tool.js';
 /** Hex digits of a definition hash: 64 bits, short enough to read in a log line, far from colliding among one entity's versions. */
 export const DEFINITION_HASH_LENGTH = 16;
 
-/** What a run's entity may do when a worker's definition of it differs from the run's (`onDefinitionChange`). */
-export const DEFINITION_CHANGE_POLICIES = ['error', 'resume'] as const;
-/** `error` (the default): leave the run for a worker with its definition, then end it in ERROR; `resume`: resume it on the new definition. */
-export type DefinitionChangePolicy = (typeof DEFINITION_CHANGE_POLICIES)[number];
-
 const cache = new WeakMap<Agent | Team, string>();
 
 /**

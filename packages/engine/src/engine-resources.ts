@@ -30,10 +30,11 @@ export const SYSTEM_CLOCK: Clock = { now: () => new Date() };
  * the lifecycle (which owns every move of a run) and through it to the runner
  * (which executes): no part calls back into `Engine`.
  *
- * Job port: the engine asks nothing of the queue while it executes. A move
- * that needs the queue (enqueue, delay, remove a job) is returned by the
- * lifecycle as an intent that the queue carries out (`lifecycle/intents.ts`);
- * a port the engine itself had to call would be added here as `jobs`.
+ * Job port: nothing here calls the queue while it executes. A move that
+ * needs the queue (enqueue, delay, remove a job) is returned by the lifecycle
+ * as a `JobIntent` that the queue's `JobPort` carries out (both in
+ * `lifecycle/intents.ts`); a part of the engine that had to call the queue
+ * itself would find that port here, as `jobs`.
  */
 export interface EngineResources {
   /** The store port: fenced writes and the reads executions need. */

@@ -15,7 +15,8 @@ import type { ContinueDecision } from './lifecycle/continue-rules.js';
 import { continueRun, type ContinueRequest } from './lifecycle/continue-run.js';
 import type { ExecuteOptions, ExecutionResult } from './lifecycle/execute-options.js';
 import { executeRun, registryOf } from './lifecycle/execute-run.js';
-import { processPickup, type Pickup, type PickupOptions, type PickupOutcome } from './lifecycle/pickup.js';
+import { processPickup } from './lifecycle/pickup.js';
+import type { Pickup, PickupOptions, PickupOutcome } from './lifecycle/pickup-types.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
 
 /** Options of {@link Engine}. */

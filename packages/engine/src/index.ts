@@ -29,12 +29,8 @@ export {
 export { Agent, DEFAULT_CHECKPOINT_MODE, DEFAULT_MAX_TURNS, type AgentOptions } from './agent.js';
 export { Team, DELEGATE_TOOL_NAME, type TeamOptions } from './team.js';
 export { Registry, type Entity } from './registry.js';
-export {
-  definitionHashOf,
-  DEFINITION_HASH_LENGTH,
-  DEFINITION_CHANGE_POLICIES,
-  type DefinitionChangePolicy,
-} from './definition-hash.js';
+export { definitionHashOf, DEFINITION_HASH_LENGTH } from './definition-hash.js';
+export { DEFINITION_CHANGE_POLICIES, type DefinitionChangePolicy } from './definition-change-policy.js';
 export { ENTITY_PATH_SEPARATOR, entityPathSegments, isEntityPath, memberEntityName, ownEntityName, runEntityPath } from './entity-path.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
 export { Engine, DEFAULT_VERSION_GRACE_MS, type EngineOptions, type CreateRunRequest, type RunOptions, type RunResult } from './engine.js';

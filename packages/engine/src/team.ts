@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import type { Model } from './model.js';
 import type { CheckpointMode } from './run-types.js';
 import { assertUniqueToolNames, type Tool } from './tool.js';
-import type { DefinitionChangePolicy } from './definition-hash.js';
+import type { DefinitionChangePolicy } from './definition-change-policy.js';
 
 /** Name of the tool a team's model calls to hand a task to a member. */
 export const DELEGATE_TOOL_NAME = 'delegate_task_to_member';

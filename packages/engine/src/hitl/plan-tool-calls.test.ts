@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tool } from '../tool.js';
-import { executableFromTool } from '../runner/tool-executable.js';
+import { executableFromTool } from '../executable-tool.js';
 import { digestArgs, type PendingActionRecord } from './pending-action.js';
 import { planToolCalls } from './plan-tool-calls.js';
 

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ToolCallRequest } from '../messages.js';
-import type { ToolCallOutcome } from '../runner/execute-tool-batch.js';
-import { finishedOutcome, idempotencyKeyFor, recordedArguments } from '../runner/execute-tool-batch.js';
-import type { ExecutableTool, ToolGate } from '../runner/tool-executable.js';
+import type { ExecutableTool, ToolGate } from '../executable-tool.js';
+import { finishedOutcome, idempotencyKeyFor, parseToolArguments, recordedArguments, type ToolCallOutcome } from '../tool-call-outcome.js';
 import type { NewPendingAction, PendingActionRecord } from './pending-action.js';
 import { actionIdempotencyKey, digestArgs } from './pending-action.js';
 
@@ -129,7 +128,7 @@ export function interruptedMessage(tool: string, args: unknown, actionId: string
 function validArgs(tool: ExecutableTool, call: ToolCallRequest): { value: unknown } | undefined {
   let raw: unknown;
   try {
-    raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+    raw = parseToolArguments(call);
   } catch {
     return undefined;
   }

@@ -1,5 +1,5 @@
 import type { AttemptReason, RunRecord } from '../run-types.js';
-import type { Pickup } from './pickup.js';
+import type { Pickup } from './pickup-types.js';
 
 /**
  * Why this pickup claims the run: `run` for a never-claimed run, `handover`

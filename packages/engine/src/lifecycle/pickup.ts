@@ -10,40 +10,14 @@ import {
   StoreUnavailableError,
 } from '../errors.js';
 import type { Entity } from '../registry.js';
-import type { AttemptReason, RunRecord } from '../run-types.js';
+import type { RunRecord } from '../run-types.js';
 import { attemptReasonFor } from './attempt-reason.js';
+import type { Pickup, PickupOptions, PickupOutcome } from './pickup-types.js';
 import { dispositionOfError } from './error-disposition.js';
 import { executeRun, registryOf } from './execute-run.js';
 import { watchLease } from './lease-watch.js';
 import { CLAIMABLE_STATUSES, RUN_JOB_CLAIMABLE_STATUSES, RUN_TRANSITIONS, type RunStatus } from './run-status.js';
 import { endUnrunnableRun } from './unrunnable-run.js';
-
-/** One pickup of a queued job, as plain data (it may cross a thread). */
-export interface Pickup {
-  /** The job kind: `run` (a new run) or `continue` (asked for, recovered, reconciled, handed over). */
-  job: 'run' | 'continue';
-  runId: string;
-  /** A continue job's own reason. */
-  reason?: Exclude<AttemptReason, 'run'>;
-  /** The queue's count of pickups of this job (1 on the first). */
-  attemptsStarted: number;
-  /** Set on a job handed back at shutdown: the pickup after it claims with reason `handover`. */
-  handoverAttempt?: number;
-}
-
-/** How a pickup ended (shown as the job's return value where it completes the job). */
-export type PickupOutcome =
-  | { kind: 'finished'; status: RunStatus }
-  | { kind: 'skipped'; status: RunStatus | 'not-found' }
-  | { kind: 'cancelled-at-claim' }
-  | { kind: 'handed-over' }
-  | { kind: 'lease-lost'; message: string };
-
-/** Options of one pickup. */
-export interface PickupOptions {
-  /** Aborting it asks the execution to stop at its next checkpoint and hand the run back. */
-  handover?: AbortSignal;
-}
 
 /**
  * What a pickup of a job does, in order: skip a run that needs no work (gone,

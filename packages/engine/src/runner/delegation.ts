@@ -3,7 +3,7 @@ import type { Agent } from '../agent.js';
 import { DELEGATE_TOOL_NAME, type Team } from '../team.js';
 import type { ToolContext } from '../tool.js';
 import { DEFAULT_TOOL_TIMEOUT_MS, jsonSchemaOf } from '../tool.js';
-import type { ExecutableTool, ToolInvocationResult } from './tool-executable.js';
+import type { ExecutableTool, ToolInvocationResult } from '../executable-tool.js';
 
 /** Runs (or resumes) a member's child run for one delegation and returns its answer. */
 export type RunMember = (

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tool } from '../tool.js';
 import { executeToolBatch, type ToolBatchContext } from './execute-tool-batch.js';
-import { executableFromTool } from './tool-executable.js';
+import { executableFromTool } from '../executable-tool.js';
 
 const seen: { args: unknown; key: string; epoch: number }[] = [];
 const tools = [

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { ToolCallRequest, ToolResultMessage } from '../messages.js';
-import type { ToolCallRecord } from '../run-types.js';
+import type { ToolCallRequest } from '../messages.js';
 import { CheckpointWriteError, LeaseLostError } from '../errors.js';
 import { PauseSignal } from './pause-signal.js';
 import { HandoverSignal } from './handover.js';
-import type { ExecutableTool, ToolInvocationResult } from './tool-executable.js';
+import type { ExecutableTool, ToolInvocationResult } from '../executable-tool.js';
+import { finishedOutcome, idempotencyKeyFor, parseToolArguments, recordedArguments, type ToolCallOutcome } from '../tool-call-outcome.js';
 
 /** The run-level facts every call of a batch shares. */
 export interface ToolBatchContext {
@@ -19,17 +19,6 @@ export interface ToolBatchContext {
   idempotencyKeyOf?(call: ToolCallRequest): string;
   onCallStarted?(call: ToolCallRequest): void;
   onCallFinished?(outcome: ToolCallOutcome): void;
-}
-
-/** One finished call: the message the model will see and the row to store. */
-export interface ToolCallOutcome {
-  message: ToolResultMessage;
-  record: ToolCallRecord;
-}
-
-/** The idempotency key of a call: the same every time the same call of the same run runs. */
-export function idempotencyKeyFor(runId: string, toolCallId: string): string {
-  return `${runId}:${toolCallId}`;
 }
 
 function keyOf(call: ToolCallRequest, context: ToolBatchContext): string {
@@ -104,39 +93,6 @@ async function executeToolCall(
   return outcome;
 }
 
-/** How a finished call ended, for {@link finishedOutcome}. */
-export interface FinishedCall {
-  args: unknown;
-  content: string;
-  isError: boolean;
-  batch: number;
-  idempotencyKey: string;
-  childRunId: string | null;
-  startedAt: Date;
-  /** @defaultValue now */
-  endedAt?: Date;
-}
-
-/** The tool message and the tool-call record of a finished call: one shape for every way a call ends. */
-export function finishedOutcome(call: ToolCallRequest, finished: FinishedCall): ToolCallOutcome {
-  const { content, isError } = finished;
-  return {
-    message: { role: 'tool', toolCallId: call.id, name: call.name, content, ...(isError && { isError }) },
-    record: {
-      toolCallId: call.id,
-      name: call.name,
-      args: finished.args,
-      result: content,
-      status: isError ? 'error' : 'completed',
-      batch: finished.batch,
-      idempotencyKey: finished.idempotencyKey,
-      childRunId: finished.childRunId,
-      startedAt: finished.startedAt,
-      endedAt: finished.endedAt ?? new Date(),
-    },
-  };
-}
-
 /** Errors that end the execution instead of becoming a tool result the model sees. */
 function stopsTheRun(error: unknown): boolean {
   return (
@@ -147,23 +103,9 @@ function stopsTheRun(error: unknown): boolean {
   );
 }
 
-/**
- * A call's arguments as its tool-call record holds them, the same while it
- * runs and once it finished: the parsed JSON, or the model's raw text when
- * that is not JSON.
- */
-export function recordedArguments(call: ToolCallRequest): unknown {
-  try {
-    return parseArguments(call);
-  } catch {
-    return call.arguments;
-  }
-}
-
 function parseArguments(call: ToolCallRequest): unknown {
-  if (call.arguments.trim() === '') return {};
   try {
-    return JSON.parse(call.arguments);
+    return parseToolArguments(call);
   } catch (error) {
     throw new ToolCallFailure(
       `Invalid JSON in arguments for tool "${call.name}": ${(error as Error).message}`,

@@ -8,7 +8,7 @@ import type { AttemptReason, ContinueRequestRecord, RunRecord } from '../run-typ
 import { Checkpointer } from './checkpointer.js';
 import { delegationTool, type RunMember } from './delegation.js';
 import { outputCheckFor } from './output-type.js';
-import { executableFromTool, type ExecutableTool } from './tool-executable.js';
+import { executableFromTool, type ExecutableTool } from '../executable-tool.js';
 import type { TurnLoopState } from './turn-loop.js';
 
 /** A claimed run, opened for execution: its checkpointer, and its history as stored. */

@@ -6,13 +6,14 @@ import type { RunEventType } from '../events.js';
 import type { CheckpointMode, ToolCallRecord } from '../run-types.js';
 import { DELEGATE_TOOL_NAME } from '../team.js';
 import type { Checkpointer } from './checkpointer.js';
-import { executeToolBatch, idempotencyKeyFor, recordedArguments, type ToolBatchContext, type ToolCallOutcome } from './execute-tool-batch.js';
+import { executeToolBatch, type ToolBatchContext } from './execute-tool-batch.js';
+import { idempotencyKeyFor, recordedArguments, type ToolCallOutcome } from '../tool-call-outcome.js';
 import { PauseSignal } from './pause-signal.js';
 import { actionIdempotencyKey, actionSummary, type PendingActionRecord } from '../hitl/pending-action.js';
 import { editedNote, interruptedMessage, planToolCalls, type DecidedCall } from '../hitl/plan-tool-calls.js';
 import { respondWithRetry, type RetryPolicy } from './model-retry.js';
 import type { OutputCheck } from './output-type.js';
-import type { ExecutableTool } from './tool-executable.js';
+import type { ExecutableTool } from '../executable-tool.js';
 
 /** The state one execution of a run loops over. */
 export interface TurnLoopState {

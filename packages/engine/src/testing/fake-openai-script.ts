@@ -1,6 +1,6 @@
 import type { Message, ToolCallRequest } from '../messages.js';
 import type { ToolSpec } from '../model.js';
-import type { FakeOpenAIReply } from './fake-openai-server.js';
+import type { FakeOpenAIReply } from './fake-openai-reply.js';
 import type { ScriptContext, ScriptedReply } from './scripted-model.js';
 
 type Item = Record<string, unknown>;

@@ -7,3 +7,4 @@ export {
   type ScriptedModelOptions,
 } from './scripted-model.js';
 export * from './fake-openai-server.js';
+export type { FakeOpenAIReply, FakeToolCall, FakeUsage } from './fake-openai-reply.js';

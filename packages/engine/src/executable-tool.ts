@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { ToolSpec } from '../model.js';
-import type { ApprovalCheckContext, ResolvedApproval, Tool, ToolContext } from '../tool.js';
+import type { ToolSpec } from './model.js';
+import type { ApprovalCheckContext, ResolvedApproval, Tool, ToolContext } from './tool.js';
 
 /** What a tool invocation produced: its output, and the member run it started, if any. */
 export interface ToolInvocationResult {
