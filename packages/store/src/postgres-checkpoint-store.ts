@@ -35,6 +35,7 @@ import { readContinueRequest, recordContinueRequest, type RecordedContinue } fro
 import { createRun } from './create-run.js';
 import { withAdvisoryLock, type AdvisoryLockResult } from './advisory-lock.js';
 import { awaitDeploy } from './awaiting-deploy.js';
+import { BrowserSessionRevocations } from './browser-session-revocations.js';
 import { deleteSession } from './delete-session.js';
 import { pruneFinishedRuns, type PruneOptions, type PruneResult } from './retention.js';
 import { writeDelta } from './write-delta.js';
@@ -76,7 +77,17 @@ import type { Database } from './schema.js';
  * await store.commitCheckpoint(runId, epoch, delta);
  */
 export class PostgresCheckpointStore implements CheckpointStore, DecisionStore, CancelStore, RecoveryStore {
-  constructor(readonly db: Kysely<Database>) {}
+  /** Signed-out browser sessions of the run pages: what the producer records at sign-out and checks on every page. */
+  readonly browserSessions: BrowserSessionRevocations;
+
+  constructor(readonly db: Kysely<Database>) {
+    this.browserSessions = new BrowserSessionRevocations(db);
+  }
+
+  /** Resolves once Postgres answers a read of the runs table (a readiness probe); rejects with the driver's error otherwise. */
+  async ping(): Promise<void> {
+    await this.db.selectFrom('runs').select('run_id').limit(1).execute();
+  }
 
   createRun(run: NewRun): Promise<CreatedRun> {
     return createRun(this.db, run);
