@@ -12,7 +12,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FINAL_STATUSES } from '@cairn/engine';
-import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from '@cairn/queue';
+import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from '@cairn/runtime';
 import { freePort, spawnApp, startPostgres, startRedis, type AppProcess } from '@cairn/services';
 import { createDb, migrate, type RunView } from '@cairn/store';
 import { approvalStory } from './lib/approval-demo.js';

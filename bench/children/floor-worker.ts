@@ -5,7 +5,8 @@
  * FLOOR_BYTES bytes each. Configured by the worker's environment variables.
  */
 import pg from 'pg';
-import { parseEnvConfig, RunQueue } from '@cairn/queue';
+import { RunQueue } from '@cairn/queue';
+import { parseEnvConfig } from '@cairn/runtime';
 import { prose } from '../lib/workload.js';
 
 const config = parseEnvConfig();

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS, type CairnClient } from '@cairn/queue';
+import { type CairnClient } from '@cairn/queue';
+import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from '@cairn/runtime';
 import { FigureSink } from '../lib/attempt.js';
 import { BLOCKER_AGENT } from '../lib/bench-registry.js';
 import { medianFigure, valueFigure } from '../lib/figure.js';

@@ -10,6 +10,7 @@ const run = promisify(execFile);
 export const PUBLISHED_PACKAGES = [
   'packages/engine',
   'packages/store',
+  'packages/runtime',
   'packages/queue',
   'packages/client',
   'apps/worker',

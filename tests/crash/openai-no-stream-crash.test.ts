@@ -1,4 +1,4 @@
-import { modelFromSpec } from '@cairn/queue';
+import { modelFromSpec } from '@cairn/runtime';
 import { createRegistry, researcherScript, teamScript } from '@cairn/research-team';
 import { startFakeOpenAIServer, type FakeOpenAIServer, type FakeOpenAIServerOptions, type FakeStreaming } from '@cairn/engine/testing';
 import { afterEach, describe, expect, it } from 'vitest';

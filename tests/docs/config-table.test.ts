@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CAIRN_ENV_VARIABLES } from '@cairn/queue';
+import { CAIRN_ENV_VARIABLES } from '@cairn/runtime';
 import { REPO_ROOT } from '@cairn/services';
 import { expect, it } from 'vitest';
 
 /** Folders whose code ships or runs as Cairn (the services package only starts test servers). */
-const CODE_ROOTS = ['packages/engine/src', 'packages/store/src', 'packages/queue/src', 'packages/client/src', 'apps', 'examples'];
+const CODE_ROOTS = ['packages/engine/src', 'packages/store/src', 'packages/queue/src', 'packages/runtime/src', 'packages/client/src', 'apps', 'examples'];
 /** Read by the system, not by Cairn. */
 const NOT_CAIRNS = new Set(['PATH', 'HOME', 'NODE_ENV']);
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLiveSubscriber, type LiveEvent, type LiveSubscriber } from '@cairn/queue';
+import { createLiveSubscriber, type LiveEvent, type LiveSubscriber } from '@cairn/runtime';
 import { requiresBackend, testRedisUrl } from '@cairn/services';
 import { allTools, QUEUE_BACKENDS, RESEARCHER, startFleet, TEAM, type Fleet } from './fleet.js';
 

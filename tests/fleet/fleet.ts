@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRegistry } from '@cairn/research-team';
 import type { Registry } from '@cairn/engine';
-import { CairnClient, loadRegistry, type QueueBackendKind } from '@cairn/queue';
+import { CairnClient } from '@cairn/queue';
+import { loadRegistry, type QueueBackendKind } from '@cairn/runtime';
 import { freePort, spawnApp, testDatabase, testQueueBackend, testRedisUrl, type AppProcess, type TestDatabase } from '@cairn/services';
 import type { RunView } from '@cairn/store';
 

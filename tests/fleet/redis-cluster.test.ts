@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requiresRedis, startRedisCluster, type RedisClusterService } from '@cairn/services';
-import { DEFAULT_CLUSTER_QUEUE_PREFIX } from '@cairn/queue';
+import { DEFAULT_CLUSTER_QUEUE_PREFIX } from '@cairn/runtime';
 import { allTools, holderAfterMemberCheckpoint, startFleet, TEAM, type Fleet } from './fleet.js';
 
 describe('Redis Cluster: three masters, a worker SIGKILLed mid-run', requiresRedis(), () => {

@@ -1,4 +1,4 @@
-import { parseEnvConfig } from '@cairn/queue';
+import { parseEnvConfig } from '@cairn/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openProducerFixture, type ProducerFixture } from '../../apps/producer/src/test-support/producer-fixture.js';
 import type { AppDeps } from '../../apps/producer/src/app.js';

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { parseKeyRing, type KeyAccess } from '@cairn/queue';
+import { parseKeyRing, type KeyAccess } from '@cairn/runtime';
 
 export type { KeyAccess };
 

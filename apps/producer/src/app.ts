@@ -1,4 +1,4 @@
-import type { LiveSubscriber } from '@cairn/queue';
+import type { LiveSubscriber } from '@cairn/runtime';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';

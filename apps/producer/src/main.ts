@@ -1,5 +1,5 @@
 /** `npm run producer`: the HTTP API configured by the environment. */
-import { parseEnvConfig, type CairnEnvConfig } from '@cairn/queue';
+import { parseEnvConfig, type CairnEnvConfig } from '@cairn/runtime';
 import { pino } from 'pino';
 import { startProducer, type CairnProducer } from './start-producer.js';
 

@@ -1,4 +1,4 @@
-import { PrometheusMetrics, registerStateGauges, type MetricSources } from '@cairn/queue';
+import { PrometheusMetrics, registerStateGauges, type MetricSources } from '@cairn/runtime';
 import { Counter } from 'prom-client';
 
 /** Why a request failed authentication, as `cairn_auth_failures_total` labels it. */

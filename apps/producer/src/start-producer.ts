@@ -2,15 +2,15 @@ import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Registry } from '@cairn/engine';
+import { CairnClient } from '@cairn/queue';
 import {
-  CairnClient,
   createLiveSubscriber,
   resolveEnvConfig,
   startMetricsServer,
   startTracing,
   type CairnEnvConfig,
   type MetricsServer,
-} from '@cairn/queue';
+} from '@cairn/runtime';
 import type { Hono } from 'hono';
 import { pino, type Logger } from 'pino';
 import { createApp } from './app.js';

@@ -1,5 +1,5 @@
 import type { Registry } from '@cairn/engine';
-import type { WorkerLogger } from '@cairn/queue';
+import type { WorkerLogger } from '@cairn/runtime';
 import { ENTITY_HEARTBEAT_MS, type ServedEntityCatalog } from '@cairn/store';
 
 /** How often a worker refreshes the last-seen time of the entities it serves (the store's constant, which judges liveness by it). */

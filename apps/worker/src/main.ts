@@ -1,5 +1,5 @@
 /** `npm run worker`: a worker configured by the environment, serving `CAIRN_REGISTRY`. */
-import { parseEnvConfig, type CairnEnvConfig } from '@cairn/queue';
+import { parseEnvConfig, type CairnEnvConfig } from '@cairn/runtime';
 import { pino } from 'pino';
 import { startWorker } from './start-worker.js';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRegistry } from '@cairn/research-team';
-import { CairnClient, ConfigError } from '@cairn/queue';
+import { CairnClient } from '@cairn/queue';
+import { ConfigError } from '@cairn/runtime';
 import { testDatabase, type TestDatabase } from '@cairn/services';
 import { createDb, ServedEntityCatalog } from '@cairn/store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,25 +1,27 @@
 import { Registry, type Model } from '@cairn/engine';
 import {
+  createInlineExecutor,
+  createThreadExecutor,
+  RunQueue,
+  startReconciler,
+  startRunWorker,
+  type RunExecutor,
+} from '@cairn/queue';
+import {
   CairnMetrics,
   ConfigError,
-  createInlineExecutor,
   createLivePublisher,
-  createThreadExecutor,
   loadRegistry,
   loadRegistryModule,
   modelFromSpec,
   openStoreDb,
   resolveEnvConfig,
-  RunQueue,
-  startReconciler,
   startRetention,
   startMetricsServer,
-  startRunWorker,
   startTracing,
   type CairnEnvConfig,
-  type RunExecutor,
   type WorkerLogger,
-} from '@cairn/queue';
+} from '@cairn/runtime';
 import { PostgresCheckpointStore, ServedEntityCatalog } from '@cairn/store';
 import { pino } from 'pino';
 import { startEntityHeartbeat } from './entity-heartbeat.js';

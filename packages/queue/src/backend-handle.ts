@@ -1,7 +1,5 @@
+import type { QueueBackendKind } from '@cairn/runtime';
 import type { Processor, Queue, Worker, WorkerOptions } from 'bullmq';
-
-/** Where the run queue lives. */
-export type QueueBackendKind = 'redis' | 'postgres';
 
 /** A BullMQ queue on either backend (typed as the Redis one: the public API is the same). */
 export type AnyQueue = Queue;

@@ -32,9 +32,9 @@ import {
   type SessionView,
   type StoredEvent,
 } from '@cairn/store';
+import { openStoreDb } from '@cairn/runtime';
 import { RunWaitTimeoutError } from './errors.js';
 import { carryOutIntents, jobPortOf } from './carry-out-intents.js';
-import { openStoreDb } from './open-store-db.js';
 import { RunQueue, type RunQueueOptions } from './queue-backend.js';
 
 /** What {@link CairnClient.connect} takes. */

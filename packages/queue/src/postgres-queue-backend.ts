@@ -1,6 +1,6 @@
 import { createPostgresBackend, withBackend } from 'bullmq';
 import type { Processor, WorkerOptions } from 'bullmq';
-import { ServiceUnreachableError } from './errors.js';
+import { ServiceUnreachableError } from '@cairn/runtime';
 import type { AnyQueue, AnyWorker, BackendHandle } from './backend-handle.js';
 
 /** BullMQ's own PostgreSQL backend; its tables live in `schema` and are migrated on connect. */

@@ -1,9 +1,9 @@
 import type { Job, JobState, Processor, WorkerOptions } from 'bullmq';
-import type { AnyQueue, AnyWorker, BackendHandle, QueueBackendKind } from './backend-handle.js';
+import { currentTraceMetadata, DEFAULT_QUEUE_NAME, type QueueBackendKind } from '@cairn/runtime';
+import type { AnyQueue, AnyWorker, BackendHandle } from './backend-handle.js';
 import { jobOptionsFor, runDedupId, type CatalogJob } from './job-catalog.js';
 import { openPostgresBackend } from './postgres-queue-backend.js';
 import { openRedisBackend } from './redis-queue-backend.js';
-import { currentTraceMetadata } from './tracing/trace-context.js';
 
 /** Options of {@link RunQueue.open}. */
 export interface RunQueueOptions {
@@ -20,9 +20,6 @@ export interface RunQueueOptions {
   /** Key prefix on Redis (e.g. a `{hash-tag}` for Redis Cluster), schema name on Postgres. @defaultValue BullMQ's (`bull` / `bullmq`) */
   prefix?: string;
 }
-
-/** The run queue's default name. */
-export const DEFAULT_QUEUE_NAME = 'cairn-runs';
 
 /** Job states in which a job still holds its run (it will run, or is running). */
 export const LIVE_JOB_STATES: readonly (JobState | 'unknown')[] = [

@@ -1,9 +1,9 @@
 import { recoveryIntents } from '@cairn/engine';
 import type { RunCursor } from '@cairn/engine/store';
+import { SILENT_LOGGER, type WorkerLogger } from '@cairn/runtime';
 import { ADVISORY_LOCKS, type PostgresCheckpointStore } from '@cairn/store';
 import { carryOutIntents } from './carry-out-intents.js';
 import type { RunQueue } from './queue-backend.js';
-import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 
 /** Default number of runs (or overdue actions) one reconcile pass looks at, of each kind (live, decided paused, overdue). */
 export const DEFAULT_RECONCILE_BATCH = 100;

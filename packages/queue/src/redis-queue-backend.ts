@@ -1,8 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import type { Processor, WorkerOptions } from 'bullmq';
-import { ServiceUnreachableError } from './errors.js';
+import { createRedisConnection, queuePrefixFor, ServiceUnreachableError, type RedisConnection } from '@cairn/runtime';
 import type { BackendHandle } from './backend-handle.js';
-import { createRedisConnection, queuePrefixFor, type RedisConnection } from './redis-connection.js';
 
 const PING_TIMEOUT_MS = 5000;
 

@@ -1,11 +1,11 @@
 import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Job } from 'bullmq';
 import { assertNever, dispositionOfError, type JobIntent } from '@cairn/engine';
+import type { WorkerLogger } from '@cairn/runtime';
 import { InvalidJobError } from './errors.js';
 import type { RunExecutor } from './execution/run-executor.js';
 import type { RunJobOutcome } from './execution/run-job.js';
 import { parseJob } from './job-catalog.js';
-import type { WorkerLogger } from './worker-logger.js';
 
 /** What a processed job returns (shown in Bull Board). */
 export type JobResult = Exclude<RunJobOutcome, { kind: 'handed-over' } | { kind: 'lease-lost' }>;

@@ -1,4 +1,5 @@
 import type { Model, Registry } from '@cairn/engine';
+import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS, SILENT_LOGGER, type WorkerLogger } from '@cairn/runtime';
 import type { PostgresCheckpointStore } from '@cairn/store';
 import { createInlineExecutor } from './execution/inline-executor.js';
 import type { RunExecutor } from './execution/run-executor.js';
@@ -6,8 +7,6 @@ import type { AnyWorker } from './backend-handle.js';
 import { carryOutIntents } from './carry-out-intents.js';
 import type { RunQueue } from './queue-backend.js';
 import { createRunProcessor } from './run-processor.js';
-import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
-import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 
 /** Options of {@link startRunWorker}. */
 export interface RunWorkerOptions {

@@ -4,7 +4,7 @@ import {
   LIVE_EVENT_TYPES,
   RunNotFoundError,
 } from '@cairn/engine';
-import type { LiveEvent, LiveSubscriber } from '@cairn/queue';
+import type { LiveEvent, LiveSubscriber } from '@cairn/runtime';
 import type { RunTreeNode, StoredEvent } from '@cairn/store';
 import { Hono } from 'hono';
 import type { Context } from 'hono';

@@ -1,7 +1,7 @@
 import { expireAndResume, pauseIntents, type Engine, type JobIntent, type Pickup, type PickupOutcome, type RunStatus } from '@cairn/engine';
 import type { DecisionStore, ExpiryOutcome } from '@cairn/engine/store';
+import type { WorkerLogger } from '@cairn/runtime';
 import type { CatalogJob } from '../job-catalog.js';
-import type { WorkerLogger } from '../worker-logger.js';
 
 /** One pickup of a catalog job, as an executor receives it (plain data: it may cross a thread). */
 export interface RunJobRequest {

@@ -1,6 +1,5 @@
 import type { SerializedError } from '@cairn/engine';
-import type { QueueBackendKind } from '../backend-handle.js';
-import type { RunObservation } from '../metrics/run-observation.js';
+import type { QueueBackendKind, RunObservation } from '@cairn/runtime';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';
 
 /** What an execution thread is started with (`workerData`): plain values only. */

@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_VERSION_GRACE_MS } from '@cairn/engine';
 import { ConfigError } from './errors.js';
 import { parseKeyRing } from './key-ring-entries.js';
-import type { QueueBackendKind } from './backend-handle.js';
-import { DEFAULT_QUEUE_NAME } from './queue-backend.js';
+import { DEFAULT_QUEUE_NAME, QUEUE_BACKEND_KINDS, type QueueBackendKind } from './queue-backend-kind.js';
 import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
 import { DEFAULT_RETAIN_DAYS } from '@cairn/store';
 import { queuePrefixFor, redisUrlsOf } from './redis-connection.js';
@@ -65,7 +64,7 @@ const ENV_SCHEMA = z.object({
   DATABASE_URL: url(['postgres', 'postgresql']).refine((v) => v !== undefined, 'is required'),
   REDIS_URL: redisUrls,
   CAIRN_REDIS_CLUSTER: flag,
-  CAIRN_QUEUE_BACKEND: z.enum(['redis', 'postgres']).optional(),
+  CAIRN_QUEUE_BACKEND: z.enum(QUEUE_BACKEND_KINDS).optional(),
   CAIRN_QUEUE_NAME: optionalString,
   CAIRN_QUEUE_PREFIX: optionalString,
   OPENAI_API_KEY: optionalString,

@@ -1,4 +1,4 @@
-import type { QueueBackendKind } from '../backend-handle.js';
+import type { QueueBackendKind } from '../queue-backend-kind.js';
 import type { RedisTarget } from '../redis-connection.js';
 import type { LivePublisher, LiveSubscriber } from './live-event.js';
 import { PostgresLivePublisher, PostgresLiveSubscriber } from './postgres-live.js';

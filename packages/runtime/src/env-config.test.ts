@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { parseEnvConfig } from './env-config.js';
-import { parseJob } from './job-catalog.js';
 
 const DB = 'postgres://u:p@localhost:5432/cairn';
 
@@ -37,15 +36,5 @@ describe('parseEnvConfig', () => {
     expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_SESSION_SECRET: 'short-secret' })).toThrow(
       /^CAIRN_SESSION_SECRET: must be at least 32 characters long \(e\.g\. openssl rand -hex 32\)$/,
     );
-  });
-});
-
-describe('parseJob', () => {
-  it('accepts catalog jobs and rejects bad data with the field name', () => {
-    const runId = '7f1c9d5e-2b7a-4c1e-9a39-0d6f2f1c1a11';
-    expect(parseJob('continue', { runId, reason: 'reconciled' })).toEqual({ name: 'continue', data: { runId, reason: 'reconciled' } });
-    expect(() => parseJob('run', { runId: 'nope' })).toThrow(/runId/);
-    expect(() => parseJob('continue', { runId, reason: 'whim' })).toThrow(/reason/);
-    expect(() => parseJob('other', { runId })).toThrow(/unknown job name/);
   });
 });

@@ -1,0 +1,33 @@
+/**
+ * `@cairn/runtime`: what Cairn's worker and producer run on, beside the queue:
+ * the environment configuration, registry loading, the store's database at
+ * start, the Redis connection, the live channel, the retention pass,
+ * Prometheus metrics and OpenTelemetry traces.
+ *
+ * @example
+ * ```ts
+ * import { parseEnvConfig } from '@cairn/runtime';
+ * const config = parseEnvConfig(process.env); // throws ConfigError naming the first bad variable
+ * ```
+ */
+export { CAIRN_ENV_VARIABLES, parseEnvConfig, resolveEnvConfig, type CairnEnvConfig } from './env-config.js';
+export { parseKeyRing, type KeyAccess } from './key-ring-entries.js';
+export { DEFAULT_QUEUE_NAME, type QueueBackendKind } from './queue-backend-kind.js';
+export { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
+export { loadRegistry, loadRegistryModule, modelFromSpec } from './load-registry.js';
+export { openStoreDb } from './open-store-db.js';
+export { startRetention } from './retention-pass.js';
+export { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
+export { ConfigError, ServiceUnreachableError } from './errors.js';
+export { createRedisConnection, DEFAULT_CLUSTER_QUEUE_PREFIX, queuePrefixFor, type RedisConnection } from './redis-connection.js';
+export { SILENT_PUBLISHER, type LiveEvent, type LivePublisher, type LiveSubscriber } from './live/live-event.js';
+export { createLivePublisher, createLiveSubscriber } from './live/create-live.js';
+export { CairnMetrics } from './metrics/cairn-metrics.js';
+export { PrometheusMetrics } from './metrics/prometheus-metrics.js';
+export { registerStateGauges, type MetricSources } from './metrics/state-gauges.js';
+export { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
+export { RunEventObserver, type RunObservation, type RunObserver } from './metrics/run-observation.js';
+export { timeCommits } from './metrics/timed-commits.js';
+export { startTracing, type Tracing } from './tracing/tracing-setup.js';
+export { RunTracer } from './tracing/run-tracer.js';
+export { currentTraceMetadata } from './tracing/trace-context.js';
