@@ -1,15 +1,78 @@
 /**
  * The authoring API: agents, teams, tools, models, the registry and the
- * engine that runs them. The store port (for `CheckpointStore`
- * implementations) is `@cairn/engine/store`; the scripted model and the fake
- * OpenAI server are `@cairn/engine/testing`.
+ * engine that runs them, with the run records, statuses, events and errors
+ * their callers see. The store port (for `CheckpointStore` implementations)
+ * is `@cairn/engine/store`; the lifecycle's moves and job intents that the
+ * queue carries out are `@cairn/engine/lifecycle`; the scripted model and the
+ * fake OpenAI server are `@cairn/engine/testing`.
  */
-export * from './errors.js';
-export type { Message, UserMessage, AssistantMessage, ToolResultMessage, ToolCallRequest, Usage } from './messages.js';
+export {
+  CairnError,
+  UserError,
+  RunNotFoundError,
+  SessionNotFoundError,
+  IdempotencyKeyReusedError,
+  RunNotContinuableError,
+  LeaseLostError,
+  CheckpointWriteError,
+  EntityNotFoundError,
+  AmbiguousEntityError,
+  EntityAwaitingDeployError,
+  DefinitionChangedError,
+  StoredStateError,
+  AttemptsExhaustedError,
+  StoreUnavailableError,
+  MemberRunFailedError,
+  ContinuePendingError,
+  CancelRequestedError,
+  ModelError,
+  MaxTurnsExceededError,
+  DecisionError,
+  ActionNotFoundError,
+  DecisionConflictError,
+  ActionExpiredError,
+  ArgsDigestMismatchError,
+  InvalidDecisionError,
+  ApprovalTimeoutError,
+} from './errors.js';
+export type {
+  Message,
+  UserMessage,
+  AssistantMessage,
+  ToolResultMessage,
+  ToolCallRequest,
+  Usage,
+} from './messages.js';
 export type { Model, ModelRequest, ModelResponse, ModelStreamDelta, ToolSpec } from './model.js';
-export * from './run-types.js';
-export * from './lifecycle/index.js';
-export * from './events.js';
+export {
+  CHECKPOINT_MODES,
+  type CheckpointMode,
+  type CreatedRun,
+  type EntityKind,
+  type RunErrorInfo,
+  type RunRecord,
+  type ToolCallRecord,
+  type ToolCallStatus,
+} from './run-types.js';
+export {
+  RUN_STATUSES,
+  CANCELLABLE_STATUSES,
+  FINAL_STATUSES,
+  TERMINAL_STATUSES,
+  LIVE_STATUSES,
+  FINISH_EVENT_TYPE,
+  FINAL_EVENT_TYPES,
+  isStatusIn,
+  type RunStatus,
+} from './lifecycle/run-status.js';
+export {
+  RUN_EVENT_TYPES,
+  LIVE_EVENT_TYPES,
+  type RunEvent,
+  type RunEventType,
+  type LiveEventType,
+  type RunEventSink,
+} from './events.js';
 export {
   tool,
   jsonSchemaOf,
@@ -26,18 +89,35 @@ export {
   type NeedsApproval,
   type ResolvedApproval,
 } from './tool.js';
-export { Agent, DEFAULT_CHECKPOINT_MODE, DEFAULT_MAX_TURNS, type AgentOptions } from './agent.js';
+export { Agent, DEFAULT_MAX_TURNS, type AgentOptions } from './agent.js';
 export { Team, DELEGATE_TOOL_NAME, type TeamOptions } from './team.js';
 export { Registry, type Entity } from './registry.js';
-export { definitionHashOf, DEFINITION_HASH_LENGTH } from './definition-hash.js';
-export { DEFINITION_CHANGE_POLICIES, type DefinitionChangePolicy } from './definition-change-policy.js';
-export { ENTITY_PATH_SEPARATOR, entityPathSegments, isEntityPath, memberEntityName, ownEntityName, runEntityPath } from './entity-path.js';
-export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
-export { Engine, DEFAULT_VERSION_GRACE_MS, type EngineOptions, type CreateRunRequest, type RunOptions, type RunResult } from './engine.js';
+export { definitionHashOf } from './definition-hash.js';
+export type { DefinitionChangePolicy } from './definition-change-policy.js';
+export { memberEntityName, ownEntityName } from './entity-path.js';
+export {
+  Engine,
+  DEFAULT_VERSION_GRACE_MS,
+  type EngineOptions,
+  type CreateRunRequest,
+  type RunOptions,
+  type RunResult,
+} from './engine.js';
 export { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
 export type { ContinueRequest } from './lifecycle/continue-run.js';
 export type { ExecuteOptions, ExecutionResult } from './lifecycle/execute-options.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
 export { OpenAIResponsesModel } from './models/openai-responses-model.js';
 export { OpenAIChatModel } from './models/openai-chat-model.js';
-export * from './hitl/pending-action.js';
+export {
+  actionIdempotencyKey,
+  digestArgs,
+  type ActionDecision,
+  type ActionKind,
+  type ActionStatus,
+  type DecisionType,
+  type DecisionsResult,
+  type NewPendingAction,
+  type PendingActionRecord,
+  type PostedDecision,
+} from './hitl/pending-action.js';

@@ -3,12 +3,54 @@
  * `CheckpointStore` implementations (`@cairn/store` is the Postgres one).
  * Apps that only define and run agents never need it.
  */
-export type { CheckpointStore, CheckpointDelta, Claim, ClaimRequest, RunHistory, RunLease, RunOutcome } from './checkpoint-store.js';
-export { EMPTY_USAGE, addUsage } from './messages.js';
-export { idempotencyKeyFor } from './tool-call-outcome.js';
-export { backoffDelay } from './runner/model-retry.js';
+export type {
+  CheckpointStore,
+  CheckpointDelta,
+  Claim,
+  ClaimRequest,
+  RunHistory,
+  RunLease,
+  RunOutcome,
+} from './checkpoint-store.js';
 export { validateDecision } from './hitl/validate-decision.js';
-export type { CancelStore, DecisionStore, DecisionValidator, ExpiryOutcome, RecoveryStore, RunCursor } from './run-control-store.js';
+export type {
+  CancelStore,
+  DecisionStore,
+  DecisionValidator,
+  ExpiryOutcome,
+  RecoveryStore,
+  RunCursor,
+} from './run-control-store.js';
 // The lifecycle's rules a store's compare-and-set statements are built from.
-export { judgeDecision, normalizeDecision, resumeWhenDecided, type DecidedTree, type DecisionContext, type DecisionVerdict } from './lifecycle/decide-actions.js';
+export {
+  judgeDecision,
+  normalizeDecision,
+  resumeWhenDecided,
+  type DecidedTree,
+  type DecisionContext,
+  type DecisionVerdict,
+} from './lifecycle/decide-actions.js';
 export { expiryMoveOf, type ExpiryMove } from './lifecycle/expire-actions.js';
+// What the store's rows and statements are typed and built from.
+export { assertNever, ContinueArrivedError } from './errors.js';
+export type {
+  AttemptReason,
+  AttemptRecord,
+  ContinueRequestRecord,
+  EntityRef,
+  IdempotencyClaim,
+  NewRun,
+} from './run-types.js';
+export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
+export { isEntityPath, runEntityPath } from './entity-path.js';
+export { DEFAULT_CHECKPOINT_MODE } from './agent.js';
+export {
+  RUN_TRANSITIONS,
+  CLAIMABLE_STATUSES,
+  CLAIM_CONDITIONS,
+  CLAIM_CONDITION_BY_STATUS,
+  FINISH_WAITS_FOR_CONTINUE,
+  type ClaimCondition,
+  type FinishStatus,
+} from './lifecycle/run-status.js';
+export { interruptedToolResult } from './lifecycle/open-tool-calls.js';

@@ -1,8 +1,4 @@
 import {
-  cancelRun,
-  continueIntents,
-  createdRunIntents,
-  decideAndResume,
   Engine,
   RunNotContinuableError,
   TERMINAL_STATUSES,
@@ -16,6 +12,12 @@ import {
   type RunRecord,
   type RunStatus,
 } from '@cairn/engine';
+import {
+  cancelRun,
+  continueIntents,
+  createdRunIntents,
+  decideAndResume,
+} from '@cairn/engine/lifecycle';
 import { validateDecision } from '@cairn/engine/store';
 import {
   BrowserSessionRevocations,

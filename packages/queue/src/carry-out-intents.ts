@@ -1,4 +1,10 @@
-import { assertNever, type IntentResult, type JobIntent, type JobPort, type JobSpec } from '@cairn/engine';
+import {
+  assertNever,
+  type IntentResult,
+  type JobIntent,
+  type JobPort,
+  type JobSpec,
+} from '@cairn/engine/lifecycle';
 import { resumeJob, type CatalogJob } from './job-catalog.js';
 import type { RunQueue } from './queue-backend.js';
 

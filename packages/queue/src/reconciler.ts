@@ -1,4 +1,4 @@
-import { recoveryIntents } from '@cairn/engine';
+import { recoveryIntents } from '@cairn/engine/lifecycle';
 import type { RunCursor } from '@cairn/engine/store';
 import { SILENT_LOGGER, type WorkerLogger } from '@cairn/runtime';
 import { ADVISORY_LOCKS, type PostgresCheckpointStore } from '@cairn/store';

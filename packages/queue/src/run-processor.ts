@@ -1,6 +1,6 @@
 import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Job } from 'bullmq';
-import { assertNever, dispositionOfError, type JobIntent } from '@cairn/engine';
+import { assertNever, dispositionOfError, type JobIntent } from '@cairn/engine/lifecycle';
 import type { WorkerLogger } from '@cairn/runtime';
 import { InvalidJobError } from './errors.js';
 import type { RunExecutor } from './execution/run-executor.js';

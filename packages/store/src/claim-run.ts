@@ -1,16 +1,15 @@
 import { sql } from 'kysely';
 import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
+import { RunNotContinuableError, RunNotFoundError, type RunStatus } from '@cairn/engine';
 import {
+  type Claim,
+  type ClaimRequest,
   assertNever,
   CLAIM_CONDITION_BY_STATUS,
   CLAIM_CONDITIONS,
   CLAIMABLE_STATUSES,
-  RunNotContinuableError,
-  RunNotFoundError,
   type ClaimCondition,
-  type RunStatus,
-} from '@cairn/engine';
-import type { Claim, ClaimRequest } from '@cairn/engine/store';
+} from '@cairn/engine/store';
 import { attemptsSinceProgress, waitingContinueRequest } from './claim-progress.js';
 import { assertParentHeld } from './parent-fence.js';
 import { toRunRecord } from './run-row.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { interruptedToolResult, type FinishStatus } from '@cairn/engine';
+import { interruptedToolResult, type FinishStatus } from '@cairn/engine/store';
 import type { Database } from './schema.js';
 
 /** Inside a finish written outside any execution (a forced cancel): closes the runs' `running` tool rows. */

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, RawBuilder } from 'kysely';
-import { FINISH_WAITS_FOR_CONTINUE, type ContinueRequestRecord, type RunStatus } from '@cairn/engine';
+import { type RunStatus } from '@cairn/engine';
+import { FINISH_WAITS_FOR_CONTINUE, type ContinueRequestRecord } from '@cairn/engine/store';
 import type { Database } from './schema.js';
 
 /** What {@link recordContinueRequest} did. */

@@ -1,5 +1,6 @@
 import { CairnError, EntityNotFoundError } from '@cairn/engine';
-import type { EntityRef, RunStatus } from '@cairn/engine';
+import type { RunStatus } from '@cairn/engine';
+import type { EntityRef } from '@cairn/engine/store';
 
 /** Base class of the errors only the store throws. */
 export class StoreError extends CairnError {}

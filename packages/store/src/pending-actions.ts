@@ -1,9 +1,19 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { ActionNotFoundError, assertNever, DecisionConflictError, LeaseLostError, RUN_TRANSITIONS, RunNotFoundError } from '@cairn/engine';
+import {
+  ActionNotFoundError,
+  DecisionConflictError,
+  LeaseLostError,
+  RunNotFoundError,
+} from '@cairn/engine';
 import type { DecisionsResult, NewPendingAction, PendingActionRecord, PostedDecision, RunStatus } from '@cairn/engine';
 import { expiryMoveOf, judgeDecision, normalizeDecision, resumeWhenDecided } from '@cairn/engine/store';
-import type { DecisionValidator, ExpiryOutcome } from '@cairn/engine/store';
+import {
+  type DecisionValidator,
+  type ExpiryOutcome,
+  assertNever,
+  RUN_TRANSITIONS,
+} from '@cairn/engine/store';
 import { appendEvents } from './run-events.js';
 import type { Database, PendingActionRow } from './schema.js';
 

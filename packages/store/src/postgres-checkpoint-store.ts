@@ -1,35 +1,32 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import {
-  ContinueArrivedError,
-  FINISH_WAITS_FOR_CONTINUE,
-  LeaseLostError,
-  RunNotFoundError,
-} from '@cairn/engine';
+import { LeaseLostError, RunNotFoundError } from '@cairn/engine';
 import type {
-  ContinueRequestRecord,
   CreatedRun,
   DecisionsResult,
-  NewRun,
   PendingActionRecord,
   PostedDecision,
   RunRecord,
   RunStatus,
 } from '@cairn/engine';
-import type {
-  CancelStore,
-  CheckpointDelta,
-  CheckpointStore,
-  Claim,
-  ClaimRequest,
-  DecisionStore,
-  DecisionValidator,
-  ExpiryOutcome,
-  RecoveryStore,
-  RunCursor,
-  RunHistory,
-  RunLease,
-  RunOutcome,
+import {
+  type CancelStore,
+  type CheckpointDelta,
+  type CheckpointStore,
+  type Claim,
+  type ClaimRequest,
+  type DecisionStore,
+  type DecisionValidator,
+  type ExpiryOutcome,
+  type RecoveryStore,
+  type RunCursor,
+  type RunHistory,
+  type RunLease,
+  type RunOutcome,
+  ContinueArrivedError,
+  FINISH_WAITS_FOR_CONTINUE,
+  type ContinueRequestRecord,
+  type NewRun,
 } from '@cairn/engine/store';
 import { readContinueRequest, recordContinueRequest, type RecordedContinue } from './continue-requests.js';
 import { createRun } from './create-run.js';

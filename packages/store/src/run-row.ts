@@ -1,4 +1,5 @@
-import type { AttemptRecord, Message, RunRecord, ToolCallRecord } from '@cairn/engine';
+import type { Message, RunRecord, ToolCallRecord } from '@cairn/engine';
+import type { AttemptRecord } from '@cairn/engine/store';
 import type { RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
 
 /** Maps a `runs` row to the engine's `RunRecord`. */

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { runEntityPath, type RunStatus } from '@cairn/engine';
+import { type RunStatus } from '@cairn/engine';
+import { runEntityPath } from '@cairn/engine/store';
 import { ROOT_COPIED_ACTION_EVENTS } from './pending-actions.js';
 import { fromEventRow, type StoredEvent } from './run-events.js';
 import type { Database, RunEventRow } from './schema.js';

@@ -2,15 +2,14 @@ import type { Kysely } from 'kysely';
 import type {
   ActionKind,
   ActionStatus,
-  AttemptReason,
   CheckpointMode,
-  EntityRef,
   Message,
   RunErrorInfo,
   RunStatus,
   ToolCallStatus,
   Usage,
 } from '@cairn/engine';
+import type { AttemptReason, EntityRef } from '@cairn/engine/store';
 import type { Database, PendingActionRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
 import { withStoredResult } from './run-row.js';
 import { tenantKeyOf, type SessionKey } from './session-key.js';

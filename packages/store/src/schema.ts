@@ -4,7 +4,6 @@ import type {
   ActionKind,
   ActionStatus,
   ApprovalTimeoutOutcome,
-  AttemptReason,
   CheckpointMode,
   EntityKind,
   Message,
@@ -13,6 +12,7 @@ import type {
   ToolCallStatus,
   Usage,
 } from '@cairn/engine';
+import type { AttemptReason } from '@cairn/engine/store';
 
 /** A jsonb column: read as parsed JSON, written as JSON text (pg would turn arrays into Postgres arrays). */
 export type Json<T> = ColumnType<T, string, string>;

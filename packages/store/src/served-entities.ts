@@ -1,14 +1,12 @@
 import { sql, type Kysely } from 'kysely';
+import { AmbiguousEntityError, memberEntityName, type EntityKind } from '@cairn/engine';
 import {
-  AmbiguousEntityError,
   DEFAULT_CHECKPOINT_MODE,
   isEntityPath,
-  memberEntityName,
   type EntityCatalog,
   type EntityInfo,
-  type EntityKind,
   type EntityRef,
-} from '@cairn/engine';
+} from '@cairn/engine/store';
 import { EntityNotServedError } from './errors.js';
 import type { Database } from './schema.js';
 

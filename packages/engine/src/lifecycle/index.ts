@@ -1,15 +1,26 @@
-export * from './run-status.js';
-export * from './continue-rules.js';
-export * from './error-disposition.js';
-export { PauseSignal } from '../runner/pause-signal.js';
-export { interruptedToolResult } from './open-tool-calls.js';
-export { processPickup } from './pickup.js';
-export type { Pickup, PickupOutcome, PickupOptions } from './pickup-types.js';
-export { attemptReasonFor } from './attempt-reason.js';
-export { watchLease, type LeaseWatch, type LeaseWatchOptions } from './lease-watch.js';
-export { parseStoredMessages } from './stored-state.js';
-export { continueIntents, createdRunIntents, resumeIntent, type IntentCause, type IntentResult, type JobIntent, type JobPort, type JobSpec, type LiveJob } from './intents.js';
-export { decideAndResume, DECIDABLE_RUN_STATUSES } from './decide-actions.js';
-export { APPROVAL_TIMED_OUT, expireAndResume, pauseIntents } from './expire-actions.js';
-export { recoveryIntents, type RecoveryOptions, type RecoveryPlan } from './recovery.js';
-export { cancelRun, type CancelRunDeps } from './cancel-run.js';
+/**
+ * `@cairn/engine/lifecycle`: the lifecycle's moves of a run and the job
+ * intents they return, for the packages that carry them out (the queue, the
+ * runtime's execution threads, the producer's facade). Apps that only define
+ * and run agents never need it.
+ */
+export { assertNever } from '../errors.js';
+export {
+  dispositionOfError,
+  serializeError,
+  deserializeError,
+  type SerializedError,
+} from './error-disposition.js';
+export type { Pickup, PickupOutcome } from './pickup-types.js';
+export {
+  continueIntents,
+  createdRunIntents,
+  type IntentResult,
+  type JobIntent,
+  type JobPort,
+  type JobSpec,
+} from './intents.js';
+export { decideAndResume } from './decide-actions.js';
+export { expireAndResume, pauseIntents } from './expire-actions.js';
+export { recoveryIntents } from './recovery.js';
+export { cancelRun } from './cancel-run.js';

@@ -6,5 +6,11 @@ export {
   type ScriptedReply,
   type ScriptedModelOptions,
 } from './scripted-model.js';
-export * from './fake-openai-server.js';
+export {
+  startFakeOpenAIServer,
+  type FakeOpenAIServer,
+  type FakeOpenAIServerOptions,
+  type FakeOpenAIRequest,
+  type FakeStreaming,
+} from './fake-openai-server.js';
 export type { FakeOpenAIReply, FakeToolCall, FakeUsage } from './fake-openai-reply.js';

@@ -4,7 +4,7 @@
  * main thread from renewing BullMQ's job locks.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { serializeError } from '@cairn/engine';
+import { serializeError } from '@cairn/engine/lifecycle';
 import { createDb, PostgresCheckpointStore } from '@cairn/store';
 import { createLivePublisher, loadRegistryModule, modelFromSpec, startTracing, type WorkerLogger } from '@cairn/runtime';
 import { createInlineExecutor } from './inline-executor.js';

@@ -1,4 +1,11 @@
-import { expireAndResume, pauseIntents, type Engine, type JobIntent, type Pickup, type PickupOutcome, type RunStatus } from '@cairn/engine';
+import { type Engine, type RunStatus } from '@cairn/engine';
+import {
+  expireAndResume,
+  pauseIntents,
+  type JobIntent,
+  type Pickup,
+  type PickupOutcome,
+} from '@cairn/engine/lifecycle';
 import type { DecisionStore, ExpiryOutcome } from '@cairn/engine/store';
 import type { WorkerLogger } from '@cairn/runtime';
 import type { CatalogJob } from '../job-catalog.js';

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { deserializeError } from '@cairn/engine';
+import { deserializeError } from '@cairn/engine/lifecycle';
 import { ConfigError, SILENT_LOGGER, type RunObserver, type WorkerLogger } from '@cairn/runtime';
 import type { RunExecutor } from './run-executor.js';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';

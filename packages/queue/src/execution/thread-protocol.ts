@@ -1,4 +1,4 @@
-import type { SerializedError } from '@cairn/engine';
+import type { SerializedError } from '@cairn/engine/lifecycle';
 import type { QueueBackendKind, RunObservation } from '@cairn/runtime';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';
 

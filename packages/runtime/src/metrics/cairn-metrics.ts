@@ -1,4 +1,4 @@
-import { assertNever } from '@cairn/engine';
+import { assertNever } from '@cairn/engine/lifecycle';
 import { Counter, Histogram } from 'prom-client';
 import { PrometheusMetrics } from './prometheus-metrics.js';
 import { registerStateGauges, type MetricSources } from './state-gauges.js';
