@@ -50,6 +50,18 @@ export default tseslint.config(
     },
   },
   {
+    // The store port is the only way in: no code outside packages/store reaches into a store's `db` for SQL of its
+    // own (tests may read tables to verify). Ask the store for a method instead (`ping()`, `browserSessions`).
+    files: ['apps/*/src/**/*.ts', 'packages/*/src/**/*.ts', 'examples/*/src/**/*.ts'],
+    ignores: ['packages/store/**', '**/*.test.ts', '**/test-support/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "MemberExpression[property.name='db']", message: "the store's db is the store's own: give the store a method for this" },
+      ],
+    },
+  },
+  {
     // The engine's layers, type imports included: lifecycle/ (every move of a run) calls runner/ (executes) and
     // hitl/; runner/ calls hitl/; none calls back. What two of them share sits in a module of src/ they both import.
     files: ['packages/engine/src/**/*.ts'],

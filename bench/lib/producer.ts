@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { CairnClient } from '@cairn/queue';
+import { ProducerService } from '@cairn/producer';
 import { TERMINAL_STATUSES, type RunRecord } from '@cairn/engine';
 import { BENCH_AGENT, createRegistry } from './bench-registry.js';
 import { runConcurrently } from './peer-harness.js';
@@ -14,9 +14,9 @@ export interface QueueTarget {
   queueName: string;
 }
 
-/** A CairnClient on `target` (migrating the store), validating against the benchmark registry. */
-export function openClient(target: QueueTarget): Promise<CairnClient> {
-  return CairnClient.connect({
+/** A ProducerService on `target` (migrating the store), validating against the benchmark registry. */
+export function openClient(target: QueueTarget): Promise<ProducerService> {
+  return ProducerService.connect({
     databaseUrl: target.databaseUrl,
     queue: { backend: target.backend, redisUrl: target.redisUrl, queueName: target.queueName },
     registry: createRegistry(),
@@ -28,7 +28,7 @@ export function openClient(target: QueueTarget): Promise<CairnClient> {
 export const PRODUCER_LANES = 4;
 
 /** Enqueues `count` runs of `agent` over {@link PRODUCER_LANES} concurrent lanes and returns their records. */
-export async function enqueueRuns(client: CairnClient, count: number, agent = BENCH_AGENT): Promise<RunRecord[]> {
+export async function enqueueRuns(client: ProducerService, count: number, agent = BENCH_AGENT): Promise<RunRecord[]> {
   const runs: RunRecord[] = [];
   await runConcurrently(count, PRODUCER_LANES, async () => {
     runs.push(await client.enqueueRun({ entity: { kind: 'agent', name: agent }, input: RUN_INPUT }));

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { type CairnClient } from '@cairn/queue';
+import type { ProducerService } from '@cairn/producer';
 import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from '@cairn/runtime';
 import { FigureSink } from '../lib/attempt.js';
 import { BLOCKER_AGENT } from '../lib/bench-registry.js';
@@ -45,7 +45,7 @@ async function readyWorkers(fleet: Fleet, count: number): Promise<void> {
 }
 
 /** One trial: SIGKILL the worker holding a run right after its first checkpoint; ms until the next claim and the next checkpoint. */
-async function killTrial(fleet: Fleet, client: CairnClient, pool: pg.Pool): Promise<{ claimMs: number; nextMs: number }> {
+async function killTrial(fleet: Fleet, client: ProducerService, pool: pg.Pool): Promise<{ claimMs: number; nextMs: number }> {
   await readyWorkers(fleet, 2);
   const [run] = await enqueueRuns(client, 1);
   const runId = run!.runId;
@@ -85,7 +85,7 @@ async function killTrial(fleet: Fleet, client: CairnClient, pool: pg.Pool): Prom
 }
 
 /** Runs `count` blocker runs one at a time; returns how many were claimed more than once while their worker was alive. */
-async function blockTrials(client: CairnClient, pool: pg.Pool, count: number): Promise<number> {
+async function blockTrials(client: ProducerService, pool: pg.Pool, count: number): Promise<number> {
   let takeovers = 0;
   for (let i = 0; i < count; i++) {
     const [run] = await enqueueRuns(client, 1, BLOCKER_AGENT);

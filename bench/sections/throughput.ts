@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { CairnClient } from '@cairn/queue';
+import type { ProducerService } from '@cairn/producer';
 import { FigureSink } from '../lib/attempt.js';
 import { fmt, medianFigure, ratioFigure, valueFigure } from '../lib/figure.js';
 import { createFloorTable, enqueueFloorJobs, FLOOR_WORKER, openFloorQueue, waitForFloorRows } from '../lib/floor.js';
@@ -49,7 +49,7 @@ async function scaleTo(workers: WorkerHandle[], count: number, base: Omit<Worker
   await Promise.all(workers.map((w) => w.ready));
 }
 
-async function cairnRounds(client: CairnClient, pool: pg.Pool, plan: Plan, roles: CpuRoles) {
+async function cairnRounds(client: ProducerService, pool: pg.Pool, plan: Plan, roles: CpuRoles) {
   const rates: number[] = [];
   const txPerRun: number[] = [];
   let cpu: CpuPerItem = {};

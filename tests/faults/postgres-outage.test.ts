@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CheckpointWriteError, Engine, type RunRecord } from '@cairn/engine';
 import { createRegistry } from '@cairn/research-team';
-import { CairnClient } from '@cairn/queue';
+import { ProducerService } from '@cairn/producer';
 import { createDatabase, requiresRedis, spawnApp, testRedisUrl, type AppProcess } from '@cairn/services';
 import { createDb, type RunView } from '@cairn/store';
 import { sql } from 'kysely';
@@ -65,7 +65,7 @@ describe('Postgres restarting under a worker', () => {
   });
 
   it('the API answers 503 (Retry-After) while Postgres is down, never a bare 500, and serves again once it is back', async () => {
-    const client = await CairnClient.connect({
+    const client = await ProducerService.connect({
       databaseUrl: postgres.url,
       queue: { backend: 'postgres', queueName: `outage-${randomUUID()}` },
       registry: createRegistry(),
@@ -96,7 +96,7 @@ describe('Postgres restarting under a worker', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-outage-'));
     const ledger = join(dir, 'ledger.tsv');
     const queueName = `test-${randomUUID()}`;
-    const client = await CairnClient.connect({ databaseUrl: database.url, queue: { redisUrl: testRedisUrl(), queueName }, registry: createRegistry(), migrate: true });
+    const client = await ProducerService.connect({ databaseUrl: database.url, queue: { redisUrl: testRedisUrl(), queueName }, registry: createRegistry(), migrate: true });
     let worker: AppProcess | undefined;
     try {
       worker = spawnApp('worker', {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRegistry } from '@cairn/research-team';
 import type { Registry } from '@cairn/engine';
-import { CairnClient } from '@cairn/queue';
+import { ProducerService } from '@cairn/producer';
 import { loadRegistry, type QueueBackendKind } from '@cairn/runtime';
 import { freePort, spawnApp, testDatabase, testQueueBackend, testRedisUrl, type AppProcess, type TestDatabase } from '@cairn/services';
 import type { RunView } from '@cairn/store';
@@ -39,7 +39,7 @@ export interface FleetOptions {
 
 /** One test's database, queue, client and worker processes. */
 export interface Fleet {
-  client: CairnClient;
+  client: ProducerService;
   db: TestDatabase;
   dir: string;
   ledgerFile: string;
@@ -61,7 +61,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const queueName = `test-${randomUUID()}`;
   const redisUrl = options.backend === 'redis' ? (options.redisUrl ?? testRedisUrl()) : undefined;
   const redisCluster = options.redisCluster ?? false;
-  const client = await CairnClient.connect({
+  const client = await ProducerService.connect({
     databaseUrl: db.url,
     queue: { backend: options.backend, redisUrl, redisCluster, queueName },
     registry: options.registry ?? (options.registryModule ? await loadRegistry(options.registryModule) : createRegistry()),

@@ -40,7 +40,7 @@ export interface AppLimits extends Partial<RunLimits> {
 
 /** What {@link createApp} wires together. */
 export interface AppDeps {
-  /** Enqueues, continues, cancels and reads runs (`@cairn/queue`'s `CairnClient`). */
+  /** Enqueues, continues, cancels and reads runs: the routes' {@link ProducerClient} port (`ProducerService` in the producer). */
   client: ProducerClient;
   /** BullMQ queues shown in Bull Board and counted in `/metrics`. */
   queues: readonly BoardQueue[];

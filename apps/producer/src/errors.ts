@@ -1,4 +1,4 @@
-/** Base class of the errors only the producer throws: a request the HTTP layer refuses before reaching a client. */
+/** Base class of the errors only the producer throws: a request the HTTP layer refuses before reaching the service, or a wait that gave up. */
 export class ProducerError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -83,5 +83,16 @@ export class TooManyStreamsError extends ProducerError {
     readonly retryAfterS: number,
   ) {
     super(`this ${holder} already has ${maxStreams} open event streams, the most it may hold at once; close one and retry`);
+  }
+}
+
+/** `ProducerService.waitForRun` gave up before the run reached a terminal status. */
+export class RunWaitTimeoutError extends ProducerError {
+  constructor(
+    readonly runId: string,
+    readonly timeoutMs: number,
+    readonly status: string,
+  ) {
+    super(`run ${runId} did not finish within ${timeoutMs} ms (status ${status})`);
   }
 }

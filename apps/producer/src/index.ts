@@ -23,6 +23,7 @@ export {
   InvalidParameterError,
   NotFoundError,
   PayloadTooLargeError,
+  RunWaitTimeoutError,
   TooManyRunsError,
   UnauthorizedError,
   UnsupportedMediaTypeError,
@@ -37,6 +38,7 @@ export {
 } from './run-limits.js';
 export { toErrorResponse, type ErrorBody, type ErrorResponse } from './http-errors.js';
 export type { ContinueRunOptions, ContinueRunResult, ProducerClient } from './producer-client.js';
+export { ProducerService, type ProducerServiceConfig, type ProducerServiceDeps } from './producer-service.js';
 export { ProducerMetrics } from './producer-metrics.js';
 export { readinessChecks } from './readiness-checks.js';
 export {

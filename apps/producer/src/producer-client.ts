@@ -21,7 +21,7 @@ export interface ContinueRunResult {
   run: RunRecord;
 }
 
-/** The part of `@cairn/queue`'s `CairnClient` the HTTP API and the run pages use. */
+/** The routes' port: the part of the producer's `ProducerService` the HTTP API and the run pages use. */
 export interface ProducerClient {
   enqueueRun(request: CreateRunRequest): Promise<CreatedRun>;
   runOwner(runId: string): Promise<{ tenantId: string | null } | undefined>;

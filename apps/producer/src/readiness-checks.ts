@@ -1,10 +1,9 @@
-import type { CairnClient } from '@cairn/queue';
 import type { HealthCheck } from './routes/health-routes.js';
+import type { ProducerService } from './producer-service.js';
 
-/** `/readyz` probes for a connected client: the store's Postgres, and Redis when the queue lives there. */
-export function readinessChecks(client: CairnClient): Record<string, HealthCheck> {
-  const postgres: HealthCheck = () =>
-    client.store.db.selectFrom('runs').select('run_id').limit(1).execute();
-  const queue: HealthCheck = () => client.runQueue.queue.getJobCounts('waiting');
-  return client.runQueue.backend === 'redis' ? { postgres, redis: queue } : { postgres, queue };
+/** `/readyz` probes for a connected service: the store's Postgres, and Redis when the queue lives there. */
+export function readinessChecks(service: ProducerService): Record<string, HealthCheck> {
+  const postgres: HealthCheck = () => service.store.ping();
+  const queue: HealthCheck = () => service.runQueue.queue.getJobCounts('waiting');
+  return service.runQueue.backend === 'redis' ? { postgres, redis: queue } : { postgres, queue };
 }

@@ -2,7 +2,6 @@ import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Registry } from '@cairn/engine';
-import { CairnClient } from '@cairn/queue';
 import {
   createLiveSubscriber,
   resolveEnvConfig,
@@ -15,6 +14,7 @@ import type { Hono } from 'hono';
 import { pino, type Logger } from 'pino';
 import { createApp } from './app.js';
 import { ProducerMetrics } from './producer-metrics.js';
+import { ProducerService } from './producer-service.js';
 import { readinessChecks } from './readiness-checks.js';
 
 /** What {@link startProducer} takes: any field of the environment's configuration. */
@@ -40,7 +40,7 @@ export interface CairnProducer {
   /** `http://127.0.0.1:<port>`. */
   readonly url: string;
   readonly app: Hono;
-  readonly client: CairnClient;
+  readonly client: ProducerService;
   /** Stops listening, then closes the client's connections. */
   close(): Promise<void>;
 }
@@ -61,7 +61,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
   const { registry, logger: givenLogger, env, ...overrides } = options;
   const config = resolveEnvConfig(overrides, env);
   const logger = givenLogger ?? pino({ name: 'cairn-producer', level: config.logLevel });
-  const client = await CairnClient.connect({
+  const client = await ProducerService.connect({
     databaseUrl: config.databaseUrl,
     queue: {
       backend: config.queueBackend,

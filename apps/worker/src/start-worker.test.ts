@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRegistry } from '@cairn/research-team';
-import { CairnClient } from '@cairn/queue';
+import { ProducerService } from '@cairn/producer';
 import { ConfigError } from '@cairn/runtime';
 import { testDatabase, type TestDatabase } from '@cairn/services';
 import { createDb, ServedEntityCatalog } from '@cairn/store';
@@ -9,7 +9,7 @@ import { startWorker, type CairnWorker } from './start-worker.js';
 
 let database: TestDatabase;
 let worker: CairnWorker | undefined;
-let client: CairnClient | undefined;
+let client: ProducerService | undefined;
 beforeEach(async () => {
   database = await testDatabase();
   process.env.RESEARCH_TOOL_DELAY_MS = '20';
@@ -38,7 +38,7 @@ describe('startWorker from user code', () => {
       'team:research-team:app-worker',
     ]);
 
-    client = await CairnClient.connect({ databaseUrl: database.url, queue: { backend: 'postgres', queueName } });
+    client = await ProducerService.connect({ databaseUrl: database.url, queue: { backend: 'postgres', queueName } });
     await expect(client.enqueueRun({ entity: { kind: 'team', name: 'nobody' }, input: 'x' })).rejects.toThrow(/no team named "nobody"/);
     const run = await client.enqueueRun({ entity: { kind: 'team', name: 'research-team' }, input: 'Research X' });
     const done = await client.waitForRun(run.runId, { timeoutMs: 30_000 });

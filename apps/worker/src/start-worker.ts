@@ -1,10 +1,15 @@
 import { Registry, type Model } from '@cairn/engine';
-import { RunQueue, startReconciler, startRunWorker } from '@cairn/queue';
+import {
+  createInlineExecutor,
+  createThreadExecutor,
+  RunQueue,
+  startReconciler,
+  startRunWorker,
+  type RunExecutor,
+} from '@cairn/queue';
 import {
   CairnMetrics,
   ConfigError,
-  createInlineExecutor,
-  createThreadExecutor,
   createLivePublisher,
   loadRegistry,
   loadRegistryModule,
@@ -15,7 +20,6 @@ import {
   startMetricsServer,
   startTracing,
   type CairnEnvConfig,
-  type RunExecutor,
   type WorkerLogger,
 } from '@cairn/runtime';
 import { PostgresCheckpointStore, ServedEntityCatalog } from '@cairn/store';

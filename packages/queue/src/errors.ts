@@ -15,14 +15,3 @@ export class InvalidJobError extends QueueError {
     super(`invalid "${jobName}" job: ${issues}`);
   }
 }
-
-/** `CairnClient.waitForRun` gave up before the run reached a terminal status. */
-export class RunWaitTimeoutError extends QueueError {
-  constructor(
-    readonly runId: string,
-    readonly timeoutMs: number,
-    readonly status: string,
-  ) {
-    super(`run ${runId} did not finish within ${timeoutMs} ms (status ${status})`);
-  }
-}

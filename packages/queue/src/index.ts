@@ -1,15 +1,21 @@
 /**
- * `@cairn/queue`: the run queue on BullMQ, the client that creates and
- * enqueues runs, the run worker and its executors, and the reconciler.
+ * `@cairn/queue`: the run queue on BullMQ, carrying out the lifecycle's job
+ * intents, the run worker and its executors, and the reconciler.
  * What the apps run on beside it (configuration, live channel, metrics,
- * traces) is `@cairn/runtime`.
+ * traces) is `@cairn/runtime`; the producer's facade is `@cairn/producer`'s
+ * `ProducerService`.
  */
-export { CairnClient, type CairnClientConfig, type CairnClientDeps, type ContinueRunOptions } from './cairn-client.js';
+export { carryOutIntents, jobPortOf } from './carry-out-intents.js';
 export { JOB_CATALOG, DEFAULT_JOB_OPTIONS, type JobName, type JobData, type CatalogJob } from './job-catalog.js';
 export { RunQueue, LIVE_JOB_STATES, type RunQueueOptions } from './queue-backend.js';
 export type { AnyQueue, AnyWorker } from './backend-handle.js';
 export { startRunWorker, type RunWorkerOptions, type RunWorkerHandle } from './run-worker.js';
 export type { JobResult } from './run-processor.js';
+export type { RunExecutor, RunExecution } from './execution/run-executor.js';
+export type { RunJobRequest, RunJobOutcome } from './execution/run-job.js';
+export { createInlineExecutor, type InlineExecutorOptions } from './execution/inline-executor.js';
+export { createThreadExecutor, type ThreadExecutorOptions } from './execution/thread-executor.js';
+export type { ExecutionThreadConfig } from './execution/thread-protocol.js';
 export {
   DEFAULT_RECONCILE_BATCH,
   reconcileOnce,
@@ -18,4 +24,4 @@ export {
   type ReconcileResult,
   type ReconcilerHandle,
 } from './reconciler.js';
-export { QueueError, InvalidJobError, RunWaitTimeoutError } from './errors.js';
+export { QueueError, InvalidJobError } from './errors.js';

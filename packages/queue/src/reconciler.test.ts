@@ -1,29 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import { createRegistry } from '@cairn/research-team';
 import { testDatabase, type TestDatabase } from '@cairn/services';
-import { ADVISORY_LOCKS, createDb } from '@cairn/store';
+import { ADVISORY_LOCKS, createDb, migrate, PostgresCheckpointStore } from '@cairn/store';
 import { UnrecoverableError } from 'bullmq';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CairnClient } from './cairn-client.js';
 import { resumeJob } from './job-catalog.js';
+import { RunQueue } from './queue-backend.js';
 import { reconcileOnce } from './reconciler.js';
 
 let database: TestDatabase;
-let client: CairnClient;
+let db: ReturnType<typeof createDb>;
+let client: { store: PostgresCheckpointStore; runQueue: RunQueue };
 
 beforeEach(async () => {
   database = await testDatabase();
+  db = createDb(database.url);
+  await migrate(db);
   // BullMQ's PostgreSQL backend: no Redis needed.
-  client = await CairnClient.connect({
-    databaseUrl: database.url,
-    queue: { backend: 'postgres', queueName: `test-${randomUUID()}` },
-    registry: createRegistry(),
-    migrate: true,
-  });
+  const runQueue = await RunQueue.open({ backend: 'postgres', databaseUrl: database.url, queueName: `test-${randomUUID()}` });
+  client = { store: new PostgresCheckpointStore(db), runQueue };
 });
 afterEach(async () => {
-  await client.close();
+  await client.runQueue.close();
+  await db.destroy();
   await database.drop();
 });
 
@@ -78,7 +77,7 @@ describe('reconcileOnce', () => {
   it("enqueues again the resume of a decided paused run whose resume job failed (it ran out of retries while left for another definition's workers)", async () => {
     const run = await client.store.createRun({ entity: { kind: 'agent', name: 'researcher' }, input: 'paused', checkpoint: 'tool-batch' });
     // Paused with every action decided: what listResumablePausedRuns finds.
-    await client.store.db.updateTable('runs').set({ status: 'PAUSED', epoch: 1 }).where('run_id', '=', run.runId).execute();
+    await db.updateTable('runs').set({ status: 'PAUSED', epoch: 1 }).where('run_id', '=', run.runId).execute();
     const worker = client.runQueue.createWorker(
       async () => {
         throw new UnrecoverableError('left for a worker with its definition');

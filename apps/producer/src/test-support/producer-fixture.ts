@@ -1,18 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createRegistry } from '@cairn/research-team';
-import { CairnClient, type RunQueue } from '@cairn/queue';
+import type { RunQueue } from '@cairn/queue';
 import { hasTestRedis, testDatabase, testRedisUrl } from '@cairn/services';
 import type { Message } from '@cairn/engine';
 import type { RunOutcome } from '@cairn/engine/store';
 import type { Hono } from 'hono';
 import { createApp, type AppDeps } from '../app.js';
+import { ProducerService } from '../producer-service.js';
 import { readinessChecks } from '../readiness-checks.js';
 
 /** A producer app on a fresh database and a fresh queue: on the test Redis when there is one, else on BullMQ's PostgreSQL backend. */
 export interface ProducerFixture {
   app: Hono;
-  client: CairnClient;
+  client: ProducerService;
   queue: RunQueue;
   /** Claims the run and finishes it COMPLETED with `content`, as a worker would. */
   complete(runId: string, content: string): Promise<void>;
@@ -26,7 +27,7 @@ export async function openProducerFixture(
   overrides: Partial<AppDeps> = {},
 ): Promise<ProducerFixture> {
   const database = await testDatabase();
-  const client = await CairnClient.connect({
+  const client = await ProducerService.connect({
     databaseUrl: database.url,
     queue: { redisUrl: hasTestRedis() ? testRedisUrl() : undefined, queueName: `test-${randomUUID()}` },
     registry: createRegistry(),
@@ -72,7 +73,7 @@ export async function openProducerFixture(
 }
 
 async function finish(
-  client: CairnClient,
+  client: ProducerService,
   runId: string,
   outcome: Omit<RunOutcome, 'delta'> & { messages: Message[] },
 ): Promise<void> {

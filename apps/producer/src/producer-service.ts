@@ -2,7 +2,6 @@ import {
   Engine,
   RunNotContinuableError,
   TERMINAL_STATUSES,
-  type ContinueRequest,
   type CreateRunRequest,
   type CreatedRun,
   type DecisionsResult,
@@ -20,7 +19,6 @@ import {
 } from '@cairn/engine/lifecycle';
 import { validateDecision } from '@cairn/engine/store';
 import {
-  BrowserSessionRevocations,
   PostgresCheckpointStore,
   ServedEntityCatalog,
   type RunListFilter,
@@ -34,13 +32,13 @@ import {
   type SessionView,
   type StoredEvent,
 } from '@cairn/store';
+import { carryOutIntents, jobPortOf, RunQueue, type RunQueueOptions } from '@cairn/queue';
 import { openStoreDb } from '@cairn/runtime';
 import { RunWaitTimeoutError } from './errors.js';
-import { carryOutIntents, jobPortOf } from './carry-out-intents.js';
-import { RunQueue, type RunQueueOptions } from './queue-backend.js';
+import type { ContinueRunOptions, ContinueRunResult, ProducerClient } from './producer-client.js';
 
-/** What {@link CairnClient.connect} takes. */
-export interface CairnClientConfig {
+/** What {@link ProducerService.connect} takes. */
+export interface ProducerServiceConfig {
   databaseUrl: string;
   /** The run queue; `databaseUrl` is the Postgres backend's database unless it names another. */
   queue: Omit<RunQueueOptions, 'databaseUrl'> & { databaseUrl?: string };
@@ -54,8 +52,8 @@ export interface CairnClientConfig {
   migrate?: boolean;
 }
 
-/** What the client's constructor takes: wired dependencies. */
-export interface CairnClientDeps {
+/** What the service's constructor takes: wired dependencies. */
+export interface ProducerServiceDeps {
   engine: Engine;
   store: PostgresCheckpointStore;
   runQueue: RunQueue;
@@ -65,30 +63,28 @@ export interface CairnClientDeps {
   cancelGraceMs?: number;
 }
 
-/** What {@link CairnClient.continueRun} takes: the engine's continue request (`input`, `fork`, `upgrade`). */
-export type ContinueRunOptions = ContinueRequest;
-
 /**
- * The producer's handle on Cairn: creates runs and enqueues them, continues,
- * cancels and reads them.
+ * The producer's handle on Cairn, behind the routes' {@link ProducerClient}
+ * port: creates runs and enqueues them, continues, cancels, decides and reads
+ * them, by the engine's lifecycle moves, whose job intents it carries out on
+ * the run queue (`@cairn/queue`), and the store's reads (`@cairn/store`).
+ * Code beside the workers may use it instead of the HTTP API.
  *
  * @example
- * const client = await CairnClient.connect({ databaseUrl, queue: { redisUrl } });
- * const run = await client.enqueueRun({ entity: { kind: 'team', name: 'research-team' }, input: 'Research X' });
- * const done = await client.waitForRun(run.runId, { timeoutMs: 60_000 });
+ * const service = await ProducerService.connect({ databaseUrl, queue: { redisUrl } });
+ * const run = await service.enqueueRun({ entity: { kind: 'team', name: 'research-team' }, input: 'Research X' });
+ * const done = await service.waitForRun(run.runId, { timeoutMs: 60_000 });
  */
-export class CairnClient {
+export class ProducerService implements ProducerClient {
   readonly engine: Engine;
   readonly store: PostgresCheckpointStore;
   readonly runQueue: RunQueue;
   private readonly onClose?: () => Promise<void>;
   private readonly cancelGraceMs: number;
-  private readonly revocations: BrowserSessionRevocations;
 
-  constructor(deps: CairnClientDeps) {
+  constructor(deps: ProducerServiceDeps) {
     this.engine = deps.engine;
     this.store = deps.store;
-    this.revocations = new BrowserSessionRevocations(deps.store.db);
     this.runQueue = deps.runQueue;
     this.onClose = deps.onClose;
     this.cancelGraceMs = deps.cancelGraceMs ?? 5000;
@@ -98,7 +94,7 @@ export class CairnClient {
    * Connects to Postgres and the queue; throws `ServiceUnreachableError` naming Redis or Postgres,
    * `StoreNotMigratedError` (naming `npm run migrate`) when the store's migrations are pending.
    */
-  static async connect(config: CairnClientConfig): Promise<CairnClient> {
+  static async connect(config: ProducerServiceConfig): Promise<ProducerService> {
     const db = await openStoreDb(config.databaseUrl, { migrate: config.migrate ?? false });
     let runQueue: RunQueue;
     try {
@@ -109,7 +105,7 @@ export class CairnClient {
     }
     const store = new PostgresCheckpointStore(db);
     const engine = new Engine({ store, catalog: config.registry ?? new ServedEntityCatalog(db), workerId: 'producer' });
-    return new CairnClient({
+    return new ProducerService({
       engine,
       store,
       runQueue,
@@ -137,10 +133,7 @@ export class CairnClient {
    * `continue` job (a no-op while the run has a live job), `fork` a `run` job
    * for the new run, `already-queued` none.
    */
-  async continueRun(
-    runId: string,
-    options: ContinueRunOptions = {},
-  ): Promise<{ action: 'resume' | 'already-queued' | 'fork'; run: RunRecord }> {
+  async continueRun(runId: string, options: ContinueRunOptions = {}): Promise<ContinueRunResult> {
     const decision = await this.engine
       .continueRun(runId, { fork: options.fork, input: options.input, upgrade: options.upgrade })
       .catch((error: unknown) => this.namePendingActions(error));
@@ -246,12 +239,12 @@ export class CairnClient {
 
   /** Records the sign-out of the run pages' browser session `nonce` until `expiresAt`: every producer on this store refuses it from then on. */
   revokeBrowserSession(nonce: string, expiresAt: Date): Promise<void> {
-    return this.revocations.revoke(nonce, expiresAt);
+    return this.store.browserSessions.revoke(nonce, expiresAt);
   }
 
   /** True when the browser session `nonce` was signed out. */
   isBrowserSessionRevoked(nonce: string): Promise<boolean> {
-    return this.revocations.isRevoked(nonce);
+    return this.store.browserSessions.isRevoked(nonce);
   }
 
   /** How many runs (member runs included) are in `status` now. */

@@ -6,10 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { serializeError } from '@cairn/engine/lifecycle';
 import { createDb, PostgresCheckpointStore } from '@cairn/store';
-import { createLivePublisher } from '../live/create-live.js';
-import { loadRegistryModule, modelFromSpec } from '../load-registry.js';
-import { startTracing } from '../tracing/tracing-setup.js';
-import type { WorkerLogger } from '../worker-logger.js';
+import { createLivePublisher, loadRegistryModule, modelFromSpec, startTracing, type WorkerLogger } from '@cairn/runtime';
 import { createInlineExecutor } from './inline-executor.js';
 import type { RunExecutor } from './run-executor.js';
 import type { ExecutionThreadConfig, FromThread, ThreadLogLevel, ToThread } from './thread-protocol.js';
