@@ -1,15 +1,10 @@
 import { Registry, type Model } from '@cairn/engine';
-import {
-  createInlineExecutor,
-  createThreadExecutor,
-  RunQueue,
-  startReconciler,
-  startRunWorker,
-  type RunExecutor,
-} from '@cairn/queue';
+import { RunQueue, startReconciler, startRunWorker } from '@cairn/queue';
 import {
   CairnMetrics,
   ConfigError,
+  createInlineExecutor,
+  createThreadExecutor,
   createLivePublisher,
   loadRegistry,
   loadRegistryModule,
@@ -20,6 +15,7 @@ import {
   startMetricsServer,
   startTracing,
   type CairnEnvConfig,
+  type RunExecutor,
   type WorkerLogger,
 } from '@cairn/runtime';
 import { PostgresCheckpointStore, ServedEntityCatalog } from '@cairn/store';

@@ -11,11 +11,6 @@ export { RunQueue, LIVE_JOB_STATES, type RunQueueOptions } from './queue-backend
 export type { AnyQueue, AnyWorker } from './backend-handle.js';
 export { startRunWorker, type RunWorkerOptions, type RunWorkerHandle } from './run-worker.js';
 export type { JobResult } from './run-processor.js';
-export type { RunExecutor, RunExecution } from './execution/run-executor.js';
-export type { RunJobRequest, RunJobOutcome } from './execution/run-job.js';
-export { createInlineExecutor, type InlineExecutorOptions } from './execution/inline-executor.js';
-export { createThreadExecutor, type ThreadExecutorOptions } from './execution/thread-executor.js';
-export type { ExecutionThreadConfig } from './execution/thread-protocol.js';
 export {
   DEFAULT_RECONCILE_BATCH,
   reconcileOnce,

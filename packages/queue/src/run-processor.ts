@@ -1,14 +1,25 @@
 import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Job } from 'bullmq';
 import { assertNever, dispositionOfError, type JobIntent } from '@cairn/engine/lifecycle';
-import type { WorkerLogger } from '@cairn/runtime';
+import type { RunExecutor, RunJobOutcome, RunJobRequest, WorkerLogger } from '@cairn/runtime';
 import { InvalidJobError } from './errors.js';
-import type { RunExecutor } from './execution/run-executor.js';
-import type { RunJobOutcome } from './execution/run-job.js';
-import { parseJob } from './job-catalog.js';
+import { parseJob, type CatalogJob } from './job-catalog.js';
 
 /** What a processed job returns (shown in Bull Board). */
 export type JobResult = Exclude<RunJobOutcome, { kind: 'handed-over' } | { kind: 'lease-lost' }>;
+
+/**
+ * Translates a catalog job into the work an executor runs: a `run` or
+ * `continue` job is the engine's pickup (with BullMQ's attempt count), an
+ * `expire` job the expiry of its pending action.
+ */
+export function workOf(job: CatalogJob, attemptsStarted: number): RunJobRequest['work'] {
+  if (job.name === 'expire') return { job: 'expire', runId: job.data.runId, actionId: job.data.actionId };
+  const { runId, handoverAttempt } = job.data;
+  const handedOver = handoverAttempt === undefined ? {} : { handoverAttempt };
+  if (job.name === 'run') return { job: 'run', runId, attemptsStarted, ...handedOver };
+  return { job: 'continue', runId, reason: job.data.reason, attemptsStarted, ...handedOver };
+}
 
 /** What {@link createRunProcessor} needs. */
 export interface RunProcessorDeps {
@@ -38,7 +49,7 @@ export function createRunProcessor(deps: RunProcessorDeps) {
     }
     if (deps.isClosing()) return handBack(job, token, false);
     const outcome = await executor
-      .execute({ job: parsed, attemptsStarted: job.attemptsStarted, jobId: job.id, trace: job.opts.telemetry?.metadata })
+      .execute({ work: workOf(parsed, job.attemptsStarted), jobId: job.id, trace: job.opts.telemetry?.metadata })
       .outcome.catch((error: unknown) => toBullMQ(error));
     switch (outcome.kind) {
       case 'handed-over':

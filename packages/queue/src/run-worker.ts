@@ -1,8 +1,13 @@
 import type { Model, Registry } from '@cairn/engine';
-import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS, SILENT_LOGGER, type WorkerLogger } from '@cairn/runtime';
+import {
+  createInlineExecutor,
+  DEFAULT_LOCK_MS,
+  DEFAULT_STALLED_INTERVAL_MS,
+  SILENT_LOGGER,
+  type RunExecutor,
+  type WorkerLogger,
+} from '@cairn/runtime';
 import type { PostgresCheckpointStore } from '@cairn/store';
-import { createInlineExecutor } from './execution/inline-executor.js';
-import type { RunExecutor } from './execution/run-executor.js';
 import type { AnyWorker } from './backend-handle.js';
 import { carryOutIntents } from './carry-out-intents.js';
 import type { RunQueue } from './queue-backend.js';

@@ -2,7 +2,8 @@
  * `@cairn/runtime`: what Cairn's worker and producer run on, beside the queue:
  * the environment configuration, registry loading, the store's database at
  * start, the Redis connection, the live channel, the retention pass,
- * Prometheus metrics and OpenTelemetry traces.
+ * Prometheus metrics, OpenTelemetry traces, and the executors that run a
+ * pickup through the engine (in this thread or in execution threads).
  *
  * @example
  * ```ts
@@ -31,3 +32,8 @@ export { timeCommits } from './metrics/timed-commits.js';
 export { startTracing, type Tracing } from './tracing/tracing-setup.js';
 export { RunTracer } from './tracing/run-tracer.js';
 export { currentTraceMetadata } from './tracing/trace-context.js';
+export type { RunExecutor, RunExecution } from './execution/run-executor.js';
+export type { Expiry, RunJobRequest, RunJobOutcome } from './execution/run-job.js';
+export { createInlineExecutor, type InlineExecutorOptions } from './execution/inline-executor.js';
+export { createThreadExecutor, type ThreadExecutorOptions } from './execution/thread-executor.js';
+export type { ExecutionThreadConfig } from './execution/thread-protocol.js';

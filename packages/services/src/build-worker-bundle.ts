@@ -31,7 +31,7 @@ export async function buildWorkerBundle(options: { outDir: string; registryEntry
   await build({
     entryPoints: {
       main: join(REPO_ROOT, 'apps/worker/src/main.ts'),
-      'execution-thread': join(REPO_ROOT, 'packages/queue/src/execution/execution-thread.ts'),
+      'execution-thread': join(REPO_ROOT, 'packages/runtime/src/execution/execution-thread.ts'),
       registry: options.registryEntry,
     },
     outdir: options.outDir,

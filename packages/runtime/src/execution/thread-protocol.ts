@@ -1,5 +1,6 @@
 import type { SerializedError } from '@cairn/engine/lifecycle';
-import type { QueueBackendKind, RunObservation } from '@cairn/runtime';
+import type { RunObservation } from '../metrics/run-observation.js';
+import type { QueueBackendKind } from '../queue-backend-kind.js';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';
 
 /** What an execution thread is started with (`workerData`): plain values only. */

@@ -6,7 +6,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { serializeError } from '@cairn/engine/lifecycle';
 import { createDb, PostgresCheckpointStore } from '@cairn/store';
-import { createLivePublisher, loadRegistryModule, modelFromSpec, startTracing, type WorkerLogger } from '@cairn/runtime';
+import { createLivePublisher } from '../live/create-live.js';
+import { loadRegistryModule, modelFromSpec } from '../load-registry.js';
+import { startTracing } from '../tracing/tracing-setup.js';
+import type { WorkerLogger } from '../worker-logger.js';
 import { createInlineExecutor } from './inline-executor.js';
 import type { RunExecutor } from './run-executor.js';
 import type { ExecutionThreadConfig, FromThread, ThreadLogLevel, ToThread } from './thread-protocol.js';

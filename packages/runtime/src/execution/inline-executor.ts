@@ -1,16 +1,11 @@
 import { Engine, type Model, type Registry } from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
-import {
-  RunEventObserver,
-  RunTracer,
-  SILENT_LOGGER,
-  SILENT_PUBLISHER,
-  timeCommits,
-  type LivePublisher,
-  type RunObserver,
-  type Tracing,
-  type WorkerLogger,
-} from '@cairn/runtime';
+import { SILENT_PUBLISHER, type LivePublisher } from '../live/live-event.js';
+import { RunEventObserver, type RunObserver } from '../metrics/run-observation.js';
+import { timeCommits } from '../metrics/timed-commits.js';
+import { RunTracer } from '../tracing/run-tracer.js';
+import type { Tracing } from '../tracing/tracing-setup.js';
+import { SILENT_LOGGER, type WorkerLogger } from '../worker-logger.js';
 import type { RunExecutor } from './run-executor.js';
 import { runJob } from './run-job.js';
 
@@ -84,7 +79,7 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
       const handover = new AbortController();
       if (handingOver) handover.abort();
       handovers.add(handover);
-      const { runId } = request.job.data;
+      const { runId } = request.work;
       tracer?.begin(runId, request.trace);
       const outcome = runJob(deps, request, handover.signal)
         .then((result) => {

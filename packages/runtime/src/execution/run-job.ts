@@ -7,17 +7,25 @@ import {
   type PickupOutcome,
 } from '@cairn/engine/lifecycle';
 import type { DecisionStore, ExpiryOutcome } from '@cairn/engine/store';
-import type { WorkerLogger } from '@cairn/runtime';
-import type { CatalogJob } from '../job-catalog.js';
+import type { WorkerLogger } from '../worker-logger.js';
 
-/** One pickup of a catalog job, as an executor receives it (plain data: it may cross a thread). */
+/** The expiry of a pending action at its deadline; `runId` is its tree's root run. */
+export interface Expiry {
+  job: 'expire';
+  runId: string;
+  actionId: string;
+}
+
+/**
+ * One unit of work, as an executor receives it (plain data: it may cross a
+ * thread): the engine's {@link Pickup} of a run, or a pending action's
+ * {@link Expiry}. The queue translates its jobs into these.
+ */
 export interface RunJobRequest {
-  job: CatalogJob;
-  /** BullMQ's `attemptsStarted` for this pickup (1 on the first). */
-  attemptsStarted: number;
-  /** The BullMQ job id, for logs. */
+  work: Pickup | Expiry;
+  /** The queue's job id, for logs. */
   jobId?: string;
-  /** The trace context the job carried (BullMQ's `telemetry.metadata`). */
+  /** The trace context the job carried. */
   trace?: string;
 }
 
@@ -39,29 +47,21 @@ export interface RunJobDeps {
   logger: WorkerLogger;
 }
 
-/** Translates a BullMQ run or continue job into the engine's pickup: the job's name and data, and BullMQ's attempt count. */
-export function pickupOf(job: Exclude<CatalogJob, { name: 'expire' }>, attemptsStarted: number): Pickup {
-  const { runId, handoverAttempt } = job.data;
-  const handedOver = handoverAttempt === undefined ? {} : { handoverAttempt };
-  if (job.name === 'run') return { job: 'run', runId, attemptsStarted, ...handedOver };
-  return { job: 'continue', runId, reason: job.data.reason, attemptsStarted, ...handedOver };
-}
-
 /**
  * Executes one pickup: ONE engine call, which holds every lifecycle rule
  * (skip, cancel at claim, entity, claim, lease watch, execution); this only
- * logs how it ended. An `expire` job is the lifecycle's expiry of its
- * pending action. The intents of either are for the processor to carry out.
+ * logs how it ended. An {@link Expiry} is the lifecycle's expiry of its
+ * pending action. The intents of either are for the queue to carry out.
  */
 export async function runJob(deps: RunJobDeps, request: RunJobRequest, handover: AbortSignal): Promise<RunJobOutcome> {
   const { engine, store, logger } = deps;
-  const { job } = request;
-  if (job.name === 'expire') {
-    const { outcome, intents } = await expireAndResume(store, job.data.actionId);
-    logger.info({ runId: job.data.runId, actionId: job.data.actionId, result: outcome.kind }, 'pending action expiry');
+  const { work } = request;
+  if (work.job === 'expire') {
+    const { outcome, intents } = await expireAndResume(store, work.actionId);
+    logger.info({ runId: work.runId, actionId: work.actionId, result: outcome.kind }, 'pending action expiry');
     return { kind: 'expired', result: outcome.kind, intents };
   }
-  const pickup = pickupOf(job, request.attemptsStarted);
+  const pickup = work;
   logger.info({ runId: pickup.runId, jobId: request.jobId, attemptsStarted: pickup.attemptsStarted }, 'picked up a run');
   const outcome = await engine.processPickup(pickup, { handover });
   if (outcome.kind === 'lease-lost') {

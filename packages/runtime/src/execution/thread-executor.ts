@@ -1,6 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import { deserializeError } from '@cairn/engine/lifecycle';
-import { ConfigError, SILENT_LOGGER, type RunObserver, type WorkerLogger } from '@cairn/runtime';
+import { ConfigError } from '../errors.js';
+import type { RunObserver } from '../metrics/run-observation.js';
+import { SILENT_LOGGER, type WorkerLogger } from '../worker-logger.js';
 import type { RunExecutor } from './run-executor.js';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';
 import type { ExecutionThreadConfig, FromThread, ToThread } from './thread-protocol.js';
