@@ -1,4 +1,3 @@
-export { createRegistry, type OpsAgentOptions } from './ops-agent.js';
+export { createRegistry } from './ops-agent.js';
 export { opsScript, opsTeamScript } from './scripts.js';
-export { askOperator, checkStatus, restartService, type RestartServiceOptions } from './tools.js';
-export { recordOpsExecution } from './tool-ledger.js';
+export { askOperator, checkStatus, restartService } from './tools.js';

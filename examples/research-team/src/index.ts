@@ -1,4 +1,4 @@
-export { buildResearchTeam, createRegistry, type ResearchTeamOptions } from './research-team.js';
+export { createRegistry } from './research-team.js';
 export { researcherScript, teamScript } from './scripts.js';
-export { slowSearch, slowFetchDetail, toolDelayMs } from './tools.js';
+export { toolDelayMs } from './tools.js';
 export { recordExecution } from './tool-ledger.js';
