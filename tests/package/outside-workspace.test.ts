@@ -111,6 +111,40 @@ it('packs only compiled JS, types, sources and assets: no tests, no test support
   }
 });
 
+it('the installed @cairn/engine is the authoring API; the lifecycle and store tables sit at subpaths', async () => {
+  const script = `
+    const names = async (specifier) => Object.keys(await import(specifier)).sort();
+    console.log(JSON.stringify({
+      root: await names('@cairn/engine'),
+      lifecycle: await names('@cairn/engine/lifecycle'),
+      store: await names('@cairn/engine/store'),
+      testing: await names('@cairn/engine/testing'),
+    }));`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: join(dir, 'app'),
+  });
+  type Entry = 'root' | 'lifecycle' | 'store' | 'testing';
+  const entries = JSON.parse(stdout) as Record<Entry, string[]>;
+  expect(entries.root).toEqual(
+    expect.arrayContaining(['Agent', 'Team', 'tool', 'Registry', 'Engine', 'OpenAIResponsesModel']),
+  );
+  const internals = ['processPickup', 'watchLease', 'RemoteError', 'PauseSignal', 'cancelRun'];
+  for (const internal of [...internals, 'RUN_TRANSITIONS', 'ScriptedModel']) {
+    const why = `@cairn/engine keeps ${internal} off its main entry`;
+    expect(entries.root, why).not.toContain(internal);
+  }
+  expect(entries.lifecycle).toEqual(
+    expect.arrayContaining(['cancelRun', 'decideAndResume', 'recoveryIntents', 'serializeError']),
+  );
+  expect(entries.lifecycle).not.toContain('processPickup');
+  expect(entries.store).toEqual(
+    expect.arrayContaining(['RUN_TRANSITIONS', 'CLAIMABLE_STATUSES', 'validateDecision']),
+  );
+  expect(entries.testing).toEqual(
+    expect.arrayContaining(['ScriptedModel', 'startFakeOpenAIServer']),
+  );
+});
+
 it('installs from tarballs, runs the user\'s own team from its own processes, and recovers a SIGKILLed worker: same run, COMPLETED', async () => {
   const app = join(dir, 'app');
   for (const name of ['engine', 'store', 'queue', 'client', 'worker', 'producer']) {
