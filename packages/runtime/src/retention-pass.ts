@@ -1,4 +1,4 @@
-import { retentionCutoff, type PostgresCheckpointStore, type PruneResult } from '@cairn/store';
+import { retentionCutoff, type PruneResult, type StoreOps } from '@cairn/store';
 import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 
 /** How often a worker applies the retention policy. */
@@ -6,7 +6,8 @@ export const RETENTION_INTERVAL_MS = 10 * 60_000;
 
 /** Options of {@link startRetention}. */
 export interface RetentionOptions {
-  store: PostgresCheckpointStore;
+  /** Retention is an operation: it needs the store's operations part only. */
+  store: StoreOps;
   /** `CAIRN_RETAIN_DAYS`; 0 keeps everything (no pass runs). */
   retainDays: number;
   /** @defaultValue {@link RETENTION_INTERVAL_MS} */

@@ -66,7 +66,9 @@ import type { Database } from './schema.js';
  * The engine's `CheckpointStore` on Postgres, its `DecisionStore`,
  * `CancelStore` and `RecoveryStore` primitives (the lifecycle's moves run
  * on them), plus the reads the HTTP API and the queue layer need. Every write after `claimRun`
- * is conditional on the claim's epoch and on status RUNNING.
+ * is conditional on the claim's epoch and on status RUNNING. A caller that
+ * needs one job of it takes that part's type (`StoreWrites`, `StoreReads`,
+ * `StoreHitl`, `StoreOps` in store-parts.ts).
  *
  * @example
  * const store = new PostgresCheckpointStore(createDb(process.env.DATABASE_URL!));
