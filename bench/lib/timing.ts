@@ -3,13 +3,6 @@ export function msSince(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
-/** Runs `work` and returns its duration in milliseconds with its result. */
-export async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; result: T }> {
-  const start = process.hrtime.bigint();
-  const result = await work();
-  return { ms: msSince(start), result };
-}
-
 /** Resolves after `ms` milliseconds. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -76,7 +76,10 @@ export function batchCalls(batch: number): WorkloadToolCall[] {
   return calls;
 }
 
-/** What the scripted model does after `toolResultsSoFar` results in this run: the next batch number, or 0 for the final answer. */
+/**
+ * What the scripted model does after `toolResultsSoFar` results in this run: the next batch number, or 0 for the final answer.
+ * @public bench/peers (a project of its own) imports it.
+ */
 export function nextBatch(toolResultsSoFar: number, batches = BATCHES): number {
   return toolResultsSoFar >= batches * CALLS_PER_BATCH ? 0 : Math.floor(toolResultsSoFar / CALLS_PER_BATCH) + 1;
 }

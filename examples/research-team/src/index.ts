@@ -1,4 +1,3 @@
 export { createRegistry } from './research-team.js';
 export { researcherScript, teamScript } from './scripts.js';
-export { toolDelayMs } from './tools.js';
 export { recordExecution } from './tool-ledger.js';
