@@ -40,9 +40,6 @@ export interface Usage {
   totalTokens: number;
 }
 
-/** A zeroed usage record. */
-export const EMPTY_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });
-
 /** Adds two usage records. */
 export function addUsage(a: Usage, b: Usage | undefined): Usage {
   if (!b) return a;

@@ -1,6 +1,5 @@
 import type { Message, RunRecord, ToolCallRecord } from '@cairn/engine';
-import type { AttemptRecord } from '@cairn/engine/store';
-import type { RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
+import type { RunRow, ToolCallRow } from './schema.js';
 
 /** Maps a `runs` row to the engine's `RunRecord`. */
 export function toRunRecord(row: RunRow): RunRecord {
@@ -50,16 +49,4 @@ export function withStoredResult(row: ToolCallRow, messageAt: (idx: number) => M
   if (row.result !== null || row.result_message_idx === null) return row;
   const message = messageAt(row.result_message_idx);
   return { ...row, result: message?.role === 'tool' ? message.content : null };
-}
-
-/** Maps a `run_attempts` row to the engine's `AttemptRecord`. */
-export function toAttemptRecord(row: RunAttemptRow): AttemptRecord {
-  return {
-    epoch: row.epoch,
-    workerId: row.worker_id,
-    reason: row.reason,
-    startedAt: row.started_at,
-    endedAt: row.ended_at,
-    outcome: row.outcome,
-  };
 }

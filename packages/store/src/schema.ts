@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, GeneratedAlways, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways, Selectable } from 'kysely';
 import type {
   ActionDecision,
   ActionKind,
@@ -197,45 +197,16 @@ export interface ServedEntitiesTable {
   last_seen_at: Generated<Date>;
 }
 
-/** A `sessions` row as read. */
-export type SessionRow = Selectable<SessionsTable>;
-/** A `sessions` row to insert. */
-export type NewSessionRow = Insertable<SessionsTable>;
-/** A `sessions` update. */
-export type SessionUpdate = Updateable<SessionsTable>;
 /** A `runs` row as read. */
 export type RunRow = Selectable<RunsTable>;
-/** A `runs` row to insert. */
-export type NewRunRow = Insertable<RunsTable>;
-/** A `runs` update. */
-export type RunUpdate = Updateable<RunsTable>;
-/** A `run_messages` row as read. */
-export type RunMessageRow = Selectable<RunMessagesTable>;
-/** A `run_messages` row to insert. */
-export type NewRunMessageRow = Insertable<RunMessagesTable>;
 /** A `tool_calls` row as read. */
 export type ToolCallRow = Selectable<ToolCallsTable>;
-/** A `tool_calls` row to insert. */
-export type NewToolCallRow = Insertable<ToolCallsTable>;
-/** A `tool_calls` update. */
-export type ToolCallUpdate = Updateable<ToolCallsTable>;
 /** A `run_attempts` row as read. */
 export type RunAttemptRow = Selectable<RunAttemptsTable>;
-/** A `run_attempts` row to insert. */
-export type NewRunAttemptRow = Insertable<RunAttemptsTable>;
-/** A `run_attempts` update. */
-export type RunAttemptUpdate = Updateable<RunAttemptsTable>;
 /** A `run_events` row as read. */
 export type RunEventRow = Selectable<RunEventsTable>;
-/** A `run_events` row to insert. */
-export type NewRunEventRow = Insertable<RunEventsTable>;
 /** A `pending_actions` row as read. */
 export type PendingActionRow = Selectable<PendingActionsTable>;
-/** A `pending_actions` row to insert. */
-export type NewPendingActionRow = Insertable<PendingActionsTable>;
-
-/** A `served_entities` row as read. */
-export type ServedEntityRow = Selectable<ServedEntitiesTable>;
 
 /** Version of the persisted run state the current code writes (the `runs.schema_version` default). */
 export const RUN_STATE_SCHEMA_VERSION = 1;
