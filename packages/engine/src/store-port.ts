@@ -46,6 +46,7 @@ export { isEntityPath, runEntityPath } from './entity-path.js';
 export { DEFAULT_CHECKPOINT_MODE } from './agent.js';
 export {
   RUN_TRANSITIONS,
+  EXECUTING_STATUS,
   CLAIMABLE_STATUSES,
   CLAIM_CONDITIONS,
   CLAIM_CONDITION_BY_STATUS,

@@ -58,10 +58,9 @@ export function createRunProcessor(deps: RunProcessorDeps) {
         throw new UnrecoverableError(outcome.message);
       case 'finished':
       case 'expired':
-        await deps.carryOut(outcome.intents ?? []);
-        return outcome;
       case 'skipped':
       case 'cancelled-at-claim':
+        await deps.carryOut(outcome.intents ?? []);
         return outcome;
       default:
         return assertNever(outcome);

@@ -9,6 +9,7 @@ import {
   CLAIM_CONDITIONS,
   CLAIMABLE_STATUSES,
   type ClaimCondition,
+  RUN_TRANSITIONS,
 } from '@cairn/engine/store';
 import { attemptsSinceProgress, waitingContinueRequest } from './claim-progress.js';
 import { assertParentHeld } from './parent-fence.js';
@@ -85,7 +86,7 @@ export async function claimRun(db: Kysely<Database>, runId: string, claim: Claim
         .updateTable('runs')
         .set({
           epoch: sql`epoch + 1`,
-          status: 'RUNNING',
+          status: RUN_TRANSITIONS.claim.to,
           updated_at: sql`now()`,
           ...(claim.definitionHash !== undefined && { definition_hash: claim.definitionHash }),
         })

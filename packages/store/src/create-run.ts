@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { IdempotencyKeyReusedError } from '@cairn/engine';
 import type { CreatedRun } from '@cairn/engine';
-import type { IdempotencyClaim, NewRun } from '@cairn/engine/store';
+import { RUN_TRANSITIONS, type IdempotencyClaim, type NewRun } from '@cairn/engine/store';
 import { insertMessages } from './insert-messages.js';
 import { assertParentHeld } from './parent-fence.js';
 import { toRunRecord } from './run-row.js';
@@ -40,7 +40,7 @@ export async function createRun(db: Kysely<Database>, run: NewRun): Promise<Crea
         parent_tool_call_id: run.parentToolCallId ?? null,
         entity_kind: run.entity.kind,
         entity_name: run.entity.name,
-        status: 'PENDING',
+        status: RUN_TRANSITIONS.create.to,
         input: run.input,
         content: null,
         checkpoint: run.checkpoint,

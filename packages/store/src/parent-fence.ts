@@ -1,4 +1,5 @@
 import { LeaseLostError } from '@cairn/engine';
+import { EXECUTING_STATUS } from '@cairn/engine/store';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 
@@ -14,5 +15,5 @@ export async function assertParentHeld(db: Kysely<Database>, parentRunId: string
     .where('run_id', '=', parentRunId)
     .forShare()
     .executeTakeFirst();
-  if (parent?.epoch !== parentEpoch || parent.status !== 'RUNNING') throw new LeaseLostError(parentRunId, parentEpoch);
+  if (parent?.epoch !== parentEpoch || parent.status !== EXECUTING_STATUS) throw new LeaseLostError(parentRunId, parentEpoch);
 }

@@ -12,6 +12,7 @@ import {
   type DecisionValidator,
   type ExpiryOutcome,
   assertNever,
+  EXECUTING_STATUS,
   RUN_TRANSITIONS,
 } from '@cairn/engine/store';
 import { appendEvents } from './run-events.js';
@@ -202,7 +203,7 @@ export async function consumeAction(
 ): Promise<boolean> {
   const { rows } = await sql<{ consumed: boolean; held: boolean }>`
     with held as (
-      select 1 from runs where run_id = ${runId} and epoch = ${epoch} and status = 'RUNNING'
+      select 1 from runs where run_id = ${runId} and epoch = ${epoch} and status = ${sql.lit(EXECUTING_STATUS)}
     ),
     consumed as (
       update pending_actions

@@ -24,6 +24,7 @@ import {
   type RunLease,
   type RunOutcome,
   ContinueArrivedError,
+  EXECUTING_STATUS,
   FINISH_WAITS_FOR_CONTINUE,
   type ContinueRequestRecord,
   type NewRun,
@@ -174,7 +175,7 @@ export class PostgresCheckpointStore implements CheckpointStore, DecisionStore, 
       .select(['epoch', 'status', 'waiting_continue_request'])
       .where('run_id', '=', runId)
       .executeTakeFirst();
-    if (run?.epoch === epoch && run.status === 'RUNNING' && run.waiting_continue_request !== null) {
+    if (run?.epoch === epoch && run.status === EXECUTING_STATUS && run.waiting_continue_request !== null) {
       return new ContinueArrivedError(runId, String(run.waiting_continue_request));
     }
     return new LeaseLostError(runId, epoch);

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, RawBuilder } from 'kysely';
 import { LeaseLostError, type ToolCallRecord } from '@cairn/engine';
-import type { CheckpointDelta, RunOutcome } from '@cairn/engine/store';
+import { EXECUTING_STATUS, type CheckpointDelta, type RunOutcome } from '@cairn/engine/store';
 import { continueFragments } from './continue-requests.js';
 import { insertEventsAfter, toStoredEvent } from './run-events.js';
 import type { Database, RunRow, ToolCallsTable } from './schema.js';
@@ -98,7 +98,7 @@ export async function writeDelta(
              usage = ${JSON.stringify(delta.usage)}::jsonb,
              event_seq = event_seq + ${k},
              updated_at = now()${final}${continued.set}
-       where run_id = ${runId} and epoch = ${epoch} and status = 'RUNNING'${continued.where}
+       where run_id = ${runId} and epoch = ${epoch} and status = ${sql.lit(EXECUTING_STATUS)}${continued.where}
       returning *
     )${sql.join(ctes.map((cte) => sql`, ${cte}`), sql``)}
     select * from run`.execute(db);

@@ -2,6 +2,7 @@ import { ApprovalTimeoutError, assertNever } from '../errors.js';
 import type { ActionDecision, PendingActionRecord } from '../hitl/pending-action.js';
 import type { DecisionStore, ExpiryOutcome } from '../run-control-store.js';
 import { resumeIntent, type JobIntent } from './intents.js';
+import type { PickupOutcome } from './pickup-types.js';
 import { RUN_TRANSITIONS } from './run-status.js';
 
 /** The message a rejection by timeout carries. */
@@ -52,4 +53,18 @@ export async function pauseIntents(store: Pick<DecisionStore, 'listPendingAction
       ? [{ kind: 'enqueue', job: { name: 'expire', runId: rootRunId, actionId: a.actionId, expiresAt: a.expiresAt.toISOString() }, cause: 'paused' }]
       : [],
   );
+}
+
+/**
+ * What a pickup's outcome asks of the queue: a pickup that paused its run
+ * needs the expiries of the paused tree's actions ({@link pauseIntents});
+ * every other outcome needs nothing (a finish, a skip, a hand-over or a lost
+ * lease leaves the job's own completion or retry to the queue).
+ */
+export async function pickupIntents(
+  store: Pick<DecisionStore, 'listPendingActions'>,
+  runId: string,
+  outcome: PickupOutcome,
+): Promise<JobIntent[]> {
+  return outcome.kind === 'finished' && outcome.status === RUN_TRANSITIONS.pause.to ? pauseIntents(store, runId) : [];
 }

@@ -21,6 +21,6 @@ export {
   type JobSpec,
 } from './intents.js';
 export { decideAndResume } from './decide-actions.js';
-export { expireAndResume, pauseIntents } from './expire-actions.js';
+export { expireAndResume, pickupIntents } from './expire-actions.js';
 export { recoveryIntents } from './recovery.js';
 export { cancelRun } from './cancel-run.js';

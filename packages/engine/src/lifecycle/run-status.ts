@@ -20,6 +20,8 @@ export interface RunTransition {
  * take their `status in (...)` lists from here.
  */
 export const RUN_TRANSITIONS = {
+  /** A run is created: it waits for its first pickup. */
+  create: { from: [], to: 'PENDING' },
   /** A pickup claims a run: a fresh one, one resumed after a crash, or one continued from ERROR. */
   claim: { from: ['PENDING', 'RUNNING', 'ERROR'], to: 'RUNNING' },
   /** A paused run resumes once its pending actions are decided: the only claim of a PAUSED run. */
@@ -37,6 +39,13 @@ export const RUN_TRANSITIONS = {
   /** Cancelled: queued, running or paused. */
   cancel: { from: ['PENDING', 'RUNNING', 'PAUSED'], to: 'CANCELLED' },
 } as const satisfies Record<string, RunTransition>;
+
+/**
+ * The status of a run an execution holds: every fenced write (checkpoint,
+ * finish, a parent's delegation, consuming a decided action) requires it
+ * together with the writer's epoch.
+ */
+export const EXECUTING_STATUS = RUN_TRANSITIONS.claim.to;
 
 /** The name of one of {@link RUN_TRANSITIONS}. */
 export type RunTransitionName = keyof typeof RUN_TRANSITIONS;

@@ -1,7 +1,7 @@
-import { type Engine, type RunStatus } from '@cairn/engine';
+import { type Engine } from '@cairn/engine';
 import {
   expireAndResume,
-  pauseIntents,
+  pickupIntents,
   type JobIntent,
   type Pickup,
   type PickupOutcome,
@@ -36,8 +36,8 @@ export interface RunJobRequest {
  * delayed `expire` jobs, the resume an expiry decided).
  */
 export type RunJobOutcome =
-  | Exclude<PickupOutcome, { kind: 'finished' }>
-  | { kind: 'finished'; status: RunStatus; intents?: JobIntent[] }
+  /** A pickup's outcome, with what it asks of the queue (the lifecycle's `pickupIntents`: a pause's expiries). */
+  | (PickupOutcome & { intents?: JobIntent[] })
   | { kind: 'expired'; result: ExpiryOutcome['kind']; intents: JobIntent[] };
 
 /** What {@link runJob} needs. */
@@ -71,8 +71,6 @@ export async function runJob(deps: RunJobDeps, request: RunJobRequest, handover:
   } else {
     logger.info({ runId: pickup.runId, jobId: request.jobId, outcome }, 'pickup done');
   }
-  if (outcome.kind === 'finished' && outcome.status === 'PAUSED') {
-    return { ...outcome, intents: await pauseIntents(store, pickup.runId) };
-  }
-  return outcome;
+  const intents = await pickupIntents(store, pickup.runId, outcome);
+  return intents.length > 0 ? { ...outcome, intents } : outcome;
 }
