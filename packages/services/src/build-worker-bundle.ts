@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Plugin } from 'esbuild';
-import { REPO_ROOT } from './spawn-app.js';
+import { REPO_ROOT } from './repo-root.js';
+import type { CairnApp } from './cairn-app.js';
 
 /** A compiled worker: its entry script and the registry module to give it as `CAIRN_REGISTRY`. */
 export interface WorkerBundle {
@@ -8,12 +9,20 @@ export interface WorkerBundle {
   registry: string;
 }
 
+/** A compiled app with its registry modules: its entry script and, by output name, each registry's compiled module. */
+export interface AppBundle {
+  script: string;
+  registries: Record<string, string>;
+}
+
 /** Bundles the repository's own sources; leaves every third-party package to node_modules. */
 const externalPackages: Plugin = {
   name: 'external-packages',
   setup(builder) {
     builder.onResolve({ filter: /^[^./]/ }, (args) =>
-      args.path.startsWith('@cairn/') || args.path.startsWith('node:') ? undefined : { path: args.path, external: true },
+      args.path.startsWith('@cairn/') || args.path.startsWith('node:')
+        ? undefined
+        : { path: args.path, external: true },
     );
   },
 };
@@ -25,14 +34,39 @@ const externalPackages: Plugin = {
  * does, for benchmarks and fault injection. `outDir` is best under `.cairn/`
  * (git-ignored).
  */
-export async function buildWorkerBundle(options: { outDir: string; registryEntry: string }): Promise<WorkerBundle> {
+export async function buildWorkerBundle(options: {
+  outDir: string;
+  registryEntry: string;
+}): Promise<WorkerBundle> {
+  const bundle = await buildAppBundle({
+    app: 'worker',
+    outDir: options.outDir,
+    registryEntries: { registry: options.registryEntry },
+  });
+  return { script: bundle.script, registry: bundle.registries.registry! };
+}
+
+/**
+ * Compiles `apps/<app>/src/main.ts` (with the worker's execution thread) and
+ * several registry modules (`registryEntries`: output name → source file) in
+ * one build, as {@link buildWorkerBundle} does. The producer reads its assets
+ * two folders up from its code: give it an `outDir` two levels under
+ * `apps/producer` (e.g. `apps/producer/.cairn/<name>`).
+ */
+export async function buildAppBundle(options: {
+  app: CairnApp;
+  outDir: string;
+  registryEntries: Record<string, string>;
+}): Promise<AppBundle> {
   // Loaded on use: esbuild is a development dependency, absent from production installs.
   const { build } = await import('esbuild');
   await build({
     entryPoints: {
-      main: join(REPO_ROOT, 'apps/worker/src/main.ts'),
-      'execution-thread': join(REPO_ROOT, 'packages/runtime/src/execution/execution-thread.ts'),
-      registry: options.registryEntry,
+      main: join(REPO_ROOT, `apps/${options.app}/src/main.ts`),
+      ...(options.app === 'worker' && {
+        'execution-thread': join(REPO_ROOT, 'packages/runtime/src/execution/execution-thread.ts'),
+      }),
+      ...options.registryEntries,
     },
     outdir: options.outDir,
     bundle: true,
@@ -44,5 +78,8 @@ export async function buildWorkerBundle(options: { outDir: string; registryEntry
     plugins: [externalPackages],
     logLevel: 'silent',
   });
-  return { script: join(options.outDir, 'main.js'), registry: join(options.outDir, 'registry.js') };
+  const registries = Object.fromEntries(
+    Object.keys(options.registryEntries).map((name) => [name, join(options.outDir, `${name}.js`)]),
+  );
+  return { script: join(options.outDir, 'main.js'), registries };
 }

@@ -1,12 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-
-/** The repository root (this file sits in packages/services/src). */
-export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-/** The Cairn apps that run as processes. */
-export type CairnApp = 'worker' | 'producer';
+import type { CairnApp } from './cairn-app.js';
+import { compiledAppFor } from './compiled-app.js';
+import { REPO_ROOT } from './repo-root.js';
 
 /** Options of {@link spawnApp}. */
 export interface SpawnAppOptions {
@@ -16,7 +12,10 @@ export interface SpawnAppOptions {
   env: Record<string, string | undefined>;
   /** Where stdout and stderr go (appended). */
   logFile: string;
-  /** A compiled entry script to run instead of the app's TypeScript sources (see `buildWorkerBundle`). */
+  /**
+   * A compiled entry script to run instead of the app's TypeScript sources (see `buildWorkerBundle`).
+   * @defaultValue the test run's compiled app when it holds the app's registry (`CAIRN_TEST_APP_BUNDLE`), else none: the sources
+   */
   script?: string;
 }
 
@@ -34,15 +33,17 @@ export interface AppProcess {
   waitForLog(text: string, timeoutMs?: number): Promise<void>;
 }
 
-/** Starts `apps/<app>/src/main.ts` from its TypeScript sources (or `options.script`), logging to a file. */
+/** Starts `apps/<app>/src/main.ts` from its TypeScript sources (or a compiled script, see {@link SpawnAppOptions.script}), logging to a file. */
 export function spawnApp(app: CairnApp, options: SpawnAppOptions): AppProcess {
+  const env = { ...process.env, ...options.env };
+  const compiled = options.script ? undefined : compiledAppFor(app, env.CAIRN_REGISTRY);
+  if (compiled) env.CAIRN_REGISTRY = compiled.registry;
+  const script = options.script ?? compiled?.script;
   const fd = openSync(options.logFile, 'a');
-  const args = options.script
-    ? [options.script]
-    : ['--import', 'tsx', '--conditions=source', `apps/${app}/src/main.ts`];
+  const args = script ? [script] : ['--import', 'tsx', '--conditions=source', `apps/${app}/src/main.ts`];
   const proc = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...options.env },
+    env,
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);

@@ -3,3 +3,6 @@ export const TEST_DATABASE_URL_VAR = 'CAIRN_TEST_DATABASE_URL';
 
 /** Environment variable through which the vitest global setup hands the test Redis URL to test workers (unset when no Redis). */
 export const TEST_REDIS_URL_VAR = 'CAIRN_TEST_REDIS_URL';
+
+/** Environment variable through which the vitest global setup hands the test run's compiled apps to test workers (unset: apps start from their sources). */
+export const TEST_APP_BUNDLE_VAR = 'CAIRN_TEST_APP_BUNDLE';

@@ -2,7 +2,8 @@ import type { TestProject } from 'vitest/node';
 import type {} from 'vitest';
 import { startPostgres } from './start-postgres.js';
 import { startRedis } from './start-redis.js';
-import { TEST_DATABASE_URL_VAR, TEST_REDIS_URL_VAR } from './test-env.js';
+import { TEST_DATABASE_URL_VAR, TEST_REDIS_URL_VAR, TEST_APP_BUNDLE_VAR } from './test-env.js';
+import { buildTestAppBundle } from './build-test-app-bundle.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -13,16 +14,25 @@ declare module 'vitest' {
   }
 }
 
-/** Vitest global setup: starts Postgres and (if a binary exists) Redis once per test run, publishes their URLs, and returns the teardown. */
+/**
+ * Vitest global setup: starts Postgres and (if a binary exists) Redis once per
+ * test run, compiles the worker and the producer once for the processes the tests
+ * spawn, publishes their URLs and the compiled apps, and returns the teardown.
+ */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [postgresResult, redisResult] = await Promise.allSettled([startPostgres(), startRedis()]);
+  const [postgresResult, redisResult, bundleResult] = await Promise.allSettled([startPostgres(), startRedis(), buildTestAppBundle()]);
   if (postgresResult.status === 'rejected' || redisResult.status === 'rejected') {
     if (postgresResult.status === 'fulfilled') await postgresResult.value.stop();
     if (redisResult.status === 'fulfilled') await redisResult.value?.stop();
+    if (bundleResult.status === 'fulfilled') bundleResult.value.remove();
     throw postgresResult.status === 'rejected'
       ? postgresResult.reason
       : (redisResult as PromiseRejectedResult).reason;
   }
+  // Apps that do not compile fail their tests from their sources too, with the error where it belongs.
+  const bundle = bundleResult.status === 'fulfilled' ? bundleResult.value : undefined;
+  if (bundle) process.env[TEST_APP_BUNDLE_VAR] = JSON.stringify(bundle.bundle);
+  else console.warn(`apps start from their sources: they did not compile (${String(bundleResult.status === 'rejected' ? bundleResult.reason : '')})`);
   const postgres = postgresResult.value;
   const redis = redisResult.value;
   process.env[TEST_DATABASE_URL_VAR] = postgres.url;
@@ -32,5 +42,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('cairnRedisUrl', redis?.url ?? '');
   return async () => {
     await Promise.all([postgres.stop(), redis?.stop()]);
+    bundle?.remove();
   };
 }

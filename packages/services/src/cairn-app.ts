@@ -1,0 +1,2 @@
+/** The Cairn apps that run as processes. */
+export type CairnApp = 'worker' | 'producer';
