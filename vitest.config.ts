@@ -1,4 +1,6 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import ProcessesFirstSequencer from './packages/services/src/processes-first-sequencer.js';
 
 export default defineConfig({
   resolve: { conditions: ['source'] },
@@ -9,6 +11,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Most files wait on processes (workers, producers, Postgres) rather than compute: on 2 cores,
+    // 4 files at a time keep both busy; vitest's default (cores - 1) would run one at a time.
+    maxWorkers: Math.max(4, availableParallelism() - 1),
+    sequence: { sequencer: ProcessesFirstSequencer },
     reporters: ['default', './packages/services/src/missing-services-reporter.ts'],
   },
 });

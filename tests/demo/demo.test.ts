@@ -1,15 +1,16 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { findRedisServer, REDIS_SERVER, REPO_ROOT, requires } from '@cairn/services';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 
 const run = promisify(execFile);
 
-describe('npm run demo', () => {
+// Each demo starts its own Postgres, Redis and processes: the three run side by side.
+describe.concurrent('npm run demo', () => {
   for (const queue of ['postgres', 'redis'] as const) {
     // The demo starts its own Redis from the machine's binary, so the Redis run needs one.
     const needs = queue === 'redis' ? requires(REDIS_SERVER, findRedisServer() !== undefined) : {};
-    it(`tells the crash-recovery story on the ${queue} queue backend and exits 0`, { ...needs, timeout: 150_000 }, async () => {
+    it(`tells the crash-recovery story on the ${queue} queue backend and exits 0`, { ...needs, timeout: 150_000 }, async ({ expect }) => {
       const { stdout } = await run(
         process.execPath,
         ['--import', 'tsx', '--conditions=source', 'scripts/demo.ts', '--queue', queue],
@@ -24,7 +25,7 @@ describe('npm run demo', () => {
     });
   }
 
-  it('tells the approval story (--approval): paused, a worker SIGKILLed, approved over HTTP, resumed elsewhere, restarted once', { timeout: 150_000 }, async () => {
+  it('tells the approval story (--approval): paused, a worker SIGKILLed, approved over HTTP, resumed elsewhere, restarted once', { timeout: 150_000 }, async ({ expect }) => {
     const { stdout } = await run(
       process.execPath,
       ['--import', 'tsx', '--conditions=source', 'scripts/demo.ts', '--approval', '--queue', 'postgres'],
