@@ -83,7 +83,9 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
   });
 
   it('the events iterator survives a producer restart and a worker SIGKILL: every stored event once, in order', async () => {
-    fleet = await startFleet({ backend, toolDelayMs: 1500 });
+    // Tool batches slow enough that the run is still mid-way (its second checkpoint ahead) once the
+    // second producer is up, even on a loaded machine.
+    fleet = await startFleet({ backend, toolDelayMs: 2500 });
     const f = fleet;
     await f.spawnWorker('a');
     await f.spawnWorker('b');
@@ -127,7 +129,8 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
   });
 
   it("follows a team's stream with its member's events and text across a producer restart: every stored event of the tree once, in each run's order", async () => {
-    fleet = await startFleet({ backend, toolDelayMs: 800 });
+    // Slow enough that the member is still working, its answer ahead, once the second producer is up on a loaded machine.
+    fleet = await startFleet({ backend, toolDelayMs: 1500 });
     const f = fleet;
     await f.spawnWorker('a', { RESEARCH_TOOL_CALL_IDS: 'fresh', RESEARCH_MODEL_LATENCY_MS: '600' });
     const first = await f.spawnProducer('producer-1');
