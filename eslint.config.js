@@ -57,7 +57,10 @@ export default tseslint.config(
     rules: {
       'no-restricted-syntax': [
         'error',
-        { selector: "MemberExpression[property.name='db']", message: "the store's db is the store's own: give the store a method for this" },
+        {
+          selector: "MemberExpression[property.name='db']",
+          message: "the store's db is the store's own: give the store a method for this",
+        },
       ],
     },
   },
@@ -73,12 +76,14 @@ export default tseslint.config(
             {
               target: './packages/engine/src/runner',
               from: './packages/engine/src/lifecycle',
-              message: 'the lifecycle calls the runner, never the reverse: move what both need to a module of src/',
+              message:
+                'the lifecycle calls the runner, never the reverse: move what both need to a module of src/',
             },
             {
               target: './packages/engine/src/hitl',
               from: ['./packages/engine/src/runner', './packages/engine/src/lifecycle'],
-              message: 'hitl/ is called by the runner and the lifecycle, never the reverse: move what both need to a module of src/',
+              message:
+                'hitl/ is called by the runner and the lifecycle, never the reverse: move what both need to a module of src/',
             },
           ],
         },

@@ -8,7 +8,13 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { machineInfo } from './lib/machine.js';
-import { formatGoals, formatTable, writeReport, type BenchReport, type SectionReport } from './lib/report.js';
+import {
+  formatGoals,
+  formatTable,
+  writeReport,
+  type BenchReport,
+  type SectionReport,
+} from './lib/report.js';
 import type { Section } from './lib/section.js';
 import { BenchServices } from './lib/services.js';
 import { checkpointCommitSection } from './sections/checkpoint-commit.js';
@@ -18,7 +24,14 @@ import { peersSection } from './sections/peers.js';
 import { recoverySection } from './sections/recovery.js';
 import { throughputSection } from './sections/throughput.js';
 
-const SECTIONS: readonly Section[] = [checkpointCommitSection, historyFlatSection, memorySection, peersSection, throughputSection, recoverySection];
+const SECTIONS: readonly Section[] = [
+  checkpointCommitSection,
+  historyFlatSection,
+  memorySection,
+  peersSection,
+  throughputSection,
+  recoverySection,
+];
 
 const RESULTS_PATH = fileURLToPath(new URL('./results/latest.json', import.meta.url));
 
@@ -39,7 +52,10 @@ function parseCli(): { quick: boolean; sections: Section[]; out: string } {
     console.log(usage());
     process.exit(0);
   }
-  const wanted = (values.only ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const wanted = (values.only ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   const unknown = wanted.filter((id) => !SECTIONS.some((s) => s.id === id));
   if (unknown.length > 0) throw new Error(`unknown section ${unknown.join(', ')}; ${usage()}`);
   return {
@@ -49,13 +65,25 @@ function parseCli(): { quick: boolean; sections: Section[]; out: string } {
   };
 }
 
-async function runSection(section: Section, quick: boolean, services: BenchServices): Promise<SectionReport> {
+async function runSection(
+  section: Section,
+  quick: boolean,
+  services: BenchServices,
+): Promise<SectionReport> {
   const started = Date.now();
-  const log = (message: string) => console.error(`[bench ${section.id} +${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
+  const log = (message: string) =>
+    console.error(
+      `[bench ${section.id} +${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`,
+    );
   log(`start${quick ? ' (quick)' : ''}`);
   try {
     const result = await section.run({ quick, services, log });
-    return { id: section.id, title: section.title, seconds: (Date.now() - started) / 1000, ...result };
+    return {
+      id: section.id,
+      title: section.title,
+      seconds: (Date.now() - started) / 1000,
+      ...result,
+    };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     log(`could not run: ${error instanceof Error ? (error.stack ?? message) : message}`);
@@ -92,7 +120,9 @@ async function main(): Promise<number> {
   } finally {
     await services.stop();
   }
-  const failed = reports.filter((r) => r.failed?.length || (r.error && sections.find((s) => s.id === r.id)?.cairn));
+  const failed = reports.filter(
+    (r) => r.failed?.length || (r.error && sections.find((s) => s.id === r.id)?.cairn),
+  );
   return failed.length > 0 ? 1 : 0;
 }
 

@@ -42,7 +42,9 @@ export async function runApprovalScenario(
   const answers: Record<string, number> = {};
   let posted = 0;
   let duplicatesPosted = 0;
-  const submitted = (await Promise.all(Array.from({ length: options.runs }, (_, seq) => submit(ctx, seq)))).filter(Boolean).length;
+  const submitted = (
+    await Promise.all(Array.from({ length: options.runs }, (_, seq) => submit(ctx, seq)))
+  ).filter(Boolean).length;
   let deciding = true;
   const decided = new Set<string>();
   const decider = (async () => {
@@ -55,7 +57,9 @@ export async function runApprovalScenario(
             decided.add(a.action_id);
             const copies = random() < 1 / 3 ? 2 : 1;
             duplicatesPosted += copies - 1;
-            const results = await Promise.all(Array.from({ length: copies }, () => postApproval(ctx, a)));
+            const results = await Promise.all(
+              Array.from({ length: copies }, () => postApproval(ctx, a)),
+            );
             posted += copies;
             for (const status of results) answers[status] = (answers[status] ?? 0) + 1;
             if (!results.includes('200')) decided.delete(a.action_id); // the API was unreachable: try again
@@ -78,7 +82,12 @@ export async function runApprovalScenario(
   deciding = false;
   await decider;
   const goals = await checkGoals(ctx);
-  const { rows } = await ctx.db.query<{ executions: number; calls: number; completed: number; interrupted: number }>(
+  const { rows } = await ctx.db.query<{
+    executions: number;
+    calls: number;
+    completed: number;
+    interrupted: number;
+  }>(
     `select (select count(*)::int from chaos_tool_ledger where tool = $2) as executions,
             (select count(*)::int from run_messages where run_id in (${TOP_LEVEL_RUNS})
                 and message->>'role' = 'tool' and message->>'content' like '%was started after its approval%') as interrupted,
@@ -107,7 +116,10 @@ async function submit(ctx: ScenarioContext, seq: number): Promise<string | undef
     const res = await fetch(`${ctx.api.baseUrl}/v1/agents/${CHAOS_OPERATOR}/runs`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${ctx.api.apiKey}` },
-      body: JSON.stringify({ input: `svc-${seq}`, metadata: { chaos_scenario: APPROVAL_SCENARIO, chaos_seq: seq } }),
+      body: JSON.stringify({
+        input: `svc-${seq}`,
+        metadata: { chaos_scenario: APPROVAL_SCENARIO, chaos_seq: seq },
+      }),
     }).catch(() => undefined);
     if (res?.status === 202) return ((await res.json()) as { run_id: string }).run_id;
     await delay(500);
@@ -134,22 +146,30 @@ async function postApproval(ctx: ScenarioContext, action: PendingRow): Promise<s
   const res = await fetch(`${ctx.api.baseUrl}/v1/runs/${action.root_run_id}/decisions`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${ctx.api.apiKey}` },
-    body: JSON.stringify({ decisions: [{ action_id: action.action_id, type: 'approve', args_digest: action.args_digest }] }),
+    body: JSON.stringify({
+      decisions: [
+        { action_id: action.action_id, type: 'approve', args_digest: action.args_digest },
+      ],
+    }),
     signal: AbortSignal.timeout(30_000),
   }).catch((error: unknown) => String(error));
   return typeof res === 'string' ? 'network error' : String(res.status);
 }
 
 /** Waits until the scenario's runs are all in a final status (PAUSED is not final here); false once none finished for `stallMs`. */
-async function drainFinal(ctx: ScenarioContext, expected: number, stallMs: number): Promise<boolean> {
+async function drainFinal(
+  ctx: ScenarioContext,
+  expected: number,
+  stallMs: number,
+): Promise<boolean> {
   let deadline = Date.now() + stallMs;
   let done = -1;
   for (;;) {
     const { rows } = await retrying(() =>
-      ctx.db.query<{ n: number }>(`select count(*)::int as n from runs where run_id in (${TOP_LEVEL_RUNS}) and status = any($2)`, [
-        APPROVAL_SCENARIO,
-        FINAL_STATUSES,
-      ]),
+      ctx.db.query<{ n: number }>(
+        `select count(*)::int as n from runs where run_id in (${TOP_LEVEL_RUNS}) and status = any($2)`,
+        [APPROVAL_SCENARIO, FINAL_STATUSES],
+      ),
     );
     const n = rows[0]!.n;
     if (n >= expected) return true;

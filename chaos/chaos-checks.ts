@@ -35,7 +35,12 @@ export interface Distribution {
 
 /** Everything a scenario's checks found. */
 export interface ScenarioChecks {
-  runs: { submitted: number; accepted: number; completed: number; byStatus: Record<string, number> };
+  runs: {
+    submitted: number;
+    accepted: number;
+    completed: number;
+    byStatus: Record<string, number>;
+  };
   goals: ChaosGoals;
   /** Example ids per non-zero goal, for debugging. */
   examples: Partial<Record<keyof ChaosGoals, unknown[]>>;
@@ -44,7 +49,11 @@ export interface ScenarioChecks {
 
 const TOOLS = [...CHAOS_TOOLS];
 
-async function rows<T extends pg.QueryResultRow>(db: pg.Pool, text: string, values: unknown[]): Promise<T[]> {
+async function rows<T extends pg.QueryResultRow>(
+  db: pg.Pool,
+  text: string,
+  values: unknown[],
+): Promise<T[]> {
   return (await db.query<T>(text, values)).rows;
 }
 
@@ -71,8 +80,12 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
     `select run_id, status, error from runs where run_id in (${TOP_LEVEL_RUNS}) and status <> 'COMPLETED'`,
     args,
   );
-  const known = new Set((await rows<{ run_id: string }>(db, TOP_LEVEL_RUNS, args)).map((r) => r.run_id));
-  const missing = accepted.filter((id) => !known.has(id)).map((run_id) => ({ run_id, status: 'missing' }));
+  const known = new Set(
+    (await rows<{ run_id: string }>(db, TOP_LEVEL_RUNS, args)).map((r) => r.run_id),
+  );
+  const missing = accepted
+    .filter((id) => !known.has(id))
+    .map((run_id) => ({ run_id, status: 'missing' }));
   const lost = [...notCompleted, ...missing];
 
   const completedTwice = await rows<{ run_id: string; attempts: number; events: number }>(
@@ -85,7 +98,12 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
   ).then((all) => all.filter((r) => r.attempts > 1 || r.events > 1));
 
   // A call counts as committed from the first epoch that wrote it finished; any execution at or after that epoch beyond one is a redo.
-  const executedTwice = await rows<{ run_id: string; tool_call_id: string; epoch: number; executions: number }>(
+  const executedTwice = await rows<{
+    run_id: string;
+    tool_call_id: string;
+    epoch: number;
+    executions: number;
+  }>(
     db,
     `with committed as (
        select run_id, item as tool_call_id, min(row_epoch) as epoch from chaos_write_audit
@@ -100,7 +118,11 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
   );
 
   // A delegation run twice: committed tool calls of a member run the team never consumed, redone by a sibling for the same call.
-  const abandonedMemberWork = await rows<{ run_id: string; parent_run_id: string; tool_call_id: string }>(
+  const abandonedMemberWork = await rows<{
+    run_id: string;
+    parent_run_id: string;
+    tool_call_id: string;
+  }>(
     db,
     `select c.run_id, c.parent_run_id, t.tool_call_id from runs c
      join tool_calls t on t.run_id = c.run_id and t.name = any($2) and t.status in ('completed', 'error')
@@ -111,7 +133,13 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
     [scenario, TOOLS],
   );
 
-  const epochMismatches = await rows<{ tbl: string; run_id: string; item: string; row_epoch: number; run_epoch: number }>(
+  const epochMismatches = await rows<{
+    tbl: string;
+    run_id: string;
+    item: string;
+    row_epoch: number;
+    run_epoch: number;
+  }>(
     db,
     `select tbl, run_id, item, row_epoch, run_epoch from chaos_write_audit
      where run_id in (${SCENARIO_RUNS}) and tbl in ('tool_calls', 'run_messages', 'run_attempts')
@@ -144,10 +172,18 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
      where run_id in (${SCENARIO_RUNS}) and tbl = 'runs' and new_index < old_index`,
     args,
   );
-  const scenarioRuns = new Set((await rows<{ run_id: string }>(db, SCENARIO_RUNS, args)).map((r) => r.run_id));
+  const scenarioRuns = new Set(
+    (await rows<{ run_id: string }>(db, SCENARIO_RUNS, args)).map((r) => r.run_id),
+  );
   const sampledBackwards = regressions.filter((r) => scenarioRuns.has(r.runId));
 
-  const inconsistent = await rows<{ run_id: string; index: number; messages: number; next_idx: number; unmatched: number }>(
+  const inconsistent = await rows<{
+    run_id: string;
+    index: number;
+    messages: number;
+    next_idx: number;
+    unmatched: number;
+  }>(
     db,
     `select r.run_id, r.last_checkpoint_at_message_index as index,
        (select count(*)::int from run_messages m where m.run_id = r.run_id) as messages,
@@ -162,7 +198,9 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
          as unmatched
      from runs r where r.run_id in (${SCENARIO_RUNS})`,
     args,
-  ).then((all) => all.filter((r) => r.messages !== r.index || r.next_idx !== r.index || r.unmatched > 0));
+  ).then((all) =>
+    all.filter((r) => r.messages !== r.index || r.next_idx !== r.index || r.unmatched > 0),
+  );
 
   const continued = submissions.filter((s) => s.runId && s.continued?.status === 202);
   const continueMisses = await rows<{ run_id: string; input: string; times: number }>(
@@ -178,7 +216,11 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
     lost: lost.length,
     completedMoreThanOnce: completedTwice.length,
     finishedBatchesExecutedTwice: executedTwice.length + abandonedMemberWork.length,
-    fencedOutWrites: epochMismatches.length + orphanResults.length + zombieMemberClaims.length + writesAfterFinish.length,
+    fencedOutWrites:
+      epochMismatches.length +
+      orphanResults.length +
+      zombieMemberClaims.length +
+      writesAfterFinish.length,
     checkpointIndexBackwards: auditedBackwards.length + sampledBackwards.length,
     inconsistentHistories: inconsistent.length,
     workerCrashes: crashes.length,
@@ -190,8 +232,16 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
   };
   example('lost', lost);
   example('completedMoreThanOnce', completedTwice);
-  example('finishedBatchesExecutedTwice', [...executedTwice, ...abandonedMemberWork.map((w) => ({ abandonedMemberRun: w }))]);
-  example('fencedOutWrites', [...epochMismatches, ...orphanResults, ...zombieMemberClaims.map((c) => ({ memberClaimByNonHolder: c })), ...writesAfterFinish]);
+  example('finishedBatchesExecutedTwice', [
+    ...executedTwice,
+    ...abandonedMemberWork.map((w) => ({ abandonedMemberRun: w })),
+  ]);
+  example('fencedOutWrites', [
+    ...epochMismatches,
+    ...orphanResults,
+    ...zombieMemberClaims.map((c) => ({ memberClaimByNonHolder: c })),
+    ...writesAfterFinish,
+  ]);
   example('checkpointIndexBackwards', [...auditedBackwards, ...sampledBackwards]);
   example('inconsistentHistories', inconsistent);
   example('workerCrashes', crashes);
@@ -205,14 +255,22 @@ export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<
       ...(await scenarioInfo(db, scenario, submissions)),
       continuesWithInput: {
         applied: continued.length,
-        refused: submissions.filter((s) => s.continued && s.continued.status !== 202).map((s) => s.continued!.status),
+        refused: submissions
+          .filter((s) => s.continued && s.continued.status !== 202)
+          .map((s) => s.continued!.status),
       },
-      workersFailedToStart: trace.exits.filter((e) => !e.afterStart).map((e) => ({ workerId: e.workerId, exit: e.exit })),
+      workersFailedToStart: trace.exits
+        .filter((e) => !e.afterStart)
+        .map((e) => ({ workerId: e.workerId, exit: e.exit })),
     },
   };
 }
 
-async function scenarioInfo(db: pg.Pool, scenario: string, submissions: readonly Submission[]): Promise<Record<string, unknown>> {
+async function scenarioInfo(
+  db: pg.Pool,
+  scenario: string,
+  submissions: readonly Submission[],
+): Promise<Record<string, unknown>> {
   const args = [scenario];
   const reasons = await rows<{ reason: string; n: number }>(
     db,
@@ -263,7 +321,11 @@ async function scenarioInfo(db: pg.Pool, scenario: string, submissions: readonly
 export async function recoveryAfter(
   db: pg.Pool,
   faults: readonly { workerId?: string; at: number }[],
-): Promise<{ recovery: Distribution; unrecovered: number; perFault: { workerId: string; at: number; runs: number; maxMs: number | null }[] }> {
+): Promise<{
+  recovery: Distribution;
+  unrecovered: number;
+  perFault: { workerId: string; at: number; runs: number; maxMs: number | null }[];
+}> {
   const durations: number[] = [];
   const perFault: { workerId: string; at: number; runs: number; maxMs: number | null }[] = [];
   let unrecovered = 0;
@@ -281,10 +343,17 @@ export async function recoveryAfter(
          and (a.ended_at is null or a.ended_at >= to_timestamp($2 / 1000.0))`,
       [fault.workerId, fault.at],
     );
-    const times = held.flatMap((h) => (h.next_ms === null ? [] : [Math.max(0, Math.round(h.next_ms - fault.at))]));
+    const times = held.flatMap((h) =>
+      h.next_ms === null ? [] : [Math.max(0, Math.round(h.next_ms - fault.at))],
+    );
     unrecovered += held.length - times.length;
     durations.push(...times);
-    perFault.push({ workerId: fault.workerId, at: fault.at, runs: held.length, maxMs: times.length > 0 ? Math.max(...times) : null });
+    perFault.push({
+      workerId: fault.workerId,
+      at: fault.at,
+      runs: held.length,
+      maxMs: times.length > 0 ? Math.max(...times) : null,
+    });
   }
   return { recovery: distribution(durations), unrecovered, perFault };
 }
@@ -303,13 +372,21 @@ export async function recoveryAfterFlush(
      group by h.run_id`,
     [runIds, flushAt],
   );
-  const durations = claims.flatMap((c) => (c.next_ms === null ? [] : [Math.max(0, c.next_ms - flushAt)]));
-  return { recovery: distribution(durations), finishedOnOriginalAttempt: claims.length - durations.length };
+  const durations = claims.flatMap((c) =>
+    c.next_ms === null ? [] : [Math.max(0, c.next_ms - flushAt)],
+  );
+  return {
+    recovery: distribution(durations),
+    finishedOnOriginalAttempt: claims.length - durations.length,
+  };
 }
 
 /** p50, p95 and max (nearest rank) of `values`. */
 export function distribution(values: readonly number[]): Distribution {
   const sorted = [...values].sort((a, b) => a - b);
-  const at = (p: number) => (sorted.length === 0 ? null : Math.round(sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!));
+  const at = (p: number) =>
+    sorted.length === 0
+      ? null
+      : Math.round(sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!);
   return { samples: sorted.length, p50Ms: at(0.5), p95Ms: at(0.95), maxMs: at(1) };
 }

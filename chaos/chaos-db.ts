@@ -25,7 +25,10 @@ export async function statusCounts(db: pg.Pool, scenario: string): Promise<Recor
 }
 
 /** The top-level runs whose attempt by `workerId` is open (the runs that worker holds). */
-export async function heldRuns(db: pg.Pool, workerId: string): Promise<{ run_id: string; epoch: number }[]> {
+export async function heldRuns(
+  db: pg.Pool,
+  workerId: string,
+): Promise<{ run_id: string; epoch: number }[]> {
   const { rows } = await db.query<{ run_id: string; epoch: number }>(
     `select a.run_id, a.epoch from run_attempts a join runs r using (run_id)
      where a.worker_id = $1 and a.ended_at is null and r.parent_run_id is null`,

@@ -73,7 +73,15 @@ export class ChaosFleet {
       env: { ...this.env, CAIRN_WORKER_ID: id },
       logFile: join(this.logDir, `${id}.log`),
     });
-    const worker: ChaosWorker = { slot, id, app, ready: false, frozen: false, ended: false, targeted: false };
+    const worker: ChaosWorker = {
+      slot,
+      id,
+      app,
+      ready: false,
+      frozen: false,
+      ended: false,
+      targeted: false,
+    };
     this.all.push(worker);
     app.waitForLog('worker started', 120_000).then(
       () => {
@@ -102,7 +110,15 @@ export class ChaosFleet {
   serving(minServingMs = 0): ChaosWorker[] {
     const startedBefore = Date.now() - minServingMs;
     return this.all
-      .filter((w) => w.app.alive && w.ready && (w.readyAt ?? Infinity) <= startedBefore && !w.frozen && !w.ended && !w.targeted)
+      .filter(
+        (w) =>
+          w.app.alive &&
+          w.ready &&
+          (w.readyAt ?? Infinity) <= startedBefore &&
+          !w.frozen &&
+          !w.ended &&
+          !w.targeted,
+      )
       .sort((a, b) => a.slot - b.slot);
   }
 
@@ -139,7 +155,9 @@ export class ChaosFleet {
 }
 
 /** SIGKILLs every process in `apps` that is still alive, synchronously (for exit handlers). */
-export function killAllSync(apps: readonly { alive: boolean; proc: { kill(signal: NodeJS.Signals): boolean } }[]): void {
+export function killAllSync(
+  apps: readonly { alive: boolean; proc: { kill(signal: NodeJS.Signals): boolean } }[],
+): void {
   for (const app of apps) {
     if (app.alive) {
       app.proc.kill('SIGCONT');

@@ -27,7 +27,8 @@ export const DEFAULT_SEED = 1;
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min) throw new Error(`--${name} must be an integer >= ${min}, got "${raw}"`);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new Error(`--${name} must be an integer >= ${min}, got "${raw}"`);
   return value;
 }
 

@@ -1,5 +1,19 @@
-import { Agent, DELEGATE_TOOL_NAME, Registry, Team, tool, type Model, type ToolContext } from '@cairn/engine';
-import { firstUserInput, ScriptedModel, toolResults, type ScriptContext, type ScriptedReply } from '@cairn/engine/testing';
+import {
+  Agent,
+  DELEGATE_TOOL_NAME,
+  Registry,
+  Team,
+  tool,
+  type Model,
+  type ToolContext,
+} from '@cairn/engine';
+import {
+  firstUserInput,
+  ScriptedModel,
+  toolResults,
+  type ScriptContext,
+  type ScriptedReply,
+} from '@cairn/engine/testing';
 import { z } from 'zod';
 import { recordToolExecution } from './tool-ledger.js';
 
@@ -30,7 +44,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), {
+      once: true,
+    });
   });
 }
 
@@ -45,7 +61,8 @@ const chaosSearch = tool({
   name: 'chaos_search',
   description: 'Search for a query; returns the top 3 results.',
   parameters: z.object({ query: z.string().min(1) }),
-  execute: ({ query }, ctx) => execute('chaos_search', `Top 3 results for '${query}': ${RESULTS.join(', ')}`, ctx),
+  execute: ({ query }, ctx) =>
+    execute('chaos_search', `Top 3 results for '${query}': ${RESULTS.join(', ')}`, ctx),
 });
 
 const chaosFetchDetail = tool({
@@ -67,7 +84,12 @@ const chaosRestart = tool({
 function operatorScript({ messages }: ScriptContext): ScriptedReply {
   const restarts = toolResults(messages, CHAOS_GATED_TOOL);
   if (restarts.length === 0) {
-    return { toolCalls: ['a', 'b'].map((t) => ({ name: CHAOS_GATED_TOOL, arguments: { target: `${firstUserInput(messages)}/${t}` } })) };
+    return {
+      toolCalls: ['a', 'b'].map((t) => ({
+        name: CHAOS_GATED_TOOL,
+        arguments: { target: `${firstUserInput(messages)}/${t}` },
+      })),
+    };
   }
   return { text: `Restarts:\n${restarts.map((r) => `- ${r.content}`).join('\n')}` };
 }
@@ -76,7 +98,10 @@ function operatorScript({ messages }: ScriptContext): ScriptedReply {
 function researcherScript({ messages }: ScriptContext): ScriptedReply {
   const searches = toolResults(messages, 'chaos_search');
   const fetches = toolResults(messages, 'chaos_fetch_detail');
-  if (searches.length === 0) return { toolCalls: [{ name: 'chaos_search', arguments: { query: firstUserInput(messages) } }] };
+  if (searches.length === 0)
+    return {
+      toolCalls: [{ name: 'chaos_search', arguments: { query: firstUserInput(messages) } }],
+    };
   const next = RESULTS[fetches.length];
   if (next) return { toolCalls: [{ name: 'chaos_fetch_detail', arguments: { item: next } }] };
   return { text: `Research report.\n${fetches.map((f) => `- ${f.content}`).join('\n')}` };
@@ -86,7 +111,14 @@ function researcherScript({ messages }: ScriptContext): ScriptedReply {
 function teamScript({ messages }: ScriptContext): ScriptedReply {
   const delegations = toolResults(messages, DELEGATE_TOOL_NAME);
   if (delegations.length === 0) {
-    return { toolCalls: [{ name: DELEGATE_TOOL_NAME, arguments: { member: CHAOS_RESEARCHER, task: firstUserInput(messages) } }] };
+    return {
+      toolCalls: [
+        {
+          name: DELEGATE_TOOL_NAME,
+          arguments: { member: CHAOS_RESEARCHER, task: firstUserInput(messages) },
+        },
+      ],
+    };
   }
   return { text: `Summary:\n${delegations.at(-1)!.content}` };
 }
@@ -102,19 +134,40 @@ export function createRegistry(options: { model?: Model } = {}): Registry {
   const researcher = new Agent({
     name: CHAOS_RESEARCHER,
     role: 'Researches a topic with chaos_search and chaos_fetch_detail.',
-    model: options.model ?? new ScriptedModel({ name: 'scripted:chaos-researcher', decide: researcherScript, latencyMs, toolCallIds: 'fresh' }),
+    model:
+      options.model ??
+      new ScriptedModel({
+        name: 'scripted:chaos-researcher',
+        decide: researcherScript,
+        latencyMs,
+        toolCallIds: 'fresh',
+      }),
     tools: [chaosSearch, chaosFetchDetail],
     checkpoint: 'tool-batch',
   });
   const team = new Team({
     name: CHAOS_TEAM,
-    model: options.model ?? new ScriptedModel({ name: 'scripted:chaos-team', decide: teamScript, latencyMs, toolCallIds: 'fresh' }),
+    model:
+      options.model ??
+      new ScriptedModel({
+        name: 'scripted:chaos-team',
+        decide: teamScript,
+        latencyMs,
+        toolCallIds: 'fresh',
+      }),
     members: [researcher],
     checkpoint: 'tool-batch',
   });
   const operator = new Agent({
     name: CHAOS_OPERATOR,
-    model: options.model ?? new ScriptedModel({ name: 'scripted:chaos-operator', decide: operatorScript, latencyMs, toolCallIds: 'fresh' }),
+    model:
+      options.model ??
+      new ScriptedModel({
+        name: 'scripted:chaos-operator',
+        decide: operatorScript,
+        latencyMs,
+        toolCallIds: 'fresh',
+      }),
     tools: [chaosRestart],
     checkpoint: 'tool-batch',
   });

@@ -12,7 +12,11 @@ export interface ScenarioReport extends ScenarioChecks {
   /** False when some run was still unfinished at the drain deadline. */
   drained: boolean;
   /** Kill (or flush) to the next claim of each run the fault interrupted. */
-  recovery: Distribution & { measuredFrom: string; clearOfOutages?: Distribution; clearAndQueueEmpty?: Distribution } & Record<string, unknown>;
+  recovery: Distribution & {
+    measuredFrom: string;
+    clearOfOutages?: Distribution;
+    clearAndQueueEmpty?: Distribution;
+  } & Record<string, unknown>;
   faults: unknown[];
   passed: boolean;
 }
@@ -35,11 +39,20 @@ export function scenarioPassed(checks: ScenarioChecks, drained: boolean): boolea
 }
 
 /** Assembles the report. */
-export function buildReport(options: ChaosOptions, scenarios: ScenarioReport[], logDir: string, approvals?: ApprovalScenarioReport): ChaosReport {
+export function buildReport(
+  options: ChaosOptions,
+  scenarios: ScenarioReport[],
+  logDir: string,
+  approvals?: ApprovalScenarioReport,
+): ChaosReport {
   return {
     generatedAt: new Date().toISOString(),
     options,
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+    },
     passed: scenarios.every((s) => s.passed) && (approvals?.passed ?? true),
     scenarios,
     ...(approvals && { approvals }),
@@ -72,16 +85,29 @@ export function formatReport(report: ChaosReport): string {
     ['duration', ...columns.map((s) => `${Math.round(s.durationMs / 1000)} s`)],
     ['runs submitted', ...columns.map((s) => String(s.runs.submitted))],
     ['runs completed', ...columns.map((s) => String(s.runs.completed))],
-    ...(Object.keys(GOAL_LABELS) as (keyof ChaosGoals)[]).map(
-      (goal): [string, ...string[]] => [`${GOAL_LABELS[goal]} (goal 0)`, ...columns.map((s) => String(s.goals[goal]))],
-    ),
+    ...(Object.keys(GOAL_LABELS) as (keyof ChaosGoals)[]).map((goal): [string, ...string[]] => [
+      `${GOAL_LABELS[goal]} (goal 0)`,
+      ...columns.map((s) => String(s.goals[goal])),
+    ]),
     ['recovery p50 / p95', ...columns.map((s) => percentiles(s.recovery))],
-    ['  kills clear of restarts', ...columns.map((s) => (s.recovery.clearOfOutages ? percentiles(s.recovery.clearOfOutages) : '-'))],
-    ['  ... and with no job waiting', ...columns.map((s) => (s.recovery.clearAndQueueEmpty ? percentiles(s.recovery.clearAndQueueEmpty) : '-'))],
+    [
+      '  kills clear of restarts',
+      ...columns.map((s) =>
+        s.recovery.clearOfOutages ? percentiles(s.recovery.clearOfOutages) : '-',
+      ),
+    ],
+    [
+      '  ... and with no job waiting',
+      ...columns.map((s) =>
+        s.recovery.clearAndQueueEmpty ? percentiles(s.recovery.clearAndQueueEmpty) : '-',
+      ),
+    ],
     ['passed', ...columns.map((s) => (s.passed ? 'yes' : 'NO'))],
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  const lines = rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '));
+  const lines = rows.map((r) =>
+    r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '),
+  );
   return `${lines.join('\n')}\n${report.approvals ? `\n${formatApprovals(report.approvals)}\n` : ''}\n${report.passed ? 'every goal met' : 'GOALS MISSED'}`;
 }
 

@@ -1,5 +1,12 @@
 import { join } from 'node:path';
-import { buildWorkerBundle, REPO_ROOT, spawnApp, type AppProcess, type SpawnAppOptions, type WorkerBundle } from '@cairn/services';
+import {
+  buildWorkerBundle,
+  REPO_ROOT,
+  spawnApp,
+  type AppProcess,
+  type SpawnAppOptions,
+  type WorkerBundle,
+} from '@cairn/services';
 
 /** The compiled worker: its entry, and the chaos registry to give it as `CAIRN_REGISTRY`. */
 export type CompiledWorker = WorkerBundle;

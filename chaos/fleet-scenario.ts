@@ -43,7 +43,10 @@ export async function runFleetScenario(
   const injections: Promise<void>[] = [];
   const progress = setInterval(() => {
     void statusCounts(ctx.db, FLEET_SCENARIO).then(
-      (counts) => ctx.log(`  [${FLEET_SCENARIO} ${Math.round((Date.now() - startedAt) / 1000)}s] ${faults.length} faults, runs ${JSON.stringify(counts)}`),
+      (counts) =>
+        ctx.log(
+          `  [${FLEET_SCENARIO} ${Math.round((Date.now() - startedAt) / 1000)}s] ${faults.length} faults, runs ${JSON.stringify(counts)}`,
+        ),
       () => undefined,
     );
   }, 10_000);
@@ -51,23 +54,50 @@ export async function runFleetScenario(
   let kills: Promise<unknown> = Promise.resolve();
   for (const fault of schedule.faults) {
     await delay(Math.max(0, startedAt + fault.atMs - Date.now()));
-    const injected = fault.kind === 'sigkill' ? kills.then(() => inject(ctx, fault, startedAt)) : inject(ctx, fault, startedAt);
+    const injected =
+      fault.kind === 'sigkill'
+        ? kills.then(() => inject(ctx, fault, startedAt))
+        : inject(ctx, fault, startedAt);
     if (fault.kind === 'sigkill') kills = injected.catch(() => undefined);
     injections.push(
       injected.then(
         (record) => void faults.push(record),
-        (error: unknown) => void faults.push({ kind: fault.kind, plannedAtMs: fault.atMs, atMs: Date.now() - startedAt, at: Date.now(), detail: {}, error: String(error) }),
+        (error: unknown) =>
+          void faults.push({
+            kind: fault.kind,
+            plannedAtMs: fault.atMs,
+            atMs: Date.now() - startedAt,
+            at: Date.now(),
+            detail: {},
+            error: String(error),
+          }),
       ),
     );
   }
   await Promise.all(injections);
   const submissions = await submitting;
-  ctx.log(`  faults done; ${submissions.filter((s) => s.runId).length}/${options.runs} runs accepted; draining`);
-  const drained = await drain(ctx, FLEET_SCENARIO, submissions.filter((s) => s.runId).length, options.drainMs);
+  ctx.log(
+    `  faults done; ${submissions.filter((s) => s.runId).length}/${options.runs} runs accepted; draining`,
+  );
+  const drained = await drain(
+    ctx,
+    FLEET_SCENARIO,
+    submissions.filter((s) => s.runId).length,
+    options.drainMs,
+  );
   clearInterval(progress);
   await sampler.stop();
   faults.sort((a, b) => a.at - b.at);
-  return { scenario: FLEET_SCENARIO, startedAt, durationMs: Date.now() - startedAt, schedule, faults, submissions, sampler, drained };
+  return {
+    scenario: FLEET_SCENARIO,
+    startedAt,
+    durationMs: Date.now() - startedAt,
+    schedule,
+    faults,
+    submissions,
+    sampler,
+    drained,
+  };
 }
 
 async function inject(ctx: ScenarioContext, fault: Fault, startedAt: number): Promise<FaultRecord> {
@@ -81,7 +111,13 @@ async function inject(ctx: ScenarioContext, fault: Fault, startedAt: number): Pr
       await ctx.fleet.kill(worker);
       const replacement = ctx.fleet.spawn(worker.slot);
       ctx.log(`  SIGKILL ${worker.id} -> ${replacement.id}`);
-      return { ...base, at: killedAt, atMs: killedAt - startedAt, workerId: worker.id, detail: { replacement: replacement.id, waiting } };
+      return {
+        ...base,
+        at: killedAt,
+        atMs: killedAt - startedAt,
+        workerId: worker.id,
+        detail: { replacement: replacement.id, waiting },
+      };
     }
     case 'sigstop':
       return { ...base, ...(await zombie(ctx, fault.pick, startedAt)) };
@@ -90,8 +126,21 @@ async function inject(ctx: ScenarioContext, fault: Fault, startedAt: number): Pr
       const termAt = Date.now();
       const replacement = ctx.fleet.spawn(worker.slot);
       const exitCode = await ctx.fleet.terminate(worker);
-      ctx.log(`  SIGTERM ${worker.id} exited ${exitCode} after ${Date.now() - termAt} ms -> ${replacement.id}`);
-      return { ...base, at: termAt, atMs: termAt - startedAt, workerId: worker.id, detail: { held: held.length, exitCode, exitMs: Date.now() - termAt, replacement: replacement.id } };
+      ctx.log(
+        `  SIGTERM ${worker.id} exited ${exitCode} after ${Date.now() - termAt} ms -> ${replacement.id}`,
+      );
+      return {
+        ...base,
+        at: termAt,
+        atMs: termAt - startedAt,
+        workerId: worker.id,
+        detail: {
+          held: held.length,
+          exitCode,
+          exitMs: Date.now() - termAt,
+          replacement: replacement.id,
+        },
+      };
     }
     case 'redis-restart': {
       await ctx.services.redis.restart();
@@ -107,7 +156,11 @@ async function inject(ctx: ScenarioContext, fault: Fault, startedAt: number): Pr
 }
 
 /** SIGSTOPs a worker that holds runs, waits until other workers have claimed them, then SIGCONTs it. */
-async function zombie(ctx: ScenarioContext, pickAt: number, startedAt: number): Promise<Omit<FaultRecord, 'kind' | 'plannedAtMs'>> {
+async function zombie(
+  ctx: ScenarioContext,
+  pickAt: number,
+  startedAt: number,
+): Promise<Omit<FaultRecord, 'kind' | 'plannedAtMs'>> {
   const { worker, held } = await pickHolder(ctx, pickAt);
   const stoppedAt = Date.now();
   ctx.fleet.freeze(worker, true);
@@ -121,16 +174,28 @@ async function zombie(ctx: ScenarioContext, pickAt: number, startedAt: number): 
   const frozenMs = Date.now() - stoppedAt;
   ctx.fleet.freeze(worker, false);
   worker.targeted = false;
-  ctx.log(`  SIGSTOP ${worker.id} holding ${held.length} runs; ${state.takenOver} taken over; SIGCONT after ${frozenMs} ms`);
-  return { at: stoppedAt, atMs: stoppedAt - startedAt, workerId: worker.id, detail: { held: held.length, ...state, frozenMs } };
+  ctx.log(
+    `  SIGSTOP ${worker.id} holding ${held.length} runs; ${state.takenOver} taken over; SIGCONT after ${frozenMs} ms`,
+  );
+  return {
+    at: stoppedAt,
+    atMs: stoppedAt - startedAt,
+    workerId: worker.id,
+    detail: { held: held.length, ...state, frozenMs },
+  };
 }
 
 /** A serving worker that holds runs (any serving worker if none does), with the top-level runs it holds. */
-async function pickHolder(ctx: ScenarioContext, pickAt: number): Promise<{ worker: ChaosWorker; held: { run_id: string; epoch: number }[] }> {
+async function pickHolder(
+  ctx: ScenarioContext,
+  pickAt: number,
+): Promise<{ worker: ChaosWorker; held: { run_id: string; epoch: number }[] }> {
   const preferUntil = Date.now() + HOLDER_WAIT_MS;
   for (;;) {
     const candidates = ctx.fleet.serving(MIN_SERVING_MS);
-    const holdings = await Promise.all(candidates.map((w) => retrying(() => heldRuns(ctx.db, w.id))));
+    const holdings = await Promise.all(
+      candidates.map((w) => retrying(() => heldRuns(ctx.db, w.id))),
+    );
     const holders = candidates.filter((_, i) => holdings[i]!.length > 0);
     const pool = holders.length > 0 ? holders : Date.now() > preferUntil ? candidates : [];
     const free = pool.filter((w) => !w.targeted);
@@ -139,7 +204,8 @@ async function pickHolder(ctx: ScenarioContext, pickAt: number): Promise<{ worke
       worker.targeted = true;
       return { worker, held: holdings[candidates.indexOf(worker)]! };
     }
-    if (Date.now() > preferUntil + PICK_WAIT_MS) throw new Error(`no worker serving for ${PICK_WAIT_MS / 1000} s`);
+    if (Date.now() > preferUntil + PICK_WAIT_MS)
+      throw new Error(`no worker serving for ${PICK_WAIT_MS / 1000} s`);
     await delay(250);
   }
 }

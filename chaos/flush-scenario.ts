@@ -35,9 +35,17 @@ export async function runFlushScenario(
   const startedAt = Date.now();
   const sampler = new CheckpointSampler(ctx.db);
   sampler.start(1_000);
-  const submissions = await submitRuns({ ...ctx.api, scenario: FLUSH_SCENARIO, count: options.runs, spreadMs: 1_000 });
+  const submissions = await submitRuns({
+    ...ctx.api,
+    scenario: FLUSH_SCENARIO,
+    count: options.runs,
+    spreadMs: 1_000,
+  });
   const waitUntil = Date.now() + 120_000;
-  while (((await retrying(() => statusCounts(ctx.db, FLUSH_SCENARIO))).COMPLETED ?? 0) === 0 && Date.now() < waitUntil) {
+  while (
+    ((await retrying(() => statusCounts(ctx.db, FLUSH_SCENARIO))).COMPLETED ?? 0) === 0 &&
+    Date.now() < waitUntil
+  ) {
     await delay(50);
   }
   const { rows: unfinishedAtFlush } = await ctx.db.query<{ run_id: string; status: string }>(
@@ -48,9 +56,28 @@ export async function runFlushScenario(
   const flushAt = Date.now();
   await redis.flushall();
   await redis.quit();
-  const byStatus = unfinishedAtFlush.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
-  ctx.log(`  FLUSHALL with ${unfinishedAtFlush.length} runs unfinished ${JSON.stringify(byStatus)}`);
-  const drained = await drain(ctx, FLUSH_SCENARIO, submissions.filter((s) => s.runId).length, options.drainMs);
+  const byStatus = unfinishedAtFlush.reduce<Record<string, number>>(
+    (acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }),
+    {},
+  );
+  ctx.log(
+    `  FLUSHALL with ${unfinishedAtFlush.length} runs unfinished ${JSON.stringify(byStatus)}`,
+  );
+  const drained = await drain(
+    ctx,
+    FLUSH_SCENARIO,
+    submissions.filter((s) => s.runId).length,
+    options.drainMs,
+  );
   await sampler.stop();
-  return { scenario: FLUSH_SCENARIO, startedAt, durationMs: Date.now() - startedAt, flushAt, unfinishedAtFlush, submissions, sampler, drained };
+  return {
+    scenario: FLUSH_SCENARIO,
+    startedAt,
+    durationMs: Date.now() - startedAt,
+    flushAt,
+    unfinishedAtFlush,
+    submissions,
+    sampler,
+    drained,
+  };
 }

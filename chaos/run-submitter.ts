@@ -45,7 +45,11 @@ export async function submitRuns(options: SubmitOptions): Promise<Submission[]> 
   );
 }
 
-async function submitOne(options: SubmitOptions, seq: number, started: number): Promise<Submission> {
+async function submitOne(
+  options: SubmitOptions,
+  seq: number,
+  started: number,
+): Promise<Submission> {
   const submission: Submission = { seq, requests: 0, errors: [] };
   const deadline = Date.now() + (options.giveUpMs ?? 180_000);
   const body = JSON.stringify({
@@ -66,7 +70,12 @@ async function submitOne(options: SubmitOptions, seq: number, started: number): 
       if (res.status === 202) {
         submission.runId = (JSON.parse(text) as { run_id: string }).run_id;
         submission.acceptedAtMs = Date.now() - started;
-        if (seq % 5 === 2) submission.continued = await continueWhileRunning(options, submission.runId, `chaos continue ${seq}`);
+        if (seq % 5 === 2)
+          submission.continued = await continueWhileRunning(
+            options,
+            submission.runId,
+            `chaos continue ${seq}`,
+          );
         return submission;
       }
       submission.errors.push(`${res.status} ${text.slice(0, 200)}`);
@@ -83,12 +92,19 @@ async function submitOne(options: SubmitOptions, seq: number, started: number): 
  * Once the run is RUNNING (workers may be killed meanwhile), POSTs a continue
  * with `input`: its input must end up in the run's history exactly once.
  */
-async function continueWhileRunning(options: SubmitOptions, runId: string, input: string): Promise<{ input: string; status: number } | undefined> {
+async function continueWhileRunning(
+  options: SubmitOptions,
+  runId: string,
+  input: string,
+): Promise<{ input: string; status: number } | undefined> {
   const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${options.apiKey}` };
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     try {
-      const res = await fetch(`${options.baseUrl}/v1/runs/${runId}`, { headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      const res = await fetch(`${options.baseUrl}/v1/runs/${runId}`, {
+        headers,
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
       const run = res.ok ? ((await res.json()) as { status: string }) : undefined;
       if (run && run.status !== 'PENDING' && run.status !== 'RUNNING') return undefined;
       if (run?.status === 'RUNNING') {

@@ -36,7 +36,8 @@ log(
 const services = await startChaosServices();
 let producer: AppProcess | undefined;
 let fleet: ChaosFleet | undefined;
-const killChildren = () => killAllSync([...(fleet?.all.map((w) => w.app) ?? []), ...(producer ? [producer] : [])]);
+const killChildren = () =>
+  killAllSync([...(fleet?.all.map((w) => w.app) ?? []), ...(producer ? [producer] : [])]);
 process.on('exit', killChildren);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -80,15 +81,26 @@ try {
   };
   const port = await freePort();
   // The producer runs from sources (tsx), so it takes the registry's sources too: one copy of the engine's classes per process.
-  const producerEnv = { ...env, PORT: String(port), CAIRN_REGISTRY: join(import.meta.dirname, 'chaos-registry.ts') };
-  producer = spawnApp('producer', { name: 'producer', env: producerEnv, logFile: join(logDir, 'producer.log') });
-  fleet = new ChaosFleet(env, logDir, (spawnOptions) => spawnCompiledWorker(compiled.script, spawnOptions));
+  const producerEnv = {
+    ...env,
+    PORT: String(port),
+    CAIRN_REGISTRY: join(import.meta.dirname, 'chaos-registry.ts'),
+  };
+  producer = spawnApp('producer', {
+    name: 'producer',
+    env: producerEnv,
+    logFile: join(logDir, 'producer.log'),
+  });
+  fleet = new ChaosFleet(env, logDir, (spawnOptions) =>
+    spawnCompiledWorker(compiled.script, spawnOptions),
+  );
   await Promise.all([producer.waitForLog('producer listening', 120_000), fleet.start(WORKERS)]);
   const redis = new Redis(services.redis.url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
   probe = redis;
   const ctx: ScenarioContext = {
-    waitingJobs: async () => (await redis.llen(`bull:${QUEUE}:wait`)) + (await redis.zcard(`bull:${QUEUE}:prioritized`)),
+    waitingJobs: async () =>
+      (await redis.llen(`bull:${QUEUE}:wait`)) + (await redis.zcard(`bull:${QUEUE}:prioritized`)),
     db: db.pool,
     fleet,
     services,
@@ -106,15 +118,28 @@ try {
 
   const approvalRuns = Math.max(10, Math.round(options.runs / 5));
   const approvalKills = Math.max(3, Math.round(options.kills / 2));
-  log(`scenario approvals: ${approvalRuns} paused runs, decisions posted during ${approvalKills} kills`);
-  const approvals = await runApprovalScenario(ctx, { runs: approvalRuns, kills: approvalKills, seed: options.seed, drainMs });
+  log(
+    `scenario approvals: ${approvalRuns} paused runs, decisions posted during ${approvalKills} kills`,
+  );
+  const approvals = await runApprovalScenario(ctx, {
+    runs: approvalRuns,
+    kills: approvalKills,
+    seed: options.seed,
+    drainMs,
+  });
 
   await fleet.stopAll();
-  const scenarios = await scenarioReports(db.pool, { fleetRun, flushRun, exits: fleet.unexpectedExits, lockMs: LOCK_MS });
+  const scenarios = await scenarioReports(db.pool, {
+    fleetRun,
+    flushRun,
+    exits: fleet.unexpectedExits,
+    lockMs: LOCK_MS,
+  });
   const report = buildReport(options, scenarios, logDir, approvals);
   writeReport(RESULTS_FILE, report);
   log(`\n${formatReport(report)}\nwrote ${RESULTS_FILE}`);
-  for (const s of scenarios) if (!s.passed) log(`${s.scenario} examples: ${JSON.stringify(s.examples, null, 2)}`);
+  for (const s of scenarios)
+    if (!s.passed) log(`${s.scenario} examples: ${JSON.stringify(s.examples, null, 2)}`);
   exitCode = report.passed ? 0 : 1;
 } catch (error) {
   console.error('chaos run failed:', error);

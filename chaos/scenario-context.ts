@@ -37,7 +37,12 @@ export interface FaultRecord {
  * once no run has finished for `stallMs` (a slow machine only makes it longer,
  * a stuck run still ends it).
  */
-export async function drain(ctx: ScenarioContext, scenario: string, expected: number, stallMs: number): Promise<boolean> {
+export async function drain(
+  ctx: ScenarioContext,
+  scenario: string,
+  expected: number,
+  stallMs: number,
+): Promise<boolean> {
   let deadline = Date.now() + stallMs;
   let finished = -1;
   let lastLog = 0;

@@ -16,7 +16,10 @@ export interface ScenarioTraces {
 }
 
 /** Runs every check on both scenarios and measures recovery: kills (all, clear of restarts, with no job waiting), zombies, the flush. */
-export async function scenarioReports(db: pg.Pool, trace: ScenarioTraces): Promise<ScenarioReport[]> {
+export async function scenarioReports(
+  db: pg.Pool,
+  trace: ScenarioTraces,
+): Promise<ScenarioReport[]> {
   const { fleetRun, flushRun } = trace;
   const kills = fleetRun.faults.filter((f) => f.kind === 'sigkill');
   const zombies = fleetRun.faults.filter((f) => f.kind === 'sigstop');
@@ -24,11 +27,17 @@ export async function scenarioReports(db: pg.Pool, trace: ScenarioTraces): Promi
   const outages = fleetRun.faults
     .filter((f) => f.kind === 'redis-restart' || f.kind === 'postgres-restart')
     .map((f) => ({ from: f.at, to: f.at + Number(f.detail.downMs ?? 0) }));
-  const clearKills = kills.filter((k) => outages.every((o) => o.to < k.at - 1_000 || o.from > k.at + 3 * trace.lockMs));
+  const clearKills = kills.filter((k) =>
+    outages.every((o) => o.to < k.at - 1_000 || o.from > k.at + 3 * trace.lockMs),
+  );
   const clearRecovery = await recoveryAfter(db, clearKills);
-  const idleRecovery = await recoveryAfter(db, clearKills.filter((k) => k.detail.waiting === 0));
+  const idleRecovery = await recoveryAfter(
+    db,
+    clearKills.filter((k) => k.detail.waiting === 0),
+  );
   const zombieRecovery = await recoveryAfter(db, zombies);
-  const exitsBetween = (from: number, to: number) => trace.exits.filter((e) => e.at >= from && e.at < to);
+  const exitsBetween = (from: number, to: number) =>
+    trace.exits.filter((e) => e.at >= from && e.at < to);
   const fleetChecks = await checkScenario(db, {
     scenario: fleetRun.scenario,
     submissions: fleetRun.submissions,
@@ -41,7 +50,11 @@ export async function scenarioReports(db: pg.Pool, trace: ScenarioTraces): Promi
     regressions: flushRun.sampler.regressions,
     exits: exitsBetween(flushRun.startedAt, Infinity),
   });
-  const flushRecovery = await recoveryAfterFlush(db, flushRun.unfinishedAtFlush.map((r) => r.run_id), flushRun.flushAt);
+  const flushRecovery = await recoveryAfterFlush(
+    db,
+    flushRun.unfinishedAtFlush.map((r) => r.run_id),
+    flushRun.flushAt,
+  );
   const scenarios: ScenarioReport[] = [
     {
       scenario: fleetRun.scenario,
@@ -57,7 +70,11 @@ export async function scenarioReports(db: pg.Pool, trace: ScenarioTraces): Promi
         perKill: killRecovery.perFault,
         zombieTakeover: zombieRecovery.recovery,
       },
-      info: { ...fleetChecks.info, checkpointSamples: fleetRun.sampler.samples, faultWindowMs: fleetRun.schedule.windowMs },
+      info: {
+        ...fleetChecks.info,
+        checkpointSamples: fleetRun.sampler.samples,
+        faultWindowMs: fleetRun.schedule.windowMs,
+      },
       faults: fleetRun.faults,
       passed: scenarioPassed(fleetChecks, fleetRun.drained),
     },
@@ -66,14 +83,24 @@ export async function scenarioReports(db: pg.Pool, trace: ScenarioTraces): Promi
       durationMs: flushRun.durationMs,
       drained: flushRun.drained,
       ...flushChecks,
-      recovery: { ...flushRecovery.recovery, measuredFrom: 'FLUSHALL', finishedOnOriginalAttempt: flushRecovery.finishedOnOriginalAttempt },
+      recovery: {
+        ...flushRecovery.recovery,
+        measuredFrom: 'FLUSHALL',
+        finishedOnOriginalAttempt: flushRecovery.finishedOnOriginalAttempt,
+      },
       info: {
         ...flushChecks.info,
         checkpointSamples: flushRun.sampler.samples,
         unfinishedAtFlush: flushRun.unfinishedAtFlush.length,
         pendingAtFlush: flushRun.unfinishedAtFlush.filter((r) => r.status === 'PENDING').length,
       },
-      faults: [{ kind: 'redis-flushall', at: flushRun.flushAt, atMs: flushRun.flushAt - flushRun.startedAt }],
+      faults: [
+        {
+          kind: 'redis-flushall',
+          at: flushRun.flushAt,
+          atMs: flushRun.flushAt - flushRun.startedAt,
+        },
+      ],
       passed: scenarioPassed(flushChecks, flushRun.drained),
     },
   ];

@@ -28,7 +28,14 @@ export async function recordToolExecution(toolName: string, ctx: ToolContext): P
       await db.query(
         `insert into chaos_tool_ledger (tool, idempotency_key, run_id, epoch, worker_id, worker_pid)
          values ($1, $2, $3, $4, $5, $6)`,
-        [toolName, ctx.idempotencyKey, ctx.runId, ctx.epoch, process.env.CAIRN_WORKER_ID ?? '', process.pid],
+        [
+          toolName,
+          ctx.idempotencyKey,
+          ctx.runId,
+          ctx.epoch,
+          process.env.CAIRN_WORKER_ID ?? '',
+          process.pid,
+        ],
       );
       return;
     } catch (error) {

@@ -13,7 +13,11 @@ if (killPoint !== 'team' && killPoint !== 'member') {
 }
 const postgres = await startPostgres();
 try {
-  await runSeedCrashRecovery({ databaseUrl: postgres.url, killPoint, log: (line) => console.log(line) });
+  await runSeedCrashRecovery({
+    databaseUrl: postgres.url,
+    killPoint,
+    log: (line) => console.log(line),
+  });
 } finally {
   await postgres.stop();
 }

@@ -42,9 +42,12 @@ async function main(): Promise<void> {
   banner('STEP 0: start the services (nothing to set up by hand)');
   const postgres = await startPostgres();
   stops.push(() => postgres.stop());
-  console.log(`Postgres: ${postgres.source === 'env' ? 'DATABASE_URL' : `${postgres.source} binaries`} (${redact(postgres.url)})`);
+  console.log(
+    `Postgres: ${postgres.source === 'env' ? 'DATABASE_URL' : `${postgres.source} binaries`} (${redact(postgres.url)})`,
+  );
   const redis = queueChoice === 'postgres' ? undefined : await startRedis();
-  if (queueChoice === 'redis' && !redis) throw new Error('--queue redis: no REDIS_URL and no redis-server binary');
+  if (queueChoice === 'redis' && !redis)
+    throw new Error('--queue redis: no REDIS_URL and no redis-server binary');
   if (redis) stops.push(() => redis.stop());
   console.log(
     redis
@@ -65,48 +68,78 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'info',
     ...(approval && { CAIRN_REGISTRY: '@cairn/ops-agent', OPS_LEDGER_URL: postgres.url }),
   };
-  const producer = spawnApp('producer', { name: 'producer', env, logFile: join(logDir, 'producer.log') });
+  const producer = spawnApp('producer', {
+    name: 'producer',
+    env,
+    logFile: join(logDir, 'producer.log'),
+  });
   processes.push(producer);
   const workers = ['demo-worker-1', 'demo-worker-2'].map((id) => {
-    const worker = spawnApp('worker', { name: id, env: { ...env, CAIRN_WORKER_ID: id }, logFile: join(logDir, `${id}.log`) });
+    const worker = spawnApp('worker', {
+      name: id,
+      env: { ...env, CAIRN_WORKER_ID: id },
+      logFile: join(logDir, `${id}.log`),
+    });
     processes.push(worker);
     return worker;
   });
-  await Promise.all([producer.waitForLog('producer listening'), ...workers.map((w) => w.waitForLog('worker started'))]);
+  await Promise.all([
+    producer.waitForLog('producer listening'),
+    ...workers.map((w) => w.waitForLog('worker started')),
+  ]);
   const api = `http://127.0.0.1:${port}`;
-  console.log(`Producer: ${api}   Run pages: ${api}/ui   Bull Board: ${api}/admin/queues   logs: ${logDir}`);
-  console.log(`Workers: ${workers.map((w) => `${w.name} (pid ${w.proc.pid})`).join(', ')}; lock ${DEFAULT_LOCK_MS} ms, stalled check every ${DEFAULT_STALLED_INTERVAL_MS} ms`);
+  console.log(
+    `Producer: ${api}   Run pages: ${api}/ui   Bull Board: ${api}/admin/queues   logs: ${logDir}`,
+  );
+  console.log(
+    `Workers: ${workers.map((w) => `${w.name} (pid ${w.proc.pid})`).join(', ')}; lock ${DEFAULT_LOCK_MS} ms, stalled check every ${DEFAULT_STALLED_INTERVAL_MS} ms`,
+  );
   if (approval) {
-    await approvalStory({ api, databaseUrl: postgres.url, workers, banner, request: (method, path, body) => request(api, method, path, body) });
+    await approvalStory({
+      api,
+      databaseUrl: postgres.url,
+      workers,
+      banner,
+      request: (method, path, body) => request(api, method, path, body),
+    });
   } else {
     await seedStory(api, workers);
   }
   if (keep) {
-    console.log(`\n--keep: everything stays up. API ${api}, run pages ${api}/ui, Bull Board ${api}/admin/queues. Ctrl-C to stop.`);
+    console.log(
+      `\n--keep: everything stays up. API ${api}, run pages ${api}/ui, Bull Board ${api}/admin/queues. Ctrl-C to stop.`,
+    );
     await new Promise((resolve) => process.once('SIGINT', resolve));
   }
 }
 
 /** The seed's story: SIGKILL the worker holding the research team after its first checkpoint; the other finishes it. */
 async function seedStory(api: string, workers: AppProcess[]): Promise<void> {
-
   banner('STEP 1: enqueue the research team with checkpoint "tool-batch"');
-  const created = await request<{ run_id: string; session_id: string; status: string }>(api, 'POST', '/v1/teams/research-team/runs', {
-    input: "Research the topic 'cairn checkpointing'.",
-    session_id: 'team-crash-demo-session',
-    checkpoint: 'tool-batch',
-  });
+  const created = await request<{ run_id: string; session_id: string; status: string }>(
+    api,
+    'POST',
+    '/v1/teams/research-team/runs',
+    {
+      input: "Research the topic 'cairn checkpointing'.",
+      session_id: 'team-crash-demo-session',
+      checkpoint: 'tool-batch',
+    },
+  );
   console.log(`POST /v1/teams/research-team/runs -> 202 ${JSON.stringify(created)}`);
   const runId = created.run_id;
   // The model text of the team and of its researcher, printed as it streams (the scripted models stream word by word).
-  const liveText = printLiveText(api, runId, terminal).catch((error: unknown) => terminal.line(`[live] stream ended: ${(error as Error).message}`));
+  const liveText = printLiveText(api, runId, terminal).catch((error: unknown) =>
+    terminal.line(`[live] stream ended: ${(error as Error).message}`),
+  );
   const getRun = () => request<RunView>(api, 'GET', `/v1/runs/${runId}`);
 
   banner('STEP 2: wait for the first RUNNING checkpoint, then SIGKILL the worker holding the run');
   let run = await getRun();
   while (!hasCheckpoint(run)) {
     narrator.observe(run);
-    if (run.status !== 'RUNNING' && run.status !== 'PENDING') throw new Error(`run ended ${run.status} before any checkpoint`);
+    if (run.status !== 'RUNNING' && run.status !== 'PENDING')
+      throw new Error(`run ended ${run.status} before any checkpoint`);
     await sleep(100);
     run = await getRun();
   }
@@ -118,7 +151,9 @@ async function seedStory(api: string, workers: AppProcess[]): Promise<void> {
   holder.kill('SIGKILL');
   const killedAt = Date.now();
   await holder.exited;
-  narrator.say(`>>> SIGKILL ${holder.name} (pid ${holder.proc.pid}): a hard crash, no cleanup, no /continue`);
+  narrator.say(
+    `>>> SIGKILL ${holder.name} (pid ${holder.proc.pid}): a hard crash, no cleanup, no /continue`,
+  );
   terminal.line('\nWhat survived in Postgres:');
   terminal.line(describeRun(await getRun()));
 
@@ -129,10 +164,13 @@ async function seedStory(api: string, workers: AppProcess[]): Promise<void> {
     narrator.observe(run);
     if (recoveredAfter === undefined && run.attempts.some((a) => a.reason === 'recovered')) {
       recoveredAfter = Date.now() - killedAt;
-      narrator.say(`resumed ${(recoveredAfter / 1000).toFixed(1)} s after the kill, from the last checkpoint`);
+      narrator.say(
+        `resumed ${(recoveredAfter / 1000).toFixed(1)} s after the kill, from the last checkpoint`,
+      );
     }
     if (FINAL_STATUSES.includes(run.status)) break;
-    if (Date.now() - killedAt > 60_000) throw new Error('the run did not finish within 60 s of the kill');
+    if (Date.now() - killedAt > 60_000)
+      throw new Error('the run did not finish within 60 s of the kill');
     await sleep(100);
   }
 
@@ -141,17 +179,23 @@ async function seedStory(api: string, workers: AppProcess[]): Promise<void> {
   console.log(describeRun(run));
   console.log(`\nFinal answer:\n${run.content}`);
   const sameRun = run.run_id === runId;
-  const recovered = run.attempts.some((a) => a.reason === 'recovered' && a.worker_id === survivor.name);
+  const recovered = run.attempts.some(
+    (a) => a.reason === 'recovered' && a.worker_id === survivor.name,
+  );
   console.log(
     `\nSame run_id: ${sameRun}. Finished by ${survivor.name} after stalled-job detection: ${recovered}.` +
-      (recoveredAfter !== undefined ? ` Recovery took ${(recoveredAfter / 1000).toFixed(1)} s.` : ''),
+      (recoveredAfter !== undefined
+        ? ` Recovery took ${(recoveredAfter / 1000).toFixed(1)} s.`
+        : ''),
   );
-  if (run.status !== 'COMPLETED' || !sameRun || !recovered) throw new Error('the demo did not end as expected');
+  if (run.status !== 'COMPLETED' || !sameRun || !recovered)
+    throw new Error('the demo did not end as expected');
 }
 
 function hasCheckpoint(run: RunView): boolean {
   const checkpointed = (r: RunView): boolean =>
-    (r.status === 'RUNNING' && r.last_checkpoint_at_message_index > 0) || r.member_runs.some(checkpointed);
+    (r.status === 'RUNNING' && r.last_checkpoint_at_message_index > 0) ||
+    r.member_runs.some(checkpointed);
   return run.status === 'RUNNING' && checkpointed(run);
 }
 
@@ -161,7 +205,8 @@ async function request<T>(api: string, method: string, path: string, body?: unkn
     headers: body ? { 'content-type': 'application/json' } : undefined,
     body: body ? JSON.stringify(body) : undefined,
   });
-  if (!response.ok) throw new Error(`${method} ${path} -> ${response.status} ${await response.text()}`);
+  if (!response.ok)
+    throw new Error(`${method} ${path} -> ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
 }
 

@@ -10,7 +10,13 @@ import { createDb, migrate, PostgresCheckpointStore } from '@cairn/store';
 import { BENCH_AGENT, createRegistry } from '../lib/bench-registry.js';
 import { createClaimedRun, typicalDelta } from '../lib/checkpoint-fixture.js';
 import { reportResult } from '../lib/child-result.js';
-import { checkpointProbe, measureRate, measureSerial, readConfig, type PeerResult } from '../lib/peer-harness.js';
+import {
+  checkpointProbe,
+  measureRate,
+  measureSerial,
+  readConfig,
+  type PeerResult,
+} from '../lib/peer-harness.js';
 import { historyMessages, RUN_INPUT } from '../lib/workload.js';
 
 const config = readConfig();
@@ -28,12 +34,20 @@ class ProbedStore extends PostgresCheckpointStore {
 }
 
 const store = new ProbedStore(db);
-const engine = new Engine({ store, registry: createRegistry({ toolMs: 0, modelMs: 0 }), workerId: 'bench-peers' });
+const engine = new Engine({
+  store,
+  registry: createRegistry({ toolMs: 0, modelMs: 0 }),
+  workerId: 'bench-peers',
+});
 
 async function oneRun(): Promise<void> {
-  const run = await engine.createRun({ entity: { kind: 'agent', name: BENCH_AGENT }, input: RUN_INPUT });
+  const run = await engine.createRun({
+    entity: { kind: 'agent', name: BENCH_AGENT },
+    input: RUN_INPUT,
+  });
   const result = await engine.execute(run.runId, { reason: 'run' });
-  if (result.outcome !== 'finished' || result.run.status !== 'COMPLETED') throw new Error(`run ${run.runId} did not complete`);
+  if (result.outcome !== 'finished' || result.run.status !== 'COMPLETED')
+    throw new Error(`run ${run.runId} did not complete`);
 }
 
 const runsPerSecond = await measureRate(config, oneRun);
@@ -54,7 +68,9 @@ reportResult({
   checkpoints,
   serial,
   growth,
-  notes: ['checkpoint = store.commitCheckpoint (one transaction per tool batch); the run also writes createRun, claimRun and finishRun'],
+  notes: [
+    'checkpoint = store.commitCheckpoint (one transaction per tool batch); the run also writes createRun, claimRun and finishRun',
+  ],
 } satisfies PeerResult);
 await reader.end();
 await db.destroy();

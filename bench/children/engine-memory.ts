@@ -15,13 +15,21 @@ const loads = (process.argv[2] ?? '1').split(',').map(Number);
 const mb = (bytes: number) => bytes / 1024 / 1024;
 const db = createDb(process.env.DATABASE_URL!, { max: 10 });
 const store = new PostgresCheckpointStore(db);
-const engine = new Engine({ store, registry: createRegistry({ toolMs: 200, modelMs: 20 }), workerId: `memory-${process.pid}` });
+const engine = new Engine({
+  store,
+  registry: createRegistry({ toolMs: 200, modelMs: 20 }),
+  workerId: `memory-${process.pid}`,
+});
 
 async function execute(count: number): Promise<void> {
   const created = await Promise.all(
-    Array.from({ length: count }, () => engine.createRun({ entity: { kind: 'agent', name: BENCH_AGENT }, input: RUN_INPUT })),
+    Array.from({ length: count }, () =>
+      engine.createRun({ entity: { kind: 'agent', name: BENCH_AGENT }, input: RUN_INPUT }),
+    ),
   );
-  const results = await Promise.all(created.map((run) => engine.execute(run.runId, { reason: 'run' })));
+  const results = await Promise.all(
+    created.map((run) => engine.execute(run.runId, { reason: 'run' })),
+  );
   const failed = results.filter((r) => r.outcome !== 'finished' || r.run.status !== 'COMPLETED');
   if (failed.length > 0) throw new Error(`${failed.length} runs did not complete`);
 }

@@ -12,7 +12,10 @@ import { prose } from '../lib/workload.js';
 const config = parseEnvConfig();
 const commits = Number(process.env.FLOOR_COMMITS ?? 6);
 const payload = JSON.stringify({ body: prose(1, Number(process.env.FLOOR_BYTES ?? 2000)) });
-const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.workerConcurrency + 4 });
+const pool = new pg.Pool({
+  connectionString: config.databaseUrl,
+  max: config.workerConcurrency + 4,
+});
 const runQueue = await RunQueue.open({
   backend: config.queueBackend,
   redisUrl: config.redisUrl,
@@ -22,10 +25,18 @@ const runQueue = await RunQueue.open({
 const worker = runQueue.createWorker(
   async (job) => {
     for (let i = 0; i < commits; i++) {
-      await pool.query('INSERT INTO floor_rows (job_id, body) VALUES ($1, $2::jsonb)', [job.id, payload]);
+      await pool.query('INSERT INTO floor_rows (job_id, body) VALUES ($1, $2::jsonb)', [
+        job.id,
+        payload,
+      ]);
     }
   },
-  { name: config.workerId, concurrency: config.workerConcurrency, lockDuration: config.lockMs, stalledInterval: config.stalledIntervalMs },
+  {
+    name: config.workerId,
+    concurrency: config.workerConcurrency,
+    lockDuration: config.lockMs,
+    stalledInterval: config.stalledIntervalMs,
+  },
 );
 worker.on('error', () => undefined);
 await worker.waitUntilReady();

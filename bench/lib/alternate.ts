@@ -6,7 +6,11 @@ import { msSince } from './timing.js';
  * returns each one's durations (ms) per round, warm-up rounds dropped, so that
  * index i of every list comes from the same round (paired samples).
  */
-export async function alternate(variants: readonly CommitVariant[], rounds: number, warmup: number): Promise<number[][]> {
+export async function alternate(
+  variants: readonly CommitVariant[],
+  rounds: number,
+  warmup: number,
+): Promise<number[][]> {
   const samples = variants.map((): number[] => []);
   for (let round = 0; round < warmup + rounds; round++) {
     for (let k = 0; k < variants.length; k++) {

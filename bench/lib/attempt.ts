@@ -6,7 +6,10 @@ export class FigureSink {
   readonly notes: string[] = [];
   readonly failed: string[] = [];
 
-  constructor(private readonly section: string, private readonly log: (message: string) => void) {}
+  constructor(
+    private readonly section: string,
+    private readonly log: (message: string) => void,
+  ) {}
 
   /** Runs one part; on failure records `names` as not run with the error's message. */
   async part(names: readonly string[], work: () => Promise<void>): Promise<void> {
@@ -14,9 +17,12 @@ export class FigureSink {
       await work();
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      this.log(`part failed (${names.join(', ')}): ${error instanceof Error ? (error.stack ?? reason) : reason}`);
+      this.log(
+        `part failed (${names.join(', ')}): ${error instanceof Error ? (error.stack ?? reason) : reason}`,
+      );
       this.failed.push(`${names.join(', ')}: ${reason.slice(0, 300)}`);
-      for (const name of names) this.figures.push(notRunFigure(this.section, name, reason.slice(0, 300)));
+      for (const name of names)
+        this.figures.push(notRunFigure(this.section, name, reason.slice(0, 300)));
     }
   }
 }

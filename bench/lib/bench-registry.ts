@@ -1,7 +1,20 @@
 import { z } from 'zod';
 import { Agent, Registry, tool, type Model, type Tool } from '@cairn/engine';
-import { ScriptedModel, toolResults, type ScriptContext, type ScriptedReply } from '@cairn/engine/testing';
-import { BATCHES, CALLS_PER_BATCH, FINAL_ANSWER, TOOL_NAME, toolArgs, toolCallId, toolResult } from './workload.js';
+import {
+  ScriptedModel,
+  toolResults,
+  type ScriptContext,
+  type ScriptedReply,
+} from '@cairn/engine/testing';
+import {
+  BATCHES,
+  CALLS_PER_BATCH,
+  FINAL_ANSWER,
+  TOOL_NAME,
+  toolArgs,
+  toolCallId,
+  toolResult,
+} from './workload.js';
 
 /** The agent running the benchmark workload. */
 export const BENCH_AGENT = 'bench-agent';
@@ -31,9 +44,11 @@ function envNumber(name: string, fallback: number): number {
 
 function script(batches: number) {
   return ({ messages, turn }: ScriptContext): ScriptedReply => {
-    if (toolResults(messages, TOOL_NAME).length >= batches * CALLS_PER_BATCH) return { text: FINAL_ANSWER };
+    if (toolResults(messages, TOOL_NAME).length >= batches * CALLS_PER_BATCH)
+      return { text: FINAL_ANSWER };
     const calls = [];
-    for (let call = 1; call <= CALLS_PER_BATCH; call++) calls.push({ name: TOOL_NAME, arguments: toolArgs(turn + 1, call) });
+    for (let call = 1; call <= CALLS_PER_BATCH; call++)
+      calls.push({ name: TOOL_NAME, arguments: toolArgs(turn + 1, call) });
     return { toolCalls: calls };
   };
 }
@@ -44,7 +59,11 @@ function lookupTool(toolMs: number, blockMs: number, blockOnce: boolean): Tool {
     description: 'Looks a query up (no-op: returns a fixed text).',
     parameters: z.object({ query: z.string() }),
     execute: async ({ query }, context) => {
-      if (blockMs > 0 && context.toolCallId === toolCallId(1, 1) && (!blockOnce || context.epoch === 1)) {
+      if (
+        blockMs > 0 &&
+        context.toolCallId === toolCallId(1, 1) &&
+        (!blockOnce || context.epoch === 1)
+      ) {
         const until = Date.now() + blockMs;
         while (Date.now() < until) {
           // busy-wait: blocks the event loop on purpose
@@ -66,7 +85,9 @@ export function createRegistry(options: BenchRegistryOptions = {}): Registry {
   const agent = (name: string, block: number) =>
     new Agent({
       name,
-      model: options.model ?? new ScriptedModel({ name: 'scripted:bench', decide: script(batches), latencyMs: modelMs }),
+      model:
+        options.model ??
+        new ScriptedModel({ name: 'scripted:bench', decide: script(batches), latencyMs: modelMs }),
       tools: [lookupTool(toolMs, block, blockOnce)],
       checkpoint: 'tool-batch',
       maxTurns: batches + 2,

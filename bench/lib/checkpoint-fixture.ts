@@ -46,7 +46,11 @@ export function typicalDelta(batch: number): CheckpointDelta {
       endedAt: now,
     };
   });
-  return { messages, toolCalls, usage: { inputTokens: 100 * batch, outputTokens: 50 * batch, totalTokens: 150 * batch } };
+  return {
+    messages,
+    toolCalls,
+    usage: { inputTokens: 100 * batch, outputTokens: 50 * batch, totalTokens: 150 * batch },
+  };
 }
 
 /** Bytes of JSON text in a delta: its messages (the run_messages rows) and its tool call rows' args and results. */
@@ -62,11 +66,20 @@ export function deltaBytes(delta: CheckpointDelta): { messages: number; toolCall
 /** The events the engine stores with a typical batch's checkpoint: the model turn, each call started and completed, the commit. */
 export function typicalEvents(run: ClaimedRun, batch: number): RunEvent[] {
   const at = new Date().toISOString();
-  const event = (type: RunEvent['type'], data: Record<string, unknown>): RunEvent => ({ type, runId: run.runId, epoch: run.epoch, data, at });
+  const event = (type: RunEvent['type'], data: Record<string, unknown>): RunEvent => ({
+    type,
+    runId: run.runId,
+    epoch: run.epoch,
+    data,
+    at,
+  });
   const ids = [1, 2, 3].map((call) => `call_${batch}_${call}`);
   return [
     event('ModelRequestStarted', { model: 'scripted:bench', messages: 1 + 4 * (batch - 1) }),
-    event('ModelRequestCompleted', { toolCalls: 3, usage: { inputTokens: 100, outputTokens: 50, totalTokens: 150 } }),
+    event('ModelRequestCompleted', {
+      toolCalls: 3,
+      usage: { inputTokens: 100, outputTokens: 50, totalTokens: 150 },
+    }),
     ...ids.map((toolCallId) => event('ToolCallStarted', { toolCallId, name: 'lookup', batch })),
     ...ids.map((toolCallId) => event('ToolCallCompleted', { toolCallId, name: 'lookup', batch })),
     event('CheckpointCommitted', { lastCheckpointAtMessageIndex: 1 + 4 * batch, messages: 4 }),

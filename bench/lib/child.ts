@@ -27,11 +27,15 @@ export function tsNodeArgs(script: string, nodeFlags: string[] = []): string[] {
  */
 export function runChild<T>(script: string, options: RunChildOptions = {}): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...tsNodeArgs(script, options.nodeFlags), ...(options.args ?? [])], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [...tsNodeArgs(script, options.nodeFlags), ...(options.args ?? [])],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -46,7 +50,11 @@ export function runChild<T>(script: string, options: RunChildOptions = {}): Prom
         return;
       }
       const why = signal ? `killed by ${signal}` : `exit code ${code}`;
-      reject(new Error(`${script} failed (${why}): ${stderr.trim().split('\n').slice(-6).join(' | ') || 'no output'}`));
+      reject(
+        new Error(
+          `${script} failed (${why}): ${stderr.trim().split('\n').slice(-6).join(' | ') || 'no output'}`,
+        ),
+      );
     });
   });
 }

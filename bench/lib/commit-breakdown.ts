@@ -1,5 +1,10 @@
 import pg from 'pg';
-import { cairnVariant, rawVariant, type CommitBench, type CommitVariant } from './commit-variants.js';
+import {
+  cairnVariant,
+  rawVariant,
+  type CommitBench,
+  type CommitVariant,
+} from './commit-variants.js';
 import { median } from './stats.js';
 import { msSince } from './timing.js';
 import { walBytesOf } from './wal.js';
@@ -16,7 +21,11 @@ export interface StatementBreakdown {
   clientMs: number;
 }
 
-async function traceCommits(bench: CommitBench, variant: CommitVariant, rounds: number): Promise<StatementBreakdown> {
+async function traceCommits(
+  bench: CommitBench,
+  variant: CommitVariant,
+  rounds: number,
+): Promise<StatementBreakdown> {
   const perStatement = new Map<string, number[]>();
   const totals: number[] = [];
   const client: number[] = [];
@@ -77,7 +86,11 @@ function mergeParts(parts: StatementBreakdown[]): StatementBreakdown {
 }
 
 /** WAL bytes of one commit of each variant (round-robin), read on a separate connection to `url`. */
-export async function walPerCommit(url: string, variants: readonly CommitVariant[], rounds: number): Promise<number[][]> {
+export async function walPerCommit(
+  url: string,
+  variants: readonly CommitVariant[],
+  rounds: number,
+): Promise<number[][]> {
   const reader = new pg.Client({ connectionString: url });
   await reader.connect();
   try {

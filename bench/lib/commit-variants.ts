@@ -1,7 +1,12 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { createDb, migrate, PostgresCheckpointStore, type Database } from '@cairn/store';
-import { createClaimedRun, typicalDelta, typicalEvents, type ClaimedRun } from './checkpoint-fixture.js';
+import {
+  createClaimedRun,
+  typicalDelta,
+  typicalEvents,
+  type ClaimedRun,
+} from './checkpoint-fixture.js';
 import { createBareTable, rawStatement, rawTransaction } from './raw-commits.js';
 import { tracedPool, type TracedPool } from './traced-pool.js';
 
@@ -46,7 +51,10 @@ export async function openCommitBench(url: string): Promise<CommitBench> {
 }
 
 /** Commits typical batches into a claimed run, moving to a fresh run every {@link COMMITS_PER_RUN}. */
-function rotatingRun(store: PostgresCheckpointStore, write: (run: ClaimedRun, batch: number) => Promise<void>) {
+function rotatingRun(
+  store: PostgresCheckpointStore,
+  write: (run: ClaimedRun, batch: number) => Promise<void>,
+) {
   let run: ClaimedRun | undefined;
   let batch = 0;
   return {
@@ -62,7 +70,10 @@ function rotatingRun(store: PostgresCheckpointStore, write: (run: ClaimedRun, ba
 }
 
 /** Cairn's `commitCheckpoint` on `store`, rotating runs; `prepare()` must precede each `commit()`. */
-export function cairnVariant(store: PostgresCheckpointStore, name = 'cairn commitCheckpoint'): CommitVariant {
+export function cairnVariant(
+  store: PostgresCheckpointStore,
+  name = 'cairn commitCheckpoint',
+): CommitVariant {
   const rotating = rotatingRun(store, async (run, batch) => {
     await store.commitCheckpoint(run.runId, run.epoch, typicalDelta(batch));
   });
@@ -72,9 +83,12 @@ export function cairnVariant(store: PostgresCheckpointStore, name = 'cairn commi
 /** Cairn's `commitCheckpoint` with the batch's events, as the worker writes it. */
 export function cairnWithEventsVariant(store: PostgresCheckpointStore): CommitVariant {
   const rotating = rotatingRun(store, async (run, batch) => {
-    await store.commitCheckpoint(run.runId, run.epoch, { ...typicalDelta(batch), events: typicalEvents(run, batch) });
+    await store.commitCheckpoint(run.runId, run.epoch, {
+      ...typicalDelta(batch),
+      events: typicalEvents(run, batch),
+    });
   });
-  return { name: 'cairn commitCheckpoint with the batch\'s 9 events', ...rotating };
+  return { name: "cairn commitCheckpoint with the batch's 9 events", ...rotating };
 }
 
 /** The typical batch's message rows as JSON texts: what the raw variants insert. */
@@ -85,11 +99,19 @@ export function batchRows(batch: number): string[] {
 /** BEGIN; INSERT the batch's rows into a bare table; COMMIT. */
 export function rawVariant(pool: pg.Pool): CommitVariant {
   let batch = 0;
-  return { name: 'raw pg transaction', prepare: async () => undefined, commit: () => rawTransaction(pool, batchRows(++batch)) };
+  return {
+    name: 'raw pg transaction',
+    prepare: async () => undefined,
+    commit: () => rawTransaction(pool, batchRows(++batch)),
+  };
 }
 
 /** The batch's rows in one autocommitted INSERT. */
 export function rawStatementVariant(pool: pg.Pool): CommitVariant {
   let batch = 0;
-  return { name: 'raw single INSERT', prepare: async () => undefined, commit: () => rawStatement(pool, batchRows(++batch)) };
+  return {
+    name: 'raw single INSERT',
+    prepare: async () => undefined,
+    commit: () => rawStatement(pool, batchRows(++batch)),
+  };
 }

@@ -20,7 +20,9 @@ export function buildCompiledWorker(): Promise<CompiledWorker> {
 
 /** The node flags `npm run worker` starts the compiled worker with (from the root package.json, their one owner). */
 export function productionNodeFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
   const command = /node ((?:--\S+ )*)apps\/worker\/dist\/main\.js/.exec(pkg.scripts.worker ?? '');
   return command?.[1]?.trim().split(/\s+/).filter(Boolean) ?? [];
 }

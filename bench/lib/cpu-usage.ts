@@ -33,7 +33,9 @@ async function allStats(): Promise<Map<number, ProcStat>> {
 export type CpuRoles = Record<string, { pids: number[]; withChildren?: boolean }>;
 
 /** CPU seconds (user + system) per role, from /proc (Linux): `stop()` returns what each used since `start`. */
-export async function startCpuAccounting(roles: CpuRoles): Promise<{ stop(): Promise<Record<string, number>> }> {
+export async function startCpuAccounting(
+  roles: CpuRoles,
+): Promise<{ stop(): Promise<Record<string, number>> }> {
   const sum = (stats: Map<number, ProcStat>) => {
     const out: Record<string, number> = {};
     for (const [name, role] of Object.entries(roles)) {
@@ -47,7 +49,12 @@ export async function startCpuAccounting(roles: CpuRoles): Promise<{ stop(): Pro
   return {
     stop: async () => {
       const after = sum(await allStats());
-      return Object.fromEntries(Object.keys(roles).map((name) => [name, ((after[name] ?? 0) - (before[name] ?? 0)) / TICKS_PER_SECOND]));
+      return Object.fromEntries(
+        Object.keys(roles).map((name) => [
+          name,
+          ((after[name] ?? 0) - (before[name] ?? 0)) / TICKS_PER_SECOND,
+        ]),
+      );
     },
   };
 }

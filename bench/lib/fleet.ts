@@ -46,7 +46,11 @@ export interface WorkerHandle {
 }
 
 /** A worker variable from the config, else from a `BENCH_*` override (to benchmark other settings), else unset (the worker's default). */
-function optional(name: string, value: number | undefined, override: string): Record<string, string> {
+function optional(
+  name: string,
+  value: number | undefined,
+  override: string,
+): Record<string, string> {
   const chosen = value === undefined ? process.env[override] : String(value);
   return chosen === undefined ? {} : { [name]: chosen };
 }
@@ -57,8 +61,12 @@ export function executionMode(): string {
     ['CAIRN_EXECUTION_THREADS', 'BENCH_EXECUTION_THREADS'],
     ['CAIRN_LOCK_MS', 'BENCH_LOCK_MS'],
     ['CAIRN_STALLED_INTERVAL_MS', 'BENCH_STALLED_INTERVAL_MS'],
-  ].flatMap(([name, env]) => (process.env[env!] === undefined ? [] : [`${name}=${process.env[env!]}`]));
-  return overrides.length ? `overridden: ${overrides.join(', ')}` : "the worker's defaults for execution threads, lock and stalled interval";
+  ].flatMap(([name, env]) =>
+    process.env[env!] === undefined ? [] : [`${name}=${process.env[env!]}`],
+  );
+  return overrides.length
+    ? `overridden: ${overrides.join(', ')}`
+    : "the worker's defaults for execution threads, lock and stalled interval";
 }
 
 const READY = /"msg":"worker started"|worker ready/;
@@ -83,7 +91,9 @@ export function startWorker(config: WorkerConfig): WorkerHandle {
   };
   const script = config.script ?? WORKER_MAIN;
   const nodeFlags = config.nodeFlags ?? process.env.BENCH_NODE_FLAGS?.split(/\s+/).filter(Boolean);
-  const args = script.endsWith('.js') ? [...(nodeFlags ?? []), script] : tsNodeArgs(script, nodeFlags);
+  const args = script.endsWith('.js')
+    ? [...(nodeFlags ?? []), script]
+    : tsNodeArgs(script, nodeFlags);
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env,
@@ -94,7 +104,11 @@ export function startWorker(config: WorkerConfig): WorkerHandle {
   process.on('exit', killOnExit);
   const exited = once(child, 'exit').finally(() => process.removeListener('exit', killOnExit));
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker ${config.workerId} not ready after 60 s: ${output.slice(-800)}`)), 60_000);
+    const timer = setTimeout(
+      () =>
+        reject(new Error(`worker ${config.workerId} not ready after 60 s: ${output.slice(-800)}`)),
+      60_000,
+    );
     const onData = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-8000);
       if (READY.test(output)) {
@@ -106,7 +120,9 @@ export function startWorker(config: WorkerConfig): WorkerHandle {
     child.stderr!.on('data', onData);
     void exited.then(() => {
       clearTimeout(timer);
-      reject(new Error(`worker ${config.workerId} exited before it was ready: ${output.slice(-800)}`));
+      reject(
+        new Error(`worker ${config.workerId} exited before it was ready: ${output.slice(-800)}`),
+      );
     });
   });
   ready.catch(() => undefined);

@@ -12,7 +12,11 @@ const TIMED_BATCH_BASE = 1_000_000;
  * commit, `prepare()` removes the appended rows (untimed) so every commit sees
  * the same history length.
  */
-export async function cairnAtHistory(store: PostgresCheckpointStore, pool: pg.Pool, size: number): Promise<CommitVariant> {
+export async function cairnAtHistory(
+  store: PostgresCheckpointStore,
+  pool: pg.Pool,
+  size: number,
+): Promise<CommitVariant> {
   const run = await createClaimedRun(store, historyMessages(size));
   let batch = TIMED_BATCH_BASE;
   let dirty = false;
@@ -20,9 +24,15 @@ export async function cairnAtHistory(store: PostgresCheckpointStore, pool: pg.Po
     name: `cairn @${size}`,
     prepare: async () => {
       if (!dirty) return;
-      await pool.query('DELETE FROM run_messages WHERE run_id = $1 AND idx >= $2', [run.runId, size]);
+      await pool.query('DELETE FROM run_messages WHERE run_id = $1 AND idx >= $2', [
+        run.runId,
+        size,
+      ]);
       await pool.query('DELETE FROM tool_calls WHERE run_id = $1', [run.runId]);
-      await pool.query('UPDATE runs SET last_checkpoint_at_message_index = $2 WHERE run_id = $1', [run.runId, size]);
+      await pool.query('UPDATE runs SET last_checkpoint_at_message_index = $2 WHERE run_id = $1', [
+        run.runId,
+        size,
+      ]);
       dirty = false;
     },
     commit: async () => {
@@ -34,14 +44,19 @@ export async function cairnAtHistory(store: PostgresCheckpointStore, pool: pg.Po
 
 /** Creates `session_blobs`: one jsonb history per session, the way a session-blob store keeps it. */
 export async function createBlobTable(pool: pg.Pool): Promise<void> {
-  await pool.query('CREATE TABLE IF NOT EXISTS session_blobs (session_id text PRIMARY KEY, history jsonb NOT NULL)');
+  await pool.query(
+    'CREATE TABLE IF NOT EXISTS session_blobs (session_id text PRIMARY KEY, history jsonb NOT NULL)',
+  );
 }
 
 /** The session-blob baseline: every commit serializes and rewrites the whole history (size + the batch) as one jsonb value. */
 export async function blobAtHistory(pool: pg.Pool, size: number): Promise<CommitVariant> {
   const sessionId = `blob-${size}-${Math.random().toString(36).slice(2)}`;
   const history = historyMessages(size);
-  await pool.query('INSERT INTO session_blobs (session_id, history) VALUES ($1, $2::jsonb)', [sessionId, JSON.stringify(history)]);
+  await pool.query('INSERT INTO session_blobs (session_id, history) VALUES ($1, $2::jsonb)', [
+    sessionId,
+    JSON.stringify(history),
+  ]);
   let batch = TIMED_BATCH_BASE;
   return {
     name: `blob @${size}`,
@@ -51,7 +66,10 @@ export async function blobAtHistory(pool: pg.Pool, size: number): Promise<Commit
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        await client.query('UPDATE session_blobs SET history = $2::jsonb WHERE session_id = $1', [sessionId, body]);
+        await client.query('UPDATE session_blobs SET history = $2::jsonb WHERE session_id = $1', [
+          sessionId,
+          body,
+        ]);
         await client.query('COMMIT');
       } finally {
         client.release();

@@ -21,7 +21,9 @@ async function postgresVersion(url: string | undefined): Promise<string | undefi
   const client = new pg.Client({ connectionString: url });
   try {
     await client.connect();
-    const { rows } = await client.query<{ v: string }>("SELECT current_setting('server_version') AS v");
+    const { rows } = await client.query<{ v: string }>(
+      "SELECT current_setting('server_version') AS v",
+    );
     return rows[0]?.v;
   } catch {
     return undefined;

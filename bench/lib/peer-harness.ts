@@ -49,7 +49,11 @@ export function readConfig(): PeerConfig {
 }
 
 /** Runs `total` calls of `work` with at most `concurrency` in flight. */
-export async function runConcurrently(total: number, concurrency: number, work: (i: number) => Promise<void>): Promise<void> {
+export async function runConcurrently(
+  total: number,
+  concurrency: number,
+  work: (i: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const lane = async () => {
     while (next < total) await work(next++);
@@ -58,7 +62,10 @@ export async function runConcurrently(total: number, concurrency: number, work: 
 }
 
 /** Runs/s of `run` over `config.rounds` rounds of `config.runs` runs each (after one warm-up run). */
-export async function measureRate(config: PeerConfig, run: (i: number) => Promise<void>): Promise<number[]> {
+export async function measureRate(
+  config: PeerConfig,
+  run: (i: number) => Promise<void>,
+): Promise<number[]> {
   await run(-1);
   const rates: number[] = [];
   for (let round = 0; round < config.rounds; round++) {
@@ -70,7 +77,11 @@ export async function measureRate(config: PeerConfig, run: (i: number) => Promis
 }
 
 /** Runs `run` one at a time `config.serialRuns` times, measuring each run's wall time, WAL bytes and write transactions. */
-export async function measureSerial(config: PeerConfig, reader: Queryable, run: (i: number) => Promise<void>) {
+export async function measureSerial(
+  config: PeerConfig,
+  reader: Queryable,
+  run: (i: number) => Promise<void>,
+) {
   const serial: PeerResult['serial'] = [];
   for (let i = 0; i < config.serialRuns; i++) {
     const [wal0, xid0] = [await walPosition(reader), await nextXid(reader)];

@@ -13,11 +13,15 @@ const MARKERS: Record<string, string> = {
 };
 
 function installed(): boolean {
-  return Object.values(MARKERS).every((pkg) => existsSync(join(PEERS_DIR, 'node_modules', pkg, 'package.json')));
+  return Object.values(MARKERS).every((pkg) =>
+    existsSync(join(PEERS_DIR, 'node_modules', pkg, 'package.json')),
+  );
 }
 
 /** Installs bench/peers with `npm install --prefix bench/peers` unless already there; resolves to the failure reason, or undefined when ready. */
-export async function ensurePeersInstalled(log: (message: string) => void): Promise<string | undefined> {
+export async function ensurePeersInstalled(
+  log: (message: string) => void,
+): Promise<string | undefined> {
   if (installed()) return undefined;
   log('installing peers: npm install --prefix bench/peers (first use)');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -29,7 +33,13 @@ export async function ensurePeersInstalled(log: (message: string) => void): Prom
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
     child.on('error', (error) => resolve(`npm could not start: ${error.message}`));
-    child.on('close', (code) => resolve(code === 0 ? undefined : `npm install failed (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`));
+    child.on('close', (code) =>
+      resolve(
+        code === 0
+          ? undefined
+          : `npm install failed (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`,
+      ),
+    );
   });
   if (outcome) return outcome;
   return installed() ? undefined : 'npm install finished but the peer packages are missing';

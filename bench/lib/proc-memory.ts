@@ -4,7 +4,8 @@ import { readFile } from 'node:fs/promises';
 export async function procMemoryMb(pid: number): Promise<{ rss: number; hwm: number } | undefined> {
   try {
     const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+    const kb = (key: string) =>
+      Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
     return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
   } catch {
     return undefined;
@@ -12,7 +13,10 @@ export async function procMemoryMb(pid: number): Promise<{ rss: number; hwm: num
 }
 
 /** Samples a value every `everyMs` until `stop()`; returns the maximum seen. */
-export function sampleMax(read: () => Promise<number | undefined>, everyMs = 20): { stop(): Promise<number> } {
+export function sampleMax(
+  read: () => Promise<number | undefined>,
+  everyMs = 20,
+): { stop(): Promise<number> } {
   let max = 0;
   let running = true;
   const loop = (async () => {

@@ -28,21 +28,31 @@ export function openClient(target: QueueTarget): Promise<ProducerService> {
 export const PRODUCER_LANES = 4;
 
 /** Enqueues `count` runs of `agent` over {@link PRODUCER_LANES} concurrent lanes and returns their records. */
-export async function enqueueRuns(client: ProducerService, count: number, agent = BENCH_AGENT): Promise<RunRecord[]> {
+export async function enqueueRuns(
+  client: ProducerService,
+  count: number,
+  agent = BENCH_AGENT,
+): Promise<RunRecord[]> {
   const runs: RunRecord[] = [];
   await runConcurrently(count, PRODUCER_LANES, async () => {
-    runs.push(await client.enqueueRun({ entity: { kind: 'agent', name: agent }, input: RUN_INPUT }));
+    runs.push(
+      await client.enqueueRun({ entity: { kind: 'agent', name: agent }, input: RUN_INPUT }),
+    );
   });
   return runs;
 }
 
 /** Resolves once every run in `runIds` has a terminal status; throws after `timeoutMs`. */
-export async function waitForTerminal(pool: pg.Pool, runIds: readonly string[], timeoutMs: number): Promise<void> {
+export async function waitForTerminal(
+  pool: pg.Pool,
+  runIds: readonly string[],
+  timeoutMs: number,
+): Promise<void> {
   await pollUntil(
     `${runIds.length} runs to finish`,
     async () => {
       const { rows } = await pool.query<{ n: string }>(
-        "SELECT count(*) AS n FROM runs WHERE run_id = ANY($1) AND status = ANY($2)",
+        'SELECT count(*) AS n FROM runs WHERE run_id = ANY($1) AND status = ANY($2)',
         [runIds, TERMINAL_STATUSES],
       );
       return Number(rows[0]?.n) >= runIds.length ? true : undefined;

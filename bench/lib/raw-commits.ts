@@ -14,7 +14,9 @@ export async function rawTransaction(pool: pg.Pool, rows: readonly string[]): Pr
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    await client.query(`INSERT INTO bare_messages (body) VALUES ${valuesList(rows.length)}`, [...rows]);
+    await client.query(`INSERT INTO bare_messages (body) VALUES ${valuesList(rows.length)}`, [
+      ...rows,
+    ]);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);

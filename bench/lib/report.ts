@@ -40,11 +40,17 @@ export function formatTable(report: BenchReport): string {
     lines.push(`### ${section.title} (\`${section.id}\`, ${section.seconds.toFixed(0)} s)`, '');
     if (section.error) lines.push(`not run: ${section.error.slice(0, 400)}`, '');
     if (section.figures.length > 0) {
-      lines.push('| figure | value | unit | n | spread | goal |', '| --- | ---: | --- | ---: | --- | --- |');
+      lines.push(
+        '| figure | value | unit | n | spread | goal |',
+        '| --- | ---: | --- | ---: | --- | --- |',
+      );
       for (const figure of section.figures) lines.push(`| ${cells(figure).join(' | ')} |`);
       lines.push('');
     }
-    const notes = [...section.figures.filter((f) => f.note).map((f) => `${f.name}: ${f.note}`), ...section.notes];
+    const notes = [
+      ...section.figures.filter((f) => f.note).map((f) => `${f.name}: ${f.note}`),
+      ...section.notes,
+    ];
     for (const note of notes) lines.push(`- ${note}`);
     if (notes.length > 0) lines.push('');
   }
@@ -53,8 +59,15 @@ export function formatTable(report: BenchReport): string {
 
 /** Every figure of the report that carries a goal of the issue, as one Markdown table: goal, figure, value, met or missed. */
 export function formatGoals(report: BenchReport): string {
-  const rows = report.sections.flatMap((section) => section.figures.filter((f) => f.goal).map((f) => ({ section: section.id, f })));
-  const lines = ['### Goals', '', '| section | figure | value | goal | |', '| --- | --- | ---: | --- | --- |'];
+  const rows = report.sections.flatMap((section) =>
+    section.figures.filter((f) => f.goal).map((f) => ({ section: section.id, f })),
+  );
+  const lines = [
+    '### Goals',
+    '',
+    '| section | figure | value | goal | |',
+    '| --- | --- | ---: | --- | --- |',
+  ];
   for (const { section, f } of rows) {
     const value = f.value === null ? 'not run' : `${fmt(f.value)} ${f.unit}`;
     const verdict = f.value === null ? 'not run' : f.met ? 'met' : 'MISSED';

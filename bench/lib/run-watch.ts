@@ -23,7 +23,10 @@ SELECT r.last_checkpoint_at_message_index AS idx, r.epoch, r.status,
  WHERE r.run_id = $1`;
 
 /** Reads the run's state in one query. */
-export async function readRunState(db: pg.Pool | pg.Client, runId: string): Promise<RunState | undefined> {
+export async function readRunState(
+  db: pg.Pool | pg.Client,
+  runId: string,
+): Promise<RunState | undefined> {
   const { rows } = await db.query<Record<string, string | number | null>>(STATE_SQL, [runId]);
   const row = rows[0];
   if (!row) return undefined;

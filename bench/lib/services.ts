@@ -33,7 +33,10 @@ export class BenchServices {
     const redis = this.redisStart && (await this.redisStart.catch(() => undefined));
     let postmaster: number | undefined;
     try {
-      if (postgres?.dataDir) postmaster = Number(readFileSync(join(postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      if (postgres?.dataDir)
+        postmaster = Number(
+          readFileSync(join(postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
+        );
     } catch {
       postmaster = undefined;
     }

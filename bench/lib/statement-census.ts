@@ -21,14 +21,28 @@ export async function statementCensus(target: QueueTarget, runs: number): Promis
   const traced = tracedPool(target.databaseUrl, 14);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: traced.pool }) });
   const client = await openClient(target);
-  const runQueue = await RunQueue.open({ backend: target.backend, redisUrl: target.redisUrl, databaseUrl: target.databaseUrl, queueName: target.queueName });
-  const worker = startRunWorker({ runQueue, store: new PostgresCheckpointStore(db), registry: createRegistry(), workerId: 'census' });
+  const runQueue = await RunQueue.open({
+    backend: target.backend,
+    redisUrl: target.redisUrl,
+    databaseUrl: target.databaseUrl,
+    queueName: target.queueName,
+  });
+  const worker = startRunWorker({
+    runQueue,
+    store: new PostgresCheckpointStore(db),
+    registry: createRegistry(),
+    workerId: 'census',
+  });
   const watcher = new pg.Pool({ connectionString: target.databaseUrl, max: 1 });
   try {
     await worker.worker.waitUntilReady();
     traced.take();
     const created = await enqueueRuns(client, runs);
-    await waitForTerminal(watcher, created.map((r) => r.runId), 120_000);
+    await waitForTerminal(
+      watcher,
+      created.map((r) => r.runId),
+      120_000,
+    );
     const byKind: Record<string, number> = {};
     const traces = traced.take();
     for (const t of traces) byKind[t.statement] = (byKind[t.statement] ?? 0) + 1 / runs;

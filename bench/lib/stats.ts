@@ -25,7 +25,10 @@ export function percentile(sorted: readonly number[], p: number): number {
 
 /** Median of `samples` (any order). */
 export function median(samples: readonly number[]): number {
-  return percentile([...samples].sort((a, b) => a - b), 50);
+  return percentile(
+    [...samples].sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** Median, p95, min, max, mean and quartiles of `samples`. */

@@ -18,7 +18,8 @@ export async function pollUntil<T>(
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${what}`);
     await sleep(options.everyMs ?? 10);
   }
 }

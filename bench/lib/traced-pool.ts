@@ -16,7 +16,11 @@ export interface TracedPool {
 
 function statementOf(args: unknown[]): string {
   const first = args[0];
-  const text = (typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? '?')).trim().toLowerCase();
+  const text = (
+    typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? '?')
+  )
+    .trim()
+    .toLowerCase();
   const verb = text.split(/\s+/)[0] ?? '?';
   if (['begin', 'commit', 'rollback', 'start'].includes(verb)) return verb;
   const table = /(?:into|update|from)\s+"?([a-z_][a-z0-9_]*)"?/.exec(text)?.[1];
@@ -29,11 +33,17 @@ export function tracedPool(url: string, max = 10): TracedPool {
   let traces: QueryTrace[] = [];
   pool.on('connect', (client) => {
     const original = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (
+      ...args: unknown[]
+    ) => {
       const start = process.hrtime.bigint();
       const result = original(...args);
       if (result instanceof Promise) {
-        const record = () => traces.push({ statement: statementOf(args), ms: Number(process.hrtime.bigint() - start) / 1e6 });
+        const record = () =>
+          traces.push({
+            statement: statementOf(args),
+            ms: Number(process.hrtime.bigint() - start) / 1e6,
+          });
         result.then(record, record);
       }
       return result;

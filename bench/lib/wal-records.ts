@@ -34,7 +34,8 @@ export async function walRecordBreakdown(
   } catch {
     return undefined;
   }
-  const lsnText = (lsn: bigint) => `${(lsn >> 32n).toString(16)}/${(lsn & 0xffffffffn).toString(16)}`;
+  const lsnText = (lsn: bigint) =>
+    `${(lsn >> 32n).toString(16)}/${(lsn & 0xffffffffn).toString(16)}`;
   const start = await walPosition(client);
   for (let i = 0; i < times; i++) await work();
   const end = await walPosition(client);
@@ -47,7 +48,10 @@ export async function walRecordBreakdown(
   for (const row of rows) {
     const node = /rel \d+\/\d+\/(\d+)/.exec(row.block_ref ?? '')?.[1];
     if (node && !names.has(node)) {
-      const { rows: rel } = await client.query<{ name: string | null }>('SELECT pg_filenode_relation(0, $1::oid)::regclass::text AS name', [node]);
+      const { rows: rel } = await client.query<{ name: string | null }>(
+        'SELECT pg_filenode_relation(0, $1::oid)::regclass::text AS name',
+        [node],
+      );
       names.set(node, rel[0]?.name ?? `filenode ${node}`);
     }
     const record = `${row.resource_manager}/${row.record_type}`;

@@ -16,7 +16,10 @@ export async function walPosition(db: Queryable): Promise<bigint> {
 }
 
 /** WAL bytes written while `work` runs, read before and after on `db` (another connection than `work` uses). */
-export async function walBytesOf<T>(db: Queryable, work: () => Promise<T>): Promise<{ bytes: number; result: T }> {
+export async function walBytesOf<T>(
+  db: Queryable,
+  work: () => Promise<T>,
+): Promise<{ bytes: number; result: T }> {
   const before = await walPosition(db);
   const result = await work();
   const after = await walPosition(db);

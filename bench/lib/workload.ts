@@ -71,7 +71,11 @@ export function toolCallId(batch: number, call: number): string {
 export function batchCalls(batch: number): WorkloadToolCall[] {
   const calls: WorkloadToolCall[] = [];
   for (let call = 1; call <= CALLS_PER_BATCH; call++) {
-    calls.push({ id: toolCallId(batch, call), name: TOOL_NAME, arguments: JSON.stringify(toolArgs(batch, call)) });
+    calls.push({
+      id: toolCallId(batch, call),
+      name: TOOL_NAME,
+      arguments: JSON.stringify(toolArgs(batch, call)),
+    });
   }
   return calls;
 }
@@ -81,7 +85,9 @@ export function batchCalls(batch: number): WorkloadToolCall[] {
  * @public bench/peers (a project of its own) imports it.
  */
 export function nextBatch(toolResultsSoFar: number, batches = BATCHES): number {
-  return toolResultsSoFar >= batches * CALLS_PER_BATCH ? 0 : Math.floor(toolResultsSoFar / CALLS_PER_BATCH) + 1;
+  return toolResultsSoFar >= batches * CALLS_PER_BATCH
+    ? 0
+    : Math.floor(toolResultsSoFar / CALLS_PER_BATCH) + 1;
 }
 
 /** Batch `batch`: the assistant turn with its calls and the tool results, in history order. */

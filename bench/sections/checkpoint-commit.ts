@@ -1,7 +1,11 @@
 import pg from 'pg';
 import { alternate } from '../lib/alternate.js';
 import { deltaBytes, typicalDelta } from '../lib/checkpoint-fixture.js';
-import { statementBreakdowns, walPerCommit, type StatementBreakdown } from '../lib/commit-breakdown.js';
+import {
+  statementBreakdowns,
+  walPerCommit,
+  type StatementBreakdown,
+} from '../lib/commit-breakdown.js';
 import {
   cairnVariant,
   cairnWithEventsVariant,
@@ -22,7 +26,12 @@ function describe(name: string, b: StatementBreakdown): string {
 }
 
 function describeRecords(groups: readonly WalRecordGroup[]): string {
-  return groups.map((g) => `${g.record}${g.relation ? ` ${g.relation}` : ''} ${fmt(g.records)}x ${fmt(g.bytes)} B`).join('; ');
+  return groups
+    .map(
+      (g) =>
+        `${g.record}${g.relation ? ` ${g.relation}` : ''} ${fmt(g.records)}x ${fmt(g.bytes)} B`,
+    )
+    .join('; ');
 }
 
 /** WAL records of each variant, read on a connection to the variant's own database (to name its relations). */
@@ -64,7 +73,9 @@ export const checkpointCommitSection: Section = {
       const breakdown = await statementBreakdowns(bench, quick ? 60 : 400);
       const walVariants = [cairn, raw, withEvents];
       const wal = await walPerCommit(database.url, walVariants, quick ? 30 : 200);
-      const records = await walRecords(walVariants.map((variant) => ({ variant, url: database.url })));
+      const records = await walRecords(
+        walVariants.map((variant) => ({ variant, url: database.url })),
+      );
       const bytes = deltaBytes(typicalDelta(1));
       const note = `same batch in every variant: ${bytes.messages} B of message JSON (4 rows); Cairn also writes 3 tool_calls rows (${bytes.toolCalls} B of args + results)`;
       const goal = { op: '<=', bound: 1.2 } as const;
@@ -73,7 +84,7 @@ export const checkpointCommitSection: Section = {
           medianFigure(ID, 'cairn commitCheckpoint', cairnMs!, 'ms', { note }),
           medianFigure(ID, 'raw pg transaction (BEGIN/INSERT/COMMIT, bare table)', rawMs!, 'ms'),
           ratioFigure(ID, 'cairn / raw', cairnMs!, rawMs!, { goal }),
-          medianFigure(ID, 'cairn commit with the batch\'s 9 events', eventsMs!, 'ms'),
+          medianFigure(ID, "cairn commit with the batch's 9 events", eventsMs!, 'ms'),
           ratioFigure(ID, 'cairn commit with events / raw', eventsMs!, rawMs!),
           medianFigure(ID, 'raw single autocommit INSERT', singleMs!, 'ms'),
           ...walVariants.map((v, i) => medianFigure(ID, `WAL per commit: ${v.name}`, wal[i]!, 'B')),
@@ -82,7 +93,10 @@ export const checkpointCommitSection: Section = {
           describe('cairn', breakdown.cairn),
           describe('raw', breakdown.raw),
           ...(records
-            ? records.map((r) => `WAL records per commit, ${r.name} (pg_walinspect, mean of 20): ${describeRecords(r.groups)}`)
+            ? records.map(
+                (r) =>
+                  `WAL records per commit, ${r.name} (pg_walinspect, mean of 20): ${describeRecords(r.groups)}`,
+              )
             : ['pg_walinspect not available: no WAL record breakdown']),
           'the events variant is the commit as a worker sends it: the same batch and the 9 events it covers (model turn, 3 calls started and completed, the commit), stored in the same statement',
         ],

@@ -11,7 +11,6 @@ import { walPerCommit } from '../lib/commit-breakdown.js';
 const ID = 'history';
 const SIZES = [10, 100, 1000, 5000] as const;
 
-
 /** Section 2: the same commit at 10..5,000 messages of history, beside a whole-history jsonb rewrite. */
 export const historyFlatSection: Section = {
   id: ID,
@@ -44,16 +43,31 @@ export const historyFlatSection: Section = {
         figures.push(medianFigure(ID, `session-blob rewrite @ ${size} messages`, blobMs[i]!, 'ms'));
       });
       figures.push(
-        ratioFigure(ID, `cairn ${SIZES[last]} / ${SIZES[0]} messages`, cairnMs[last]!, cairnMs[0]!, {
-          goal: { op: '<=', bound: 1.1 },
-        }),
-        ratioFigure(ID, `session-blob ${SIZES[last]} / ${SIZES[0]} messages`, blobMs[last]!, blobMs[0]!),
+        ratioFigure(
+          ID,
+          `cairn ${SIZES[last]} / ${SIZES[0]} messages`,
+          cairnMs[last]!,
+          cairnMs[0]!,
+          {
+            goal: { op: '<=', bound: 1.1 },
+          },
+        ),
+        ratioFigure(
+          ID,
+          `session-blob ${SIZES[last]} / ${SIZES[0]} messages`,
+          blobMs[last]!,
+          blobMs[0]!,
+        ),
       );
       SIZES.forEach((size, i) => {
         figures.push(medianFigure(ID, `WAL per cairn commit @ ${size}`, wal[i]!, 'B'));
-        figures.push(medianFigure(ID, `WAL per session-blob rewrite @ ${size}`, wal[SIZES.length + i]!, 'B'));
+        figures.push(
+          medianFigure(ID, `WAL per session-blob rewrite @ ${size}`, wal[SIZES.length + i]!, 'B'),
+        );
       });
-      const walLine = SIZES.map((s, i) => `${s}: ${fmt(median(wal[i]!))} vs ${fmt(median(wal[SIZES.length + i]!))}`).join('; ');
+      const walLine = SIZES.map(
+        (s, i) => `${s}: ${fmt(median(wal[i]!))} vs ${fmt(median(wal[SIZES.length + i]!))}`,
+      ).join('; ');
       return {
         figures,
         notes: [

@@ -29,8 +29,20 @@ interface WorkerVariant {
   config: Pick<WorkerConfig, 'script' | 'registry' | 'executionThreads' | 'nodeFlags'>;
 }
 
-async function workerPeaks(target: QueueTarget, pool: pg.Pool, variant: WorkerVariant, label: string, log: (m: string) => void): Promise<MemoryResult> {
-  const worker = startWorker({ ...target, ...variant.config, workerId: `memory-${label}`, concurrency: 100, env: WORKLOAD_ENV });
+async function workerPeaks(
+  target: QueueTarget,
+  pool: pg.Pool,
+  variant: WorkerVariant,
+  label: string,
+  log: (m: string) => void,
+): Promise<MemoryResult> {
+  const worker = startWorker({
+    ...target,
+    ...variant.config,
+    workerId: `memory-${label}`,
+    concurrency: 100,
+    env: WORKLOAD_ENV,
+  });
   const client = await openClient(target);
   try {
     await worker.ready;
@@ -41,7 +53,11 @@ async function workerPeaks(target: QueueTarget, pool: pg.Pool, variant: WorkerVa
       log(`${variant.label}: ${runs} run(s)`);
       const peak = sampleMax(async () => (await procMemoryMb(worker.pid))?.rss, 20);
       const created = await enqueueRuns(client, runs);
-      await waitForTerminal(pool, created.map((r) => r.runId), 120_000);
+      await waitForTerminal(
+        pool,
+        created.map((r) => r.runId),
+        120_000,
+      );
       peaks[runs] = await peak.stop();
     }
     return { baselineMb, peaks };
@@ -58,17 +74,35 @@ const PRODUCTION = 'production worker (compiled JS, execution thread)';
 async function workerVariants(quick: boolean, notes: string[]): Promise<WorkerVariant[]> {
   const fromSources: WorkerVariant[] = [
     { label: 'worker from sources (tsx), execution thread', config: {} },
-    { label: 'worker from sources (tsx), CAIRN_EXECUTION_THREADS=0', config: { executionThreads: 0 } },
+    {
+      label: 'worker from sources (tsx), CAIRN_EXECUTION_THREADS=0',
+      config: { executionThreads: 0 },
+    },
   ];
   try {
     const compiled = await buildCompiledWorker();
     const js = { script: compiled.script, registry: compiled.registry };
-    const production: WorkerVariant = { label: PRODUCTION, config: { ...js, nodeFlags: productionNodeFlags() } };
-    notes.push(`${PRODUCTION}: node flags ${productionNodeFlags().join(' ') || 'none'}, as \`npm run worker\` and the image start it`);
+    const production: WorkerVariant = {
+      label: PRODUCTION,
+      config: { ...js, nodeFlags: productionNodeFlags() },
+    };
+    notes.push(
+      `${PRODUCTION}: node flags ${productionNodeFlags().join(' ') || 'none'}, as \`npm run worker\` and the image start it`,
+    );
     if (quick) return [production];
-    return [production, { label: 'compiled JS, no node flags', config: js }, { label: 'compiled JS, no node flags, CAIRN_EXECUTION_THREADS=0', config: { ...js, executionThreads: 0 } }, ...fromSources];
+    return [
+      production,
+      { label: 'compiled JS, no node flags', config: js },
+      {
+        label: 'compiled JS, no node flags, CAIRN_EXECUTION_THREADS=0',
+        config: { ...js, executionThreads: 0 },
+      },
+      ...fromSources,
+    ];
   } catch (error) {
-    notes.push(`compiled worker not measured: esbuild failed: ${(error as Error).message.slice(0, 200)}`);
+    notes.push(
+      `compiled worker not measured: esbuild failed: ${(error as Error).message.slice(0, 200)}`,
+    );
     return quick ? fromSources.slice(0, 1) : fromSources;
   }
 }
@@ -77,9 +111,13 @@ function record(sink: FigureSink, what: string, results: readonly MemoryResult[]
   for (const runs of LOADS) {
     const peaks = results.map((r) => r.peaks[runs] ?? Number.NaN);
     const goal = what === PRODUCTION && runs === 100 ? GOAL : undefined;
-    sink.figures.push(medianFigure(ID, `${what} peak RSS, ${runs} concurrent runs`, peaks, 'MB', { goal }));
+    sink.figures.push(
+      medianFigure(ID, `${what} peak RSS, ${runs} concurrent runs`, peaks, 'MB', { goal }),
+    );
   }
-  sink.notes.push(`${what}: idle RSS ${fmt(median(results.map((r) => r.baselineMb)))} MB before the runs`);
+  sink.notes.push(
+    `${what}: idle RSS ${fmt(median(results.map((r) => r.baselineMb)))} MB before the runs`,
+  );
 }
 
 /** Section 3 (issue item 6): RSS with 1 and 100 concurrent runs, in one Engine process and in a worker process. */
@@ -94,22 +132,24 @@ export const memorySection: Section = {
     await db.destroy();
     const reps = quick ? 1 : 3;
     const sink = new FigureSink(ID, log);
-    const names = (what: string) => LOADS.map((runs) => `${what} peak RSS, ${runs} concurrent runs`);
+    const names = (what: string) =>
+      LOADS.map((runs) => `${what} peak RSS, ${runs} concurrent runs`);
     if (quick) sink.notes.push('--quick: the in-process engine variant is skipped');
-    else await sink.part(names('engine process'), async () => {
-      log(`in-process engine, ${LOADS.join(' then ')} concurrent runs, ${reps} process(es)`);
-      const results: MemoryResult[] = [];
-      for (let r = 0; r < reps; r++) {
-        results.push(
-          await runChild<MemoryResult>('bench/children/engine-memory.ts', {
-            args: [LOADS.join(',')],
-            env: { DATABASE_URL: database.url },
-            nodeFlags: ['--expose-gc'],
-          }),
-        );
-      }
-      record(sink, 'engine process', results);
-    });
+    else
+      await sink.part(names('engine process'), async () => {
+        log(`in-process engine, ${LOADS.join(' then ')} concurrent runs, ${reps} process(es)`);
+        const results: MemoryResult[] = [];
+        for (let r = 0; r < reps; r++) {
+          results.push(
+            await runChild<MemoryResult>('bench/children/engine-memory.ts', {
+              args: [LOADS.join(',')],
+              env: { DATABASE_URL: database.url },
+              nodeFlags: ['--expose-gc'],
+            }),
+          );
+        }
+        record(sink, 'engine process', results);
+      });
     const redisUrl = await services.redisUrl();
     const target: QueueTarget = {
       databaseUrl: database.url,
@@ -121,16 +161,22 @@ export const memorySection: Section = {
     try {
       for (const [v, variant] of (await workerVariants(quick, sink.notes)).entries()) {
         await sink.part(names(variant.label), async () => {
-          log(`${variant.label} (${target.backend}, WORKER_CONCURRENCY=100), ${LOADS.join(' then ')} runs, ${reps} process(es)`);
+          log(
+            `${variant.label} (${target.backend}, WORKER_CONCURRENCY=100), ${LOADS.join(' then ')} runs, ${reps} process(es)`,
+          );
           const results: MemoryResult[] = [];
-          for (let r = 0; r < reps; r++) results.push(await workerPeaks(target, pool, variant, `${v}-${r}`, log));
+          for (let r = 0; r < reps; r++)
+            results.push(await workerPeaks(target, pool, variant, `${v}-${r}`, log));
           record(sink, variant.label, results);
         });
       }
     } finally {
       await pool.end();
     }
-    sink.notes.push('each process runs 1, then 100 concurrent runs (3 tool batches of 3 calls, 20 ms model turns, 200 ms tools, so all 100 are in flight together); the production worker is apps/worker compiled to JS (esbuild, what `npm run worker` and the image run, compiled), its main thread renewing locks and one execution thread running the runs; ' + executionMode());
+    sink.notes.push(
+      'each process runs 1, then 100 concurrent runs (3 tool batches of 3 calls, 20 ms model turns, 200 ms tools, so all 100 are in flight together); the production worker is apps/worker compiled to JS (esbuild, what `npm run worker` and the image run, compiled), its main thread renewing locks and one execution thread running the runs; ' +
+        executionMode(),
+    );
     return { figures: sink.figures, notes: sink.notes, failed: sink.failed };
   },
 };

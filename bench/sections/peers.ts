@@ -1,6 +1,13 @@
 import { FigureSink } from '../lib/attempt.js';
 import { runChild } from '../lib/child.js';
-import { medianFigure, notRunFigure, ratioFigure, valueFigure, fmt, type Figure } from '../lib/figure.js';
+import {
+  medianFigure,
+  notRunFigure,
+  ratioFigure,
+  valueFigure,
+  fmt,
+  type Figure,
+} from '../lib/figure.js';
 import type { PeerConfig, PeerResult } from '../lib/peer-harness.js';
 import { ensurePeersInstalled } from '../lib/peers-install.js';
 import type { Section } from '../lib/section.js';
@@ -17,9 +24,24 @@ interface Peer {
 }
 
 const PEERS: readonly Peer[] = [
-  { system: 'cairn', label: 'Cairn (Engine + store, no queue)', script: 'bench/children/cairn-workload.ts', external: false },
-  { system: 'dbos', label: 'DBOS Transact', script: 'bench/peers/src/dbos-workload.ts', external: true },
-  { system: 'langgraph', label: 'LangGraph JS + PostgresSaver', script: 'bench/peers/src/langgraph-workload.ts', external: true },
+  {
+    system: 'cairn',
+    label: 'Cairn (Engine + store, no queue)',
+    script: 'bench/children/cairn-workload.ts',
+    external: false,
+  },
+  {
+    system: 'dbos',
+    label: 'DBOS Transact',
+    script: 'bench/peers/src/dbos-workload.ts',
+    external: true,
+  },
+  {
+    system: 'langgraph',
+    label: 'LangGraph JS + PostgresSaver',
+    script: 'bench/peers/src/langgraph-workload.ts',
+    external: true,
+  },
 ];
 
 function figureNames(label: string, sizes: readonly number[]): string[] {
@@ -39,20 +61,69 @@ function peerFigures(label: string, results: readonly PeerResult[]): Figure[] {
   const checkpoints = results.flatMap((r) => r.checkpoints);
   const serial = results.flatMap((r) => r.serial);
   const figures = [
-    valueFigure(ID, `${label}: runs/s`, rate.median, 'runs/s', rate.n, `rounds min..max ${fmt(rate.min)}..${fmt(rate.max)}`, { stats: rate }),
-    medianFigure(ID, `${label}: checkpoint write`, checkpoints.map((c) => c.ms), 'ms'),
-    medianFigure(ID, `${label}: WAL per checkpoint`, checkpoints.map((c) => c.walBytes), 'B'),
-    medianFigure(ID, `${label}: WAL per run`, serial.map((s) => s.walBytes), 'B'),
-    medianFigure(ID, `${label}: write transactions per run`, serial.map((s) => s.writeTx), 'tx'),
+    valueFigure(
+      ID,
+      `${label}: runs/s`,
+      rate.median,
+      'runs/s',
+      rate.n,
+      `rounds min..max ${fmt(rate.min)}..${fmt(rate.max)}`,
+      { stats: rate },
+    ),
+    medianFigure(
+      ID,
+      `${label}: checkpoint write`,
+      checkpoints.map((c) => c.ms),
+      'ms',
+    ),
+    medianFigure(
+      ID,
+      `${label}: WAL per checkpoint`,
+      checkpoints.map((c) => c.walBytes),
+      'B',
+    ),
+    medianFigure(
+      ID,
+      `${label}: WAL per run`,
+      serial.map((s) => s.walBytes),
+      'B',
+    ),
+    medianFigure(
+      ID,
+      `${label}: write transactions per run`,
+      serial.map((s) => s.writeTx),
+      'tx',
+    ),
   ];
   const secondary = results.flatMap((r) => r.secondaryWrites ?? []);
   if (secondary.length > 0) {
-    figures.push(medianFigure(ID, `${label}: putWrites`, secondary.map((c) => c.ms), 'ms'));
-    figures.push(medianFigure(ID, `${label}: WAL per putWrites`, secondary.map((c) => c.walBytes), 'B'));
+    figures.push(
+      medianFigure(
+        ID,
+        `${label}: putWrites`,
+        secondary.map((c) => c.ms),
+        'ms',
+      ),
+    );
+    figures.push(
+      medianFigure(
+        ID,
+        `${label}: WAL per putWrites`,
+        secondary.map((c) => c.walBytes),
+        'B',
+      ),
+    );
   }
   for (const { size } of results[0]?.growth ?? []) {
     const samples = results.flatMap((r) => r.growth.find((g) => g.size === size)?.samples ?? []);
-    figures.push(medianFigure(ID, `${label}: WAL per checkpoint @ ${size} messages`, samples.map((s) => s.walBytes), 'B'));
+    figures.push(
+      medianFigure(
+        ID,
+        `${label}: WAL per checkpoint @ ${size} messages`,
+        samples.map((s) => s.walBytes),
+        'B',
+      ),
+    );
   }
   return figures;
 }
@@ -67,7 +138,10 @@ function versusDbos(results: ReadonlyMap<string, PeerResult[]>): Figure[] {
   const walGoal = { op: '<=', bound: 1.2 } as const;
   if (!cairn || !dbos) {
     const reason = `${cairn ? 'DBOS' : 'Cairn'} did not run`;
-    return [notRunFigure(ID, rateName, reason, rateGoal), notRunFigure(ID, walName, reason, walGoal)];
+    return [
+      notRunFigure(ID, rateName, reason, rateGoal),
+      notRunFigure(ID, walName, reason, walGoal),
+    ];
   }
   const rates = (r: PeerResult[]) => r.flatMap((x) => x.runsPerSecond);
   const wal = (r: PeerResult[]) => r.flatMap((x) => x.serial.map((s) => s.walBytes));
@@ -104,10 +178,15 @@ export const peersSection: Section = {
           failures.set(peer.system, missing);
           continue;
         }
-        log(`${peer.label}: ${config.rounds} x ${config.runs} runs at concurrency ${config.concurrency}, ${config.serialRuns} serial runs, history ${config.historySizes.join('/')}`);
+        log(
+          `${peer.label}: ${config.rounds} x ${config.runs} runs at concurrency ${config.concurrency}, ${config.serialRuns} serial runs, history ${config.historySizes.join('/')}`,
+        );
         try {
           const database = await services.database(`peer_${peer.system}`);
-          const result = await runChild<PeerResult>(peer.script, { args: [JSON.stringify(config)], env: { DATABASE_URL: database.url } });
+          const result = await runChild<PeerResult>(peer.script, {
+            args: [JSON.stringify(config)],
+            env: { DATABASE_URL: database.url },
+          });
           results.set(peer.system, [...(results.get(peer.system) ?? []), result]);
         } catch (error) {
           failures.set(peer.system, error instanceof Error ? error.message : String(error));
@@ -126,13 +205,18 @@ export const peersSection: Section = {
     const cairnRate = median(results.get('cairn')?.flatMap((r) => r.runsPerSecond) ?? []);
     for (const peer of PEERS.slice(1)) {
       const rate = median(results.get(peer.system)?.flatMap((r) => r.runsPerSecond) ?? []);
-      if (Number.isFinite(rate) && Number.isFinite(cairnRate)) sink.notes.push(`runs/s, ${peer.system} / cairn: ${fmt(rate / cairnRate)}`);
+      if (Number.isFinite(rate) && Number.isFinite(cairnRate))
+        sink.notes.push(`runs/s, ${peer.system} / cairn: ${fmt(rate / cairnRate)}`);
     }
     sink.figures.push(...versusDbos(results));
     sink.notes.push(
       `workload: ${config.concurrency} runs in flight, each 3 tool batches of 3 no-op calls and a final answer, scripted model, no queue; WAL and write transactions measured one run (or one write) at a time with nothing else writing`,
     );
     // a peer that cannot run is reported, never a failure of the benchmark; Cairn's own failure is
-    return { figures: sink.figures, notes: sink.notes, failed: failures.has('cairn') ? [`cairn: ${failures.get('cairn')}`] : [] };
+    return {
+      figures: sink.figures,
+      notes: sink.notes,
+      failed: failures.has('cairn') ? [`cairn: ${failures.get('cairn')}`] : [],
+    };
   },
 };

@@ -28,16 +28,25 @@ interface Fleet {
 }
 
 function spawn(fleet: Fleet): WorkerHandle {
-  const worker = startWorker({ ...fleet.target, workerId: `rec-${fleet.target.backend}-${++fleet.spawned}`, env: WORKLOAD_ENV });
+  const worker = startWorker({
+    ...fleet.target,
+    workerId: `rec-${fleet.target.backend}-${++fleet.spawned}`,
+    env: WORKLOAD_ENV,
+  });
   fleet.workers.set(worker.workerId, worker);
-  void worker.ready.then(() => fleet.ready.add(worker.workerId), () => undefined);
+  void worker.ready.then(
+    () => fleet.ready.add(worker.workerId),
+    () => undefined,
+  );
   return worker;
 }
 
 /** Resolves once at least `count` workers are ready: the holder to kill and another to take over. */
 async function readyWorkers(fleet: Fleet, count: number): Promise<void> {
   while ([...fleet.workers.keys()].filter((id) => fleet.ready.has(id)).length < count) {
-    const pending = [...fleet.workers.values()].filter((w) => !fleet.ready.has(w.workerId)).map((w) => w.ready);
+    const pending = [...fleet.workers.values()]
+      .filter((w) => !fleet.ready.has(w.workerId))
+      .map((w) => w.ready);
     if (pending.length === 0) throw new Error(`fewer than ${count} workers alive`);
     await Promise.race(pending);
     await new Promise((resolve) => setImmediate(resolve));
@@ -45,7 +54,11 @@ async function readyWorkers(fleet: Fleet, count: number): Promise<void> {
 }
 
 /** One trial: SIGKILL the worker holding a run right after its first checkpoint; ms until the next claim and the next checkpoint. */
-async function killTrial(fleet: Fleet, client: ProducerService, pool: pg.Pool): Promise<{ claimMs: number; nextMs: number }> {
+async function killTrial(
+  fleet: Fleet,
+  client: ProducerService,
+  pool: pg.Pool,
+): Promise<{ claimMs: number; nextMs: number }> {
   await readyWorkers(fleet, 2);
   const [run] = await enqueueRuns(client, 1);
   const runId = run!.runId;
@@ -96,7 +109,13 @@ async function blockTrials(client: ProducerService, pool: pg.Pool, count: number
   return takeovers;
 }
 
-async function measureBackend(context: SectionContext, sink: FigureSink, backend: 'redis' | 'postgres', trials: number, blocks: number) {
+async function measureBackend(
+  context: SectionContext,
+  sink: FigureSink,
+  backend: 'redis' | 'postgres',
+  trials: number,
+  blocks: number,
+) {
   const database = await context.services.database(`${ID}_${backend}`);
   const redisUrl = backend === 'redis' ? await context.services.redisUrl() : undefined;
   const fleet: Fleet = {
@@ -127,17 +146,42 @@ async function measureBackend(context: SectionContext, sink: FigureSink, backend
       const p95 = (xs: number[]) => summarize(xs).p95;
       sink.figures.push(
         medianFigure(ID, names[0]!, claim, 'ms', { goal: { op: '<=', bound: 1000 } }),
-        valueFigure(ID, names[1]!, p95(claim), 'ms', claim.length, `max ${Math.max(...claim).toFixed(0)}`, { goal: { op: '<=', bound: 1500 } }),
+        valueFigure(
+          ID,
+          names[1]!,
+          p95(claim),
+          'ms',
+          claim.length,
+          `max ${Math.max(...claim).toFixed(0)}`,
+          { goal: { op: '<=', bound: 1500 } },
+        ),
         medianFigure(ID, names[2]!, next, 'ms'),
-        valueFigure(ID, names[3]!, p95(next), 'ms', next.length, `max ${Math.max(...next).toFixed(0)}`),
+        valueFigure(
+          ID,
+          names[3]!,
+          p95(next),
+          'ms',
+          next.length,
+          `max ${Math.max(...next).toFixed(0)}`,
+        ),
       );
     });
     const blockName = `false takeovers, tool blocks its thread ${BLOCK_MS / 1000} s, ${backend}`;
     await sink.part([blockName], async () => {
-      context.log(`${backend}: ${blocks} runs whose first tool call blocks its thread for ${BLOCK_MS / 1000} s`);
+      context.log(
+        `${backend}: ${blocks} runs whose first tool call blocks its thread for ${BLOCK_MS / 1000} s`,
+      );
       const takeovers = await blockTrials(client, pool, blocks);
       sink.figures.push(
-        valueFigure(ID, blockName, takeovers, 'runs', blocks, `${takeovers} of ${blocks} runs claimed twice`, { goal: { op: '<=', bound: 0 } }),
+        valueFigure(
+          ID,
+          blockName,
+          takeovers,
+          'runs',
+          blocks,
+          `${takeovers} of ${blocks} runs claimed twice`,
+          { goal: { op: '<=', bound: 0 } },
+        ),
       );
     });
   } finally {
@@ -160,7 +204,8 @@ export const recoverySection: Section = {
     const all: ('redis' | 'postgres')[] = hasRedis ? ['redis', 'postgres'] : ['postgres'];
     // --quick measures one backend (Redis when there is one)
     const backends = context.quick ? all.slice(0, 1) : all;
-    if (context.quick && hasRedis) sink.notes.push('--quick: the PostgreSQL backend is measured in full runs only');
+    if (context.quick && hasRedis)
+      sink.notes.push('--quick: the PostgreSQL backend is measured in full runs only');
     for (const backend of backends) await measureBackend(context, sink, backend, trials, blocks);
     sink.notes.push(
       `two worker processes (three in --quick, so as not to wait for replacements), WORKER_CONCURRENCY=10, ${executionMode()} (defaults: lock ${DEFAULT_LOCK_MS} ms, stalled interval ${DEFAULT_STALLED_INTERVAL_MS} ms, 1 execution thread); one run at a time (4 batches, 100 ms tools); the holder is SIGKILLed within ~5 ms of its first checkpoint and replaced; claim = new attempt started_at - kill, next checkpoint = runs.updated_at of the next commit - kill`,

@@ -2,9 +2,27 @@ import pg from 'pg';
 import type { ProducerService } from '@cairn/producer';
 import { FigureSink } from '../lib/attempt.js';
 import { fmt, medianFigure, ratioFigure, valueFigure } from '../lib/figure.js';
-import { createFloorTable, enqueueFloorJobs, FLOOR_WORKER, openFloorQueue, waitForFloorRows } from '../lib/floor.js';
-import { executionMode, startWorker, stopAll, type WorkerConfig, type WorkerHandle } from '../lib/fleet.js';
-import { completedCount, enqueueRuns, openClient, waitForTerminal, type QueueTarget } from '../lib/producer.js';
+import {
+  createFloorTable,
+  enqueueFloorJobs,
+  FLOOR_WORKER,
+  openFloorQueue,
+  waitForFloorRows,
+} from '../lib/floor.js';
+import {
+  executionMode,
+  startWorker,
+  stopAll,
+  type WorkerConfig,
+  type WorkerHandle,
+} from '../lib/fleet.js';
+import {
+  completedCount,
+  enqueueRuns,
+  openClient,
+  waitForTerminal,
+  type QueueTarget,
+} from '../lib/producer.js';
 import type { Section, SectionContext } from '../lib/section.js';
 import { median, summarize } from '../lib/stats.js';
 import { startCpuAccounting, type CpuRoles } from '../lib/cpu-usage.js';
@@ -25,7 +43,15 @@ interface Plan {
 
 function rateFigure(name: string, rates: readonly number[], unit: string) {
   const s = summarize(rates);
-  return valueFigure(ID, name, s.median, unit, s.n, `rounds min..max ${fmt(s.min)}..${fmt(s.max)}`, { stats: s });
+  return valueFigure(
+    ID,
+    name,
+    s.median,
+    unit,
+    s.n,
+    `rounds min..max ${fmt(s.min)}..${fmt(s.max)}`,
+    { stats: s },
+  );
 }
 
 /** CPU seconds per processed run/job, by process group, over one measured round. */
@@ -36,7 +62,11 @@ function cpuLine(label: string, cpu: CpuPerItem, wallMsPerItem: number): string 
   return `${label}: CPU ms per item: ${parts.join(', ')} (total ${fmt(Object.values(cpu).reduce((a, b) => a + b, 0) * 1000)}; wall ${fmt(wallMsPerItem)} ms per item on 2 cores = ${fmt(2 * wallMsPerItem)} core-ms available)`;
 }
 
-async function withCpu<T>(roles: CpuRoles, items: number, work: () => Promise<T>): Promise<{ result: T; cpu: CpuPerItem }> {
+async function withCpu<T>(
+  roles: CpuRoles,
+  items: number,
+  work: () => Promise<T>,
+): Promise<{ result: T; cpu: CpuPerItem }> {
   const accounting = await startCpuAccounting(roles);
   const result = await work();
   const used = await accounting.stop();
@@ -44,8 +74,14 @@ async function withCpu<T>(roles: CpuRoles, items: number, work: () => Promise<T>
 }
 
 /** Starts `count` more workers of `base` until `workers` holds `count`. */
-async function scaleTo(workers: WorkerHandle[], count: number, base: Omit<WorkerConfig, 'workerId'>, prefix: string): Promise<void> {
-  while (workers.length < count) workers.push(startWorker({ ...base, workerId: `${prefix}-${workers.length + 1}` }));
+async function scaleTo(
+  workers: WorkerHandle[],
+  count: number,
+  base: Omit<WorkerConfig, 'workerId'>,
+  prefix: string,
+): Promise<void> {
+  while (workers.length < count)
+    workers.push(startWorker({ ...base, workerId: `${prefix}-${workers.length + 1}` }));
   await Promise.all(workers.map((w) => w.ready));
 }
 
@@ -66,12 +102,20 @@ async function cairnRounds(client: ProducerService, pool: pg.Pool, plan: Plan, r
     txPerRun.push(((await nextXid(pool)) - xid) / plan.runs);
     if (round === 0) cpu = measured.cpu;
     const completed = await completedCount(pool, measured.result);
-    if (completed !== plan.runs) throw new Error(`${plan.runs - completed} of ${plan.runs} runs did not complete`);
+    if (completed !== plan.runs)
+      throw new Error(`${plan.runs - completed} of ${plan.runs} runs did not complete`);
   }
   return { rates, txPerRun, cpu };
 }
 
-async function floorRounds(target: QueueTarget, pool: pg.Pool, plan: Plan, commits: number, tag: number, roles: CpuRoles) {
+async function floorRounds(
+  target: QueueTarget,
+  pool: pg.Pool,
+  plan: Plan,
+  commits: number,
+  tag: number,
+  roles: CpuRoles,
+) {
   const queue = await openFloorQueue(target);
   try {
     const rates: number[] = [];
@@ -103,7 +147,12 @@ async function measureBackend(
   const database = await services.database(`${ID}_${backend}`);
   const redisUrl = backend === 'redis' ? await services.redisUrl() : undefined;
   const stamp = Date.now();
-  const cairnTarget: QueueTarget = { databaseUrl: database.url, backend, redisUrl, queueName: `bench-tp-${stamp}` };
+  const cairnTarget: QueueTarget = {
+    databaseUrl: database.url,
+    backend,
+    redisUrl,
+    queueName: `bench-tp-${stamp}`,
+  };
   const floorTarget: QueueTarget = { ...cairnTarget, queueName: `bench-floor-${stamp}` };
   const pool = new pg.Pool({ connectionString: database.url, max: 3 });
   const client = await openClient(cairnTarget);
@@ -124,35 +173,69 @@ async function measureBackend(
         log(`cairn on ${backend}, ${count} worker process(es): ${plan.rounds} x ${plan.runs} runs`);
         const { rates, txPerRun, cpu } = await cairnRounds(client, pool, plan, roles());
         cairn.set(count, rates);
-        sink.notes.push(cpuLine(`cairn, ${backend}, ${count} worker(s)`, cpu, 1000 / median(rates)));
-        sink.figures.push(rateFigure(`cairn runs/s, ${backend}, ${count} worker(s)`, rates, 'runs/s'));
+        sink.notes.push(
+          cpuLine(`cairn, ${backend}, ${count} worker(s)`, cpu, 1000 / median(rates)),
+        );
+        sink.figures.push(
+          rateFigure(`cairn runs/s, ${backend}, ${count} worker(s)`, rates, 'runs/s'),
+        );
         const tx = median(txPerRun);
-        if (backend === 'redis' || calibration.commits === undefined) calibration.commits ??= Math.round(tx);
+        if (backend === 'redis' || calibration.commits === undefined)
+          calibration.commits ??= Math.round(tx);
         if (backend === 'redis' && count === 1) {
-          sink.figures.push(medianFigure(ID, 'write transactions per run, redis (store only)', txPerRun, 'tx', { goal: { op: '<=', bound: 6 } }));
+          sink.figures.push(
+            medianFigure(ID, 'write transactions per run, redis (store only)', txPerRun, 'tx', {
+              goal: { op: '<=', bound: 6 },
+            }),
+          );
         } else {
-          sink.notes.push(`${backend}, ${count} worker(s): ${fmt(tx)} write transactions per run${backend === 'postgres' ? ' (store and queue: one Postgres)' : ' (store only)'}`);
+          sink.notes.push(
+            `${backend}, ${count} worker(s): ${fmt(tx)} write transactions per run${backend === 'postgres' ? ' (store and queue: one Postgres)' : ' (store only)'}`,
+          );
         }
         const one = cairn.get(1);
         if (count === 2 && one) {
-          sink.figures.push(ratioFigure(ID, `cairn runs/s, ${backend}, 2 workers / 1 worker`, rates, one, { goal: { op: '>=', bound: 1 } }));
+          sink.figures.push(
+            ratioFigure(ID, `cairn runs/s, ${backend}, 2 workers / 1 worker`, rates, one, {
+              goal: { op: '>=', bound: 1 },
+            }),
+          );
         }
       });
     }
     await stopAll(workers.splice(0));
     const commits = calibration.commits ?? 6;
-    const floorBase = { ...floorTarget, script: FLOOR_WORKER, env: { FLOOR_COMMITS: String(commits), FLOOR_BYTES: String(Math.round(RUN_BYTES / commits)) } };
+    const floorBase = {
+      ...floorTarget,
+      script: FLOOR_WORKER,
+      env: { FLOOR_COMMITS: String(commits), FLOOR_BYTES: String(Math.round(RUN_BYTES / commits)) },
+    };
     for (const count of plan.workerCounts[backend]) {
-      const names = [`floor jobs/s, ${backend}, ${count} worker(s)`, `cairn / floor, ${backend}, ${count} worker(s)`];
+      const names = [
+        `floor jobs/s, ${backend}, ${count} worker(s)`,
+        `cairn / floor, ${backend}, ${count} worker(s)`,
+      ];
       await sink.part(names, async () => {
         await scaleTo(workers, count, floorBase, `floor-${backend}`);
-        log(`floor on ${backend}, ${count} worker process(es): ${plan.rounds} x ${plan.runs} jobs of ${commits} commits`);
+        log(
+          `floor on ${backend}, ${count} worker process(es): ${plan.rounds} x ${plan.runs} jobs of ${commits} commits`,
+        );
         const { rates, cpu } = await floorRounds(floorTarget, pool, plan, commits, count, roles());
-        sink.notes.push(cpuLine(`floor, ${backend}, ${count} worker(s)`, cpu, 1000 / median(rates)));
+        sink.notes.push(
+          cpuLine(`floor, ${backend}, ${count} worker(s)`, cpu, 1000 / median(rates)),
+        );
         sink.figures.push(rateFigure(names[0]!, rates, 'jobs/s'));
         const mine = cairn.get(count);
         if (!mine) throw new Error('no cairn figure to compare with');
-        sink.figures.push(ratioFigure(ID, names[1]!, mine, rates, count === 1 ? { goal: { op: '>=', bound: 0.6 } } : {}));
+        sink.figures.push(
+          ratioFigure(
+            ID,
+            names[1]!,
+            mine,
+            rates,
+            count === 1 ? { goal: { op: '>=', bound: 0.6 } } : {},
+          ),
+        );
       });
     }
   } finally {
@@ -171,7 +254,8 @@ export const throughputSection: Section = {
     const sink = new FigureSink(ID, context.log);
     const hasRedis = (await context.services.redisUrl()) !== undefined;
     const backends: ('redis' | 'postgres')[] = hasRedis ? ['redis', 'postgres'] : ['postgres'];
-    if (!hasRedis) sink.notes.push('no redis-server binary and no REDIS_URL: Redis backend not run');
+    if (!hasRedis)
+      sink.notes.push('no redis-server binary and no REDIS_URL: Redis backend not run');
     const plan: Plan = {
       runs: context.quick ? 60 : 300,
       rounds: context.quick ? 1 : 3,
@@ -179,16 +263,34 @@ export const throughputSection: Section = {
     };
     const calibration: { commits?: number } = {};
     for (const backend of backends) {
-      if (plan.workerCounts[backend].length > 0) await measureBackend(context, sink, backend, plan, calibration);
+      if (plan.workerCounts[backend].length > 0)
+        await measureBackend(context, sink, backend, plan, calibration);
     }
     await sink.part(['statements per run (worker side)'], async () => {
       const database = await context.services.database(`${ID}_census`);
       const census = await statementCensus(
-        { databaseUrl: database.url, backend: backends[0]!, redisUrl: await context.services.redisUrl(), queueName: `bench-census-${Date.now()}` },
+        {
+          databaseUrl: database.url,
+          backend: backends[0]!,
+          redisUrl: await context.services.redisUrl(),
+          queueName: `bench-census-${Date.now()}`,
+        },
         context.quick ? 20 : 100,
       );
-      const kinds = Object.entries(census.byKind).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${fmt(n)}`);
-      sink.figures.push(valueFigure(ID, 'statements per run (worker side)', census.perRun, 'statements', context.quick ? 20 : 100, 'mean over the runs', { goal: { op: '<=', bound: 6 } }));
+      const kinds = Object.entries(census.byKind)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, n]) => `${k} ${fmt(n)}`);
+      sink.figures.push(
+        valueFigure(
+          ID,
+          'statements per run (worker side)',
+          census.perRun,
+          'statements',
+          context.quick ? 20 : 100,
+          'mean over the runs',
+          { goal: { op: '<=', bound: 6 } },
+        ),
+      );
       sink.notes.push(`worker-side statements per run (each one round trip): ${kinds.join(', ')}`);
     });
     sink.notes.push(

@@ -25,8 +25,17 @@ export const noImportCycle = {
     const check = (node, specifier) => {
       if (typeof specifier !== 'string') return;
       const target = graph.resolve(specifier, file);
-      if (target === undefined || target === file || graph.componentOf.get(target) !== component) return;
-      context.report({ node, messageId: 'cycle', data: { route: routeOf(graph, target, file).map((f) => path.relative(program.getCurrentDirectory(), f)).join(' -> ') } });
+      if (target === undefined || target === file || graph.componentOf.get(target) !== component)
+        return;
+      context.report({
+        node,
+        messageId: 'cycle',
+        data: {
+          route: routeOf(graph, target, file)
+            .map((f) => path.relative(program.getCurrentDirectory(), f))
+            .join(' -> '),
+        },
+      });
     };
     const fromSource = (node) => node.source && check(node, node.source.value);
     return {
@@ -35,7 +44,8 @@ export const noImportCycle = {
       ExportAllDeclaration: fromSource,
       ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
       TSImportType: (node) => {
-        const literal = node.argument?.type === 'TSLiteralType' ? node.argument.literal : node.argument;
+        const literal =
+          node.argument?.type === 'TSLiteralType' ? node.argument.literal : node.argument;
         if (literal?.type === 'Literal') check(node, literal.value);
       },
     };
@@ -48,12 +58,17 @@ function graphOf(program) {
   const known = graphs.get(program);
   if (known) return known;
   const options = program.getCompilerOptions();
-  const cache = ts.createModuleResolutionCache(program.getCurrentDirectory(), (name) => name, options);
+  const cache = ts.createModuleResolutionCache(
+    program.getCurrentDirectory(),
+    (name) => name,
+    options,
+  );
   const resolved = new Map();
   const resolve = (specifier, from) => {
     const key = `${from}\0${specifier}`;
     if (!resolved.has(key)) {
-      const found = ts.resolveModuleName(specifier, from, options, ts.sys, cache).resolvedModule?.resolvedFileName;
+      const found = ts.resolveModuleName(specifier, from, options, ts.sys, cache).resolvedModule
+        ?.resolvedFileName;
       resolved.set(key, found && isOwn(found) ? normalise(found) : undefined);
     }
     return resolved.get(key);
@@ -78,12 +93,23 @@ function graphOf(program) {
 function specifiersOf(source) {
   const found = [];
   const visit = (node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       found.push(node.moduleSpecifier.text);
-    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference)
+    ) {
       const expression = node.moduleReference.expression;
       if (ts.isStringLiteral(expression)) found.push(expression.text);
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+    } else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    ) {
       found.push(node.argument.literal.text);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [argument] = node.arguments;

@@ -22,22 +22,29 @@ export class DemoNarrator {
   observe(run: RunView, label = run.entity.name): void {
     for (const attempt of run.attempts) {
       this.once(`${run.run_id}:attempt:${attempt.epoch}`, () =>
-        this.say(`${label}: claimed by ${attempt.worker_id} (attempt ${attempt.epoch}, reason ${attempt.reason})`),
+        this.say(
+          `${label}: claimed by ${attempt.worker_id} (attempt ${attempt.epoch}, reason ${attempt.reason})`,
+        ),
       );
     }
     for (const tool of run.tools) {
       if (tool.status === 'running') continue;
       this.once(`${run.run_id}:tool:${tool.tool_call_id}`, () =>
-        this.say(`${label}: tool batch ${tool.batch} ${tool.name}(${short(tool.args)}) -> ${short(tool.result)}`),
+        this.say(
+          `${label}: tool batch ${tool.batch} ${tool.name}(${short(tool.args)}) -> ${short(tool.result)}`,
+        ),
       );
     }
     if (run.status === 'RUNNING' && run.last_checkpoint_at_message_index > 0) {
       this.once(`${run.run_id}:checkpoint:${run.last_checkpoint_at_message_index}`, () =>
-        this.say(`${label}: RUNNING checkpoint committed, last_checkpoint_at_message_index=${run.last_checkpoint_at_message_index}`),
+        this.say(
+          `${label}: RUNNING checkpoint committed, last_checkpoint_at_message_index=${run.last_checkpoint_at_message_index}`,
+        ),
       );
     }
     this.once(`${run.run_id}:status:${run.status}`, () => this.say(`${label}: ${run.status}`));
-    for (const member of run.member_runs) this.observe(member, `  ${label} > ${ownEntityName(member.entity.name)}`);
+    for (const member of run.member_runs)
+      this.observe(member, `  ${label} > ${ownEntityName(member.entity.name)}`);
   }
 
   private once(key: string, speak: () => void): void {

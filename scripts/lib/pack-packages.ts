@@ -24,13 +24,24 @@ export interface PackOptions {
 }
 
 /** Compiles the published packages (one `tsc -b`) and `npm pack`s each into `destination`; returns the tarball paths. */
-export async function packPackages(destination: string, options: PackOptions = {}): Promise<string[]> {
+export async function packPackages(
+  destination: string,
+  options: PackOptions = {},
+): Promise<string[]> {
   const out = resolve(destination);
   mkdirSync(out, { recursive: true });
   const tsc = join(REPO_ROOT, 'node_modules/typescript/bin/tsc');
-  if (options.clean ?? true) await run(process.execPath, [tsc, '-b', '--clean', ...PUBLISHED_PACKAGES], { cwd: REPO_ROOT });
+  if (options.clean ?? true)
+    await run(process.execPath, [tsc, '-b', '--clean', ...PUBLISHED_PACKAGES], { cwd: REPO_ROOT });
   await run(process.execPath, [tsc, '-b', ...PUBLISHED_PACKAGES], { cwd: REPO_ROOT });
-  const args = ['pack', '--json', '--ignore-scripts', '--pack-destination', out, ...PUBLISHED_PACKAGES.flatMap((p) => ['-w', p])];
+  const args = [
+    'pack',
+    '--json',
+    '--ignore-scripts',
+    '--pack-destination',
+    out,
+    ...PUBLISHED_PACKAGES.flatMap((p) => ['-w', p]),
+  ];
   const { stdout } = await run('npm', args, { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 });
   const packed = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string }[];
   return packed.map((p) => join(out, p.filename));

@@ -37,7 +37,11 @@ export async function runSeedCrashRecovery(options: {
   try {
     await migrate(db);
     const store = new PostgresCheckpointStore(db);
-    const engine = new Engine({ store, registry: createRegistry(), workerId: `parent:${process.pid}` });
+    const engine = new Engine({
+      store,
+      registry: createRegistry(),
+      workerId: `parent:${process.pid}`,
+    });
     const run = await engine.createRun({
       entity: { kind: 'team', name: 'research-team' },
       input: "Research the topic 'cairn checkpointing'.",
@@ -46,15 +50,21 @@ export async function runSeedCrashRecovery(options: {
     });
 
     log(`STEP 1: start the team run ${run.runId} in a worker subprocess, then SIGKILL it`);
-    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', CHILD, run.runId], {
-      env: { ...process.env, DATABASE_URL: options.databaseUrl },
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--conditions=source', CHILD, run.runId],
+      {
+        env: { ...process.env, DATABASE_URL: options.databaseUrl },
+        stdio: 'ignore',
+      },
+    );
     const exited = new Promise((resolve) => child.once('exit', resolve));
     await waitForCheckpoint(store, run.runId, options.killPoint, () => child.exitCode !== null);
     child.kill('SIGKILL');
     await exited;
-    log(`>>> SIGKILL the worker subprocess (pid ${child.pid}) at the ${options.killPoint} checkpoint`);
+    log(
+      `>>> SIGKILL the worker subprocess (pid ${child.pid}) at the ${options.killPoint} checkpoint`,
+    );
 
     const crashed = (await store.getRunView(run.runId))!;
     log('STEP 2: the partial team run survived the crash');
@@ -62,7 +72,8 @@ export async function runSeedCrashRecovery(options: {
 
     log('STEP 3: continue resumes the team run from the last checkpoint');
     const decision = await engine.continueRun(run.runId);
-    if (decision.action !== 'resume') throw new Error(`expected a resumable run, got ${decision.action}`);
+    if (decision.action !== 'resume')
+      throw new Error(`expected a resumable run, got ${decision.action}`);
     await engine.execute(run.runId, { reason: 'continue' });
     const resumed = (await store.getRunView(run.runId))!;
     log(describe(resumed));
@@ -90,7 +101,12 @@ async function waitForCheckpoint(
     if (childGone()) throw new Error('the worker subprocess ended before the checkpoint');
     const team = await store.getRun(runId);
     // The team's delegation result is committed (index 3; index 2 is the delegation turn, stored before delegating).
-    if (killPoint === 'team' && team?.status === 'RUNNING' && team.lastCheckpointAtMessageIndex >= 3) return;
+    if (
+      killPoint === 'team' &&
+      team?.status === 'RUNNING' &&
+      team.lastCheckpointAtMessageIndex >= 3
+    )
+      return;
     if (killPoint === 'member') {
       const [member] = await store.listChildRuns(runId);
       // Search and the first fetch committed: the researcher is between fetches.

@@ -35,7 +35,27 @@ describe(`@cairn/client in a browser (${backend})`, requiresChromium(), () => {
     // The client compiled for the browser: its own tsconfig has the DOM library and no Node types.
     built = mkdtempSync(join(tmpdir(), 'cairn-client-browser-'));
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-    execFileSync(process.execPath, [tsc, '-p', 'packages/client/tsconfig.json', '--outDir', built, '--composite', 'false', '--incremental', 'false', '--declaration', 'false', '--declarationMap', 'false', '--sourceMap', 'false'], { cwd: REPO_ROOT });
+    execFileSync(
+      process.execPath,
+      [
+        tsc,
+        '-p',
+        'packages/client/tsconfig.json',
+        '--outDir',
+        built,
+        '--composite',
+        'false',
+        '--incremental',
+        'false',
+        '--declaration',
+        'false',
+        '--declarationMap',
+        'false',
+        '--sourceMap',
+        'false',
+      ],
+      { cwd: REPO_ROOT },
+    );
 
     fleet = await startFleet({ backend, toolDelayMs: 100 });
     await fleet.spawnWorker('a', { RESEARCH_MODEL_LATENCY_MS: '400' });
@@ -44,10 +64,17 @@ describe(`@cairn/client in a browser (${backend})`, requiresChromium(), () => {
     const page = await browser.newPage();
     // Served from the producer's origin, so the page's fetches are same-origin, as an app served beside it.
     await page.route(`${producer.baseUrl}/__client/**`, (route) =>
-      route.fulfill({ contentType: 'text/javascript', body: readFileSync(join(built!, new URL(route.request().url()).pathname.slice('/__client/'.length))) }),
+      route.fulfill({
+        contentType: 'text/javascript',
+        body: readFileSync(
+          join(built!, new URL(route.request().url()).pathname.slice('/__client/'.length)),
+        ),
+      }),
     );
     // The app's own page (the producer's JSON answers forbid a page to load anything: CSP default-src 'none').
-    await page.route(`${producer.baseUrl}/__app`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>app</title>' }));
+    await page.route(`${producer.baseUrl}/__app`, (route) =>
+      route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>app</title>' }),
+    );
     await page.goto(`${producer.baseUrl}/__app`);
     // A page script, as text: the test runner must not rewrite its dynamic import.
     const script = `(async () => {

@@ -18,13 +18,21 @@ it('runs.wait returns a run PAUSED for a decision, runs.decide approves it once,
   expect(paused.status).toBe('PAUSED');
   expect(paused.pending_actions).toHaveLength(1);
   const action = paused.pending_actions[0]!;
-  expect(action).toMatchObject({ kind: 'approval', tool: 'restart_service', args: { service: 'api' } });
+  expect(action).toMatchObject({
+    kind: 'approval',
+    tool: 'restart_service',
+    args: { service: 'api' },
+  });
 
-  const decided = await cairn.runs.decide(run_id, [{ action_id: action.action_id, type: 'approve', args_digest: action.args_digest }]);
+  const decided = await cairn.runs.decide(run_id, [
+    { action_id: action.action_id, type: 'approve', args_digest: action.args_digest },
+  ]);
   expect(decided).toMatchObject({ applied: [action.action_id], already_decided: [], pending: 0 });
   const again = await cairn.runs.decide(run_id, [{ action_id: action.action_id, type: 'approve' }]);
   expect(again.already_decided).toEqual([action.action_id]);
-  const other = await cairn.runs.decide(run_id, [{ action_id: action.action_id, type: 'reject', message: 'no' }]).catch((error: unknown) => error);
+  const other = await cairn.runs
+    .decide(run_id, [{ action_id: action.action_id, type: 'reject', message: 'no' }])
+    .catch((error: unknown) => error);
   expect(other).toBeInstanceOf(Conflict);
   expect((other as Conflict).status).toBe(409);
 

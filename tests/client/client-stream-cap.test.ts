@@ -1,6 +1,9 @@
 import { createClient, TooManyRequests } from '@cairn/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openProducerFixture, type ProducerFixture } from '../../apps/producer/src/test-support/producer-fixture.js';
+import {
+  openProducerFixture,
+  type ProducerFixture,
+} from '../../apps/producer/src/test-support/producer-fixture.js';
 import { serveApp, type ServedApp } from '../security/http-client.js';
 
 const KEY = 'client-stream-cap-key';
@@ -18,13 +21,22 @@ describe('@cairn/client when its key holds as many event streams as the producer
     fx = await openProducerFixture({ apiKeys: [KEY], events: { maxStreamsPerKey: 1 } });
     api = await serveApp(fx.app);
     const cairn = createClient({ baseUrl: `http://127.0.0.1:${api.port}`, apiKey: KEY });
-    const { run_id: runId } = await cairn.runs.create({ kind: 'team', name: 'research-team', input: 'Research cairns' });
+    const { run_id: runId } = await cairn.runs.create({
+      kind: 'team',
+      name: 'research-team',
+      input: 'Research cairns',
+    });
 
     // Another part of the app holds the key's only slot.
     const holder = new AbortController();
-    const held = await fetch(`http://127.0.0.1:${api.port}/v1/runs/${runId}/events`, { headers: { Authorization: `Bearer ${KEY}` }, signal: holder.signal });
+    const held = await fetch(`http://127.0.0.1:${api.port}/v1/runs/${runId}/events`, {
+      headers: { Authorization: `Bearer ${KEY}` },
+      signal: holder.signal,
+    });
     expect(held.status).toBe(200);
-    const refused = await fetch(`http://127.0.0.1:${api.port}/v1/runs/${runId}/events`, { headers: { Authorization: `Bearer ${KEY}` } });
+    const refused = await fetch(`http://127.0.0.1:${api.port}/v1/runs/${runId}/events`, {
+      headers: { Authorization: `Bearer ${KEY}` },
+    });
     expect(refused.status).toBe(429);
     const retryAfterS = Number(refused.headers.get('Retry-After'));
     expect(retryAfterS).toBeGreaterThan(0);
@@ -39,9 +51,14 @@ describe('@cairn/client when its key holds as many event streams as the producer
       (error: Error) => (settled = error),
     );
     // A client bounded to one attempt sees the typed 429 with the server's wait.
-    const bounded = await cairn.runs.events(runId, { reconnect: { maxAttempts: 1 } }).next().catch((error: unknown) => error);
+    const bounded = await cairn.runs
+      .events(runId, { reconnect: { maxAttempts: 1 } })
+      .next()
+      .catch((error: unknown) => error);
     expect((bounded as Error & { cause?: unknown }).cause).toBeInstanceOf(TooManyRequests);
-    expect(((bounded as Error & { cause: TooManyRequests }).cause).retryAfterMs).toBe(retryAfterS * 1000);
+    expect((bounded as Error & { cause: TooManyRequests }).cause.retryAfterMs).toBe(
+      retryAfterS * 1000,
+    );
 
     expect(settled).toBeUndefined();
 

@@ -28,7 +28,12 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     const producer = await fleet.spawnProducer('producer', { env: { CAIRN_API_KEYS: API_KEY } });
     const cairn = createClient({ baseUrl: producer.baseUrl, apiKey: API_KEY });
 
-    const created = await cairn.runs.create({ ...TEAM, input: "Research 'cairns'", checkpoint: 'tool-batch', metadata: { from: 'client' } });
+    const created = await cairn.runs.create({
+      ...TEAM,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
+      metadata: { from: 'client' },
+    });
     expect(created.status).toBe('PENDING');
     const done = await cairn.runs.wait(created.run_id, { timeoutMs: 30_000 });
     expect(done.status).toBe('COMPLETED');
@@ -42,34 +47,60 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     const events: RunStreamEvent[] = [];
     for await (const event of cairn.runs.events(created.run_id)) events.push(event);
     const stored = await fleet.client.listEvents(created.run_id);
-    expect(events.filter((e) => !e.member).map((e) => [e.seq, e.type])).toEqual(stored.map((e) => [e.seq, e.type]));
-    const memberRunId = done.member_runs[0]!.run_id;
-    expect(events.filter((e) => e.member).map((e) => [e.member!.runId, e.member!.path, e.seq, e.type])).toEqual(
-      (await fleet.client.listEvents(memberRunId)).map((e) => [memberRunId, ['research-team', 'researcher'], e.seq, e.type]),
+    expect(events.filter((e) => !e.member).map((e) => [e.seq, e.type])).toEqual(
+      stored.map((e) => [e.seq, e.type]),
     );
-    expect(events.filter((e) => e.type === 'RunCompleted').map((e) => e.member?.runId)).toEqual([memberRunId, undefined]);
+    const memberRunId = done.member_runs[0]!.run_id;
+    expect(
+      events.filter((e) => e.member).map((e) => [e.member!.runId, e.member!.path, e.seq, e.type]),
+    ).toEqual(
+      (await fleet.client.listEvents(memberRunId)).map((e) => [
+        memberRunId,
+        ['research-team', 'researcher'],
+        e.seq,
+        e.type,
+      ]),
+    );
+    expect(events.filter((e) => e.type === 'RunCompleted').map((e) => e.member?.runId)).toEqual([
+      memberRunId,
+      undefined,
+    ]);
     expect(events.at(-1)).toMatchObject({ type: 'RunCompleted', member: undefined });
     const tail: RunStreamEvent[] = [];
-    for await (const event of cairn.runs.events(created.run_id, { after: events.at(-3)!.cursor })) tail.push(event);
+    for await (const event of cairn.runs.events(created.run_id, { after: events.at(-3)!.cursor }))
+      tail.push(event);
     expect(tail.map((e) => e.cursor)).toEqual(events.slice(-2).map((e) => e.cursor));
 
     const missing = await cairn.runs.get('no-such-run').catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(RunNotFound);
-    expect(missing).toMatchObject({ status: 404, code: 'run_not_found', message: expect.stringContaining('no-such-run') });
+    expect(missing).toMatchObject({
+      status: 404,
+      code: 'run_not_found',
+      message: expect.stringContaining('no-such-run'),
+    });
     await expect(cairn.runs.events('no-such-run').next()).rejects.toBeInstanceOf(RunNotFound);
-    await expect(cairn.runs.cancel(created.run_id)).rejects.toMatchObject({ name: 'Conflict', status: 409 });
+    await expect(cairn.runs.cancel(created.run_id)).rejects.toMatchObject({
+      name: 'Conflict',
+      status: 409,
+    });
     await expect(cairn.runs.continue(created.run_id)).rejects.toBeInstanceOf(Conflict);
-    await expect(cairn.runs.continue(created.run_id, { fork: true, input: 'And again', upgrade: true })).rejects.toMatchObject({
+    await expect(
+      cairn.runs.continue(created.run_id, { fork: true, input: 'And again', upgrade: true }),
+    ).rejects.toMatchObject({
       name: 'Conflict',
       message: expect.stringContaining('drop upgrade'),
     });
     const forked = await cairn.runs.continue(created.run_id, { fork: true, input: 'And again' });
     expect(forked.run_id).not.toBe(created.run_id);
     expect(forked.action).toBe('fork');
-    const badBody = await cairn.runs.create({ ...TEAM, input: '   ' }).catch((error: unknown) => error);
+    const badBody = await cairn.runs
+      .create({ ...TEAM, input: '   ' })
+      .catch((error: unknown) => error);
     expect(badBody).toBeInstanceOf(BadRequest);
     expect((badBody as BadRequest).issues).toEqual([expect.objectContaining({ path: 'input' })]);
-    const unknownEntity = await cairn.runs.create({ kind: 'agent', name: 'nobody', input: 'hi' }).catch((error: unknown) => error);
+    const unknownEntity = await cairn.runs
+      .create({ kind: 'agent', name: 'nobody', input: 'hi' })
+      .catch((error: unknown) => error);
     expect(unknownEntity).toBeInstanceOf(NotFound);
     expect(unknownEntity).not.toBeInstanceOf(RunNotFound);
     expect((unknownEntity as NotFound).message).toContain('nobody');
@@ -77,7 +108,9 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     await expect(stranger.runs.get(created.run_id)).rejects.toBeInstanceOf(Unauthorized);
 
     const slow = await cairn.runs.create({ ...RESEARCHER, input: "Research 'cairns'" });
-    await expect(cairn.runs.wait(slow.run_id, { timeoutMs: 1 })).rejects.toBeInstanceOf(WaitTimeout);
+    await expect(cairn.runs.wait(slow.run_id, { timeoutMs: 1 })).rejects.toBeInstanceOf(
+      WaitTimeout,
+    );
     expect((await cairn.runs.cancel(slow.run_id)).cancel_requested).toBe(true);
     expect((await cairn.runs.wait(slow.run_id, { timeoutMs: 30_000 })).status).toBe('CANCELLED');
   });
@@ -91,14 +124,25 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     await f.spawnWorker('b');
     const first = await f.spawnProducer('producer-1');
     const cairn = createClient({ baseUrl: first.baseUrl });
-    const { run_id } = await cairn.runs.create({ ...RESEARCHER, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+    const { run_id } = await cairn.runs.create({
+      ...RESEARCHER,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
+    });
 
     const seen: RunStreamEvent[] = [];
     const following = (async () => {
-      for await (const event of cairn.runs.events(run_id, { reconnect: { initialDelayMs: 100, maxDelayMs: 500 } })) seen.push(event);
+      for await (const event of cairn.runs.events(run_id, {
+        reconnect: { initialDelayMs: 100, maxDelayMs: 500 },
+      }))
+        seen.push(event);
     })();
 
-    await waitFor(() => seen.some((e) => e.type === 'CheckpointCommitted'), 20_000, 'the first checkpoint');
+    await waitFor(
+      () => seen.some((e) => e.type === 'CheckpointCommitted'),
+      20_000,
+      'the first checkpoint',
+    );
     first.kill('SIGKILL');
     await first.exited;
     const seenBeforeRestart = seen.length;
@@ -106,11 +150,15 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     await f.spawnProducer('producer-2', { port: first.port });
 
     let holder: string | undefined;
-    await waitFor(async () => {
-      const view = await f.client.getRun(run_id);
-      holder = holderOf(view);
-      return holder !== undefined && (view?.last_checkpoint_at_message_index ?? 0) >= 5;
-    }, 20_000, 'the second checkpoint');
+    await waitFor(
+      async () => {
+        const view = await f.client.getRun(run_id);
+        holder = holderOf(view);
+        return holder !== undefined && (view?.last_checkpoint_at_message_index ?? 0) >= 5;
+      },
+      20_000,
+      'the second checkpoint',
+    );
     const victim = f.workers.find((w) => w.id === holder)!;
     victim.kill('SIGKILL');
     await victim.exited;
@@ -125,7 +173,9 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     const run = await createClient({ baseUrl: first.baseUrl }).runs.get(run_id);
     expect(run.status).toBe('COMPLETED');
     expect(run.attempts.map((a) => a.reason)).toContain('recovered');
-    expect(seen.filter((e) => e.type === 'RunContinued').map((e) => e.data.reason)).toContain('recovered');
+    expect(seen.filter((e) => e.type === 'RunContinued').map((e) => e.data.reason)).toContain(
+      'recovered',
+    );
   });
 
   it("follows a team's stream with its member's events and text across a producer restart: every stored event of the tree once, in each run's order", async () => {
@@ -135,14 +185,25 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     await f.spawnWorker('a', { RESEARCH_TOOL_CALL_IDS: 'fresh', RESEARCH_MODEL_LATENCY_MS: '600' });
     const first = await f.spawnProducer('producer-1');
     const cairn = createClient({ baseUrl: first.baseUrl });
-    const { run_id } = await cairn.runs.create({ ...TEAM, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+    const { run_id } = await cairn.runs.create({
+      ...TEAM,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
+    });
 
     const seen: RunStreamEvent[] = [];
     const following = (async () => {
-      const events = cairn.runs.events(run_id, { include: ['deltas'], reconnect: { initialDelayMs: 100, maxDelayMs: 500 } });
+      const events = cairn.runs.events(run_id, {
+        include: ['deltas'],
+        reconnect: { initialDelayMs: 100, maxDelayMs: 500 },
+      });
       for await (const event of events) seen.push(event);
     })();
-    await waitFor(() => seen.some((e) => e.member && e.type === 'ToolCallCompleted'), 20_000, "the member's first tool call");
+    await waitFor(
+      () => seen.some((e) => e.member && e.type === 'ToolCallCompleted'),
+      20_000,
+      "the member's first tool call",
+    );
     first.kill('SIGKILL');
     await first.exited;
     const seenBeforeRestart = seen.length;
@@ -155,16 +216,28 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     const memberRunId = view.member_runs[0]!.run_id;
     const stored = seen.filter((e) => e.cursor !== undefined);
     expect(seen.length).toBeGreaterThan(seenBeforeRestart);
-    for (const [runId, member] of [[run_id, undefined], [memberRunId, memberRunId]] as const) {
-      expect(stored.filter((e) => e.member?.runId === member).map((e) => [e.seq, e.type]), runId).toEqual(
-        (await f.client.listEvents(runId)).map((e) => [e.seq, e.type]),
-      );
+    for (const [runId, member] of [
+      [run_id, undefined],
+      [memberRunId, memberRunId],
+    ] as const) {
+      expect(
+        stored.filter((e) => e.member?.runId === member).map((e) => [e.seq, e.type]),
+        runId,
+      ).toEqual((await f.client.listEvents(runId)).map((e) => [e.seq, e.type]));
     }
     expect(stored.at(-1)).toMatchObject({ type: 'RunCompleted', member: undefined });
     // The member's answer streamed live into its team's stream, marked with its path.
-    const memberText = seen.filter((e) => e.type === 'ModelDelta' && e.member?.runId === memberRunId);
+    const memberText = seen.filter(
+      (e) => e.type === 'ModelDelta' && e.member?.runId === memberRunId,
+    );
     expect(memberText.length).toBeGreaterThan(0);
-    expect(memberText.every((e) => e.seq === undefined && (e.data.member_path as string[]).join('/') === 'research-team/researcher')).toBe(true);
+    expect(
+      memberText.every(
+        (e) =>
+          e.seq === undefined &&
+          (e.data.member_path as string[]).join('/') === 'research-team/researcher',
+      ),
+    ).toBe(true);
     expect(seen.some((e) => e.type === 'ModelDelta' && !e.member)).toBe(true);
   });
 });

@@ -10,32 +10,60 @@ describe.concurrent('npm run demo', () => {
   for (const queue of ['postgres', 'redis'] as const) {
     // The demo starts its own Redis from the machine's binary, so the Redis run needs one.
     const needs = queue === 'redis' ? requires(REDIS_SERVER, findRedisServer() !== undefined) : {};
-    it(`tells the crash-recovery story on the ${queue} queue backend and exits 0`, { ...needs, timeout: 150_000 }, async ({ expect }) => {
-      const { stdout } = await run(
-        process.execPath,
-        ['--import', 'tsx', '--conditions=source', 'scripts/demo.ts', '--queue', queue],
-        { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: '', REDIS_URL: '' }, timeout: 120_000 },
-      );
-      expect(stdout).toContain(queue === 'postgres' ? 'BullMQ on its PostgreSQL backend' : 'BullMQ on Redis');
-      expect(stdout).toMatch(/>>> SIGKILL demo-worker-\d/);
-      expect(stdout).toMatch(/claimed by demo-worker-\d \(attempt 2, reason recovered\)/);
-      expect(stdout).toContain('Same run_id: true. Finished by');
-      expect(stdout).toContain('after stalled-job detection: true');
-      expect(stdout).toContain('- Detail for result-c: lorem ipsum dolor sit amet');
-    });
+    it(
+      `tells the crash-recovery story on the ${queue} queue backend and exits 0`,
+      { ...needs, timeout: 150_000 },
+      async ({ expect }) => {
+        const { stdout } = await run(
+          process.execPath,
+          ['--import', 'tsx', '--conditions=source', 'scripts/demo.ts', '--queue', queue],
+          {
+            cwd: REPO_ROOT,
+            env: { ...process.env, DATABASE_URL: '', REDIS_URL: '' },
+            timeout: 120_000,
+          },
+        );
+        expect(stdout).toContain(
+          queue === 'postgres' ? 'BullMQ on its PostgreSQL backend' : 'BullMQ on Redis',
+        );
+        expect(stdout).toMatch(/>>> SIGKILL demo-worker-\d/);
+        expect(stdout).toMatch(/claimed by demo-worker-\d \(attempt 2, reason recovered\)/);
+        expect(stdout).toContain('Same run_id: true. Finished by');
+        expect(stdout).toContain('after stalled-job detection: true');
+        expect(stdout).toContain('- Detail for result-c: lorem ipsum dolor sit amet');
+      },
+    );
   }
 
-  it('tells the approval story (--approval): paused, a worker SIGKILLed, approved over HTTP, resumed elsewhere, restarted once', { timeout: 150_000 }, async ({ expect }) => {
-    const { stdout } = await run(
-      process.execPath,
-      ['--import', 'tsx', '--conditions=source', 'scripts/demo.ts', '--approval', '--queue', 'postgres'],
-      { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: '', REDIS_URL: '' }, timeout: 120_000 },
-    );
-    expect(stdout).toContain('status: PAUSED');
-    expect(stdout).toMatch(/>>> SIGKILL demo-worker-\d .*; the run is still PAUSED/);
-    expect(stdout).toMatch(/-> 200 \{"applied":\["act_[0-9a-f-]+"\],"already_decided":\[\],"pending":0/);
-    expect(stdout).toMatch(/attempt 2: demo-worker-\d \(continue\) -> completed/);
-    expect(stdout).toContain('- restart_service: restarted api');
-    expect(stdout).toContain('restart_service executions in the ledger: 1. Same run_id: true.');
-  });
+  it(
+    'tells the approval story (--approval): paused, a worker SIGKILLed, approved over HTTP, resumed elsewhere, restarted once',
+    { timeout: 150_000 },
+    async ({ expect }) => {
+      const { stdout } = await run(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '--conditions=source',
+          'scripts/demo.ts',
+          '--approval',
+          '--queue',
+          'postgres',
+        ],
+        {
+          cwd: REPO_ROOT,
+          env: { ...process.env, DATABASE_URL: '', REDIS_URL: '' },
+          timeout: 120_000,
+        },
+      );
+      expect(stdout).toContain('status: PAUSED');
+      expect(stdout).toMatch(/>>> SIGKILL demo-worker-\d .*; the run is still PAUSED/);
+      expect(stdout).toMatch(
+        /-> 200 \{"applied":\["act_[0-9a-f-]+"\],"already_decided":\[\],"pending":0/,
+      );
+      expect(stdout).toMatch(/attempt 2: demo-worker-\d \(continue\) -> completed/);
+      expect(stdout).toContain('- restart_service: restarted api');
+      expect(stdout).toContain('restart_service executions in the ledger: 1. Same run_id: true.');
+    },
+  );
 });

@@ -5,7 +5,15 @@ import { REPO_ROOT } from '@cairn/services';
 import { expect, it } from 'vitest';
 
 /** Folders whose code ships or runs as Cairn (the services package only starts test servers). */
-const CODE_ROOTS = ['packages/engine/src', 'packages/store/src', 'packages/queue/src', 'packages/runtime/src', 'packages/client/src', 'apps', 'examples'];
+const CODE_ROOTS = [
+  'packages/engine/src',
+  'packages/store/src',
+  'packages/queue/src',
+  'packages/runtime/src',
+  'packages/client/src',
+  'apps',
+  'examples',
+];
 /** Read by the system, not by Cairn. */
 const NOT_CAIRNS = new Set(['PATH', 'HOME', 'NODE_ENV']);
 
@@ -26,7 +34,9 @@ function variablesReadDirectly(): Set<string> {
       .split('\n')
       .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line))
       .join('\n');
-    for (const match of code.matchAll(/process\.env(?:\.([A-Z][A-Z0-9_]*)|\[['"]([A-Z][A-Z0-9_]*)['"]\])/g)) {
+    for (const match of code.matchAll(
+      /process\.env(?:\.([A-Z][A-Z0-9_]*)|\[['"]([A-Z][A-Z0-9_]*)['"]\])/g,
+    )) {
       const name = match[1] ?? match[2]!;
       if (!NOT_CAIRNS.has(name)) found.add(name);
     }
@@ -49,6 +59,12 @@ function documentedVariables(): Set<string> {
 it('the README configuration table lists every variable the code reads, and only those', () => {
   const read = new Set([...CAIRN_ENV_VARIABLES, ...variablesReadDirectly()]);
   const documented = documentedVariables();
-  expect([...read].filter((name) => !documented.has(name)).sort(), 'read by the code, missing from the table').toEqual([]);
-  expect([...documented].filter((name) => !read.has(name)).sort(), 'in the table, read by no code').toEqual([]);
+  expect(
+    [...read].filter((name) => !documented.has(name)).sort(),
+    'read by the code, missing from the table',
+  ).toEqual([]);
+  expect(
+    [...documented].filter((name) => !read.has(name)).sort(),
+    'in the table, read by no code',
+  ).toEqual([]);
 });

@@ -19,8 +19,15 @@ describe('authoring API', () => {
     const agent = new Agent({ name: 'plain', model: answer('hi') });
     const team = new Team({ name: 'plain-team', model: answer('hi'), members: [agent] });
     expect([agent.checkpoint, team.checkpoint]).toEqual(['tool-batch', 'tool-batch']);
-    const engine = new Engine({ store: t.store, registry: new Registry({ teams: [team] }), workerId: 'w' });
-    const run = await engine.createRun({ entity: { kind: 'agent', name: 'plain' }, input: 'hello' });
+    const engine = new Engine({
+      store: t.store,
+      registry: new Registry({ teams: [team] }),
+      workerId: 'w',
+    });
+    const run = await engine.createRun({
+      entity: { kind: 'agent', name: 'plain' },
+      input: 'hello',
+    });
     expect(run.checkpoint).toBe('tool-batch');
   });
 
@@ -41,20 +48,40 @@ describe('authoring API', () => {
         decide: ({ messages, tools }) => {
           seenTools.push(tools.map((s) => s.name));
           if (toolResults(messages, 'lookup_customer').length === 0) {
-            return { toolCalls: [{ name: 'lookup_customer', arguments: { email: 'ada@example.com' } }] };
+            return {
+              toolCalls: [{ name: 'lookup_customer', arguments: { email: 'ada@example.com' } }],
+            };
           }
           const delegated = toolResults(messages, DELEGATE_TOOL_NAME);
           if (delegated.length === 0) {
-            return { toolCalls: [{ name: DELEGATE_TOOL_NAME, arguments: { member: 'clerk', task: firstUserInput(messages) } }] };
+            return {
+              toolCalls: [
+                {
+                  name: DELEGATE_TOOL_NAME,
+                  arguments: { member: 'clerk', task: firstUserInput(messages) },
+                },
+              ],
+            };
           }
-          return { text: `${toolResults(messages, 'lookup_customer')[0]!.content}; ${delegated[0]!.content}` };
+          return {
+            text: `${toolResults(messages, 'lookup_customer')[0]!.content}; ${delegated[0]!.content}`,
+          };
         },
       }),
     });
-    const engine = new Engine({ store: t.store, registry: new Registry({ teams: [team] }), workerId: 'w' });
-    const run = await engine.createRun({ entity: { kind: 'team', name: 'desk' }, input: 'When does my order ship?' });
+    const engine = new Engine({
+      store: t.store,
+      registry: new Registry({ teams: [team] }),
+      workerId: 'w',
+    });
+    const run = await engine.createRun({
+      entity: { kind: 'team', name: 'desk' },
+      input: 'When does my order ship?',
+    });
     const result = await engine.execute(run.runId, { reason: 'run' });
-    expect(result.outcome === 'finished' && result.run.content).toBe('customer ada@example.com: Ada; order 42 ships Monday');
+    expect(result.outcome === 'finished' && result.run.content).toBe(
+      'customer ada@example.com: Ada; order 42 ships Monday',
+    );
     expect(seenTools[0]).toEqual([DELEGATE_TOOL_NAME, 'lookup_customer']);
     const view = (await t.store.getRunView(run.runId))!;
     expect(view.tools.map((c) => c.name)).toEqual(['lookup_customer', DELEGATE_TOOL_NAME]);
@@ -78,14 +105,26 @@ describe('authoring API', () => {
       }),
     });
     const run = await new Engine({ store: t.store }).run(agent, 'Weather in Lyon?');
-    expect(run).toMatchObject({ status: 'COMPLETED', content: 'It is Lyon: 21 C', output: 'It is Lyon: 21 C', checkpoint: 'tool-batch' });
+    expect(run).toMatchObject({
+      status: 'COMPLETED',
+      content: 'It is Lyon: 21 C',
+      output: 'It is Lyon: 21 C',
+      checkpoint: 'tool-batch',
+    });
     const stored = (await t.store.getRunView(run.runId))!;
-    expect(stored).toMatchObject({ status: 'COMPLETED', entity: { kind: 'agent', name: 'forecaster' } });
+    expect(stored).toMatchObject({
+      status: 'COMPLETED',
+      entity: { kind: 'agent', name: 'forecaster' },
+    });
     expect(stored.tools.map((c) => [c.name, c.result])).toEqual([['weather', 'Lyon: 21 C']]);
   });
 
   it('validates an outputType, sends the model a retry message when its answer does not match, and returns the typed output', async () => {
-    const answers = ['The weather is nice.', '{"city":"Lyon"}', '```json\n{"city":"Lyon","temperatureC":21}\n```'];
+    const answers = [
+      'The weather is nice.',
+      '{"city":"Lyon"}',
+      '```json\n{"city":"Lyon","temperatureC":21}\n```',
+    ];
     const seen: { instructions: string; lastUserMessage: string }[] = [];
     const agent = new Agent({
       name: 'structured',
@@ -103,8 +142,12 @@ describe('authoring API', () => {
     expect(output).toEqual({ city: 'Lyon', temperatureC: 21 });
     expect(run.content).toBe('{"city":"Lyon","temperatureC":21}');
     expect(seen[0]!.instructions).toContain('"temperatureC"');
-    expect(seen[1]!.lastUserMessage).toMatch(/does not match the required output type: it is not JSON/);
-    expect(seen[2]!.lastUserMessage).toMatch(/does not match the required output type:[\s\S]*temperatureC/);
+    expect(seen[1]!.lastUserMessage).toMatch(
+      /does not match the required output type: it is not JSON/,
+    );
+    expect(seen[2]!.lastUserMessage).toMatch(
+      /does not match the required output type:[\s\S]*temperatureC/,
+    );
   });
 
   it("hands tools the app's context, typed by tool<Ctx>(): the engine's, or a run's own, member runs included", async () => {
@@ -134,13 +177,22 @@ describe('authoring API', () => {
       model: new ScriptedModel({
         decide: ({ messages }) =>
           toolResults(messages).length === 0
-            ? { toolCalls: [{ name: DELEGATE_TOOL_NAME, arguments: { member: 'pricer', task: 'price the mug' } }] }
+            ? {
+                toolCalls: [
+                  {
+                    name: DELEGATE_TOOL_NAME,
+                    arguments: { member: 'pricer', task: 'price the mug' },
+                  },
+                ],
+              }
             : { text: toolResults(messages)[0]!.content },
       }),
     });
     const engine = new Engine({ store: t.store, context: { priceOf: () => 12 } satisfies Shop });
     expect((await engine.run(pricer, 'How much is the mug?')).content).toBe('mug: 12 EUR');
-    const own = await engine.run(desk, 'How much is the mug?', { context: { priceOf: () => 9 } satisfies Shop });
+    const own = await engine.run(desk, 'How much is the mug?', {
+      context: { priceOf: () => 9 } satisfies Shop,
+    });
     expect(own.content).toBe('mug: 9 EUR');
   });
 
@@ -150,14 +202,27 @@ describe('authoring API', () => {
         decide: ({ messages }) => {
           const reports = toolResults(messages, DELEGATE_TOOL_NAME);
           if (reports.length === 0) {
-            return { toolCalls: [{ name: DELEGATE_TOOL_NAME, arguments: { member, task: firstUserInput(messages) } }] };
+            return {
+              toolCalls: [
+                { name: DELEGATE_TOOL_NAME, arguments: { member, task: firstUserInput(messages) } },
+              ],
+            };
           }
           return { text: `${prefix}: ${reports[0]!.content}` };
         },
       });
     const clerk = new Agent({ name: 'clerk', model: answer('order 42 ships Monday') });
-    const desk = new Team({ name: 'desk', role: 'Answers order questions', members: [clerk], model: delegateOnce('clerk', 'desk') });
-    const company = new Team({ name: 'company', members: [desk], model: delegateOnce('desk', 'company') });
+    const desk = new Team({
+      name: 'desk',
+      role: 'Answers order questions',
+      members: [clerk],
+      model: delegateOnce('clerk', 'desk'),
+    });
+    const company = new Team({
+      name: 'company',
+      members: [desk],
+      model: delegateOnce('desk', 'company'),
+    });
     const registry = new Registry({ teams: [company] });
     expect(registry.list()).toEqual(
       expect.arrayContaining([
@@ -168,17 +233,35 @@ describe('authoring API', () => {
         { kind: 'agent', name: 'clerk' },
       ]),
     );
-    const run = await new Engine({ store: t.store, registry }).run(company, 'When does order 42 ship?');
+    const run = await new Engine({ store: t.store, registry }).run(
+      company,
+      'When does order 42 ship?',
+    );
     expect(run.content).toBe('company: desk: order 42 ships Monday');
     const view = (await t.store.getRunView(run.runId))!;
     const deskRun = view.member_runs[0]!;
     expect(deskRun.entity).toEqual({ kind: 'team', name: 'company/desk' });
     expect(deskRun.status).toBe('COMPLETED');
-    expect(deskRun.member_runs.map((m) => [m.entity.name, m.status, m.content])).toEqual([['company/desk/clerk', 'COMPLETED', 'order 42 ships Monday']]);
+    expect(deskRun.member_runs.map((m) => [m.entity.name, m.status, m.content])).toEqual([
+      ['company/desk/clerk', 'COMPLETED', 'order 42 ships Monday'],
+    ]);
   });
 
   it('refuses a team tool that would shadow the delegation tool', () => {
-    const shadow = tool({ name: DELEGATE_TOOL_NAME, description: 'x', parameters: z.object({}), execute: () => 'x' });
-    expect(() => new Team({ name: 't', model: answer('x'), members: [new Agent({ name: 'a', model: answer('x') })], tools: [shadow] })).toThrow(UserError);
+    const shadow = tool({
+      name: DELEGATE_TOOL_NAME,
+      description: 'x',
+      parameters: z.object({}),
+      execute: () => 'x',
+    });
+    expect(
+      () =>
+        new Team({
+          name: 't',
+          model: answer('x'),
+          members: [new Agent({ name: 'a', model: answer('x') })],
+          tools: [shadow],
+        }),
+    ).toThrow(UserError);
   });
 });

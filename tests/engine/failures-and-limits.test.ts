@@ -10,7 +10,12 @@ import {
   type ModelRequest,
   type ModelResponse,
 } from '@cairn/engine';
-import { ScriptedModel, startFakeOpenAIServer, toolResults, type FakeOpenAIServer } from '@cairn/engine/testing';
+import {
+  ScriptedModel,
+  startFakeOpenAIServer,
+  toolResults,
+  type FakeOpenAIServer,
+} from '@cairn/engine/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { openTestStore, type TestStore } from '../helpers/test-store.js';
@@ -57,11 +62,23 @@ function flaky(inner: Model, failures: ModelError[]): Model & { calls: number } 
 }
 
 function engineWith(agent: Agent): Engine {
-  return new Engine({ store: t.store, registry: new Registry({ agents: [agent] }), workerId: 'w', retry: FAST_RETRY });
+  return new Engine({
+    store: t.store,
+    registry: new Registry({ agents: [agent] }),
+    workerId: 'w',
+    retry: FAST_RETRY,
+  });
 }
 
-async function runAgent(engine: Engine, checkpoint: 'run' | 'tool-batch' | 'tool-call' = 'tool-batch') {
-  const run = await engine.createRun({ entity: { kind: 'agent', name: 'pinger' }, input: 'ping please', checkpoint });
+async function runAgent(
+  engine: Engine,
+  checkpoint: 'run' | 'tool-batch' | 'tool-call' = 'tool-batch',
+) {
+  const run = await engine.createRun({
+    entity: { kind: 'agent', name: 'pinger' },
+    input: 'ping please',
+    checkpoint,
+  });
   const result = await engine.execute(run.runId, { reason: 'run' });
   if (result.outcome !== 'finished') throw new Error('expected a finished run');
   return result.run;
@@ -121,8 +138,12 @@ describe('model failures', () => {
 
 describe('limits', () => {
   it('ends in ERROR naming maxTurns when the model never answers', async () => {
-    const looping = new ScriptedModel({ decide: () => ({ toolCalls: [{ name: 'ping', arguments: {} }] }) });
-    const run = await runAgent(engineWith(new Agent({ name: 'pinger', model: looping, tools: [ping], maxTurns: 3 })));
+    const looping = new ScriptedModel({
+      decide: () => ({ toolCalls: [{ name: 'ping', arguments: {} }] }),
+    });
+    const run = await runAgent(
+      engineWith(new Agent({ name: 'pinger', model: looping, tools: [ping], maxTurns: 3 })),
+    );
     expect(run.status).toBe('ERROR');
     expect(run.error).toMatchObject({ name: 'MaxTurnsExceededError' });
     expect(run.error?.message).toContain('maxTurns (3)');
@@ -141,11 +162,23 @@ describe('fencing inside an execution', () => {
         return 'pong';
       },
     });
-    const engine = engineWith(new Agent({ name: 'pinger', model: pingThenAnswer, tools: [takeover] }));
-    const run = await engine.createRun({ entity: { kind: 'agent', name: 'pinger' }, input: 'ping', checkpoint: 'tool-batch' });
-    await expect(engine.execute(run.runId, { reason: 'run' })).rejects.toBeInstanceOf(LeaseLostError);
+    const engine = engineWith(
+      new Agent({ name: 'pinger', model: pingThenAnswer, tools: [takeover] }),
+    );
+    const run = await engine.createRun({
+      entity: { kind: 'agent', name: 'pinger' },
+      input: 'ping',
+      checkpoint: 'tool-batch',
+    });
+    await expect(engine.execute(run.runId, { reason: 'run' })).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
     const view = (await t.store.getRunView(run.runId))!;
-    expect(view).toMatchObject({ status: 'RUNNING', epoch: 2, last_checkpoint_at_message_index: 0 });
+    expect(view).toMatchObject({
+      status: 'RUNNING',
+      epoch: 2,
+      last_checkpoint_at_message_index: 0,
+    });
     expect(view.messages).toEqual([]);
     expect(view.tools).toEqual([]);
   });
@@ -157,7 +190,12 @@ describe('tool-call checkpoints', () => {
     const twoCalls = new ScriptedModel({
       decide: ({ messages }) =>
         toolResults(messages).length === 0
-          ? { toolCalls: [{ name: 'look', arguments: {} }, { name: 'look', arguments: {} }] }
+          ? {
+              toolCalls: [
+                { name: 'look', arguments: {} },
+                { name: 'look', arguments: {} },
+              ],
+            }
           : { text: 'done' },
     });
     const look = tool({
@@ -170,12 +208,21 @@ describe('tool-call checkpoints', () => {
         return 'seen';
       },
     });
-    const run = await runAgent(engineWith(new Agent({ name: 'pinger', model: twoCalls, tools: [look] })), 'tool-call');
+    const run = await runAgent(
+      engineWith(new Agent({ name: 'pinger', model: twoCalls, tools: [look] })),
+      'tool-call',
+    );
     expect(run.status).toBe('COMPLETED');
     expect(seenRows).toEqual(['running', 'running']);
     const view = (await t.store.getRunView(run.runId))!;
     expect(view.tools.map((c) => c.status)).toEqual(['completed', 'completed']);
-    expect(view.messages.map((m) => (m as { role: string }).role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
+    expect(view.messages.map((m) => (m as { role: string }).role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'assistant',
+    ]);
   });
 });
 
@@ -186,8 +233,17 @@ describe('tool-call resume', () => {
     const fastAndSlow = new ScriptedModel({
       decide: ({ messages }) =>
         toolResults(messages).length < 2
-          ? { toolCalls: [{ name: 'work', arguments: { ms: 0 } }, { name: 'work', arguments: { ms: 150 } }] }
-          : { text: `results: ${toolResults(messages).map((m) => m.content).join(', ')}` },
+          ? {
+              toolCalls: [
+                { name: 'work', arguments: { ms: 0 } },
+                { name: 'work', arguments: { ms: 150 } },
+              ],
+            }
+          : {
+              text: `results: ${toolResults(messages)
+                .map((m) => m.content)
+                .join(', ')}`,
+            },
     });
     const work = tool({
       name: 'work',
@@ -205,8 +261,14 @@ describe('tool-call resume', () => {
       },
     });
     const engine = engineWith(new Agent({ name: 'pinger', model: fastAndSlow, tools: [work] }));
-    const run = await engine.createRun({ entity: { kind: 'agent', name: 'pinger' }, input: 'go', checkpoint: 'tool-call' });
-    await expect(engine.execute(run.runId, { reason: 'run' })).rejects.toBeInstanceOf(LeaseLostError);
+    const run = await engine.createRun({
+      entity: { kind: 'agent', name: 'pinger' },
+      input: 'go',
+      checkpoint: 'tool-call',
+    });
+    await expect(engine.execute(run.runId, { reason: 'run' })).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
     expect(executions).toEqual([`${run.runId}:call_1_1`]);
 
     const resumed = await engine.execute(run.runId, { reason: 'recovered' });
@@ -228,12 +290,22 @@ describe('the OpenAI Chat Completions adapter in a run', () => {
       { kind: 'error', status: 429, message: 'slow down' },
       { kind: 'text', text: 'the tool said pong' },
     );
-    const model = new OpenAIChatModel({ model: 'local-model', apiKey: 'test-key', baseURL: server.url });
+    const model = new OpenAIChatModel({
+      model: 'local-model',
+      apiKey: 'test-key',
+      baseURL: server.url,
+    });
     const run = await runAgent(engineWith(new Agent({ name: 'pinger', model, tools: [ping] })));
     expect(run).toMatchObject({ status: 'COMPLETED', content: 'the tool said pong' });
     expect(server.requests).toHaveLength(3);
-    const lastBody = server.requests[2]!.body as { messages: { role: string; content?: string; tool_call_id?: string }[] };
-    expect(lastBody.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_a', content: 'pong' });
+    const lastBody = server.requests[2]!.body as {
+      messages: { role: string; content?: string; tool_call_id?: string }[];
+    };
+    expect(lastBody.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      tool_call_id: 'call_a',
+      content: 'pong',
+    });
     expect(run.usage.totalTokens).toBeGreaterThan(0);
   });
 });

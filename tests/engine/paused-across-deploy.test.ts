@@ -1,4 +1,13 @@
-import { Agent, DELEGATE_TOOL_NAME, definitionHashOf, Engine, Registry, Team, tool, type ActionDecision } from '@cairn/engine';
+import {
+  Agent,
+  DELEGATE_TOOL_NAME,
+  definitionHashOf,
+  Engine,
+  Registry,
+  Team,
+  tool,
+  type ActionDecision,
+} from '@cairn/engine';
 import { validateDecision } from '@cairn/engine/store';
 import { firstUserInput, ScriptedModel, toolResults } from '@cairn/engine/testing';
 import type { RunView } from '@cairn/store';
@@ -64,7 +73,16 @@ function opsTeam(member: Agent): Team {
       toolCallIds: 'fresh',
       decide: ({ messages }) => {
         const [report] = toolResults(messages, DELEGATE_TOOL_NAME);
-        return report ? { text: `team: ${report.content}` } : { toolCalls: [{ name: DELEGATE_TOOL_NAME, arguments: { member: 'ops-agent', task: firstUserInput(messages) } }] };
+        return report
+          ? { text: `team: ${report.content}` }
+          : {
+              toolCalls: [
+                {
+                  name: DELEGATE_TOOL_NAME,
+                  arguments: { member: 'ops-agent', task: firstUserInput(messages) },
+                },
+              ],
+            };
       },
     }),
   });
@@ -77,29 +95,63 @@ type Variant = 'agent' | 'team';
 
 function registryOf(variant: Variant, instructions: string): Registry {
   const agent = opsAgent(instructions);
-  return variant === 'agent' ? new Registry({ agents: [agent] }) : new Registry({ teams: [opsTeam(agent)] });
+  return variant === 'agent'
+    ? new Registry({ agents: [agent] })
+    : new Registry({ teams: [opsTeam(agent)] });
 }
 
-function workerOf(variant: Variant, instructions: string, id: string, versionGraceMs: number): Engine {
-  return new Engine({ store: t.store, registry: registryOf(variant, instructions), workerId: id, versionGraceMs });
+function workerOf(
+  variant: Variant,
+  instructions: string,
+  id: string,
+  versionGraceMs: number,
+): Engine {
+  return new Engine({
+    store: t.store,
+    registry: registryOf(variant, instructions),
+    workerId: id,
+    versionGraceMs,
+  });
 }
 
-const ENTITY = { agent: { kind: 'agent', name: 'ops-agent' }, team: { kind: 'team', name: 'ops-team' } } as const;
+const ENTITY = {
+  agent: { kind: 'agent', name: 'ops-agent' },
+  team: { kind: 'team', name: 'ops-team' },
+} as const;
 
 /** A run paused on its gated call by a worker of the old definition an hour ago, then decided now (after the deploy). */
-async function pausedAnHourAgoThenDecided(variant: Variant, input: string, decision: ActionDecision): Promise<string> {
+async function pausedAnHourAgoThenDecided(
+  variant: Variant,
+  input: string,
+  decision: ActionDecision,
+): Promise<string> {
   const old = workerOf(variant, OLD, 'old', 60_000);
   const { runId } = await old.createRun({ entity: ENTITY[variant], input });
-  expect(await old.processPickup({ job: 'run', runId, attemptsStarted: 1 })).toEqual({ kind: 'finished', status: 'PAUSED' });
-  await t.db.updateTable('runs').set({ updated_at: new Date(Date.now() - 3_600_000) }).execute();
+  expect(await old.processPickup({ job: 'run', runId, attemptsStarted: 1 })).toEqual({
+    kind: 'finished',
+    status: 'PAUSED',
+  });
+  await t.db
+    .updateTable('runs')
+    .set({ updated_at: new Date(Date.now() - 3_600_000) })
+    .execute();
   const [action] = await t.store.listPendingActions(runId);
-  const decided = await t.store.decideActions(runId, [{ actionId: action!.actionId, decision }], validateDecision);
+  const decided = await t.store.decideActions(
+    runId,
+    [{ actionId: action!.actionId, decision }],
+    validateDecision,
+  );
   expect(decided).toMatchObject({ pending: 0, resume: { rootRunId: runId } });
   return runId;
 }
 
 /** The resume job the last decision enqueued, as a worker picks it up. */
-const resume = (runId: string) => ({ job: 'continue' as const, runId, reason: 'continue' as const, attemptsStarted: 1 });
+const resume = (runId: string) => ({
+  job: 'continue' as const,
+  runId,
+  reason: 'continue' as const,
+  attemptsStarted: 1,
+});
 
 function toolMessages(view: RunView, name: string): string[] {
   return [
@@ -108,46 +160,89 @@ function toolMessages(view: RunView, name: string): string[] {
   ];
 }
 
-describe.each(['agent', 'team'] as const)('a run of an %s paused on a gated call, decided after a deploy changed the definition', (variant) => {
-  it('is left for a worker with its definition for the grace period counted from the decision, and such a worker completes it', async () => {
-    const runId = await pausedAnHourAgoThenDecided(variant, 'api', { type: 'approve' });
-    const latest = workerOf(variant, NEW, 'new', 60_000);
-    await expect(latest.processPickup(resume(runId))).rejects.toMatchObject({ name: 'EntityAwaitingDeployError' });
-    expect((await t.store.getRun(runId))!.status).toBe('PAUSED');
-    expect(restarts).toEqual([]);
-
-    expect(await workerOf(variant, OLD, 'old-2', 60_000).processPickup(resume(runId))).toEqual({ kind: 'finished', status: 'COMPLETED' });
-    const view = (await t.store.getRunView(runId))!;
-    expect(toolMessages(view, 'restart_service')).toEqual(['restarted api']);
-    expect(restarts).toEqual(['api']);
-    expect(view.definition_hash).toBe(definitionHashOf(registryOf(variant, OLD).get(ENTITY[variant])));
-  });
-
-  it.each([
-    ['approve', 'api', { type: 'approve' }, 'restart_service', 'restarted api', ['api']],
-    ['reject', 'api', { type: 'reject', message: 'not now' }, 'restart_service', 'A person rejected this call of tool "restart_service"; it was not run. Their message: not now', []],
-    ['external result', 'ask which one?', { type: 'result', output: 'the cache' }, 'ask_operator', 'the cache', []],
-  ] as const)(
-    '%s: ends in ERROR (DefinitionChangedError) once no worker with its definition took it; continue { upgrade: true } applies the decision once and completes it',
-    async (_label, input, decision, toolName, message, restarted) => {
-      const runId = await pausedAnHourAgoThenDecided(variant, input, decision as ActionDecision);
-      const latest = workerOf(variant, NEW, 'new', 0);
-      expect(await latest.processPickup(resume(runId))).toEqual({ kind: 'finished', status: 'ERROR' });
-      const failed = (await t.store.getRun(runId))!;
-      expect(failed.error).toMatchObject({ name: 'DefinitionChangedError' });
+describe.each(['agent', 'team'] as const)(
+  'a run of an %s paused on a gated call, decided after a deploy changed the definition',
+  (variant) => {
+    it('is left for a worker with its definition for the grace period counted from the decision, and such a worker completes it', async () => {
+      const runId = await pausedAnHourAgoThenDecided(variant, 'api', { type: 'approve' });
+      const latest = workerOf(variant, NEW, 'new', 60_000);
+      await expect(latest.processPickup(resume(runId))).rejects.toMatchObject({
+        name: 'EntityAwaitingDeployError',
+      });
+      expect((await t.store.getRun(runId))!.status).toBe('PAUSED');
       expect(restarts).toEqual([]);
 
-      expect((await latest.continueRun(runId, { upgrade: true })).action).toBe('resume');
-      expect(await latest.processPickup({ job: 'continue', runId, reason: 'continue', attemptsStarted: 1 })).toEqual({ kind: 'finished', status: 'COMPLETED' });
+      expect(await workerOf(variant, OLD, 'old-2', 60_000).processPickup(resume(runId))).toEqual({
+        kind: 'finished',
+        status: 'COMPLETED',
+      });
       const view = (await t.store.getRunView(runId))!;
-      expect(toolMessages(view, toolName)).toEqual([message]);
-      expect(restarts).toEqual([...restarted]);
-      expect(view.definition_hash).toBe(definitionHashOf(registryOf(variant, NEW).get(ENTITY[variant])));
-      // A team's member run resumed on the new member too, and carries its hash.
-      expect(view.member_runs.map((m) => [m.status, m.definition_hash])).toEqual(variant === 'team' ? [['COMPLETED', definitionHashOf(opsAgent(NEW))]] : []);
-      // A later pickup (a duplicate job) changes nothing: the approved call ran once.
-      await latest.processPickup({ job: 'continue', runId, reason: 'continue', attemptsStarted: 2 });
-      expect(restarts).toEqual([...restarted]);
-    },
-  );
-});
+      expect(toolMessages(view, 'restart_service')).toEqual(['restarted api']);
+      expect(restarts).toEqual(['api']);
+      expect(view.definition_hash).toBe(
+        definitionHashOf(registryOf(variant, OLD).get(ENTITY[variant])),
+      );
+    });
+
+    it.each([
+      ['approve', 'api', { type: 'approve' }, 'restart_service', 'restarted api', ['api']],
+      [
+        'reject',
+        'api',
+        { type: 'reject', message: 'not now' },
+        'restart_service',
+        'A person rejected this call of tool "restart_service"; it was not run. Their message: not now',
+        [],
+      ],
+      [
+        'external result',
+        'ask which one?',
+        { type: 'result', output: 'the cache' },
+        'ask_operator',
+        'the cache',
+        [],
+      ],
+    ] as const)(
+      '%s: ends in ERROR (DefinitionChangedError) once no worker with its definition took it; continue { upgrade: true } applies the decision once and completes it',
+      async (_label, input, decision, toolName, message, restarted) => {
+        const runId = await pausedAnHourAgoThenDecided(variant, input, decision as ActionDecision);
+        const latest = workerOf(variant, NEW, 'new', 0);
+        expect(await latest.processPickup(resume(runId))).toEqual({
+          kind: 'finished',
+          status: 'ERROR',
+        });
+        const failed = (await t.store.getRun(runId))!;
+        expect(failed.error).toMatchObject({ name: 'DefinitionChangedError' });
+        expect(restarts).toEqual([]);
+
+        expect((await latest.continueRun(runId, { upgrade: true })).action).toBe('resume');
+        expect(
+          await latest.processPickup({
+            job: 'continue',
+            runId,
+            reason: 'continue',
+            attemptsStarted: 1,
+          }),
+        ).toEqual({ kind: 'finished', status: 'COMPLETED' });
+        const view = (await t.store.getRunView(runId))!;
+        expect(toolMessages(view, toolName)).toEqual([message]);
+        expect(restarts).toEqual([...restarted]);
+        expect(view.definition_hash).toBe(
+          definitionHashOf(registryOf(variant, NEW).get(ENTITY[variant])),
+        );
+        // A team's member run resumed on the new member too, and carries its hash.
+        expect(view.member_runs.map((m) => [m.status, m.definition_hash])).toEqual(
+          variant === 'team' ? [['COMPLETED', definitionHashOf(opsAgent(NEW))]] : [],
+        );
+        // A later pickup (a duplicate job) changes nothing: the approved call ran once.
+        await latest.processPickup({
+          job: 'continue',
+          runId,
+          reason: 'continue',
+          attemptsStarted: 2,
+        });
+        expect(restarts).toEqual([...restarted]);
+      },
+    );
+  },
+);

@@ -18,15 +18,24 @@ beforeEach(async () => {
 });
 afterEach(() => t.close());
 
-async function load(file: string): Promise<{ schema_version: number; tables: Record<string, Record<string, unknown>[]> }> {
+async function load(
+  file: string,
+): Promise<{ schema_version: number; tables: Record<string, Record<string, unknown>[]> }> {
   const fixture = JSON.parse(readFileSync(new URL(file, FIXTURES), 'utf8'));
   for (const table of TABLES) {
     const rows = (fixture.tables[table] ?? []).map((row: Record<string, unknown>) =>
       Object.fromEntries(
-        Object.entries(row).map(([k, v]) => [k, JSON_COLUMNS.has(k) && v !== null ? JSON.stringify(v) : v]),
+        Object.entries(row).map(([k, v]) => [
+          k,
+          JSON_COLUMNS.has(k) && v !== null ? JSON.stringify(v) : v,
+        ]),
       ),
     );
-    if (rows.length > 0) await t.db.insertInto(table).values(rows as never).execute();
+    if (rows.length > 0)
+      await t.db
+        .insertInto(table)
+        .values(rows as never)
+        .execute();
   }
   return fixture;
 }
@@ -43,7 +52,11 @@ describe('persisted run state of every past schema version still loads and resum
     const fixture = await load(file);
     const team = fixture.tables.runs!.find((r) => r.parent_run_id === null)!;
     const runId = team.run_id as string;
-    const engine = new Engine({ store: t.store, registry: createRegistry(), workerId: 'fixture-test' });
+    const engine = new Engine({
+      store: t.store,
+      registry: createRegistry(),
+      workerId: 'fixture-test',
+    });
 
     expect((await engine.continueRun(runId)).action).toBe('resume');
     const result = await engine.execute(runId, { reason: 'continue' });
@@ -59,6 +72,8 @@ describe('persisted run state of every past schema version still loads and resum
       'slow_fetch_detail',
     ]);
     const storedBefore = fixture.tables.tool_calls!.map((c) => c.tool_call_id);
-    expect(member.tools.slice(0, storedBefore.length).map((c) => c.tool_call_id)).toEqual(storedBefore);
+    expect(member.tools.slice(0, storedBefore.length).map((c) => c.tool_call_id)).toEqual(
+      storedBefore,
+    );
   });
 });

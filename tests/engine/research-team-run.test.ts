@@ -1,10 +1,5 @@
 import { createRegistry } from '@cairn/research-team';
-import {
-  Engine,
-  RunNotContinuableError,
-  RunNotFoundError,
-  type RunEvent,
-} from '@cairn/engine';
+import { Engine, RunNotContinuableError, RunNotFoundError, type RunEvent } from '@cairn/engine';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openTestStore, type TestStore } from '../helpers/test-store.js';
 
@@ -47,7 +42,11 @@ describe('research team, in process', () => {
     expect(view.last_checkpoint_at_message_index).toBe(4);
 
     const [member] = view.member_runs;
-    expect(member).toMatchObject({ parent_run_id: run.runId, status: 'COMPLETED', checkpoint: 'tool-batch' });
+    expect(member).toMatchObject({
+      parent_run_id: run.runId,
+      status: 'COMPLETED',
+      checkpoint: 'tool-batch',
+    });
     expect(member!.tools.map((tc) => [tc.name, tc.batch])).toEqual([
       ['slow_search', 1],
       ['slow_fetch_detail', 2],
@@ -71,9 +70,15 @@ describe('research team, in process', () => {
     await engine.execute(run.runId, { reason: 'run' });
     // The delegation turn is committed first, in every mode: each member run belongs to one stored tool call.
     const checkpoints = events.filter((e) => e.type === 'CheckpointCommitted');
-    expect(checkpoints.map((e) => [e.runId, e.data.lastCheckpointAtMessageIndex])).toEqual([[run.runId, 2]]);
+    expect(checkpoints.map((e) => [e.runId, e.data.lastCheckpointAtMessageIndex])).toEqual([
+      [run.runId, 2],
+    ]);
     const view = (await t.store.getRunView(run.runId))!;
-    expect(view).toMatchObject({ status: 'COMPLETED', checkpoint: 'run', last_checkpoint_at_message_index: 4 });
+    expect(view).toMatchObject({
+      status: 'COMPLETED',
+      checkpoint: 'run',
+      last_checkpoint_at_message_index: 4,
+    });
   });
 
   it('applies the continue rules of DESIGN.md', async () => {
@@ -85,9 +90,14 @@ describe('research team, in process', () => {
 
     await engine.execute(pending.runId, { reason: 'run' });
     await expect(engine.continueRun(pending.runId)).rejects.toBeInstanceOf(RunNotContinuableError);
-    await expect(engine.continueRun(pending.runId, { fork: true })).rejects.toThrow(/input is required/);
+    await expect(engine.continueRun(pending.runId, { fork: true })).rejects.toThrow(
+      /input is required/,
+    );
 
-    const fork = await engine.continueRun(pending.runId, { fork: true, input: 'And now in French.' });
+    const fork = await engine.continueRun(pending.runId, {
+      fork: true,
+      input: 'And now in French.',
+    });
     expect(fork.action).toBe('fork');
     expect(fork.run.runId).not.toBe(pending.runId);
     expect(fork.run.lastCheckpointAtMessageIndex).toBe(5);
@@ -98,7 +108,9 @@ describe('research team, in process', () => {
     controller.abort(new Error('user asked'));
     await engine.execute(cancelled.runId, { reason: 'run', signal: controller.signal });
     expect((await t.store.getRun(cancelled.runId))!.status).toBe('CANCELLED');
-    await expect(engine.continueRun(cancelled.runId)).rejects.toThrow(/cancelled run is not continuable/);
+    await expect(engine.continueRun(cancelled.runId)).rejects.toThrow(
+      /cancelled run is not continuable/,
+    );
   });
 
   it('cancels mid-run: CANCELLED persisted with the work done, member cancelled too', async () => {
@@ -106,7 +118,8 @@ describe('research team, in process', () => {
     const run = await engine.createRun({ entity: TEAM, input: INPUT, checkpoint: 'tool-batch' });
     const controller = new AbortController();
     const execution = engine.execute(run.runId, { reason: 'run', signal: controller.signal });
-    const memberCheckpointed = () => events.some((e) => e.type === 'CheckpointCommitted' && e.runId !== run.runId);
+    const memberCheckpointed = () =>
+      events.some((e) => e.type === 'CheckpointCommitted' && e.runId !== run.runId);
     while (!memberCheckpointed()) await new Promise((r) => setTimeout(r, 10));
     controller.abort(new Error('user asked'));
     const result = await execution;
@@ -119,7 +132,11 @@ describe('research team, in process', () => {
     expect(view.member_runs[0]!.tools.length).toBeGreaterThanOrEqual(1);
     // The interrupted delegation is closed by the finish, not left running.
     expect(view.tools.map((t) => [t.name, t.status, t.result])).toEqual([
-      ['delegate_task_to_member', 'error', 'interrupted: the run ended CANCELLED before this call finished'],
+      [
+        'delegate_task_to_member',
+        'error',
+        'interrupted: the run ended CANCELLED before this call finished',
+      ],
     ]);
     expect(events.map((e) => e.type)).toContain('RunCancelled');
   });
@@ -128,7 +145,9 @@ describe('research team, in process', () => {
     const run = await engine.createRun({ entity: TEAM, input: INPUT, checkpoint: 'tool-batch' });
     const handover = new AbortController();
     const execution = engine.execute(run.runId, { reason: 'run', handover: handover.signal });
-    while (!events.some((e) => e.type === 'ToolCallStarted' && e.data.name === 'slow_fetch_detail')) {
+    while (
+      !events.some((e) => e.type === 'ToolCallStarted' && e.data.name === 'slow_fetch_detail')
+    ) {
       await new Promise((r) => setTimeout(r, 5));
     }
     handover.abort();

@@ -12,7 +12,7 @@ afterEach(async () => {
   await t.close();
 });
 
-it('a tool call\'s args keep one type in the run view: the parsed object while it runs and once it finished', async () => {
+it("a tool call's args keep one type in the run view: the parsed object while it runs and once it finished", async () => {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let started!: () => void;
@@ -38,15 +38,26 @@ it('a tool call\'s args keep one type in the run view: the parsed object while i
           : { text: 'done' },
     }),
   });
-  const engine = new Engine({ store: t.store, registry: new Registry({ agents: [agent] }), workerId: 'w' });
-  const run = await engine.createRun({ entity: { kind: 'agent', name: 'looker' }, input: 'find the mug' });
+  const engine = new Engine({
+    store: t.store,
+    registry: new Registry({ agents: [agent] }),
+    workerId: 'w',
+  });
+  const run = await engine.createRun({
+    entity: { kind: 'agent', name: 'looker' },
+    input: 'find the mug',
+  });
   const execution = engine.execute(run.runId, { reason: 'run' });
 
   await running;
   const whileRunning = (await t.store.getRunView(run.runId))!.tools;
-  expect(whileRunning.map((c) => [c.status, c.args])).toEqual([['running', { item: 'mug', depth: 2 }]]);
+  expect(whileRunning.map((c) => [c.status, c.args])).toEqual([
+    ['running', { item: 'mug', depth: 2 }],
+  ]);
   release();
   await execution;
   const finished = (await t.store.getRunView(run.runId))!.tools;
-  expect(finished.map((c) => [c.status, c.args])).toEqual([['completed', { item: 'mug', depth: 2 }]]);
+  expect(finished.map((c) => [c.status, c.args])).toEqual([
+    ['completed', { item: 'mug', depth: 2 }],
+  ]);
 });

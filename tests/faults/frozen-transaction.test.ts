@@ -18,7 +18,10 @@ afterEach(async () => {
 });
 
 /** Opens a transaction that locks the run's row, then goes silent, as a worker SIGSTOPped mid-commit does. */
-async function freezeHoldingTheRow(runId: string, idleInTransactionTimeoutMs: number): Promise<void> {
+async function freezeHoldingTheRow(
+  runId: string,
+  idleInTransactionTimeoutMs: number,
+): Promise<void> {
   holder = createDb(t.database.url, { idleInTransactionTimeoutMs });
   const gate = new Promise<void>((resolve) => (release = resolve));
   let locked!: () => void;
@@ -36,7 +39,11 @@ async function freezeHoldingTheRow(runId: string, idleInTransactionTimeoutMs: nu
 
 describe('a worker frozen in the middle of a transaction', () => {
   it('no longer blocks the takeover of its run: Postgres ends its idle transaction and the claim goes through', async () => {
-    const run = await t.store.createRun({ entity: { kind: 'agent', name: 'researcher' }, input: 'x', checkpoint: 'tool-batch' });
+    const run = await t.store.createRun({
+      entity: { kind: 'agent', name: 'researcher' },
+      input: 'x',
+      checkpoint: 'tool-batch',
+    });
     await freezeHoldingTheRow(run.runId, 1_000);
     const started = Date.now();
     const claim = await t.store.claimRun(run.runId, { workerId: 'taker', reason: 'recovered' });
@@ -45,10 +52,16 @@ describe('a worker frozen in the middle of a transaction', () => {
   });
 
   it('would block it for as long as the worker stays frozen without that timeout', async () => {
-    const run = await t.store.createRun({ entity: { kind: 'agent', name: 'researcher' }, input: 'x', checkpoint: 'tool-batch' });
+    const run = await t.store.createRun({
+      entity: { kind: 'agent', name: 'researcher' },
+      input: 'x',
+      checkpoint: 'tool-batch',
+    });
     await freezeHoldingTheRow(run.runId, 0);
     const claim = t.store.claimRun(run.runId, { workerId: 'taker', reason: 'recovered' });
-    expect(await Promise.race([claim.then(() => 'claimed'), delay(2_000).then(() => 'blocked')])).toBe('blocked');
+    expect(
+      await Promise.race([claim.then(() => 'claimed'), delay(2_000).then(() => 'blocked')]),
+    ).toBe('blocked');
     release();
     expect((await claim).epoch).toBe(1);
   });
@@ -56,7 +69,9 @@ describe('a worker frozen in the middle of a transaction', () => {
   it('is ended after 10 s by default', async () => {
     const db = createDb(t.database.url);
     try {
-      const { rows } = await sql<{ value: string }>`select current_setting('idle_in_transaction_session_timeout') as value`.execute(db);
+      const { rows } = await sql<{
+        value: string;
+      }>`select current_setting('idle_in_transaction_session_timeout') as value`.execute(db);
       expect(rows).toEqual([{ value: '10s' }]);
     } finally {
       await db.destroy();

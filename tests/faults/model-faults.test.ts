@@ -1,4 +1,12 @@
-import { Agent, Engine, OpenAIChatModel, Registry, tool, type RetryPolicy, type RunEvent } from '@cairn/engine';
+import {
+  Agent,
+  Engine,
+  OpenAIChatModel,
+  Registry,
+  tool,
+  type RetryPolicy,
+  type RunEvent,
+} from '@cairn/engine';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '@cairn/engine/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -34,7 +42,12 @@ const ping = tool({
 
 /** An engine whose only agent talks to the fake server through the real openai client. */
 function engineWith(options: { timeoutMs?: number } = {}): Engine {
-  const model = new OpenAIChatModel({ model: 'fake', apiKey: 'test-key', baseURL: server.url, ...options });
+  const model = new OpenAIChatModel({
+    model: 'fake',
+    apiKey: 'test-key',
+    baseURL: server.url,
+    ...options,
+  });
   return new Engine({
     store: t.store,
     registry: new Registry({ agents: [new Agent({ name: 'pinger', model, tools: [ping] })] }),
@@ -45,14 +58,20 @@ function engineWith(options: { timeoutMs?: number } = {}): Engine {
 }
 
 async function runToEnd(engine: Engine) {
-  const run = await engine.createRun({ entity: { kind: 'agent', name: 'pinger' }, input: 'ping', checkpoint: 'tool-batch' });
+  const run = await engine.createRun({
+    entity: { kind: 'agent', name: 'pinger' },
+    input: 'ping',
+    checkpoint: 'tool-batch',
+  });
   const result = await engine.execute(run.runId, { reason: 'run' });
   if (result.outcome !== 'finished') throw new Error('expected a finished run');
   return result.run;
 }
 
 function retries(): Record<string, unknown>[] {
-  return events.filter((e) => e.type === 'ModelRequestCompleted' && e.data.retrying).map((e) => e.data);
+  return events
+    .filter((e) => e.type === 'ModelRequestCompleted' && e.data.retrying)
+    .map((e) => e.data);
 }
 
 describe('model faults over the OpenAI wire protocol', () => {
@@ -72,7 +91,13 @@ describe('model faults over the OpenAI wire protocol', () => {
     expect(pings).toBe(1);
     const seen = retries();
     expect(seen.map((r) => r.attempt)).toEqual([1, 2, 1, 2, 3]);
-    expect(seen.map((r) => String(r.error).match(/\b(429|50\d|529)\b/)?.[1])).toEqual(['429', '500', '502', '503', '529']);
+    expect(seen.map((r) => String(r.error).match(/\b(429|50\d|529)\b/)?.[1])).toEqual([
+      '429',
+      '500',
+      '502',
+      '503',
+      '529',
+    ]);
     for (const r of seen) {
       const cap = Math.min(RETRY.maxDelayMs, RETRY.baseDelayMs * 2 ** (Number(r.attempt) - 1));
       expect(r.delayMs).toBeGreaterThanOrEqual(cap / 2);
@@ -81,27 +106,45 @@ describe('model faults over the OpenAI wire protocol', () => {
   });
 
   it('times out a hung request and retries it', async () => {
-    server.enqueue({ kind: 'hang' }, { kind: 'tool_calls', calls: [{ name: 'ping', arguments: {} }] }, { kind: 'hang' }, { kind: 'text', text: 'late but fine' });
+    server.enqueue(
+      { kind: 'hang' },
+      { kind: 'tool_calls', calls: [{ name: 'ping', arguments: {} }] },
+      { kind: 'hang' },
+      { kind: 'text', text: 'late but fine' },
+    );
     const started = Date.now();
     const run = await runToEnd(engineWith({ timeoutMs: 300 }));
     expect(run).toMatchObject({ status: 'COMPLETED', content: 'late but fine' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(600);
     expect(server.requests).toHaveLength(4);
-    expect(retries().map((r) => String(r.error))).toEqual([expect.stringMatching(/timed out/i), expect.stringMatching(/timed out/i)]);
+    expect(retries().map((r) => String(r.error))).toEqual([
+      expect.stringMatching(/timed out/i),
+      expect.stringMatching(/timed out/i),
+    ]);
   });
 
   it('ends a run in ERROR on a malformed response, keeps its checkpoint, and a continue completes it', async () => {
-    server.enqueue({ kind: 'tool_calls', calls: [{ name: 'ping', arguments: {} }] }, { kind: 'malformed' });
+    server.enqueue(
+      { kind: 'tool_calls', calls: [{ name: 'ping', arguments: {} }] },
+      { kind: 'malformed' },
+    );
     const engine = engineWith();
     const failed = await runToEnd(engine);
     expect(failed).toMatchObject({ status: 'ERROR', lastCheckpointAtMessageIndex: 3 });
-    expect(failed.error).toMatchObject({ name: 'ModelError', retryable: false, message: expect.stringContaining('malformed model response') });
+    expect(failed.error).toMatchObject({
+      name: 'ModelError',
+      retryable: false,
+      message: expect.stringContaining('malformed model response'),
+    });
     expect(server.requests).toHaveLength(2);
     expect(events.filter((e) => e.type === 'RunError')).toHaveLength(1);
 
     server.enqueue({ kind: 'text', text: 'recovered' });
     const resumed = await engine.execute(failed.runId, { reason: 'continue' });
-    expect(resumed.outcome === 'finished' && resumed.run).toMatchObject({ status: 'COMPLETED', content: 'recovered' });
+    expect(resumed.outcome === 'finished' && resumed.run).toMatchObject({
+      status: 'COMPLETED',
+      content: 'recovered',
+    });
     const view = (await t.store.getRunView(failed.runId))!;
     expect(view.tools).toHaveLength(1);
     expect(view.attempts.map((a) => a.outcome)).toEqual(['error', 'completed']);

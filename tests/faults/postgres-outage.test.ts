@@ -6,16 +6,30 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { CheckpointWriteError, Engine, type RunRecord } from '@cairn/engine';
 import { createRegistry } from '@cairn/research-team';
 import { ProducerService } from '@cairn/producer';
-import { createDatabase, requiresRedis, spawnApp, testRedisUrl, type AppProcess } from '@cairn/services';
+import {
+  createDatabase,
+  requiresRedis,
+  spawnApp,
+  testRedisUrl,
+  type AppProcess,
+} from '@cairn/services';
 import { createDb, type RunView } from '@cairn/store';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRestartablePostgres, type RestartablePostgres } from '../../chaos/restartable-postgres.js';
+import {
+  startRestartablePostgres,
+  type RestartablePostgres,
+} from '../../chaos/restartable-postgres.js';
 import { openTestStore, type TestStore } from '../helpers/test-store.js';
 import { createApp } from '../../apps/producer/src/app.js';
 
 /** Polls `read` until `done` holds, ignoring errors while Postgres is down. */
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {
+async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read().catch(() => undefined);
@@ -28,7 +42,9 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 /** Messages and tool calls agree with the checkpoint index: nothing half-written. */
 function expectWhole(view: RunView): void {
   expect(view.messages).toHaveLength(view.last_checkpoint_at_message_index);
-  const results = view.messages.filter((m) => (m as { role: string }).role === 'tool').map((m) => (m as { toolCallId: string }).toolCallId);
+  const results = view.messages
+    .filter((m) => (m as { role: string }).role === 'tool')
+    .map((m) => (m as { toolCallId: string }).toolCallId);
   expect(view.tools.map((t) => t.tool_call_id).sort()).toEqual([...results].sort());
 }
 
@@ -73,16 +89,28 @@ describe('Postgres restarting under a worker', () => {
     });
     const app = createApp({ client, queues: [client.runQueue.queue] });
     const create = () =>
-      app.request('/v1/teams/research-team/runs', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ input: 'hi' }) });
+      app.request('/v1/teams/research-team/runs', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ input: 'hi' }),
+      });
     try {
       await postgres.stopServer();
       for (const answer of [await app.request(`/v1/runs/${randomUUID()}`), await create()]) {
         expect(answer.status).toBe(503);
         expect(answer.headers.get('Retry-After')).toBe('1');
-        expect(await answer.json()).toEqual({ error: 'service_unavailable', message: expect.stringContaining('Postgres is unavailable') });
+        expect(await answer.json()).toEqual({
+          error: 'service_unavailable',
+          message: expect.stringContaining('Postgres is unavailable'),
+        });
       }
       await postgres.startServer();
-      const back = await eventually(async () => create(), (answer) => answer.status === 202, 30_000, 'the API to serve again');
+      const back = await eventually(
+        async () => create(),
+        (answer) => answer.status === 202,
+        30_000,
+        'the API to serve again',
+      );
       const { run_id } = (await back.json()) as { run_id: string };
       expect((await app.request(`/v1/runs/${run_id}`)).status).toBe(200);
     } finally {
@@ -91,57 +119,87 @@ describe('Postgres restarting under a worker', () => {
   });
 
   // The queue must outlive the Postgres restart, so this one needs the Redis backend.
-  it('hands the run back when a commit cannot reach Postgres; the run completes, nothing half-written, committed work not redone', requiresRedis(), async () => {
-    const database = await createDatabase(postgres.url, `outage_${randomUUID().replaceAll('-', '')}`);
-    const dir = mkdtempSync(join(tmpdir(), 'cairn-outage-'));
-    const ledger = join(dir, 'ledger.tsv');
-    const queueName = `test-${randomUUID()}`;
-    const client = await ProducerService.connect({ databaseUrl: database.url, queue: { redisUrl: testRedisUrl(), queueName }, registry: createRegistry(), migrate: true });
-    let worker: AppProcess | undefined;
-    try {
-      worker = spawnApp('worker', {
-        name: 'outage',
-        logFile: join(dir, 'worker.log'),
-        env: {
-          DATABASE_URL: database.url,
-          REDIS_URL: testRedisUrl(),
-          CAIRN_QUEUE_NAME: queueName,
-          CAIRN_WORKER_ID: 'outage',
-          CAIRN_MODEL: 'scripted',
-          OPENAI_API_KEY: undefined,
-          RESEARCH_TOOL_DELAY_MS: '600',
-          CAIRN_TOOL_LEDGER: ledger,
-          CAIRN_RECONCILE_INTERVAL_MS: '1000',
-          CAIRN_RECONCILE_AFTER_MS: '3000',
-          LOG_LEVEL: 'info',
-        },
+  it(
+    'hands the run back when a commit cannot reach Postgres; the run completes, nothing half-written, committed work not redone',
+    requiresRedis(),
+    async () => {
+      const database = await createDatabase(
+        postgres.url,
+        `outage_${randomUUID().replaceAll('-', '')}`,
+      );
+      const dir = mkdtempSync(join(tmpdir(), 'cairn-outage-'));
+      const ledger = join(dir, 'ledger.tsv');
+      const queueName = `test-${randomUUID()}`;
+      const client = await ProducerService.connect({
+        databaseUrl: database.url,
+        queue: { redisUrl: testRedisUrl(), queueName },
+        registry: createRegistry(),
+        migrate: true,
       });
-      await worker.waitForLog('worker started', 60_000);
-      const run = await client.enqueueRun({ entity: { kind: 'agent', name: 'researcher' }, input: "Research 'outages'", checkpoint: 'tool-batch' });
-      const first = await eventually(() => client.getRun(run.runId), (v) => (v?.last_checkpoint_at_message_index ?? 0) >= 3, 30_000, 'the first checkpoint');
-      const committedBefore = first!.tools.map((t) => t.idempotency_key);
+      let worker: AppProcess | undefined;
+      try {
+        worker = spawnApp('worker', {
+          name: 'outage',
+          logFile: join(dir, 'worker.log'),
+          env: {
+            DATABASE_URL: database.url,
+            REDIS_URL: testRedisUrl(),
+            CAIRN_QUEUE_NAME: queueName,
+            CAIRN_WORKER_ID: 'outage',
+            CAIRN_MODEL: 'scripted',
+            OPENAI_API_KEY: undefined,
+            RESEARCH_TOOL_DELAY_MS: '600',
+            CAIRN_TOOL_LEDGER: ledger,
+            CAIRN_RECONCILE_INTERVAL_MS: '1000',
+            CAIRN_RECONCILE_AFTER_MS: '3000',
+            LOG_LEVEL: 'info',
+          },
+        });
+        await worker.waitForLog('worker started', 60_000);
+        const run = await client.enqueueRun({
+          entity: { kind: 'agent', name: 'researcher' },
+          input: "Research 'outages'",
+          checkpoint: 'tool-batch',
+        });
+        const first = await eventually(
+          () => client.getRun(run.runId),
+          (v) => (v?.last_checkpoint_at_message_index ?? 0) >= 3,
+          30_000,
+          'the first checkpoint',
+        );
+        const committedBefore = first!.tools.map((t) => t.idempotency_key);
 
-      await postgres.restart(3_000);
+        await postgres.restart(3_000);
 
-      const done = await eventually(() => client.getRun(run.runId), (v) => v?.status === 'COMPLETED' || v?.status === 'ERROR', 60_000, 'the run to finish');
-      expect(worker.alive).toBe(true);
-      expect(done!.status).toBe('COMPLETED');
-      expect(done!.error).toBeNull();
-      expectWhole(done!);
-      expect(done!.tools.filter((t) => t.status === 'completed')).toHaveLength(4);
-      const executions = readFileSync(ledger, 'utf8').split('\n').filter(Boolean).map((line) => line.split('\t')[1]);
-      for (const key of committedBefore) expect(executions.filter((k) => k === key)).toHaveLength(1);
-    } finally {
-      if (worker?.alive) {
-        worker.kill('SIGKILL');
-        await worker.exited;
+        const done = await eventually(
+          () => client.getRun(run.runId),
+          (v) => v?.status === 'COMPLETED' || v?.status === 'ERROR',
+          60_000,
+          'the run to finish',
+        );
+        expect(worker.alive).toBe(true);
+        expect(done!.status).toBe('COMPLETED');
+        expect(done!.error).toBeNull();
+        expectWhole(done!);
+        expect(done!.tools.filter((t) => t.status === 'completed')).toHaveLength(4);
+        const executions = readFileSync(ledger, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => line.split('\t')[1]);
+        for (const key of committedBefore)
+          expect(executions.filter((k) => k === key)).toHaveLength(1);
+      } finally {
+        if (worker?.alive) {
+          worker.kill('SIGKILL');
+          await worker.exited;
+        }
+        await client.close();
+        await delay(200);
+        await database.drop();
+        if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
       }
-      await client.close();
-      await delay(200);
-      await database.drop();
-      if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });
 
 describe('a commit that fails once (connection lost mid-commit)', () => {
@@ -166,7 +224,9 @@ describe('a commit that fails once (connection lost mid-commit)', () => {
         end if;
         return new;
       end $$`.execute(t.db);
-    await sql`create trigger fail_once before insert on run_messages for each row execute function fail_first_tool_result()`.execute(t.db);
+    await sql`create trigger fail_once before insert on run_messages for each row execute function fail_first_tool_result()`.execute(
+      t.db,
+    );
   }
 
   function engine(): Engine {
@@ -182,11 +242,19 @@ describe('a commit that fails once (connection lost mid-commit)', () => {
   it('an agent run stops without writing ERROR, and the next execution resumes it from its last checkpoint', async () => {
     await failFirstToolResultWrite();
     const e = engine();
-    const run = await e.createRun({ entity: { kind: 'agent', name: 'researcher' }, input: "Research 'x'", checkpoint: 'tool-batch' });
+    const run = await e.createRun({
+      entity: { kind: 'agent', name: 'researcher' },
+      input: "Research 'x'",
+      checkpoint: 'tool-batch',
+    });
     const failure = await e.execute(run.runId, { reason: 'run' }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(CheckpointWriteError);
     expect((failure as Error).message).toContain('simulated connection loss');
-    expect(await t.store.getRun(run.runId)).toMatchObject({ status: 'RUNNING', lastCheckpointAtMessageIndex: 0, error: null });
+    expect(await t.store.getRun(run.runId)).toMatchObject({
+      status: 'RUNNING',
+      lastCheckpointAtMessageIndex: 0,
+      error: null,
+    });
 
     const done = await finish(e, run.runId);
     expect(done.status).toBe('COMPLETED');
@@ -196,8 +264,14 @@ describe('a commit that fails once (connection lost mid-commit)', () => {
   it("a member run's failed commit stops the team too, instead of reaching the team's model as a tool error", async () => {
     await failFirstToolResultWrite();
     const e = engine();
-    const run = await e.createRun({ entity: { kind: 'team', name: 'research-team' }, input: "Research 'y'", checkpoint: 'tool-batch' });
-    await expect(e.execute(run.runId, { reason: 'run' })).rejects.toBeInstanceOf(CheckpointWriteError);
+    const run = await e.createRun({
+      entity: { kind: 'team', name: 'research-team' },
+      input: "Research 'y'",
+      checkpoint: 'tool-batch',
+    });
+    await expect(e.execute(run.runId, { reason: 'run' })).rejects.toBeInstanceOf(
+      CheckpointWriteError,
+    );
     const stalled = (await t.store.getRunView(run.runId))!;
     // Only the delegation turn (committed before delegating) is stored; its result is not.
     expect(stalled).toMatchObject({ status: 'RUNNING', last_checkpoint_at_message_index: 2 });

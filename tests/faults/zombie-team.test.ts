@@ -48,14 +48,31 @@ function engine(): Engine {
       researchTool('slow_fetch_detail', (item) => `Detail for ${item}`),
     ],
   });
-  const team = new Team({ name: 'research-team', model: teamModel, members: [researcher], checkpoint: 'tool-batch' });
-  return new Engine({ store: t.store, registry: new Registry({ teams: [team] }), workerId: 'zombie' });
+  const team = new Team({
+    name: 'research-team',
+    model: teamModel,
+    members: [researcher],
+    checkpoint: 'tool-batch',
+  });
+  return new Engine({
+    store: t.store,
+    registry: new Registry({ teams: [team] }),
+    workerId: 'zombie',
+  });
 }
 
 async function createTeamRun(): Promise<string> {
-  const run = await t.store.createRun({ entity: { kind: 'team', name: 'research-team' }, input: 'placeholder', checkpoint: 'tool-batch' });
+  const run = await t.store.createRun({
+    entity: { kind: 'team', name: 'research-team' },
+    input: 'placeholder',
+    checkpoint: 'tool-batch',
+  });
   // The model reads the run id from the input, to know which run to take over.
-  await t.db.updateTable('runs').set({ input: `Research 'x'|${run.runId}` }).where('run_id', '=', run.runId).execute();
+  await t.db
+    .updateTable('runs')
+    .set({ input: `Research 'x'|${run.runId}` })
+    .where('run_id', '=', run.runId)
+    .execute();
   return run.runId;
 }
 

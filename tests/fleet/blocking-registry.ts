@@ -28,5 +28,7 @@ export function createRegistry(): Registry {
         ? { toolCalls: [{ name: 'block_event_loop', arguments: { ms } }] }
         : { text: `done: ${toolResults(messages)[0]!.content}` },
   });
-  return new Registry({ agents: [new Agent({ name: 'blocker', model, tools: [blockFor], checkpoint: 'tool-batch' })] });
+  return new Registry({
+    agents: [new Agent({ name: 'blocker', model, tools: [blockFor], checkpoint: 'tool-batch' })],
+  });
 }

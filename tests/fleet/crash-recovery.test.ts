@@ -1,5 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { allTools, FLEET_BACKEND, holderOf, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
+import {
+  allTools,
+  FLEET_BACKEND,
+  holderOf,
+  RESEARCHER,
+  startFleet,
+  TEAM,
+  waitFor,
+  type Fleet,
+} from './fleet.js';
 
 /** SIGKILL→resumed times (ms), printed at the end for the report. */
 const recoveryTimes: Record<string, number> = {};
@@ -11,14 +20,21 @@ describe(`SIGKILL a worker mid-run (${FLEET_BACKEND})`, () => {
     fleet = undefined;
   });
 
-  async function killHolderWhen(runId: string, ready: (view: NonNullable<Awaited<ReturnType<Fleet['client']['getRun']>>>) => boolean) {
+  async function killHolderWhen(
+    runId: string,
+    ready: (view: NonNullable<Awaited<ReturnType<Fleet['client']['getRun']>>>) => boolean,
+  ) {
     const f = fleet!;
     let holder: string | undefined;
-    await waitFor(async () => {
-      const view = await f.client.getRun(runId);
-      holder = holderOf(view);
-      return view !== undefined && holder !== undefined && ready(view);
-    }, 20_000, 'the kill point');
+    await waitFor(
+      async () => {
+        const view = await f.client.getRun(runId);
+        holder = holderOf(view);
+        return view !== undefined && holder !== undefined && ready(view);
+      },
+      20_000,
+      'the kill point',
+    );
     const victim = f.workers.find((w) => w.id === holder)!;
     const killedAt = Date.now();
     victim.kill('SIGKILL');
@@ -28,7 +44,9 @@ describe(`SIGKILL a worker mid-run (${FLEET_BACKEND})`, () => {
 
   function assertNoCommittedBatchRanTwice(f: Fleet, tools: ReturnType<typeof allTools>) {
     const ledger = f.ledger();
-    for (const t of tools.filter((t) => t.name !== 'delegate_task_to_member' && t.status === 'completed')) {
+    for (const t of tools.filter(
+      (t) => t.name !== 'delegate_task_to_member' && t.status === 'completed',
+    )) {
       expect(ledger.get(t.idempotency_key), `${t.name} ${t.idempotency_key}`).toBe(1);
     }
   }
@@ -37,8 +55,15 @@ describe(`SIGKILL a worker mid-run (${FLEET_BACKEND})`, () => {
     fleet = await startFleet({ backend: FLEET_BACKEND });
     await fleet.spawnWorker('a');
     await fleet.spawnWorker('b');
-    const run = await fleet.client.enqueueRun({ entity: TEAM, input: "Research 'cairns'", checkpoint: 'tool-batch' });
-    const { victim, killedAt } = await killHolderWhen(run.runId, (v) => (v.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3);
+    const run = await fleet.client.enqueueRun({
+      entity: TEAM,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
+    });
+    const { victim, killedAt } = await killHolderWhen(
+      run.runId,
+      (v) => (v.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3,
+    );
     const done = await fleet.client.waitForRun(run.runId, { timeoutMs: 30_000 });
     expect(done.status).toBe('COMPLETED');
     const view = (await fleet.client.getRun(run.runId))!;
@@ -57,8 +82,15 @@ describe(`SIGKILL a worker mid-run (${FLEET_BACKEND})`, () => {
     fleet = await startFleet({ backend: FLEET_BACKEND });
     await fleet.spawnWorker('a');
     await fleet.spawnWorker('b');
-    const run = await fleet.client.enqueueRun({ entity: RESEARCHER, input: "Research 'cairns'", checkpoint: 'tool-batch' });
-    const { victim, killedAt } = await killHolderWhen(run.runId, (v) => v.last_checkpoint_at_message_index >= 5);
+    const run = await fleet.client.enqueueRun({
+      entity: RESEARCHER,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
+    });
+    const { victim, killedAt } = await killHolderWhen(
+      run.runId,
+      (v) => v.last_checkpoint_at_message_index >= 5,
+    );
     const done = await fleet.client.waitForRun(run.runId, { timeoutMs: 30_000 });
     expect(done.status).toBe('COMPLETED');
     const view = (await fleet.client.getRun(run.runId))!;

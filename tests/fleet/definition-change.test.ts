@@ -1,7 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FINAL_STATUSES } from '@cairn/engine';
-import { FLEET_BACKEND, holderOf, startFleet, waitFor, type Fleet, type SpawnedWorker } from './fleet.js';
+import {
+  FLEET_BACKEND,
+  holderOf,
+  startFleet,
+  waitFor,
+  type Fleet,
+  type SpawnedWorker,
+} from './fleet.js';
 import { DRAFTER, registryOf, type DefinitionVariant } from './definition-registry.js';
 
 const DEFINITION_REGISTRY = fileURLToPath(new URL('./definition-registry.ts', import.meta.url));
@@ -17,8 +24,19 @@ function hashOf(variant: DefinitionVariant): string {
 }
 
 /** A worker of `variant`; its own steps are quick unless `stepMs` says otherwise. */
-function spawn(f: Fleet, name: string, variant: DefinitionVariant, graceMs: number, env: Record<string, string> = {}): Promise<SpawnedWorker> {
-  return f.spawnWorker(name, { DEFINITION_VARIANT: variant, CAIRN_VERSION_GRACE_MS: String(graceMs), DRAFT_STEP_MS: '300', ...env });
+function spawn(
+  f: Fleet,
+  name: string,
+  variant: DefinitionVariant,
+  graceMs: number,
+  env: Record<string, string> = {},
+): Promise<SpawnedWorker> {
+  return f.spawnWorker(name, {
+    DEFINITION_VARIANT: variant,
+    CAIRN_VERSION_GRACE_MS: String(graceMs),
+    DRAFT_STEP_MS: '300',
+    ...env,
+  });
 }
 
 /** A reconciler quick enough to re-enqueue a run whose job ran out of retries while it waited for a worker with its definition. */
@@ -30,18 +48,42 @@ const QUICK_RECONCILER = { CAIRN_RECONCILE_INTERVAL_MS: '500', CAIRN_RECONCILE_A
  * lands in it), while worker `b` of `variant` runs beside it. `b` starts once
  * `a` holds the run (so it cannot take the run first), while `a` drafts.
  */
-async function runStartedThenOrphaned(variant: DefinitionVariant, graceMs: number, env: Record<string, string> = {}) {
-  fleet = await startFleet({ backend: FLEET_BACKEND, registryModule: DEFINITION_REGISTRY, lockMs: 1000, stalledIntervalMs: 250 });
+async function runStartedThenOrphaned(
+  variant: DefinitionVariant,
+  graceMs: number,
+  env: Record<string, string> = {},
+) {
+  fleet = await startFleet({
+    backend: FLEET_BACKEND,
+    registryModule: DEFINITION_REGISTRY,
+    lockMs: 1000,
+    stalledIntervalMs: 250,
+  });
   const f = fleet;
-  const a = await spawn(f, 'a', 'v1', graceMs, { DRAFT_FIRST_STEP_MS: '300', DRAFT_STEP_MS: '8000' });
-  const run = await f.client.enqueueRun({ entity: DRAFTER, input: 'a memo', checkpoint: 'tool-batch' });
-  await waitFor(async () => holderOf(await f.client.getRun(run.runId)) === 'a', 20_000, 'the claim by a');
+  const a = await spawn(f, 'a', 'v1', graceMs, {
+    DRAFT_FIRST_STEP_MS: '300',
+    DRAFT_STEP_MS: '8000',
+  });
+  const run = await f.client.enqueueRun({
+    entity: DRAFTER,
+    input: 'a memo',
+    checkpoint: 'tool-batch',
+  });
+  await waitFor(
+    async () => holderOf(await f.client.getRun(run.runId)) === 'a',
+    20_000,
+    'the claim by a',
+  );
   const [b] = await Promise.all([
     spawn(f, 'b', variant, graceMs, env),
-    waitFor(async () => {
-      const view = await f.client.getRun(run.runId);
-      return holderOf(view) === 'a' && (view?.last_checkpoint_at_message_index ?? 0) >= 3;
-    }, 20_000, 'the first checkpoint on a'),
+    waitFor(
+      async () => {
+        const view = await f.client.getRun(run.runId);
+        return holderOf(view) === 'a' && (view?.last_checkpoint_at_message_index ?? 0) >= 3;
+      },
+      20_000,
+      'the first checkpoint on a',
+    ),
   ]);
   a.kill('SIGKILL');
   await a.exited;
@@ -70,7 +112,10 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
 
       const failed = await f.client.waitForRun(runId, { timeoutMs: 30_000 });
       expect(failed.status).toBe('ERROR');
-      expect(failed.error).toMatchObject({ name: 'DefinitionChangedError', message: expect.stringContaining(`started on definition ${h1}, the workers have ${h2}`) });
+      expect(failed.error).toMatchObject({
+        name: 'DefinitionChangedError',
+        message: expect.stringContaining(`started on definition ${h1}, the workers have ${h2}`),
+      });
       const errored = (await f.client.getRun(runId))!;
       expect(errored.attempts.map((x) => [x.worker_id, x.outcome])).toEqual([
         ['a', 'superseded'],
@@ -80,12 +125,21 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
       const continued = await f.client.continueRun(runId, { upgrade: true });
       expect(continued).toMatchObject({ action: 'resume', run: { runId } });
       // The run is still ERROR until b claims the continue: wait for that claim to end.
-      await waitFor(async () => {
-        const view = await f.client.getRun(runId);
-        return (view?.attempts.length ?? 0) === 3 && FINAL_STATUSES.includes(view!.status);
-      }, 30_000, 'the upgraded resume to end');
+      await waitFor(
+        async () => {
+          const view = await f.client.getRun(runId);
+          return (view?.attempts.length ?? 0) === 3 && FINAL_STATUSES.includes(view!.status);
+        },
+        30_000,
+        'the upgraded resume to end',
+      );
       const view = (await f.client.getRun(runId))!;
-      expect(view).toMatchObject({ run_id: runId, status: 'COMPLETED', content: 'draft of 2 parts', definition_hash: h2 });
+      expect(view).toMatchObject({
+        run_id: runId,
+        status: 'COMPLETED',
+        content: 'draft of 2 parts',
+        definition_hash: h2,
+      });
       expect(view.attempts.map((x) => [x.worker_id, x.reason])).toEqual([
         ['a', 'run'],
         ['b', 'recovered'],
@@ -94,16 +148,23 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
       const upgraded = await f.client.store.listEventsOfTypes(runId, ['DefinitionUpgraded']);
       expect(upgraded.map((e) => e.data)).toEqual([expect.objectContaining({ from: h1, to: h2 })]);
       // Resumed from the checkpoint: part 1, committed by a, was not drafted again.
-      expect(view.tools.filter((t) => t.name === 'draft_step').map((t) => t.args)).toEqual([{ part: 1 }, { part: 2 }]);
+      expect(view.tools.filter((t) => t.name === 'draft_step').map((t) => t.args)).toEqual([
+        { part: 1 },
+        { part: 2 },
+      ]);
     },
   );
 
-  it('a worker with the run\'s definition started during the grace period takes the run over and completes it', async () => {
+  it("a worker with the run's definition started during the grace period takes the run over and completes it", async () => {
     const { f, b, runId } = await runStartedThenOrphaned('schema', 60_000, QUICK_RECONCILER);
     await b.waitForLog(`leaving it for a worker with ${hashOf('v1')}`, 20_000);
     await spawn(f, 'c', 'v1', 60_000, QUICK_RECONCILER);
     const done = await f.client.waitForRun(runId, { timeoutMs: 40_000 });
-    expect(done).toMatchObject({ status: 'COMPLETED', content: 'draft of 2 parts', definitionHash: hashOf('v1') });
+    expect(done).toMatchObject({
+      status: 'COMPLETED',
+      content: 'draft of 2 parts',
+      definitionHash: hashOf('v1'),
+    });
     const view = (await f.client.getRun(runId))!;
     expect(view.attempts.map((x) => x.worker_id)).toEqual(['a', 'c']);
   });
@@ -111,13 +172,19 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
   it("an entity declaring onDefinitionChange: 'resume' is resumed on the new definition without asking", async () => {
     const { f, runId } = await runStartedThenOrphaned('prompt-resume', 60_000);
     const done = await f.client.waitForRun(runId, { timeoutMs: 30_000 });
-    expect(done).toMatchObject({ status: 'COMPLETED', content: 'draft of 2 parts', definitionHash: hashOf('prompt-resume') });
+    expect(done).toMatchObject({
+      status: 'COMPLETED',
+      content: 'draft of 2 parts',
+      definitionHash: hashOf('prompt-resume'),
+    });
     const view = (await f.client.getRun(runId))!;
     expect(view.attempts.map((x) => [x.worker_id, x.reason])).toEqual([
       ['a', 'run'],
       ['b', 'recovered'],
     ]);
     const upgraded = await f.client.store.listEventsOfTypes(runId, ['DefinitionUpgraded']);
-    expect(upgraded.map((e) => e.data)).toEqual([expect.objectContaining({ from: hashOf('v1'), to: hashOf('prompt-resume') })]);
+    expect(upgraded.map((e) => e.data)).toEqual([
+      expect.objectContaining({ from: hashOf('v1'), to: hashOf('prompt-resume') }),
+    ]);
   });
 });

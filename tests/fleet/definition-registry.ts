@@ -30,7 +30,10 @@ function draftStep(variant: DefinitionVariant) {
     description: 'Drafts one part, slowly',
     parameters: variant === 'schema' ? base.extend({ tone: z.string().optional() }) : base,
     execute: async ({ part }, ctx) => {
-      const ms = part === 1 && process.env.DRAFT_FIRST_STEP_MS ? process.env.DRAFT_FIRST_STEP_MS : process.env.DRAFT_STEP_MS;
+      const ms =
+        part === 1 && process.env.DRAFT_FIRST_STEP_MS
+          ? process.env.DRAFT_FIRST_STEP_MS
+          : process.env.DRAFT_STEP_MS;
       await new Promise((resolve) => setTimeout(resolve, Number(ms ?? 1500)));
       recordExecution('draft_step', ctx.idempotencyKey);
       return `part ${part} drafted`;
@@ -49,7 +52,9 @@ export function registryOf(variant: DefinitionVariant): Registry {
       latencyMs: 50,
       decide: ({ messages }) => {
         const done = toolResults(messages, 'draft_step').length;
-        return done < 2 ? { toolCalls: [{ name: 'draft_step', arguments: { part: done + 1 } }] } : { text: `draft of ${done} parts` };
+        return done < 2
+          ? { toolCalls: [{ name: 'draft_step', arguments: { part: done + 1 } }] }
+          : { text: `draft of ${done} parts` };
       },
     }),
     tools: [draftStep(variant)],
@@ -62,6 +67,7 @@ export function registryOf(variant: DefinitionVariant): Registry {
 /** The registry a worker loads: the variant `DEFINITION_VARIANT` names (default `v1`). */
 export function createRegistry(): Registry {
   const variant = (process.env.DEFINITION_VARIANT ?? 'v1') as DefinitionVariant;
-  if (!DEFINITION_VARIANTS.includes(variant)) throw new Error(`DEFINITION_VARIANT must be one of ${DEFINITION_VARIANTS.join(', ')}`);
+  if (!DEFINITION_VARIANTS.includes(variant))
+    throw new Error(`DEFINITION_VARIANT must be one of ${DEFINITION_VARIANTS.join(', ')}`);
   return registryOf(variant);
 }

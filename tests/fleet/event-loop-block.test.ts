@@ -14,11 +14,20 @@ describe(`a tool that blocks the event loop for 3 s, with a 2 s lock (${FLEET_BA
   });
 
   async function runBlocker(executionThreads: string, blockMs = 3000) {
-    fleet = await startFleet({ backend: FLEET_BACKEND, registryModule: BLOCKING_REGISTRY, lockMs: 2000, stalledIntervalMs: 500 });
+    fleet = await startFleet({
+      backend: FLEET_BACKEND,
+      registryModule: BLOCKING_REGISTRY,
+      lockMs: 2000,
+      stalledIntervalMs: 500,
+    });
     const env = { CAIRN_EXECUTION_THREADS: executionThreads, BLOCKING_TOOL_MS: String(blockMs) };
     await fleet.spawnWorker('a', env);
     await fleet.spawnWorker('b', env);
-    const run = await fleet.client.enqueueRun({ entity: BLOCKER, input: 'block', checkpoint: 'tool-batch' });
+    const run = await fleet.client.enqueueRun({
+      entity: BLOCKER,
+      input: 'block',
+      checkpoint: 'tool-batch',
+    });
     const done = await fleet.client.waitForRun(run.runId, { timeoutMs: 60_000 });
     return { done, view: (await fleet.client.getRun(run.runId))! };
   }
@@ -34,10 +43,14 @@ describe(`a tool that blocks the event loop for 3 s, with a 2 s lock (${FLEET_BA
   // Measured on Redis only: on BullMQ's PostgreSQL backend this failure mode did not complete within the test's minute.
   // The tool blocks 6 s here so that the window between the lock's expiry and the end of the block (about 4 s)
   // holds a stalled check even on a loaded machine; with 3 s it was about 1 s and sometimes missed.
-  it('is taken over by the other worker when runs execute on the lock-renewing thread', requiresRedis(), async () => {
-    const { done, view } = await runBlocker('0', 6000);
-    expect(done.status).toBe('COMPLETED');
-    expect(view.attempts.length).toBeGreaterThanOrEqual(2);
-    expect(view.attempts.map((a) => a.reason)).toContain('recovered');
-  });
+  it(
+    'is taken over by the other worker when runs execute on the lock-renewing thread',
+    requiresRedis(),
+    async () => {
+      const { done, view } = await runBlocker('0', 6000);
+      expect(done.status).toBe('COMPLETED');
+      expect(view.attempts.length).toBeGreaterThanOrEqual(2);
+      expect(view.attempts.map((a) => a.reason)).toContain('recovered');
+    },
+  );
 });

@@ -1,6 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { requiresBackend } from '@cairn/services';
-import { allTools, FLEET_BACKEND, holderAfterMemberCheckpoint, holderOf, QUEUE_BACKENDS, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
+import {
+  allTools,
+  FLEET_BACKEND,
+  holderAfterMemberCheckpoint,
+  holderOf,
+  QUEUE_BACKENDS,
+  RESEARCHER,
+  startFleet,
+  TEAM,
+  waitFor,
+  type Fleet,
+} from './fleet.js';
 
 let fleet: Fleet | undefined;
 afterEach(async () => {
@@ -8,44 +19,59 @@ afterEach(async () => {
   fleet = undefined;
 });
 
-for (const backend of QUEUE_BACKENDS) describe(`a worker SIGSTOPped past its lock (${backend})`, requiresBackend(backend), () => {
-  it('is fenced out after SIGCONT: the run completes once, on the worker that took over', async () => {
-    fleet = await startFleet({ backend });
-    await fleet.spawnWorker('a');
-    await fleet.spawnWorker('b');
-    const f = fleet;
-    const run = await f.client.enqueueRun({ entity: RESEARCHER, input: "Research 'cairns'", checkpoint: 'tool-batch' });
-    let holder: string | undefined;
-    let committedBeforeStop: string[] = [];
-    await waitFor(async () => {
-      const view = await f.client.getRun(run.runId);
-      holder = holderOf(view);
-      committedBeforeStop = (view?.tools ?? []).filter((t) => t.status === 'completed').map((t) => t.idempotency_key);
-      return holder !== undefined && (view?.last_checkpoint_at_message_index ?? 0) >= 3;
-    }, 20_000, 'first checkpoint');
-    const zombie = f.workers.find((w) => w.id === holder)!;
-    zombie.kill('SIGSTOP');
-    await waitFor(async () => {
-      const view = await f.client.getRun(run.runId);
-      return holderOf(view) !== undefined && holderOf(view) !== zombie.id;
-    }, 15_000, 'another worker to take over');
-    zombie.kill('SIGCONT');
-    const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
-    expect(done.status).toBe('COMPLETED');
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(zombie.proc.exitCode).toBeNull();
-    const view = (await f.client.getRun(run.runId))!;
-    expect(view.attempts.filter((a) => a.outcome === 'completed')).toHaveLength(1);
-    expect(view.attempts.find((a) => a.outcome === 'completed')!.worker_id).not.toBe(zombie.id);
-    expect(view.attempts[1]!.reason).toBe('recovered');
-    expect(view.tools.filter((t) => t.status === 'completed')).toHaveLength(4);
-    const ledger = f.ledger();
-    for (const key of committedBeforeStop) expect(ledger.get(key)).toBe(1);
-    for (const count of ledger.values()) expect(count).toBeLessThanOrEqual(2);
-    const events = await f.client.listEvents(run.runId);
-    expect(events.filter((e) => e.type === 'RunCompleted')).toHaveLength(1);
+for (const backend of QUEUE_BACKENDS)
+  describe(`a worker SIGSTOPped past its lock (${backend})`, requiresBackend(backend), () => {
+    it('is fenced out after SIGCONT: the run completes once, on the worker that took over', async () => {
+      fleet = await startFleet({ backend });
+      await fleet.spawnWorker('a');
+      await fleet.spawnWorker('b');
+      const f = fleet;
+      const run = await f.client.enqueueRun({
+        entity: RESEARCHER,
+        input: "Research 'cairns'",
+        checkpoint: 'tool-batch',
+      });
+      let holder: string | undefined;
+      let committedBeforeStop: string[] = [];
+      await waitFor(
+        async () => {
+          const view = await f.client.getRun(run.runId);
+          holder = holderOf(view);
+          committedBeforeStop = (view?.tools ?? [])
+            .filter((t) => t.status === 'completed')
+            .map((t) => t.idempotency_key);
+          return holder !== undefined && (view?.last_checkpoint_at_message_index ?? 0) >= 3;
+        },
+        20_000,
+        'first checkpoint',
+      );
+      const zombie = f.workers.find((w) => w.id === holder)!;
+      zombie.kill('SIGSTOP');
+      await waitFor(
+        async () => {
+          const view = await f.client.getRun(run.runId);
+          return holderOf(view) !== undefined && holderOf(view) !== zombie.id;
+        },
+        15_000,
+        'another worker to take over',
+      );
+      zombie.kill('SIGCONT');
+      const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
+      expect(done.status).toBe('COMPLETED');
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(zombie.proc.exitCode).toBeNull();
+      const view = (await f.client.getRun(run.runId))!;
+      expect(view.attempts.filter((a) => a.outcome === 'completed')).toHaveLength(1);
+      expect(view.attempts.find((a) => a.outcome === 'completed')!.worker_id).not.toBe(zombie.id);
+      expect(view.attempts[1]!.reason).toBe('recovered');
+      expect(view.tools.filter((t) => t.status === 'completed')).toHaveLength(4);
+      const ledger = f.ledger();
+      for (const key of committedBeforeStop) expect(ledger.get(key)).toBe(1);
+      for (const count of ledger.values()) expect(count).toBeLessThanOrEqual(2);
+      const events = await f.client.listEvents(run.runId);
+      expect(events.filter((e) => e.type === 'RunCompleted')).toHaveLength(1);
+    });
   });
-});
 
 describe(`SIGTERM during a run (${FLEET_BACKEND})`, () => {
   it('hands the run over at its next checkpoint; another worker finishes it without redoing work', async () => {
@@ -53,7 +79,11 @@ describe(`SIGTERM during a run (${FLEET_BACKEND})`, () => {
     await fleet.spawnWorker('a');
     await fleet.spawnWorker('b');
     const f = fleet;
-    const run = await f.client.enqueueRun({ entity: TEAM, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+    const run = await f.client.enqueueRun({
+      entity: TEAM,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
+    });
     const leaving = await holderAfterMemberCheckpoint(f, run.runId);
     leaving.kill('SIGTERM');
     expect(await leaving.exited).toBe(0);

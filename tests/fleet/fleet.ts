@@ -6,7 +6,15 @@ import { createRegistry } from '@cairn/research-team';
 import type { Registry } from '@cairn/engine';
 import { ProducerService } from '@cairn/producer';
 import { loadRegistry, type QueueBackendKind } from '@cairn/runtime';
-import { freePort, spawnApp, testDatabase, testQueueBackend, testRedisUrl, type AppProcess, type TestDatabase } from '@cairn/services';
+import {
+  freePort,
+  spawnApp,
+  testDatabase,
+  testQueueBackend,
+  testRedisUrl,
+  type AppProcess,
+  type TestDatabase,
+} from '@cairn/services';
 import type { RunView } from '@cairn/store';
 
 /** Both queue backends, for scenarios that run on each (the Redis one is skipped without a Redis). */
@@ -46,7 +54,10 @@ export interface Fleet {
   workers: SpawnedWorker[];
   spawnWorker(name: string, env?: Record<string, string>): Promise<SpawnedWorker>;
   /** Starts `npm run producer` on this fleet's database and queue (on `port` when given, e.g. to restart one). */
-  spawnProducer(name: string, options?: { port?: number; env?: Record<string, string> }): Promise<SpawnedProducer>;
+  spawnProducer(
+    name: string,
+    options?: { port?: number; env?: Record<string, string> },
+  ): Promise<SpawnedProducer>;
   ledger(): Map<string, number>;
   /** True when the run has a waiting, delayed or active job. */
   runQueueLiveJob(runId: string): Promise<boolean>;
@@ -64,7 +75,9 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const client = await ProducerService.connect({
     databaseUrl: db.url,
     queue: { backend: options.backend, redisUrl, redisCluster, queueName },
-    registry: options.registry ?? (options.registryModule ? await loadRegistry(options.registryModule) : createRegistry()),
+    registry:
+      options.registry ??
+      (options.registryModule ? await loadRegistry(options.registryModule) : createRegistry()),
     migrate: true,
   });
   const workers: SpawnedWorker[] = [];
@@ -103,13 +116,23 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     await worker.waitForLog('worker started');
     return worker;
   };
-  const spawnProducer = async (name: string, { port, env = {} }: { port?: number; env?: Record<string, string> } = {}) => {
+  const spawnProducer = async (
+    name: string,
+    { port, env = {} }: { port?: number; env?: Record<string, string> } = {},
+  ) => {
     const listenPort = port ?? (await freePort());
     const producer: SpawnedProducer = Object.assign(
       spawnApp('producer', {
         name,
         logFile: join(dir, `${name}.log`),
-        env: { REDIS_URL: undefined, CAIRN_MODEL: undefined, OPENAI_API_KEY: undefined, ...baseEnv, PORT: String(listenPort), ...env },
+        env: {
+          REDIS_URL: undefined,
+          CAIRN_MODEL: undefined,
+          OPENAI_API_KEY: undefined,
+          ...baseEnv,
+          PORT: String(listenPort),
+          ...env,
+        },
       }),
       { baseUrl: `http://127.0.0.1:${listenPort}`, port: listenPort },
     );
@@ -173,13 +196,22 @@ export function holderOf(view: RunView | undefined): string | undefined {
 }
 
 /** The worker holding the team run once its first member run has committed its first tool batch (message index 3). */
-export async function holderAfterMemberCheckpoint(fleet: Fleet, runId: string): Promise<SpawnedWorker> {
+export async function holderAfterMemberCheckpoint(
+  fleet: Fleet,
+  runId: string,
+): Promise<SpawnedWorker> {
   let holder: string | undefined;
-  await waitFor(async () => {
-    const view = await fleet.client.getRun(runId);
-    holder = holderOf(view);
-    return holder !== undefined && (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3;
-  }, 20_000, "the member's first checkpoint");
+  await waitFor(
+    async () => {
+      const view = await fleet.client.getRun(runId);
+      holder = holderOf(view);
+      return (
+        holder !== undefined && (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3
+      );
+    },
+    20_000,
+    "the member's first checkpoint",
+  );
   return fleet.workers.find((w) => w.id === holder)!;
 }
 

@@ -10,7 +10,11 @@ afterEach(async () => {
 });
 
 /** POSTs a run of `kind`/`name` to the producer; the status and the JSON body. */
-async function postRun(producer: SpawnedProducer, kind: 'agents' | 'teams', name: string): Promise<{ status: number; body: Record<string, unknown> }> {
+async function postRun(
+  producer: SpawnedProducer,
+  kind: 'agents' | 'teams',
+  name: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${producer.baseUrl}/v1/${kind}/${encodeURIComponent(name)}/runs`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -42,7 +46,11 @@ describe(`a fresh deploy: producer and worker starting together (${FLEET_BACKEND
     const created = await postRun(producer, 'teams', TEAM.name);
     expect(created.status).toBe(202);
     const runId = created.body.run_id as string;
-    expect(await f.client.getRun(runId)).toMatchObject({ status: 'PENDING', definition_hash: null, checkpoint: 'tool-batch' });
+    expect(await f.client.getRun(runId)).toMatchObject({
+      status: 'PENDING',
+      definition_hash: null,
+      checkpoint: 'tool-batch',
+    });
 
     await starting;
     const done = await f.client.waitForRun(runId, { timeoutMs: 60_000 });
@@ -58,12 +66,18 @@ describe(`a fresh deploy: producer and worker starting together (${FLEET_BACKEND
     const typo = await postRun(producer, 'teams', 'reserch-team');
     expect(typo.status).toBe(202);
     const runId = typo.body.run_id as string;
-    expect(await f.client.getRun(runId)).toMatchObject({ status: 'PENDING', entity: { kind: 'team', name: 'reserch-team' } });
+    expect(await f.client.getRun(runId)).toMatchObject({
+      status: 'PENDING',
+      entity: { kind: 'team', name: 'reserch-team' },
+    });
 
     await f.spawnWorker('w1', { CAIRN_VERSION_GRACE_MS: '300' });
     const failed = await f.client.waitForRun(runId, { timeoutMs: 30_000 });
     expect(failed.status).toBe('ERROR');
-    expect(failed.error).toMatchObject({ name: 'EntityNotFoundError', message: expect.stringContaining('"reserch-team"') });
+    expect(failed.error).toMatchObject({
+      name: 'EntityNotFoundError',
+      message: expect.stringContaining('"reserch-team"'),
+    });
 
     const refused = await postRun(producer, 'teams', 'reserch-team');
     expect(refused.status).toBe(404);

@@ -1,5 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { allTools, FLEET_BACKEND, holderOf, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
+import {
+  allTools,
+  FLEET_BACKEND,
+  holderOf,
+  RESEARCHER,
+  startFleet,
+  TEAM,
+  waitFor,
+  type Fleet,
+} from './fleet.js';
 
 /** Workers whose scripted models return new tool-call ids on every request, as a real model does. */
 const FRESH = { RESEARCH_TOOL_CALL_IDS: 'fresh' };
@@ -10,14 +19,22 @@ afterEach(async () => {
   fleet = undefined;
 });
 
-async function killHolderWhen(f: Fleet, runId: string, ready: (view: NonNullable<Awaited<ReturnType<Fleet['client']['getRun']>>>) => boolean) {
+async function killHolderWhen(
+  f: Fleet,
+  runId: string,
+  ready: (view: NonNullable<Awaited<ReturnType<Fleet['client']['getRun']>>>) => boolean,
+) {
   let holder: string | undefined;
   let seen: Awaited<ReturnType<Fleet['client']['getRun']>>;
-  await waitFor(async () => {
-    seen = await f.client.getRun(runId);
-    holder = holderOf(seen);
-    return seen !== undefined && holder !== undefined && ready(seen);
-  }, 20_000, 'the kill point');
+  await waitFor(
+    async () => {
+      seen = await f.client.getRun(runId);
+      holder = holderOf(seen);
+      return seen !== undefined && holder !== undefined && ready(seen);
+    },
+    20_000,
+    'the kill point',
+  );
   const victim = f.workers.find((w) => w.id === holder)!;
   victim.kill('SIGKILL');
   await victim.exited;
@@ -35,8 +52,14 @@ describe(`SIGKILL under a model with fresh tool-call ids (${FLEET_BACKEND})`, ()
     const f = fleet;
     await f.spawnWorker('a', FRESH);
     await f.spawnWorker('b', FRESH);
-    const run = await f.client.enqueueRun({ entity: RESEARCHER, input: "Research 'cairns'", checkpoint: 'tool-call' });
-    const atKill = await killHolderWhen(f, run.runId, (v) => v.tools.some((t) => t.name === 'slow_fetch_detail' && t.status === 'running'));
+    const run = await f.client.enqueueRun({
+      entity: RESEARCHER,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-call',
+    });
+    const atKill = await killHolderWhen(f, run.runId, (v) =>
+      v.tools.some((t) => t.name === 'slow_fetch_detail' && t.status === 'running'),
+    );
     const finishedAtKill = atKill.tools.filter((t) => t.status === 'completed');
     expect(finishedAtKill.length).toBeGreaterThanOrEqual(1);
     const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
@@ -52,7 +75,9 @@ describe(`SIGKILL under a model with fresh tool-call ids (${FLEET_BACKEND})`, ()
     const ledger = f.ledger();
     for (const t of finishedAtKill) expect(ledger.get(t.idempotency_key), t.name).toBe(1);
     // The call in flight ran again under its stored id (same idempotency key), not under a new one.
-    expect(view.tools.map((t) => t.tool_call_id).slice(0, atKill.tools.length)).toEqual(atKill.tools.map((t) => t.tool_call_id));
+    expect(view.tools.map((t) => t.tool_call_id).slice(0, atKill.tools.length)).toEqual(
+      atKill.tools.map((t) => t.tool_call_id),
+    );
     expect(view.tools.every((t) => t.status !== 'running')).toBe(true);
   });
 
@@ -61,7 +86,11 @@ describe(`SIGKILL under a model with fresh tool-call ids (${FLEET_BACKEND})`, ()
     const f = fleet;
     await f.spawnWorker('a', FRESH);
     await f.spawnWorker('b', FRESH);
-    const run = await f.client.enqueueRun({ entity: RESEARCHER, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+    const run = await f.client.enqueueRun({
+      entity: RESEARCHER,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
+    });
     await killHolderWhen(f, run.runId, (v) => v.last_checkpoint_at_message_index >= 5);
     const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
     expect(done.status).toBe('COMPLETED');
@@ -79,15 +108,25 @@ describe(`SIGKILL under a model with fresh tool-call ids (${FLEET_BACKEND})`, ()
     const f = fleet;
     await f.spawnWorker('a', FRESH);
     await f.spawnWorker('b', FRESH);
-    const run = await f.client.enqueueRun({ entity: TEAM, input: "Research 'cairns'", checkpoint: 'tool-batch' });
-    await killHolderWhen(f, run.runId, (v) => (v.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3);
+    const run = await f.client.enqueueRun({
+      entity: TEAM,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
+    });
+    await killHolderWhen(
+      f,
+      run.runId,
+      (v) => (v.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3,
+    );
     const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
     expect(done.status).toBe('COMPLETED');
     const view = (await f.client.getRun(run.runId))!;
     expect(view.member_runs).toHaveLength(1);
     expect(view.tools.filter((t) => t.name === 'delegate_task_to_member')).toHaveLength(1);
     expect(allTools(view).filter((t) => t.name === 'slow_search')).toHaveLength(1);
-    for (const t of allTools(view).filter((t) => t.name !== 'delegate_task_to_member' && t.status === 'completed')) {
+    for (const t of allTools(view).filter(
+      (t) => t.name !== 'delegate_task_to_member' && t.status === 'completed',
+    )) {
       expect(f.ledger().get(t.idempotency_key), t.name).toBe(1);
     }
   });

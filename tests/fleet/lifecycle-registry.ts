@@ -8,7 +8,12 @@
  *   delegations to the same member), then joins their answers.
  */
 import { Agent, DELEGATE_TOOL_NAME, Registry, Team, tool } from '@cairn/engine';
-import { ScriptedModel, toolResults, type ScriptContext, type ScriptedReply } from '@cairn/engine/testing';
+import {
+  ScriptedModel,
+  toolResults,
+  type ScriptContext,
+  type ScriptedReply,
+} from '@cairn/engine/testing';
 import { recordExecution } from '@cairn/research-team';
 import { z } from 'zod';
 
@@ -28,7 +33,9 @@ const slowStep = tool({
   description: 'Works on the task for a while',
   parameters: z.object({ about: z.string() }),
   execute: async ({ about }, ctx) => {
-    await new Promise((resolve) => setTimeout(resolve, Number(process.env.LIFECYCLE_STEP_MS ?? 1500)));
+    await new Promise((resolve) =>
+      setTimeout(resolve, Number(process.env.LIFECYCLE_STEP_MS ?? 1500)),
+    );
     recordExecution('slow_step', ctx.idempotencyKey);
     return `worked on ${about}`;
   },
@@ -47,7 +54,8 @@ function lastUserInput(messages: ScriptContext['messages']): string {
 function echoScript({ messages }: ScriptContext): ScriptedReply {
   const last = messages.at(-1);
   const input = lastUserInput(messages);
-  if (last?.role === 'user') return { toolCalls: [{ name: 'slow_step', arguments: { about: input } }] };
+  if (last?.role === 'user')
+    return { toolCalls: [{ name: 'slow_step', arguments: { about: input } }] };
   return { text: `answered: ${input}` };
 }
 
@@ -68,14 +76,34 @@ function pairScript({ messages }: ScriptContext): ScriptedReply {
 /** The registry the lifecycle scenarios' workers load (`CAIRN_REGISTRY`). */
 export function createRegistry(): Registry {
   const fresh = { toolCallIds: 'fresh' as const, latencyMs: 50 };
-  const echoModel = new ScriptedModel({ ...fresh, latencyMs: Number(process.env.LIFECYCLE_MODEL_MS ?? 50), decide: echoScript });
-  const echo = new Agent({ name: 'echo', model: echoModel, tools: [slowStep], checkpoint: 'tool-batch' });
+  const echoModel = new ScriptedModel({
+    ...fresh,
+    latencyMs: Number(process.env.LIFECYCLE_MODEL_MS ?? 50),
+    decide: echoScript,
+  });
+  const echo = new Agent({
+    name: 'echo',
+    model: echoModel,
+    tools: [slowStep],
+    checkpoint: 'tool-batch',
+  });
   const crasher = new Agent({
     name: 'crasher',
-    model: new ScriptedModel({ ...fresh, decide: ({ messages }) => (toolResults(messages).length === 0 ? { toolCalls: [{ name: 'crash_worker', arguments: {} }] } : { text: 'survived' }) }),
+    model: new ScriptedModel({
+      ...fresh,
+      decide: ({ messages }) =>
+        toolResults(messages).length === 0
+          ? { toolCalls: [{ name: 'crash_worker', arguments: {} }] }
+          : { text: 'survived' },
+    }),
     tools: [crashWorker],
     checkpoint: 'tool-batch',
   });
-  const team = new Team({ name: 'pair-team', model: new ScriptedModel({ ...fresh, decide: pairScript }), members: [echo], checkpoint: 'tool-batch' });
+  const team = new Team({
+    name: 'pair-team',
+    model: new ScriptedModel({ ...fresh, decide: pairScript }),
+    members: [echo],
+    checkpoint: 'tool-batch',
+  });
   return new Registry({ agents: [crasher], teams: [team] });
 }

@@ -2,7 +2,14 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ContinuePendingError } from '@cairn/engine';
 import { reconcileOnce } from '@cairn/queue';
-import { FLEET_BACKEND, holderOf, startFleet, waitFor, type Fleet, type SpawnedWorker } from './fleet.js';
+import {
+  FLEET_BACKEND,
+  holderOf,
+  startFleet,
+  waitFor,
+  type Fleet,
+  type SpawnedWorker,
+} from './fleet.js';
 
 const LIFECYCLE_REGISTRY = fileURLToPath(new URL('./lifecycle-registry.ts', import.meta.url));
 const ECHO = { kind: 'agent', name: 'echo' } as const;
@@ -14,7 +21,12 @@ afterEach(async () => {
 });
 
 function start() {
-  return startFleet({ backend: FLEET_BACKEND, registryModule: LIFECYCLE_REGISTRY, lockMs: 1000, stalledIntervalMs: 250 });
+  return startFleet({
+    backend: FLEET_BACKEND,
+    registryModule: LIFECYCLE_REGISTRY,
+    lockMs: 1000,
+    stalledIntervalMs: 250,
+  });
 }
 
 function userMessages(view: { messages: { role: string; content?: unknown }[] }): unknown[] {
@@ -33,15 +45,26 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
     fleet = await start();
     const f = fleet;
     await f.spawnWorker('a', { CAIRN_VERSION_GRACE_MS: '300' });
-    const ghost = await f.client.store.createRun({ entity: { kind: 'agent', name: 'ghost' }, input: 'hello', checkpoint: 'tool-batch' });
+    const ghost = await f.client.store.createRun({
+      entity: { kind: 'agent', name: 'ghost' },
+      input: 'hello',
+      checkpoint: 'tool-batch',
+    });
     await f.client.runQueue.add({ name: 'run', data: { runId: ghost.runId } });
     const done = await f.client.waitForRun(ghost.runId, { timeoutMs: 30_000 });
     expect(done.status).toBe('ERROR');
-    expect(done.error).toMatchObject({ name: 'EntityNotFoundError', message: expect.stringContaining('"ghost"') });
+    expect(done.error).toMatchObject({
+      name: 'EntityNotFoundError',
+      message: expect.stringContaining('"ghost"'),
+    });
     const view = (await f.client.getRun(ghost.runId))!;
     expect(view.attempts).toHaveLength(1);
     expect(view.attempts[0]).toMatchObject({ worker_id: 'a', outcome: 'error' });
-    const reconciled = await reconcileOnce({ store: f.client.store, runQueue: f.client.runQueue, olderThanMs: 0 });
+    const reconciled = await reconcileOnce({
+      store: f.client.store,
+      runQueue: f.client.runQueue,
+      olderThanMs: 0,
+    });
     expect(reconciled.enqueued).not.toContain(ghost.runId);
     expect((await f.client.continueRun(ghost.runId)).action).toBe('resume');
   });
@@ -49,7 +72,11 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
   it('ends a run that crashes its worker at the same point every time in ERROR once it passes CAIRN_MAX_ATTEMPTS claims', async () => {
     fleet = await start();
     const f = fleet;
-    const run = await f.client.enqueueRun({ entity: { kind: 'agent', name: 'crasher' }, input: 'go', checkpoint: 'tool-batch' });
+    const run = await f.client.enqueueRun({
+      entity: { kind: 'agent', name: 'crasher' },
+      input: 'go',
+      checkpoint: 'tool-batch',
+    });
     let n = 0;
     let worker: SpawnedWorker | undefined;
     const deadline = Date.now() + 90_000;
@@ -61,9 +88,16 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
     }
     const view = (await f.client.getRun(run.runId))!;
     expect(view.status).toBe('ERROR');
-    expect(view.error).toMatchObject({ name: 'AttemptsExhaustedError', message: expect.stringContaining('CAIRN_MAX_ATTEMPTS=2') });
+    expect(view.error).toMatchObject({
+      name: 'AttemptsExhaustedError',
+      message: expect.stringContaining('CAIRN_MAX_ATTEMPTS=2'),
+    });
     expect(view.attempts).toHaveLength(3);
-    expect([...f.ledger().entries()].filter(([key]) => key.startsWith(run.runId)).reduce((sum, [, count]) => sum + count, 0)).toBe(2);
+    expect(
+      [...f.ledger().entries()]
+        .filter(([key]) => key.startsWith(run.runId))
+        .reduce((sum, [, count]) => sum + count, 0),
+    ).toBe(2);
   });
 
   it('answers a continue whose worker is SIGKILLed before its first checkpoint, once', async () => {
@@ -71,13 +105,30 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
     const f = fleet;
     await f.spawnWorker('a');
     await f.spawnWorker('b');
-    const run = await f.client.enqueueRun({ entity: ECHO, input: 'first', checkpoint: 'tool-batch' });
-    expect((await f.client.waitForRun(run.runId, { timeoutMs: 30_000 })).content).toBe('answered: first');
+    const run = await f.client.enqueueRun({
+      entity: ECHO,
+      input: 'first',
+      checkpoint: 'tool-batch',
+    });
+    expect((await f.client.waitForRun(run.runId, { timeoutMs: 30_000 })).content).toBe(
+      'answered: first',
+    );
     const before = (await f.client.getRun(run.runId))!.last_checkpoint_at_message_index;
     // A COMPLETED run forks; an ERROR run resumes in place: end it as a failed model turn would.
-    await f.client.store.db.updateTable('runs').set({ status: 'ERROR' }).where('run_id', '=', run.runId).execute();
+    await f.client.store.db
+      .updateTable('runs')
+      .set({ status: 'ERROR' })
+      .where('run_id', '=', run.runId)
+      .execute();
     await f.client.continueRun(run.runId, { input: 'second' });
-    await waitFor(async () => (await f.client.getRun(run.runId))?.attempts.some((a) => a.reason === 'continue' && a.ended_at === null) ?? false, 20_000, 'the continue to start');
+    await waitFor(
+      async () =>
+        (await f.client.getRun(run.runId))?.attempts.some(
+          (a) => a.reason === 'continue' && a.ended_at === null,
+        ) ?? false,
+      20_000,
+      'the continue to start',
+    );
     expect((await f.client.getRun(run.runId))!.last_checkpoint_at_message_index).toBe(before);
     await killHolder(f, run.runId);
     const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
@@ -95,9 +146,18 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
     const env = { LIFECYCLE_STEP_MS: '2500', LIFECYCLE_MODEL_MS: '1500' };
     await f.spawnWorker('a', env);
     await f.spawnWorker('b', env);
-    const run = await f.client.enqueueRun({ entity: ECHO, input: 'first', checkpoint: 'tool-call' });
-    const indexOf = async () => (await f.client.getRun(run.runId))!.last_checkpoint_at_message_index;
-    await waitFor(async () => (await indexOf()) >= 2, 20_000, 'the first call to be stored before it runs');
+    const run = await f.client.enqueueRun({
+      entity: ECHO,
+      input: 'first',
+      checkpoint: 'tool-call',
+    });
+    const indexOf = async () =>
+      (await f.client.getRun(run.runId))!.last_checkpoint_at_message_index;
+    await waitFor(
+      async () => (await indexOf()) >= 2,
+      20_000,
+      'the first call to be stored before it runs',
+    );
     await f.client.continueRun(run.runId, { input: 'second' });
     // The holder dies in that call; the next execution takes the input in, re-runs the call and commits its result...
     await killHolder(f, run.runId);
@@ -117,8 +177,16 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
     fleet = await start();
     const f = fleet;
     await f.spawnWorker('a');
-    const run = await f.client.enqueueRun({ entity: ECHO, input: 'first', checkpoint: 'tool-batch' });
-    await waitFor(async () => (await f.client.getRunStatus(run.runId)) === 'RUNNING', 20_000, 'the run to start');
+    const run = await f.client.enqueueRun({
+      entity: ECHO,
+      input: 'first',
+      checkpoint: 'tool-batch',
+    });
+    await waitFor(
+      async () => (await f.client.getRunStatus(run.runId)) === 'RUNNING',
+      20_000,
+      'the run to start',
+    );
     const results = await Promise.allSettled([
       f.client.continueRun(run.runId, { input: 'left' }),
       f.client.continueRun(run.runId, { input: 'right' }),
@@ -142,8 +210,16 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
     const f = fleet;
     await f.spawnWorker('a');
     await f.spawnWorker('b');
-    const run = await f.client.enqueueRun({ entity: { kind: 'team', name: 'pair-team' }, input: 'pair', checkpoint: 'tool-batch' });
-    await waitFor(async () => (await f.client.getRun(run.runId))?.member_runs.length === 2, 20_000, 'both delegations to start');
+    const run = await f.client.enqueueRun({
+      entity: { kind: 'team', name: 'pair-team' },
+      input: 'pair',
+      checkpoint: 'tool-batch',
+    });
+    await waitFor(
+      async () => (await f.client.getRun(run.runId))?.member_runs.length === 2,
+      20_000,
+      'both delegations to start',
+    );
     await killHolder(f, run.runId);
     const done = await f.client.waitForRun(run.runId, { timeoutMs: 45_000 });
     expect(done.status).toBe('COMPLETED');
@@ -153,7 +229,9 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
     const delegations = view.tools.filter((t) => t.name === 'delegate_task_to_member');
     expect(delegations).toHaveLength(2);
     expect(delegations.every((t) => t.status === 'completed')).toBe(true);
-    expect(new Set(delegations.map((t) => t.child_run_id))).toEqual(new Set(view.member_runs.map((m) => m.run_id)));
+    expect(new Set(delegations.map((t) => t.child_run_id))).toEqual(
+      new Set(view.member_runs.map((m) => m.run_id)),
+    );
     for (const member of view.member_runs) expect(member.status).toBe('COMPLETED');
   });
 });

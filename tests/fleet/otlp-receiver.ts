@@ -31,7 +31,11 @@ interface OtlpValue {
 interface OtlpExport {
   resourceSpans?: {
     resource?: { attributes?: { key: string; value: OtlpValue }[] };
-    scopeSpans?: { spans?: (Omit<ReceivedSpan, 'service' | 'attributes'> & { attributes?: { key: string; value: OtlpValue }[] })[] }[];
+    scopeSpans?: {
+      spans?: (Omit<ReceivedSpan, 'service' | 'attributes'> & {
+        attributes?: { key: string; value: OtlpValue }[];
+      })[];
+    }[];
   }[];
 }
 
@@ -55,11 +59,21 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       }
       const payload = JSON.parse(body) as OtlpExport;
       for (const resource of payload.resourceSpans ?? []) {
-        const service = String(plain(resource.resource?.attributes?.find((a) => a.key === 'service.name')?.value ?? {}));
+        const service = String(
+          plain(resource.resource?.attributes?.find((a) => a.key === 'service.name')?.value ?? {}),
+        );
         for (const scope of resource.scopeSpans ?? []) {
           for (const span of scope.spans ?? []) {
-            const attributes = Object.fromEntries((span.attributes ?? []).map((a) => [a.key, plain(a.value)]));
-            spans.push({ ...span, parentSpanId: span.parentSpanId ?? '', service, attributes, status: span.status ?? {} });
+            const attributes = Object.fromEntries(
+              (span.attributes ?? []).map((a) => [a.key, plain(a.value)]),
+            );
+            spans.push({
+              ...span,
+              parentSpanId: span.parentSpanId ?? '',
+              service,
+              attributes,
+              status: span.status ?? {},
+            });
           }
         }
       }
@@ -84,7 +98,9 @@ export function spanTree(spans: readonly ReceivedSpan[]): string {
   }
   const lines: string[] = [];
   const walk = (parent: string, depth: number) => {
-    const sorted = [...(children.get(parent) ?? [])].sort((a, b) => (BigInt(a.startTimeUnixNano) < BigInt(b.startTimeUnixNano) ? -1 : 1));
+    const sorted = [...(children.get(parent) ?? [])].sort((a, b) =>
+      BigInt(a.startTimeUnixNano) < BigInt(b.startTimeUnixNano) ? -1 : 1,
+    );
     for (const span of sorted) {
       const a = span.attributes;
       const detail = [
@@ -96,7 +112,9 @@ export function spanTree(spans: readonly ReceivedSpan[]): string {
         a['cairn.tool'],
         a['cairn.model'],
       ].filter(Boolean);
-      lines.push(`${'  '.repeat(depth)}${span.name} [${span.service}]${detail.length ? ` ${detail.join(', ')}` : ''}`);
+      lines.push(
+        `${'  '.repeat(depth)}${span.name} [${span.service}]${detail.length ? ` ${detail.join(', ')}` : ''}`,
+      );
       walk(span.spanId, depth + 1);
     }
   };

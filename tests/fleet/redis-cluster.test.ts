@@ -31,7 +31,11 @@ describe('Redis Cluster: three masters, a worker SIGKILLed mid-run', requiresRed
     const f = fleet;
     await f.spawnWorker('a');
     await f.spawnWorker('b');
-    const run = await f.client.enqueueRun({ entity: TEAM, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+    const run = await f.client.enqueueRun({
+      entity: TEAM,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
+    });
 
     const victim = await holderAfterMemberCheckpoint(f, run.runId);
     victim.kill('SIGKILL');
@@ -50,7 +54,8 @@ describe('Redis Cluster: three masters, a worker SIGKILLed mid-run', requiresRed
     const byNode = await keysByNode(c);
     const keys = [...byNode.values()].flat();
     expect(keys.length).toBeGreaterThan(0);
-    for (const key of keys) expect(key.startsWith(`${DEFAULT_CLUSTER_QUEUE_PREFIX}:`), key).toBe(true);
+    for (const key of keys)
+      expect(key.startsWith(`${DEFAULT_CLUSTER_QUEUE_PREFIX}:`), key).toBe(true);
     const slots = new Set(await Promise.all(keys.map((key) => c.cli(['CLUSTER', 'KEYSLOT', key]))));
     expect([...slots]).toEqual([await c.cli(['CLUSTER', 'KEYSLOT', DEFAULT_CLUSTER_QUEUE_PREFIX])]);
     expect([...byNode.values()].filter((onNode) => onNode.length > 0)).toHaveLength(1);

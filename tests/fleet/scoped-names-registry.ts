@@ -19,7 +19,9 @@ function lookup(name: string, source: string): Tool {
     description: `Looks a topic up in ${source}`,
     parameters: z.object({ topic: z.string(), pass: z.number() }),
     execute: async ({ topic, pass }, ctx) => {
-      await new Promise((resolve) => setTimeout(resolve, Number(process.env.SCOPED_STEP_MS ?? 1000)));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Number(process.env.SCOPED_STEP_MS ?? 1000)),
+      );
       recordExecution(name, ctx.idempotencyKey);
       return `${source} on ${topic} (pass ${pass})`;
     },
@@ -37,7 +39,15 @@ function researcher(search: Tool, instructions: string): Agent {
       ...fresh,
       decide: ({ messages, instructions: seen }) => {
         const results = toolResults(messages);
-        if (results.length < 2) return { toolCalls: [{ name: search.name, arguments: { topic: firstUserInput(messages), pass: results.length + 1 } }] };
+        if (results.length < 2)
+          return {
+            toolCalls: [
+              {
+                name: search.name,
+                arguments: { topic: firstUserInput(messages), pass: results.length + 1 },
+              },
+            ],
+          };
         return { text: `${seen}: ${results.map((r) => r.content).join('; ')}` };
       },
     }),
@@ -54,7 +64,15 @@ function team(name: string, member: Agent): Team {
       ...fresh,
       decide: ({ messages }) => {
         const reports = toolResults(messages, DELEGATE_TOOL_NAME);
-        if (reports.length === 0) return { toolCalls: [{ name: DELEGATE_TOOL_NAME, arguments: { member: 'researcher', task: firstUserInput(messages) } }] };
+        if (reports.length === 0)
+          return {
+            toolCalls: [
+              {
+                name: DELEGATE_TOOL_NAME,
+                arguments: { member: 'researcher', task: firstUserInput(messages) },
+              },
+            ],
+          };
         return { text: `${name}: ${reports[0]!.content}` };
       },
     }),

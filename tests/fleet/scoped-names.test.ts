@@ -14,27 +14,46 @@ it(`two teams each run their own researcher; a SIGKILL mid-member resumes that t
   fleet = await startFleet({ backend: FLEET_BACKEND, registryModule: SCOPED_REGISTRY });
   await fleet.spawnWorker('a');
   await fleet.spawnWorker('b');
-  const web = await fleet.client.enqueueRun({ entity: { kind: 'team', name: 'web-team' }, input: 'tides' });
-  const papers = await fleet.client.enqueueRun({ entity: { kind: 'team', name: 'paper-team' }, input: 'tides' });
+  const web = await fleet.client.enqueueRun({
+    entity: { kind: 'team', name: 'web-team' },
+    input: 'tides',
+  });
+  const papers = await fleet.client.enqueueRun({
+    entity: { kind: 'team', name: 'paper-team' },
+    input: 'tides',
+  });
 
   // Kill the worker holding the web team once its researcher committed its first lookup.
   let holder: string | undefined;
   let memberId: string | undefined;
-  await waitFor(async () => {
-    const view = await fleet!.client.getRun(web.runId);
-    holder = holderOf(view);
-    memberId = view?.member_runs[0]?.run_id;
-    return holder !== undefined && (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3;
-  }, 20_000, "the web team's researcher to commit its first lookup");
+  await waitFor(
+    async () => {
+      const view = await fleet!.client.getRun(web.runId);
+      holder = holderOf(view);
+      memberId = view?.member_runs[0]?.run_id;
+      return (
+        holder !== undefined && (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3
+      );
+    },
+    20_000,
+    "the web team's researcher to commit its first lookup",
+  );
   const victim = fleet.workers.find((w) => w.id === holder)!;
   victim.kill('SIGKILL');
   await victim.exited;
 
-  for (const run of [web, papers]) expect((await fleet.client.waitForRun(run.runId, { timeoutMs: 40_000 })).status).toBe('COMPLETED');
+  for (const run of [web, papers])
+    expect((await fleet.client.waitForRun(run.runId, { timeoutMs: 40_000 })).status).toBe(
+      'COMPLETED',
+    );
   const webView = (await fleet.client.getRun(web.runId))!;
   const paperView = (await fleet.client.getRun(papers.runId))!;
-  expect(webView.content).toBe('web-team: web researcher: the web on tides (pass 1); the web on tides (pass 2)');
-  expect(paperView.content).toBe('paper-team: paper researcher: the papers on tides (pass 1); the papers on tides (pass 2)');
+  expect(webView.content).toBe(
+    'web-team: web researcher: the web on tides (pass 1); the web on tides (pass 2)',
+  );
+  expect(paperView.content).toBe(
+    'paper-team: paper researcher: the papers on tides (pass 1); the papers on tides (pass 2)',
+  );
 
   const [webMember] = webView.member_runs;
   const [paperMember] = paperView.member_runs;

@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { createClient } from '@cairn/client';
 import { afterEach, expect, it } from 'vitest';
 import { holderOf, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
-import { spanTree, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
+import {
+  spanTree,
+  startOtlpReceiver,
+  type OtlpReceiver,
+  type ReceivedSpan,
+} from './otlp-receiver.js';
 
 const backend = process.env.CAIRN_TEST_REDIS_URL ? 'redis' : 'postgres';
 
@@ -35,11 +40,17 @@ it(`one run is one trace, from the caller's request through both attempts across
   );
 
   let holder: string | undefined;
-  await waitFor(async () => {
-    const view = await f.client.getRun(run_id);
-    holder = holderOf(view);
-    return holder !== undefined && (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3;
-  }, 20_000, "the member's first checkpoint");
+  await waitFor(
+    async () => {
+      const view = await f.client.getRun(run_id);
+      holder = holderOf(view);
+      return (
+        holder !== undefined && (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3
+      );
+    },
+    20_000,
+    "the member's first checkpoint",
+  );
   // Let the batch processor export what the victim has finished, as a live worker does every 200 ms.
   await new Promise((resolve) => setTimeout(resolve, 600));
   const victim = f.workers.find((w) => w.id === holder)!;
@@ -51,7 +62,9 @@ it(`one run is one trace, from the caller's request through both attempts across
 
   const inTrace = () => r.spans.filter((s) => s.traceId === traceId);
   const named = (name: string, runId?: string) =>
-    inTrace().filter((s) => s.name === name && (runId === undefined || s.attributes['cairn.run_id'] === runId));
+    inTrace().filter(
+      (s) => s.name === name && (runId === undefined || s.attributes['cairn.run_id'] === runId),
+    );
   await waitFor(() => named('cairn.run', run_id).length === 1, 10_000, "the team's cairn.run span");
 
   const spans = inTrace();
@@ -59,32 +72,60 @@ it(`one run is one trace, from the caller's request through both attempts across
   const parentOf = (span: ReceivedSpan) => byId.get(span.parentSpanId);
   console.log(`trace ${traceId}:\n${spanTree(spans)}`);
 
-  const request = spans.find((s) => s.service === 'cairn-producer' && s.name === 'POST /v1/teams/:name/runs')!;
+  const request = spans.find(
+    (s) => s.service === 'cairn-producer' && s.name === 'POST /v1/teams/:name/runs',
+  )!;
   expect(request.parentSpanId).toBe(callerSpanId);
   const teamRun = named('cairn.run', run_id)[0]!;
   expect(parentOf(teamRun)).toBe(request);
   expect(teamRun.attributes['cairn.outcome']).toBe('RunCompleted');
 
-  for (const [runId, run] of [[run_id, teamRun], [memberId, named('cairn.run', memberId)[0]!]] as const) {
+  for (const [runId, run] of [
+    [run_id, teamRun],
+    [memberId, named('cairn.run', memberId)[0]!],
+  ] as const) {
     const attempts = named('cairn.attempt', runId);
     expect(attempts.map((a) => a.attributes['cairn.epoch']).sort()).toEqual([1, 2]);
     expect(attempts.every((a) => parentOf(a) === run)).toBe(true);
-    const [first, second] = [...attempts].sort((a, b) => Number(a.attributes['cairn.epoch']) - Number(b.attributes['cairn.epoch']));
-    expect(first!.attributes).toMatchObject({ 'cairn.worker_id': victim.id, 'cairn.attempt.outcome': 'abandoned' });
-    expect(second!.attributes).toMatchObject({ 'cairn.attempt.reason': 'recovered', 'cairn.attempt.outcome': 'RunCompleted' });
+    const [first, second] = [...attempts].sort(
+      (a, b) => Number(a.attributes['cairn.epoch']) - Number(b.attributes['cairn.epoch']),
+    );
+    expect(first!.attributes).toMatchObject({
+      'cairn.worker_id': victim.id,
+      'cairn.attempt.outcome': 'abandoned',
+    });
+    expect(second!.attributes).toMatchObject({
+      'cairn.attempt.reason': 'recovered',
+      'cairn.attempt.outcome': 'RunCompleted',
+    });
     expect(second!.attributes['cairn.worker_id']).not.toBe(victim.id);
   }
   const memberRun = named('cairn.run', memberId)[0]!;
-  expect(parentOf(memberRun)).toMatchObject({ name: 'cairn.tool', attributes: { 'cairn.tool': 'delegate_task_to_member' } });
+  expect(parentOf(memberRun)).toMatchObject({
+    name: 'cairn.tool',
+    attributes: { 'cairn.tool': 'delegate_task_to_member' },
+  });
 
   // The dead worker's finished spans are in the tree, under its attempt; the survivor's under the second.
-  const memberAttempt = (epoch: number) => named('cairn.attempt', memberId).find((a) => a.attributes['cairn.epoch'] === epoch)!;
-  const toolsUnder = (attempt: ReceivedSpan) => spans.filter((s) => s.name === 'cairn.tool' && parentOf(s) === attempt).map((s) => s.attributes['cairn.tool']);
+  const memberAttempt = (epoch: number) =>
+    named('cairn.attempt', memberId).find((a) => a.attributes['cairn.epoch'] === epoch)!;
+  const toolsUnder = (attempt: ReceivedSpan) =>
+    spans
+      .filter((s) => s.name === 'cairn.tool' && parentOf(s) === attempt)
+      .map((s) => s.attributes['cairn.tool']);
   expect(toolsUnder(memberAttempt(1))).toContain('slow_search');
   expect(toolsUnder(memberAttempt(2))).toContain('slow_fetch_detail');
   for (const name of ['cairn.model', 'cairn.checkpoint']) {
-    expect(spans.filter((s) => s.name === name && parentOf(s) === memberAttempt(2)).length).toBeGreaterThan(0);
+    expect(
+      spans.filter((s) => s.name === name && parentOf(s) === memberAttempt(2)).length,
+    ).toBeGreaterThan(0);
   }
   // Nothing of this run went to another trace.
-  expect(r.spans.filter((s) => s.attributes['cairn.run_id'] === run_id || s.attributes['cairn.run_id'] === memberId).every((s) => s.traceId === traceId)).toBe(true);
+  expect(
+    r.spans
+      .filter(
+        (s) => s.attributes['cairn.run_id'] === run_id || s.attributes['cairn.run_id'] === memberId,
+      )
+      .every((s) => s.traceId === traceId),
+  ).toBe(true);
 });

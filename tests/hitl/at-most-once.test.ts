@@ -1,7 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { actionIdempotencyKey } from '@cairn/engine';
 import { holderOf, waitFor } from '../fleet/fleet.js';
-import { callsWithoutResult, finished, OPS_AGENT, OPS_TEAM, pausedWith, startOpsFleet, toolMessages, type OpsFleet } from './hitl-fleet.js';
+import {
+  callsWithoutResult,
+  finished,
+  OPS_AGENT,
+  OPS_TEAM,
+  pausedWith,
+  startOpsFleet,
+  toolMessages,
+  type OpsFleet,
+} from './hitl-fleet.js';
 
 let fleet: OpsFleet | undefined;
 afterEach(async () => {
@@ -9,7 +18,11 @@ afterEach(async () => {
   fleet = undefined;
 });
 
-async function postDecisions(baseUrl: string, runId: string, decisions: unknown[]): Promise<{ status: number; body: Record<string, unknown> }> {
+async function postDecisions(
+  baseUrl: string,
+  runId: string,
+  decisions: unknown[],
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${baseUrl}/v1/runs/${runId}/decisions`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -26,29 +39,39 @@ describe('a gated call executes at most once', () => {
     const [action] = await pausedWith(fleet, run.runId, 1);
     const id = action!.actionId;
 
-    const stale = await postDecisions(p1.baseUrl, run.runId, [{ action_id: id, type: 'approve', args_digest: 'f'.repeat(64) }]);
+    const stale = await postDecisions(p1.baseUrl, run.runId, [
+      { action_id: id, type: 'approve', args_digest: 'f'.repeat(64) },
+    ]);
     expect(stale.status).toBe(412);
     const raced = await Promise.all([
-      postDecisions(p1.baseUrl, run.runId, [{ action_id: id, type: 'approve', args_digest: action!.argsDigest }]),
+      postDecisions(p1.baseUrl, run.runId, [
+        { action_id: id, type: 'approve', args_digest: action!.argsDigest },
+      ]),
       postDecisions(p2.baseUrl, action!.runId, [{ action_id: id, type: 'reject', message: 'no' }]),
     ]);
     expect(raced.map((r) => r.status).sort()).toEqual([200, 409]);
     const winner = raced[0]!.status === 200 ? 'approve' : 'reject';
     const again = await postDecisions(p2.baseUrl, run.runId, [
-      winner === 'approve' ? { action_id: id, type: 'approve' } : { action_id: id, type: 'reject', message: 'no' },
+      winner === 'approve'
+        ? { action_id: id, type: 'approve' }
+        : { action_id: id, type: 'reject', message: 'no' },
     ]);
     expect(again).toMatchObject({ status: 200, body: { applied: [], already_decided: [id] } });
 
     expect((await finished(fleet, run.runId)).status).toBe('COMPLETED');
     const twice = await postDecisions(p1.baseUrl, run.runId, [
-      winner === 'approve' ? { action_id: id, type: 'approve' } : { action_id: id, type: 'reject', message: 'no' },
+      winner === 'approve'
+        ? { action_id: id, type: 'approve' }
+        : { action_id: id, type: 'reject', message: 'no' },
     ]);
     expect(twice).toMatchObject({ status: 200, body: { already_decided: [id] } });
     const rows = await fleet.ledgerRows();
     expect(rows).toHaveLength(winner === 'approve' ? 1 : 0);
     const view = (await fleet.client.getRun(run.runId))!;
     expect(toolMessages(view, 'restart_service')).toEqual([
-      winner === 'approve' ? 'restarted api' : 'A person rejected this call of tool "restart_service"; it was not run. Their message: no',
+      winner === 'approve'
+        ? 'restarted api'
+        : 'A person rejected this call of tool "restart_service"; it was not run. Their message: no',
     ]);
     console.log(`ledger (race): ${winner} won, restart_service executions: ${rows.length}`);
   });
@@ -57,11 +80,21 @@ describe('a gated call executes at most once', () => {
     fleet = await startOpsFleet({ workers: 2, env: { OPS_HOLD_AFTER_RESTART_MS: '4000' } });
     const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart api, db' });
     const actions = await pausedWith(fleet, run.runId, 2);
-    const byService = new Map(actions.map((a) => [(a.args as { service: string }).service, a.actionId]));
-    await fleet.client.decide(run.runId, [{ actionId: byService.get('api')!, decision: { type: 'approve' } }]);
-    await fleet.client.decide(run.runId, [{ actionId: byService.get('db')!, decision: { type: 'approve' } }]);
+    const byService = new Map(
+      actions.map((a) => [(a.args as { service: string }).service, a.actionId]),
+    );
+    await fleet.client.decide(run.runId, [
+      { actionId: byService.get('api')!, decision: { type: 'approve' } },
+    ]);
+    await fleet.client.decide(run.runId, [
+      { actionId: byService.get('db')!, decision: { type: 'approve' } },
+    ]);
     // api has restarted (its ledger row is written) and its call is still open; db is decided but not yet run.
-    await waitFor(async () => (await fleet!.ledgerRows()).length === 1, 20_000, 'the first approved restart');
+    await waitFor(
+      async () => (await fleet!.ledgerRows()).length === 1,
+      20_000,
+      'the first approved restart',
+    );
     const holder = holderOf(await fleet.client.getRun(run.runId));
     const victim = fleet.workers.find((w) => w.id === holder)!;
     victim.kill('SIGKILL');
@@ -77,9 +110,13 @@ describe('a gated call executes at most once', () => {
     expect(view.attempts.map((a) => a.reason)).toEqual(['run', 'continue', 'recovered']);
     const messages = toolMessages(view, 'restart_service');
     expect(messages).toContain('restarted db');
-    expect(messages.find((m) => m.includes('"api"'))).toMatch(/was started after its approval .* it was not run again/);
+    expect(messages.find((m) => m.includes('"api"'))).toMatch(
+      /was started after its approval .* it was not run again/,
+    );
     expect(callsWithoutResult(view)).toEqual([]);
-    console.log(`ledger (SIGKILL): ${rows.map((r) => r.args.service).join(', ')} executed once each`);
+    console.log(
+      `ledger (SIGKILL): ${rows.map((r) => r.args.service).join(', ')} executed once each`,
+    );
   });
 
   it('SIGKILL of the worker holding the resume right after the decision: the approved call runs once on another worker', async () => {
@@ -90,7 +127,9 @@ describe('a gated call executes at most once', () => {
     fleet.workers[0]!.kill('SIGKILL');
     await fleet.workers[0]!.exited;
     await fleet.spawnWorker('w3', fleet.workerEnv);
-    await fleet.client.decide(run.runId, [{ actionId: action!.actionId, decision: { type: 'approve' } }]);
+    await fleet.client.decide(run.runId, [
+      { actionId: action!.actionId, decision: { type: 'approve' } },
+    ]);
     const done = await finished(fleet, run.runId);
     expect(done.status).toBe('COMPLETED');
     expect((await fleet.ledgerRows()).map((r) => r.args.service)).toEqual(['api']);

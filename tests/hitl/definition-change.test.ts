@@ -2,7 +2,16 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { actionIdempotencyKey, type ActionDecision } from '@cairn/engine';
 import { FLEET_BACKEND, waitFor } from '../fleet/fleet.js';
-import { callsWithoutResult, finished, OPS_AGENT, OPS_TEAM, pausedWith, startOpsFleet, toolMessages, type OpsFleet } from './hitl-fleet.js';
+import {
+  callsWithoutResult,
+  finished,
+  OPS_AGENT,
+  OPS_TEAM,
+  pausedWith,
+  startOpsFleet,
+  toolMessages,
+  type OpsFleet,
+} from './hitl-fleet.js';
 import { opsRegistryOf } from './ops-deploy-registry.js';
 
 const OPS_DEPLOY_REGISTRY = fileURLToPath(new URL('./ops-deploy-registry.ts', import.meta.url));
@@ -22,15 +31,42 @@ const QUICK_RECONCILER = { CAIRN_RECONCILE_INTERVAL_MS: '500', CAIRN_RECONCILE_A
 
 describe(`a paused run decided after a deploy changed its definition (${FLEET_BACKEND})`, () => {
   it.each([
-    { name: 'an agent, approved', entity: OPS_AGENT, input: 'restart api', decision: { type: 'approve' }, tool: 'restart_service', message: 'restarted api', restarted: ['api'] },
-    { name: 'a team member, approved', entity: OPS_TEAM, input: 'restart api', decision: { type: 'approve' }, tool: 'restart_service', message: 'restarted api', restarted: ['api'] },
-    { name: 'an agent, external result', entity: OPS_AGENT, input: 'ask which service?', decision: { type: 'result', output: 'the cache' }, tool: 'ask_operator', message: 'the cache', restarted: [] },
+    {
+      name: 'an agent, approved',
+      entity: OPS_AGENT,
+      input: 'restart api',
+      decision: { type: 'approve' },
+      tool: 'restart_service',
+      message: 'restarted api',
+      restarted: ['api'],
+    },
+    {
+      name: 'a team member, approved',
+      entity: OPS_TEAM,
+      input: 'restart api',
+      decision: { type: 'approve' },
+      tool: 'restart_service',
+      message: 'restarted api',
+      restarted: ['api'],
+    },
+    {
+      name: 'an agent, external result',
+      entity: OPS_AGENT,
+      input: 'ask which service?',
+      decision: { type: 'result', output: 'the cache' },
+      tool: 'ask_operator',
+      message: 'the cache',
+      restarted: [],
+    },
   ] as const)(
     '$name: left for the grace period counted from the decision, then ERROR; continue { upgrade: true } applies the decision once and completes it',
     async ({ entity, input, decision, tool, message, restarted }) => {
       fleet = await startOpsFleet({ workers: 0, registryModule: OPS_DEPLOY_REGISTRY });
       const f = fleet;
-      const [v1, v2] = [opsRegistryOf('v1').describe(entity)!.definitionHash!, opsRegistryOf('v2').describe(entity)!.definitionHash!];
+      const [v1, v2] = [
+        opsRegistryOf('v1').describe(entity)!.definitionHash!,
+        opsRegistryOf('v2').describe(entity)!.definitionHash!,
+      ];
       const old = await f.spawnWorker('old', { ...f.workerEnv, OPS_DEFINITION: 'v1' });
       const run = await f.client.enqueueRun({ entity, input });
       const [action] = await pausedWith(f, run.runId, 1);
@@ -38,26 +74,44 @@ describe(`a paused run decided after a deploy changed its definition (${FLEET_BA
       // The deploy: the old workers are gone, the new ones serve v2. The run paused an hour before anyone decided.
       old.kill('SIGKILL');
       await old.exited;
-      const latest = await f.spawnWorker('new', { ...f.workerEnv, ...QUICK_RECONCILER, OPS_DEFINITION: 'v2', CAIRN_VERSION_GRACE_MS: String(GRACE_MS) });
-      await f.client.store.db.updateTable('runs').set({ updated_at: new Date(Date.now() - 3_600_000) }).execute();
-      await f.client.decide(run.runId, [{ actionId: action!.actionId, decision: decision as ActionDecision }]);
+      const latest = await f.spawnWorker('new', {
+        ...f.workerEnv,
+        ...QUICK_RECONCILER,
+        OPS_DEFINITION: 'v2',
+        CAIRN_VERSION_GRACE_MS: String(GRACE_MS),
+      });
+      await f.client.store.db
+        .updateTable('runs')
+        .set({ updated_at: new Date(Date.now() - 3_600_000) })
+        .execute();
+      await f.client.decide(run.runId, [
+        { actionId: action!.actionId, decision: decision as ActionDecision },
+      ]);
 
       await latest.waitForLog(`leaving it for a worker with ${v1}`, 20_000);
       expect((await f.client.store.getRun(run.runId))!.status).toBe('PAUSED');
       const failed = await finished(f, run.runId);
       expect(failed.status).toBe('ERROR');
-      expect(failed.error).toMatchObject({ name: 'DefinitionChangedError', message: expect.stringContaining(`started on definition ${v1}, the workers have ${v2}`) });
+      expect(failed.error).toMatchObject({
+        name: 'DefinitionChangedError',
+        message: expect.stringContaining(`started on definition ${v1}, the workers have ${v2}`),
+      });
       expect(await f.ledgerRows()).toEqual([]);
 
       await f.client.continueRun(run.runId, { upgrade: true });
-      await waitFor(async () => (await f.client.store.getRun(run.runId))?.status === 'COMPLETED', 30_000, 'the upgraded run to complete');
+      await waitFor(
+        async () => (await f.client.store.getRun(run.runId))?.status === 'COMPLETED',
+        30_000,
+        'the upgraded run to complete',
+      );
       const view = (await f.client.getRun(run.runId))!;
       expect(view.definition_hash).toBe(v2);
       expect(toolMessages(view, tool)).toEqual([message]);
       expect(callsWithoutResult(view)).toEqual([]);
       const rows = await f.ledgerRows();
       expect(rows.map((r) => r.args.service)).toEqual([...restarted]);
-      for (const row of rows) expect(row.idempotency_key).toBe(actionIdempotencyKey(action!.actionId));
+      for (const row of rows)
+        expect(row.idempotency_key).toBe(actionIdempotencyKey(action!.actionId));
     },
     90_000,
   );

@@ -25,12 +25,26 @@ describe('the event stream of a paused run', () => {
       }
       seen.push(event.type);
       if (event.type === 'RunPaused') {
-        const [action] = event.data.actions as { action_id: string; args_digest: string; member_path: string[]; tool: string }[];
-        expect(action).toMatchObject({ tool: 'restart_service', member_path: ['ops-team', 'ops-agent'] });
-        decision = await cairn.runs.decide(runId, [{ action_id: action!.action_id, type: 'approve', args_digest: action!.args_digest }]);
+        const [action] = event.data.actions as {
+          action_id: string;
+          args_digest: string;
+          member_path: string[];
+          tool: string;
+        }[];
+        expect(action).toMatchObject({
+          tool: 'restart_service',
+          member_path: ['ops-team', 'ops-agent'],
+        });
+        decision = await cairn.runs.decide(runId, [
+          { action_id: action!.action_id, type: 'approve', args_digest: action!.args_digest },
+        ]);
       }
     }
-    expect(decision).toMatchObject({ applied: [expect.stringMatching(/^act_/)], already_decided: [], pending: 0 });
+    expect(decision).toMatchObject({
+      applied: [expect.stringMatching(/^act_/)],
+      already_decided: [],
+      pending: 0,
+    });
     expect(seen.indexOf('RunPaused')).toBeGreaterThan(-1);
     expect(seen.indexOf('ActionDecided')).toBeGreaterThan(seen.indexOf('RunPaused'));
     expect(seen.lastIndexOf('RunContinued')).toBeGreaterThan(seen.indexOf('ActionDecided'));

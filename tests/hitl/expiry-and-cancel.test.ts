@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DecisionConflictError } from '@cairn/engine';
 import { waitFor } from '../fleet/fleet.js';
-import { finished, OPS_AGENT, OPS_TEAM, pausedWith, startOpsFleet, toolMessages, type OpsFleet } from './hitl-fleet.js';
+import {
+  finished,
+  OPS_AGENT,
+  OPS_TEAM,
+  pausedWith,
+  startOpsFleet,
+  toolMessages,
+  type OpsFleet,
+} from './hitl-fleet.js';
 
 let fleet: OpsFleet | undefined;
 afterEach(async () => {
@@ -10,7 +18,7 @@ afterEach(async () => {
 });
 
 describe('expiry of a pending action', () => {
-  it("onTimeout 'reject' (the default): nobody decides, the call is rejected with \"approval timed out\" and the run goes on", async () => {
+  it('onTimeout \'reject\' (the default): nobody decides, the call is rejected with "approval timed out" and the run goes on', async () => {
     fleet = await startOpsFleet({ env: { OPS_APPROVAL_TIMEOUT_MS: '1500' } });
     const run = await fleet.client.enqueueRun({ entity: OPS_TEAM, input: 'restart api' });
     const [action] = await pausedWith(fleet, run.runId, 1);
@@ -22,19 +30,30 @@ describe('expiry of a pending action', () => {
     ]);
     expect(await fleet.ledgerRows()).toEqual([]);
     const events = await fleet.client.listEvents(action!.runId);
-    expect(events.filter((e) => e.type === 'ActionExpired').map((e) => e.data)).toMatchObject([{ action_id: action!.actionId }]);
+    expect(events.filter((e) => e.type === 'ActionExpired').map((e) => e.data)).toMatchObject([
+      { action_id: action!.actionId },
+    ]);
   });
 
   it('an expiry whose delayed job was lost is applied by the reconciler, and the run goes on', async () => {
     fleet = await startOpsFleet({
-      env: { OPS_APPROVAL_TIMEOUT_MS: '3000', CAIRN_RECONCILE_INTERVAL_MS: '500', CAIRN_RECONCILE_AFTER_MS: '500' },
+      env: {
+        OPS_APPROVAL_TIMEOUT_MS: '3000',
+        CAIRN_RECONCILE_INTERVAL_MS: '500',
+        CAIRN_RECONCILE_AFTER_MS: '500',
+      },
     });
     const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart api' });
     const [action] = await pausedWith(fleet, run.runId, 1);
     // The queue loses the delayed `expire` job (a flushed Redis, or a worker that died before enqueuing it).
     const expireJobId = `expire-${action!.actionId}`;
     let expireJob: Awaited<ReturnType<typeof fleet.client.runQueue.queue.getJob>>;
-    await waitFor(async () => (expireJob = await fleet!.client.runQueue.queue.getJob(expireJobId)) !== undefined, 10_000, expireJobId);
+    await waitFor(
+      async () =>
+        (expireJob = await fleet!.client.runQueue.queue.getJob(expireJobId)) !== undefined,
+      10_000,
+      expireJobId,
+    );
     await expireJob!.remove();
 
     expect((await finished(fleet, run.runId)).status).toBe('COMPLETED');
@@ -44,18 +63,29 @@ describe('expiry of a pending action', () => {
       'A person rejected this call of tool "restart_service"; it was not run. Their message: approval timed out',
     ]);
     expect(await fleet.ledgerRows()).toEqual([]);
-    expect((await fleet.client.listEvents(run.runId)).filter((e) => e.type === 'ActionExpired')).toHaveLength(1);
+    expect(
+      (await fleet.client.listEvents(run.runId)).filter((e) => e.type === 'ActionExpired'),
+    ).toHaveLength(1);
   });
 
   it("onTimeout 'error': the run ends in ERROR naming the action", async () => {
-    fleet = await startOpsFleet({ env: { OPS_APPROVAL_TIMEOUT_MS: '1500', OPS_ON_TIMEOUT: 'error' } });
+    fleet = await startOpsFleet({
+      env: { OPS_APPROVAL_TIMEOUT_MS: '1500', OPS_ON_TIMEOUT: 'error' },
+    });
     const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart api' });
     const [action] = await pausedWith(fleet, run.runId, 1);
     const done = await finished(fleet, run.runId);
     expect(done.status).toBe('ERROR');
-    expect(done.error).toMatchObject({ name: 'ApprovalTimeoutError', message: expect.stringContaining(action!.actionId) });
+    expect(done.error).toMatchObject({
+      name: 'ApprovalTimeoutError',
+      message: expect.stringContaining(action!.actionId),
+    });
     expect(await fleet.ledgerRows()).toEqual([]);
-    await expect(fleet.client.decide(run.runId, [{ actionId: action!.actionId, decision: { type: 'approve' } }])).rejects.toThrow(/expired/);
+    await expect(
+      fleet.client.decide(run.runId, [
+        { actionId: action!.actionId, decision: { type: 'approve' } },
+      ]),
+    ).rejects.toThrow(/expired/);
   });
 });
 
@@ -69,10 +99,14 @@ describe('cancel while PAUSED', () => {
     const view = (await fleet.client.getRun(run.runId))!;
     expect(view.member_runs.map((m) => m.status)).toEqual(['CANCELLED']);
     expect(view.pending_actions).toEqual([]);
-    expect((await fleet.client.store.listRunActions(actions[0]!.runId)).map((a) => a.status)).toEqual(['cancelled', 'cancelled']);
-    await expect(fleet.client.decide(run.runId, [{ actionId: actions[0]!.actionId, decision: { type: 'approve' } }])).rejects.toThrow(
-      DecisionConflictError,
-    );
+    expect(
+      (await fleet.client.store.listRunActions(actions[0]!.runId)).map((a) => a.status),
+    ).toEqual(['cancelled', 'cancelled']);
+    await expect(
+      fleet.client.decide(run.runId, [
+        { actionId: actions[0]!.actionId, decision: { type: 'approve' } },
+      ]),
+    ).rejects.toThrow(DecisionConflictError);
     await new Promise((r) => setTimeout(r, 1000));
     expect((await fleet.client.store.getRun(run.runId))?.status).toBe('CANCELLED');
     expect(await fleet.ledgerRows()).toEqual([]);

@@ -1,5 +1,10 @@
 import { sql } from 'kysely';
-import { FINAL_STATUSES, isStatusIn, type PendingActionRecord, type RunRecord } from '@cairn/engine';
+import {
+  FINAL_STATUSES,
+  isStatusIn,
+  type PendingActionRecord,
+  type RunRecord,
+} from '@cairn/engine';
 import type { RunView } from '@cairn/store';
 import { FLEET_BACKEND, startFleet, waitFor, type Fleet } from '../fleet/fleet.js';
 
@@ -18,48 +23,75 @@ export interface OpsFleet extends Fleet {
 }
 
 /** Starts a fleet on the ops registry (or another with the ops tools, `registryModule`) with `workers` worker processes. */
-export async function startOpsFleet(options: { workers?: number; env?: Record<string, string>; registryModule?: string } = {}): Promise<OpsFleet> {
-  const fleet = await startFleet({ backend: FLEET_BACKEND, registryModule: options.registryModule ?? OPS_REGISTRY });
+export async function startOpsFleet(
+  options: { workers?: number; env?: Record<string, string>; registryModule?: string } = {},
+): Promise<OpsFleet> {
+  const fleet = await startFleet({
+    backend: FLEET_BACKEND,
+    registryModule: options.registryModule ?? OPS_REGISTRY,
+  });
   const workerEnv = { OPS_LEDGER_URL: fleet.db.url, ...options.env };
   for (let i = 0; i < (options.workers ?? 1); i++) await fleet.spawnWorker(`w${i + 1}`, workerEnv);
   return Object.assign(fleet, {
     workerEnv,
     ledgerRows: async () => {
-      const exists = await sql<{ t: string | null }>`select to_regclass('ops_tool_ledger')::text as t`.execute(fleet.client.store.db);
+      const exists = await sql<{
+        t: string | null;
+      }>`select to_regclass('ops_tool_ledger')::text as t`.execute(fleet.client.store.db);
       if (!exists.rows[0]?.t) return [];
-      const { rows } = await sql<{ tool: string; idempotency_key: string; args: { service: string } }>`
-        select tool, idempotency_key, args from ops_tool_ledger order by at, idempotency_key`.execute(fleet.client.store.db);
+      const { rows } = await sql<{
+        tool: string;
+        idempotency_key: string;
+        args: { service: string };
+      }>`
+        select tool, idempotency_key, args from ops_tool_ledger order by at, idempotency_key`.execute(
+        fleet.client.store.db,
+      );
       return rows;
     },
   });
 }
 
 /** Waits until the run is PAUSED with `count` pending actions in its tree, and returns them. */
-export async function pausedWith(fleet: Fleet, runId: string, count: number): Promise<PendingActionRecord[]> {
+export async function pausedWith(
+  fleet: Fleet,
+  runId: string,
+  count: number,
+): Promise<PendingActionRecord[]> {
   let actions: PendingActionRecord[] = [];
-  await waitFor(async () => {
-    const run = await fleet.client.store.getRun(runId);
-    if (run?.status !== 'PAUSED') return false;
-    actions = await fleet.client.listPendingActions(runId);
-    return actions.length === count;
-  }, 30_000, `run ${runId} PAUSED with ${count} pending actions`);
+  await waitFor(
+    async () => {
+      const run = await fleet.client.store.getRun(runId);
+      if (run?.status !== 'PAUSED') return false;
+      actions = await fleet.client.listPendingActions(runId);
+      return actions.length === count;
+    },
+    30_000,
+    `run ${runId} PAUSED with ${count} pending actions`,
+  );
   return actions;
 }
 
 /** Waits for a final status (COMPLETED, ERROR, CANCELLED). */
 export async function finished(fleet: Fleet, runId: string): Promise<RunRecord> {
   let run: RunRecord | undefined;
-  await waitFor(async () => {
-    run = await fleet.client.store.getRun(runId);
-    return isStatusIn(run?.status, FINAL_STATUSES);
-  }, 40_000, `run ${runId} to finish`);
+  await waitFor(
+    async () => {
+      run = await fleet.client.store.getRun(runId);
+      return isStatusIn(run?.status, FINAL_STATUSES);
+    },
+    40_000,
+    `run ${runId} to finish`,
+  );
   return run!;
 }
 
 /** Tool calls of the history that have no tool message: a model API would refuse such a history. */
 export function callsWithoutResult(view: RunView): string[] {
   const answered = new Set(view.messages.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
-  const missing = view.messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.id) : [])).filter((id) => !answered.has(id));
+  const missing = view.messages
+    .flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.id) : []))
+    .filter((id) => !answered.has(id));
   return [...missing, ...view.member_runs.flatMap(callsWithoutResult)];
 }
 

@@ -7,11 +7,27 @@
  * same run completes.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, REPO_ROOT, spawnApp, testDatabase, type AppProcess, type TestDatabase } from '@cairn/services';
+import {
+  freePort,
+  REPO_ROOT,
+  spawnApp,
+  testDatabase,
+  type AppProcess,
+  type TestDatabase,
+} from '@cairn/services';
 import type { RunView } from '@cairn/store';
 import { packPackages } from '../../scripts/lib/pack-packages.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -48,12 +64,26 @@ async function createUserProject(root: string, tarballs: string[]): Promise<void
     }),
   );
   cpSync(join(import.meta.dirname, 'user-app/src'), join(root, 'src'), { recursive: true });
-  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', ...tarballs, 'zod@^4'], {
-    cwd: root,
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  await run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--ignore-scripts',
+      ...tarballs,
+      'zod@^4',
+    ],
+    {
+      cwd: root,
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   // The user's TypeScript compiles against the tarballs' types alone.
-  await run(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', root], { cwd: root });
+  await run(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', root], {
+    cwd: root,
+  });
 }
 
 beforeAll(async () => {
@@ -71,12 +101,22 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function startUserProcess(entry: 'worker' | 'producer', name: string, env: Record<string, string | undefined>): AppProcess {
+function startUserProcess(
+  entry: 'worker' | 'producer',
+  name: string,
+  env: Record<string, string | undefined>,
+): AppProcess {
   const proc = spawnApp(entry, {
     name,
     script: join(dir, 'app/dist', `${entry}.js`),
     logFile: join(dir, `${name}.log`),
-    env: { NODE_OPTIONS: undefined, REDIS_URL: undefined, CAIRN_MODEL: undefined, OPENAI_API_KEY: undefined, ...env },
+    env: {
+      NODE_OPTIONS: undefined,
+      REDIS_URL: undefined,
+      CAIRN_MODEL: undefined,
+      OPENAI_API_KEY: undefined,
+      ...env,
+    },
   });
   apps.push(proc);
   return proc;
@@ -86,12 +126,18 @@ async function getRun(baseUrl: string, runId: string): Promise<RunView> {
   return (await (await fetch(`${baseUrl}/v1/runs/${runId}`)).json()) as RunView;
 }
 
-async function waitForRun(baseUrl: string, runId: string, done: (view: RunView) => boolean, what: string): Promise<RunView> {
+async function waitForRun(
+  baseUrl: string,
+  runId: string,
+  done: (view: RunView) => boolean,
+  what: string,
+): Promise<RunView> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     const view = await getRun(baseUrl, runId);
     if (done(view)) return view;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last seen ${JSON.stringify(view)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; last seen ${JSON.stringify(view)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -145,12 +191,17 @@ it('the installed @cairn/engine is the authoring API; the lifecycle and store ta
   );
 });
 
-it('installs from tarballs, runs the user\'s own team from its own processes, and recovers a SIGKILLed worker: same run, COMPLETED', async () => {
+it("installs from tarballs, runs the user's own team from its own processes, and recovers a SIGKILLed worker: same run, COMPLETED", async () => {
   const app = join(dir, 'app');
   for (const name of ['engine', 'store', 'queue', 'client', 'worker', 'producer']) {
     const installed = join(app, 'node_modules/@cairn', name);
-    expect(lstatSync(installed).isSymbolicLink(), `@cairn/${name} is a copy, not a workspace link`).toBe(false);
-    expect(existsSync(join(installed, 'dist/index.js')), `@cairn/${name} ships compiled JS`).toBe(true);
+    expect(
+      lstatSync(installed).isSymbolicLink(),
+      `@cairn/${name} is a copy, not a workspace link`,
+    ).toBe(false);
+    expect(existsSync(join(installed, 'dist/index.js')), `@cairn/${name} ships compiled JS`).toBe(
+      true,
+    );
     expect(existsSync(join(installed, 'dist/index.d.ts')), `@cairn/${name} ships types`).toBe(true);
   }
 
@@ -167,16 +218,23 @@ it('installs from tarballs, runs the user\'s own team from its own processes, an
     USER_APP_TOOL_DELAY_MS: '400',
     PORT: String(port),
   };
-  const first = startUserProcess('worker', 'user-worker-1', { ...env, CAIRN_WORKER_ID: 'user-worker-1' });
+  const first = startUserProcess('worker', 'user-worker-1', {
+    ...env,
+    CAIRN_WORKER_ID: 'user-worker-1',
+  });
   await first.waitForLog('worker started', 60_000);
   const producer = startUserProcess('producer', 'user-producer', env);
   await producer.waitForLog('producer ready at', 60_000);
   const baseUrl = `http://127.0.0.1:${port}`;
 
-  const asked = await run(process.execPath, [join(app, 'dist/ask.js'), 'Is everything in order-42 in stock?'], {
-    cwd: app,
-    env: { ...process.env, NODE_OPTIONS: '', CAIRN_URL: baseUrl },
-  });
+  const asked = await run(
+    process.execPath,
+    [join(app, 'dist/ask.js'), 'Is everything in order-42 in stock?'],
+    {
+      cwd: app,
+      env: { ...process.env, NODE_OPTIONS: '', CAIRN_URL: baseUrl },
+    },
+  );
   const runId = asked.stdout.trim();
   expect(runId).toMatch(/^[0-9a-f-]{36}$/);
 
@@ -190,9 +248,17 @@ it('installs from tarballs, runs the user\'s own team from its own processes, an
   await first.exited;
   const finishedBeforeCrash = crashed.member_runs[0]!.tools.filter((t) => t.status === 'completed');
 
-  const second = startUserProcess('worker', 'user-worker-2', { ...env, CAIRN_WORKER_ID: 'user-worker-2' });
+  const second = startUserProcess('worker', 'user-worker-2', {
+    ...env,
+    CAIRN_WORKER_ID: 'user-worker-2',
+  });
   await second.waitForLog('worker started', 60_000);
-  const done = await waitForRun(baseUrl, runId, (view) => view.status === 'COMPLETED' || view.status === 'ERROR', 'the run to finish');
+  const done = await waitForRun(
+    baseUrl,
+    runId,
+    (view) => view.status === 'COMPLETED' || view.status === 'ERROR',
+    'the run to finish',
+  );
 
   expect(done.run_id).toBe(runId);
   expect(done.status).toBe('COMPLETED');
@@ -205,9 +271,20 @@ it('installs from tarballs, runs the user\'s own team from its own processes, an
   ]);
   const member = done.member_runs[0]!;
   expect(member.run_id).toBe(crashed.member_runs[0]!.run_id);
-  expect(member.tools.map((t) => t.name)).toEqual(['list_order_lines', 'check_stock', 'check_stock', 'check_stock']);
-  const executions = readFileSync(ledger, 'utf8').trim().split('\n').map((line) => line.split('\t')[1]!);
+  expect(member.tools.map((t) => t.name)).toEqual([
+    'list_order_lines',
+    'check_stock',
+    'check_stock',
+    'check_stock',
+  ]);
+  const executions = readFileSync(ledger, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => line.split('\t')[1]!);
   for (const finished of finishedBeforeCrash) {
-    expect(executions.filter((key) => key === finished.idempotency_key), `${finished.name} ran once`).toHaveLength(1);
+    expect(
+      executions.filter((key) => key === finished.idempotency_key),
+      `${finished.name} ran once`,
+    ).toHaveLength(1);
   }
 }, 180_000);

@@ -1,7 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createRegistry } from '@cairn/research-team';
-import { freePort, hasTestRedis, testDatabase, testRedisUrl, type TestDatabase } from '@cairn/services';
+import {
+  freePort,
+  hasTestRedis,
+  testDatabase,
+  testRedisUrl,
+  type TestDatabase,
+} from '@cairn/services';
 import { createDb, migrate, ServedEntityCatalog } from '@cairn/store';
 import { afterEach, expect, it } from 'vitest';
 
@@ -50,10 +56,14 @@ async function recordServedByAWorker(databaseUrl: string): Promise<void> {
 /** Starts `npm run producer`'s entry point with `env` over the test environment; collects what it prints. */
 function startProducer(env: Record<string, string>): { output: () => string } {
   let output = '';
-  child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'apps/producer/src/main.ts'], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--conditions=source', 'apps/producer/src/main.ts'],
+    {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return { output: () => output };
@@ -69,9 +79,13 @@ it('a producer started before `npm run migrate` exits 1 with an error that names
     PORT: String(await freePort()),
     LOG_LEVEL: 'info',
   });
-  const code = await new Promise<number | null>((resolve) => child!.once('exit', (exitCode) => resolve(exitCode)));
+  const code = await new Promise<number | null>((resolve) =>
+    child!.once('exit', (exitCode) => resolve(exitCode)),
+  );
   expect(code).toBe(1);
-  expect(output()).toContain('producer could not start: the store is not migrated (pending: 0001_initial');
+  expect(output()).toContain(
+    'producer could not start: the store is not migrated (pending: 0001_initial',
+  );
   expect(output()).toContain('run `npm run migrate` (or set CAIRN_MIGRATE=1)');
   expect(output()).not.toContain('does not exist');
 });
@@ -121,11 +135,14 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
   });
   expect(unknown.status).toBe(404);
   // A team's member by its path, as the worker announced it.
-  const member = await fetch(`${baseUrl}/v1/agents/${encodeURIComponent('research-team/researcher')}/runs`, {
-    method: 'POST',
-    headers: { ...AUTH, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ input: 'Research X' }),
-  });
+  const member = await fetch(
+    `${baseUrl}/v1/agents/${encodeURIComponent('research-team/researcher')}/runs`,
+    {
+      method: 'POST',
+      headers: { ...AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ input: 'Research X' }),
+    },
+  );
   expect(member.status).toBe(202);
   const run = await fetch(`${baseUrl}/v1/runs/${run_id}`, { headers: AUTH });
   expect(await run.json()).toMatchObject({ run_id, status: 'PENDING', checkpoint: 'tool-batch' });
@@ -148,7 +165,9 @@ it('`npm run producer` serves the API from the environment, with Bull Board asse
   expect((await fetch(`${baseUrl}/metrics`)).status).toBe(401);
   const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
   expect(scraped.status).toBe(200);
-  expect(await scraped.text()).toContain(`cairn_queue_jobs{queue="${queueName}",state="waiting"} 2`);
+  expect(await scraped.text()).toContain(
+    `cairn_queue_jobs{queue="${queueName}",state="waiting"} 2`,
+  );
 
   const exited = new Promise<number | null>((resolve) =>
     child!.once('exit', (code) => resolve(code)),

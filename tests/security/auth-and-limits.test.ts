@@ -1,6 +1,9 @@
 import { parseEnvConfig } from '@cairn/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openProducerFixture, type ProducerFixture } from '../../apps/producer/src/test-support/producer-fixture.js';
+import {
+  openProducerFixture,
+  type ProducerFixture,
+} from '../../apps/producer/src/test-support/producer-fixture.js';
 import type { AppDeps } from '../../apps/producer/src/app.js';
 
 const FULL = 'full-key-0123456789';
@@ -21,7 +24,10 @@ function send(method: string, path: string, key?: string, body?: unknown): Promi
   return Promise.resolve(
     fx!.app.request(path, {
       method,
-      headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      headers: {
+        ...(key ? { Authorization: `Bearer ${key}` } : {}),
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     }),
   );
@@ -35,10 +41,19 @@ async function created(res: Response): Promise<{ run_id: string; session_id: str
 describe('read-only API keys', () => {
   it('read everything, Bull Board included, but every write answers 403 in JSON', async () => {
     const f = await open({ apiKeys: [FULL], readApiKeys: [READ] });
-    const { run_id } = await created(await send('POST', '/v1/teams/research-team/runs', FULL, { input: 'x' }));
+    const { run_id } = await created(
+      await send('POST', '/v1/teams/research-team/runs', FULL, { input: 'x' }),
+    );
     const queue = f.queue.name;
 
-    for (const path of [`/v1/runs/${run_id}`, '/v1/sessions/nope', '/readyz', '/metrics', '/admin/queues', '/admin/queues/api/queues']) {
+    for (const path of [
+      `/v1/runs/${run_id}`,
+      '/v1/sessions/nope',
+      '/readyz',
+      '/metrics',
+      '/admin/queues',
+      '/admin/queues/api/queues',
+    ]) {
       expect([200, 404], path).toContain((await send('GET', path, READ)).status);
     }
     for (const [method, path, body] of [
@@ -76,14 +91,18 @@ describe('read-only API keys', () => {
     await open({ readApiKeys: [READ] });
     expect((await send('GET', '/metrics')).status).toBe(401);
     expect((await send('GET', '/metrics', READ)).status).toBe(200);
-    expect((await send('POST', '/v1/teams/research-team/runs', READ, { input: 'x' })).status).toBe(403);
+    expect((await send('POST', '/v1/teams/research-team/runs', READ, { input: 'x' })).status).toBe(
+      403,
+    );
   });
 });
 
 describe('request limits', () => {
   it('answers 413 for a body over maxBodyBytes, before parsing it', async () => {
     const f = await open({ limits: { maxBodyBytes: 2_000 } });
-    const res = await send('POST', '/v1/teams/research-team/runs', undefined, { input: 'x'.repeat(3_000) });
+    const res = await send('POST', '/v1/teams/research-team/runs', undefined, {
+      input: 'x'.repeat(3_000),
+    });
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ error: 'payload_too_large' });
     expect((await f.queue.queue.getJobCounts()).waiting).toBe(0);
@@ -91,16 +110,34 @@ describe('request limits', () => {
 
   it('answers 422 naming the field for an input or metadata over its limit, on create and continue', async () => {
     const f = await open({ limits: { maxInputChars: 50, maxMetadataChars: 100 } });
-    const long = await send('POST', '/v1/teams/research-team/runs', undefined, { input: 'x'.repeat(51) });
+    const long = await send('POST', '/v1/teams/research-team/runs', undefined, {
+      input: 'x'.repeat(51),
+    });
     expect(long.status).toBe(422);
-    expect(await long.json()).toMatchObject({ error: 'field_too_long', message: 'input is 51 characters long; the limit is 50' });
-    const meta = await send('POST', '/v1/teams/research-team/runs', undefined, { input: 'x', metadata: { note: 'y'.repeat(100) } });
+    expect(await long.json()).toMatchObject({
+      error: 'field_too_long',
+      message: 'input is 51 characters long; the limit is 50',
+    });
+    const meta = await send('POST', '/v1/teams/research-team/runs', undefined, {
+      input: 'x',
+      metadata: { note: 'y'.repeat(100) },
+    });
     expect(meta.status).toBe(422);
-    expect(await meta.json()).toMatchObject({ error: 'field_too_long', message: expect.stringContaining('metadata') });
+    expect(await meta.json()).toMatchObject({
+      error: 'field_too_long',
+      message: expect.stringContaining('metadata'),
+    });
 
-    const { run_id } = await created(await send('POST', '/v1/teams/research-team/runs', undefined, { input: 'x'.repeat(50), metadata: { ok: true } }));
+    const { run_id } = await created(
+      await send('POST', '/v1/teams/research-team/runs', undefined, {
+        input: 'x'.repeat(50),
+        metadata: { ok: true },
+      }),
+    );
     await f.fail(run_id);
-    const cont = await send('POST', `/v1/runs/${run_id}/continue`, undefined, { input: 'y'.repeat(51) });
+    const cont = await send('POST', `/v1/runs/${run_id}/continue`, undefined, {
+      input: 'y'.repeat(51),
+    });
     expect(cont.status).toBe(422);
     expect((await f.client.getRun(run_id))!.status).toBe('ERROR');
   });
@@ -112,25 +149,51 @@ describe('request limits', () => {
     await created(await send('POST', '/v1/teams/research-team/runs', undefined, body));
     const third = await send('POST', '/v1/agents/researcher/runs', undefined, body);
     expect(third.status).toBe(429);
-    expect(await third.json()).toMatchObject({ error: 'too_many_runs', message: expect.stringContaining('busy') });
+    expect(await third.json()).toMatchObject({
+      error: 'too_many_runs',
+      message: expect.stringContaining('busy'),
+    });
 
     await f.complete(first.run_id, 'done');
-    const fork = await send('POST', `/v1/runs/${first.run_id}/continue`, undefined, { fork: true, input: 'more' });
+    const fork = await send('POST', `/v1/runs/${first.run_id}/continue`, undefined, {
+      fork: true,
+      input: 'more',
+    });
     expect(fork.status).toBe(429);
-    await created(await send('POST', '/v1/agents/researcher/runs', undefined, { input: 'x', session_id: 'quiet' }));
-    expect((await f.client.getSession({ tenantId: null, sessionId: 'busy' }))!.runs).toHaveLength(2);
+    await created(
+      await send('POST', '/v1/agents/researcher/runs', undefined, {
+        input: 'x',
+        session_id: 'quiet',
+      }),
+    );
+    expect((await f.client.getSession({ tenantId: null, sessionId: 'busy' }))!.runs).toHaveLength(
+      2,
+    );
   });
 });
 
 describe('limits and keys from the environment', () => {
   const base = { DATABASE_URL: 'postgres://localhost/x' };
   it('reads CAIRN_READ_API_KEYS, CAIRN_MAX_INPUT_CHARS and CAIRN_MAX_RUNS_PER_SESSION', () => {
-    expect(parseEnvConfig(base)).toMatchObject({ readApiKeys: [], maxInputChars: 100_000, maxRunsPerSession: 1000 });
+    expect(parseEnvConfig(base)).toMatchObject({
+      readApiKeys: [],
+      maxInputChars: 100_000,
+      maxRunsPerSession: 1000,
+    });
     expect(
-      parseEnvConfig({ ...base, CAIRN_READ_API_KEYS: ' r1 , r2,', CAIRN_MAX_INPUT_CHARS: '2000', CAIRN_MAX_RUNS_PER_SESSION: '5' }),
+      parseEnvConfig({
+        ...base,
+        CAIRN_READ_API_KEYS: ' r1 , r2,',
+        CAIRN_MAX_INPUT_CHARS: '2000',
+        CAIRN_MAX_RUNS_PER_SESSION: '5',
+      }),
     ).toMatchObject({ readApiKeys: ['r1', 'r2'], maxInputChars: 2000, maxRunsPerSession: 5 });
-    expect(() => parseEnvConfig({ ...base, CAIRN_MAX_RUNS_PER_SESSION: '0' })).toThrow(/CAIRN_MAX_RUNS_PER_SESSION/);
-    expect(() => parseEnvConfig({ ...base, CAIRN_MAX_INPUT_CHARS: 'lots' })).toThrow(/CAIRN_MAX_INPUT_CHARS/);
+    expect(() => parseEnvConfig({ ...base, CAIRN_MAX_RUNS_PER_SESSION: '0' })).toThrow(
+      /CAIRN_MAX_RUNS_PER_SESSION/,
+    );
+    expect(() => parseEnvConfig({ ...base, CAIRN_MAX_INPUT_CHARS: 'lots' })).toThrow(
+      /CAIRN_MAX_INPUT_CHARS/,
+    );
   });
 });
 
@@ -146,7 +209,10 @@ describe('fleet-wide data: /metrics and /readyz detail for admin keys only', () 
     for (const key of [keyOf(TENANT), keyOf(TENANT_READ)]) {
       const res = await send('GET', '/metrics', key);
       expect(res.status, key).toBe(403);
-      expect(await res.json()).toMatchObject({ error: 'forbidden', message: expect.stringMatching(/\/metrics.*admin key/) });
+      expect(await res.json()).toMatchObject({
+        error: 'forbidden',
+        message: expect.stringMatching(/\/metrics.*admin key/),
+      });
     }
     for (const key of [ADMIN, ADMIN_READ]) {
       const res = await send('GET', '/metrics', key);
@@ -168,13 +234,20 @@ describe('fleet-wide data: /metrics and /readyz detail for admin keys only', () 
       expect(res.status, String(key)).toBe(503);
       const text = await res.text();
       expect(text).not.toContain('10.20.30.40');
-      expect(JSON.parse(text)).toMatchObject({ error: 'not_ready', message: 'not ready: postgres unavailable', checks: { postgres: 'unavailable' } });
+      expect(JSON.parse(text)).toMatchObject({
+        error: 'not_ready',
+        message: 'not ready: postgres unavailable',
+        checks: { postgres: 'unavailable' },
+      });
       expect(JSON.parse(text)).not.toHaveProperty('details');
     }
     for (const key of [ADMIN, ADMIN_READ]) {
       const res = await send('GET', '/readyz', key);
       expect(res.status, key).toBe(503);
-      expect(await res.json()).toMatchObject({ checks: { postgres: 'unavailable' }, details: { postgres: refused } });
+      expect(await res.json()).toMatchObject({
+        checks: { postgres: 'unavailable' },
+        details: { postgres: refused },
+      });
     }
   });
 });

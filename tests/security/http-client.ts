@@ -30,7 +30,9 @@ export interface ServedApp {
 export async function serveApp(app: Hono): Promise<ServedApp> {
   let server!: ServerType;
   const port = await new Promise<number>((resolve) => {
-    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port));
+    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
+      resolve(info.port),
+    );
   });
   return {
     port,
@@ -42,7 +44,12 @@ export async function serveApp(app: Hono): Promise<ServedApp> {
 /** Sends one raw request to 127.0.0.1:`port`. */
 export function sendRaw(port: number, req: RawRequest): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body);
+    const body =
+      req.body === undefined
+        ? undefined
+        : Buffer.isBuffer(req.body)
+          ? req.body
+          : Buffer.from(req.body);
     const outgoing = request(
       {
         host: '127.0.0.1',
@@ -57,7 +64,13 @@ export function sendRaw(port: number, req: RawRequest): Promise<RawResponse> {
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
         res.on('error', reject);
       },
     );
@@ -76,9 +89,22 @@ export interface SignedInBrowser {
 }
 
 /** Posts the sign-in form with `key` (and `next`), from `localAddress` when given. */
-export function postLogin(port: number, key: string, options: { next?: string; localAddress?: string } = {}): Promise<RawResponse> {
-  const form = new URLSearchParams({ key, ...(options.next === undefined ? {} : { next: options.next }) });
-  return sendRaw(port, { method: 'POST', path: '/ui/login', headers: FORM_TYPE, body: form.toString(), localAddress: options.localAddress });
+export function postLogin(
+  port: number,
+  key: string,
+  options: { next?: string; localAddress?: string } = {},
+): Promise<RawResponse> {
+  const form = new URLSearchParams({
+    key,
+    ...(options.next === undefined ? {} : { next: options.next }),
+  });
+  return sendRaw(port, {
+    method: 'POST',
+    path: '/ui/login',
+    headers: FORM_TYPE,
+    body: form.toString(),
+    localAddress: options.localAddress,
+  });
 }
 
 /** The cookies an answer sets, as `name=value` pairs. */
@@ -91,6 +117,7 @@ export async function signIn(port: number, key: string): Promise<SignedInBrowser
   const res = await postLogin(port, key);
   const cookies = setCookies(res);
   const csrf = cookies.find((c) => c.startsWith('XSRF-TOKEN='))?.slice('XSRF-TOKEN='.length);
-  if (res.status !== 303 || csrf === undefined) throw new Error(`sign-in answered ${res.status}: ${res.body.slice(0, 200)}`);
+  if (res.status !== 303 || csrf === undefined)
+    throw new Error(`sign-in answered ${res.status}: ${res.body.slice(0, 200)}`);
   return { cookie: cookies.join('; '), csrf };
 }

@@ -11,9 +11,18 @@ const SHARED = 'shared-key-0123456789';
 // Nothing listens there: a process that got past its configuration would fail on connecting instead.
 const UNREACHABLE_DB = 'postgres://cairn:cairn@127.0.0.1:1/cairn';
 const BAD_RINGS: [Record<string, string>, RegExp][] = [
-  [{ CAIRN_API_KEYS: `acme:${SHARED},globex:${SHARED}` }, /CAIRN_API_KEYS: entry 2 \(tenant "globex"\) has the same key as CAIRN_API_KEYS entry 1 \(tenant "acme"\)/],
-  [{ CAIRN_API_KEYS: `admin-${SHARED},acme corp:${SHARED}` }, /CAIRN_API_KEYS: entry 2 has a ":" but is not tenant:key/],
-  [{ CAIRN_API_KEYS: 'k1-0123456789', CAIRN_READ_API_KEYS: `admin:${SHARED}` }, /CAIRN_READ_API_KEYS: entry 1: tenant "admin" is reserved/],
+  [
+    { CAIRN_API_KEYS: `acme:${SHARED},globex:${SHARED}` },
+    /CAIRN_API_KEYS: entry 2 \(tenant "globex"\) has the same key as CAIRN_API_KEYS entry 1 \(tenant "acme"\)/,
+  ],
+  [
+    { CAIRN_API_KEYS: `admin-${SHARED},acme corp:${SHARED}` },
+    /CAIRN_API_KEYS: entry 2 has a ":" but is not tenant:key/,
+  ],
+  [
+    { CAIRN_API_KEYS: 'k1-0123456789', CAIRN_READ_API_KEYS: `admin:${SHARED}` },
+    /CAIRN_READ_API_KEYS: entry 1: tenant "admin" is reserved/,
+  ],
 ];
 
 let dir: string | undefined;
@@ -49,7 +58,12 @@ describe('a key ring that does not mean what it says', () => {
       const proc = spawnApp(app, {
         name: app,
         logFile,
-        env: { DATABASE_URL: UNREACHABLE_DB, REDIS_URL: undefined, PORT: String(await freePort()), ...env },
+        env: {
+          DATABASE_URL: UNREACHABLE_DB,
+          REDIS_URL: undefined,
+          PORT: String(await freePort()),
+          ...env,
+        },
       });
       expect(await proc.exited, app).toBe(2);
       const log = readFileSync(logFile, 'utf8');

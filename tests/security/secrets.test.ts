@@ -3,7 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '@cairn/engine/testing';
-import { createDatabase, freePort, requiresRedis, spawnApp, startRedis, TEST_DATABASE_URL_VAR, type AppProcess, type RedisService, type TestDatabase } from '@cairn/services';
+import {
+  createDatabase,
+  freePort,
+  requiresRedis,
+  spawnApp,
+  startRedis,
+  TEST_DATABASE_URL_VAR,
+  type AppProcess,
+  type RedisService,
+  type TestDatabase,
+} from '@cairn/services';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,17 +58,30 @@ function env(extra: Record<string, string> = {}): Record<string, string | undefi
   };
 }
 
-function start(app: 'producer' | 'worker', name: string, extra: Record<string, string> = {}): AppProcess {
+function start(
+  app: 'producer' | 'worker',
+  name: string,
+  extra: Record<string, string> = {},
+): AppProcess {
   const proc = spawnApp(app, { name, env: env(extra), logFile: join(dir, `${name}.log`) });
   apps.push(proc);
   return proc;
 }
 
-async function call(port: number, method: string, path: string, key: string | undefined, body?: unknown): Promise<RawResponse> {
+async function call(
+  port: number,
+  method: string,
+  path: string,
+  key: string | undefined,
+  body?: unknown,
+): Promise<RawResponse> {
   const res = await sendRaw(port, {
     method,
     path,
-    headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    headers: {
+      ...(key ? { Authorization: `Bearer ${key}` } : {}),
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   captured.push(`${method} ${path} ${res.status} ${JSON.stringify(res.headers)} ${res.body}`);
@@ -67,7 +90,11 @@ async function call(port: number, method: string, path: string, key: string | un
 
 function leaksIn(text: string): string[] {
   return Object.entries(SECRETS).flatMap(([name, secret]) =>
-    [secret, encodeURIComponent(secret), Buffer.from(secret).toString('base64')].some((form) => text.includes(form)) ? [name] : [],
+    [secret, encodeURIComponent(secret), Buffer.from(secret).toString('base64')].some((form) =>
+      text.includes(form),
+    )
+      ? [name]
+      : [],
   );
 }
 
@@ -77,7 +104,9 @@ describe('secrets', requiresRedis(), () => {
     const adminUrl = process.env[TEST_DATABASE_URL_VAR]!;
     const admin = new pg.Client({ connectionString: adminUrl });
     await admin.connect();
-    await admin.query(`DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${ROLE}') THEN CREATE ROLE ${ROLE} LOGIN; END IF; END $$`);
+    await admin.query(
+      `DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${ROLE}') THEN CREATE ROLE ${ROLE} LOGIN; END IF; END $$`,
+    );
     await admin.query(`ALTER ROLE ${ROLE} PASSWORD '${SECRETS.postgresPassword}'`);
     database = await createDatabase(adminUrl);
     await admin.query(`ALTER DATABASE "${database.name}" OWNER TO ${ROLE}`);
@@ -109,25 +138,53 @@ describe('secrets', requiresRedis(), () => {
     const port = await freePort();
     const producer = start('producer', 'producer', { PORT: String(port) });
     const worker = start('worker', 'worker');
-    await Promise.all([producer.waitForLog('producer listening', 60_000), worker.waitForLog('worker started', 60_000)]);
+    await Promise.all([
+      producer.waitForLog('producer listening', 60_000),
+      worker.waitForLog('worker started', 60_000),
+    ]);
 
     openai.enqueue(
       { kind: 'error', status: 429, message: 'Rate limit reached, retry shortly' },
       { kind: 'tool_calls', calls: [{ name: 'slow_search', arguments: { query: 'secrets' } }] },
-      { kind: 'tool_calls', calls: [{ name: 'slow_fetch_detail', arguments: { item: 'result-a' } }, { name: 'no_such_tool', arguments: {} }] },
+      {
+        kind: 'tool_calls',
+        calls: [
+          { name: 'slow_fetch_detail', arguments: { item: 'result-a' } },
+          { name: 'no_such_tool', arguments: {} },
+        ],
+      },
       { kind: 'text', text: 'Nothing secret here.' },
     );
-    expect((await call(port, 'POST', '/v1/agents/researcher/runs', undefined, { input: 'x' })).status).toBe(401);
-    expect((await call(port, 'POST', '/v1/agents/researcher/runs', SECRETS.readApiKey, { input: 'x' })).status).toBe(403);
-    expect((await call(port, 'POST', '/v1/agents/researcher/runs', `${SECRETS.apiKey}-wrong`, { input: 'x' })).status).toBe(401);
-    const created = await call(port, 'POST', '/v1/agents/researcher/runs', SECRETS.apiKey, { input: "Research 'secrets'", checkpoint: 'tool-batch', session_id: 'secret-session' });
+    expect(
+      (await call(port, 'POST', '/v1/agents/researcher/runs', undefined, { input: 'x' })).status,
+    ).toBe(401);
+    expect(
+      (await call(port, 'POST', '/v1/agents/researcher/runs', SECRETS.readApiKey, { input: 'x' }))
+        .status,
+    ).toBe(403);
+    expect(
+      (
+        await call(port, 'POST', '/v1/agents/researcher/runs', `${SECRETS.apiKey}-wrong`, {
+          input: 'x',
+        })
+      ).status,
+    ).toBe(401);
+    const created = await call(port, 'POST', '/v1/agents/researcher/runs', SECRETS.apiKey, {
+      input: "Research 'secrets'",
+      checkpoint: 'tool-batch',
+      session_id: 'secret-session',
+    });
     expect(created.status).toBe(202);
     const { run_id: runId } = JSON.parse(created.body) as { run_id: string };
 
     let status = '';
     for (let i = 0; i < 300 && !['COMPLETED', 'ERROR'].includes(status); i++) {
       await delay(100);
-      status = (JSON.parse((await call(port, 'GET', `/v1/runs/${runId}`, SECRETS.readApiKey)).body) as { status: string }).status;
+      status = (
+        JSON.parse((await call(port, 'GET', `/v1/runs/${runId}`, SECRETS.readApiKey)).body) as {
+          status: string;
+        }
+      ).status;
     }
     expect(status).toBe('COMPLETED');
     expect(openai.requests.length).toBe(4);
@@ -143,7 +200,11 @@ describe('secrets', requiresRedis(), () => {
     captured.push(`POST /ui/login ${login.status} ${JSON.stringify(login.headers)} ${login.body}`);
     expect(login.status).toBe(303);
     const cookie = setCookies(login).join('; ');
-    const page = await sendRaw(port, { method: 'GET', path: '/ui', headers: { Cookie: cookie, Accept: 'text/html' } });
+    const page = await sendRaw(port, {
+      method: 'GET',
+      path: '/ui',
+      headers: { Cookie: cookie, Accept: 'text/html' },
+    });
     captured.push(page.body);
     expect(page.status).toBe(200);
     await call(port, 'POST', `/v1/runs/${runId}/continue`, SECRETS.apiKey, { input: 'again' });
@@ -151,14 +212,24 @@ describe('secrets', requiresRedis(), () => {
 
     // Processes that cannot reach their servers: the errors they print name the URLs, never the passwords.
     const closedPort = await freePort();
-    const noPostgres = start('worker', 'worker-no-postgres', { DATABASE_URL: `postgres://${ROLE}:${SECRETS.postgresPassword}@127.0.0.1:${closedPort}/nowhere` });
-    const noRedis = start('producer', 'producer-no-redis', { PORT: String(await freePort()), REDIS_URL: `redis://:${SECRETS.redisPassword}@127.0.0.1:${closedPort}` });
-    const wrongRedisPassword = start('worker', 'worker-wrong-redis-password', { REDIS_URL: `redis://:${SECRETS.redisPassword}x@127.0.0.1:${redis.port}` });
+    const noPostgres = start('worker', 'worker-no-postgres', {
+      DATABASE_URL: `postgres://${ROLE}:${SECRETS.postgresPassword}@127.0.0.1:${closedPort}/nowhere`,
+    });
+    const noRedis = start('producer', 'producer-no-redis', {
+      PORT: String(await freePort()),
+      REDIS_URL: `redis://:${SECRETS.redisPassword}@127.0.0.1:${closedPort}`,
+    });
+    const wrongRedisPassword = start('worker', 'worker-wrong-redis-password', {
+      REDIS_URL: `redis://:${SECRETS.redisPassword}x@127.0.0.1:${redis.port}`,
+    });
     expect(await noPostgres.exited).not.toBe(0);
     expect(await noRedis.exited).not.toBe(0);
     expect(await wrongRedisPassword.exited).not.toBe(0);
     // A key ring that does not mean what it says: refused at start, naming the entry, never the key.
-    const badKeyRing = start('producer', 'producer-bad-key-ring', { PORT: String(await freePort()), CAIRN_API_KEYS: `acme:${SECRETS.apiKey},globex:${SECRETS.apiKey}` });
+    const badKeyRing = start('producer', 'producer-bad-key-ring', {
+      PORT: String(await freePort()),
+      CAIRN_API_KEYS: `acme:${SECRETS.apiKey},globex:${SECRETS.apiKey}`,
+    });
     expect(await badKeyRing.exited).not.toBe(0);
 
     producer.kill('SIGTERM');
@@ -167,7 +238,14 @@ describe('secrets', requiresRedis(), () => {
 
     const db = new pg.Client({ connectionString: database.url });
     await db.connect();
-    for (const table of ['runs', 'run_messages', 'tool_calls', 'run_attempts', 'run_events', 'sessions']) {
+    for (const table of [
+      'runs',
+      'run_messages',
+      'tool_calls',
+      'run_attempts',
+      'run_events',
+      'sessions',
+    ]) {
       captured.push(JSON.stringify((await db.query(`select * from ${table}`)).rows));
     }
     await db.end();
@@ -181,13 +259,19 @@ describe('secrets', requiresRedis(), () => {
     }
     queue.disconnect();
 
-    const logs = readdirSync(dir).map((file) => [file, readFileSync(join(dir, file), 'utf8')] as const);
-    expect(logs.find(([file]) => file === 'worker-no-postgres.log')![1]).toMatch(/Postgres is unreachable at postgres:\/\/cairn_secret_role:\*\*\*@/);
+    const logs = readdirSync(dir).map(
+      (file) => [file, readFileSync(join(dir, file), 'utf8')] as const,
+    );
+    expect(logs.find(([file]) => file === 'worker-no-postgres.log')![1]).toMatch(
+      /Postgres is unreachable at postgres:\/\/cairn_secret_role:\*\*\*@/,
+    );
     expect(logs.find(([file]) => file === 'worker.log')![1]).toContain('run finished');
     expect(captured.join('\n')).toContain('Rate limit reached');
     const leaks = [
       ...logs.flatMap(([file, text]) => leaksIn(text).map((secret) => `${secret} in ${file}`)),
-      ...captured.flatMap((text, i) => leaksIn(text).map((secret) => `${secret} in captured #${i}: ${text.slice(0, 120)}`)),
+      ...captured.flatMap((text, i) =>
+        leaksIn(text).map((secret) => `${secret} in captured #${i}: ${text.slice(0, 120)}`),
+      ),
     ];
     expect(leaks).toEqual([]);
   });

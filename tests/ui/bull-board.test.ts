@@ -19,7 +19,10 @@ describe('Bull Board under its Content-Security-Policy', requiresChromium(), () 
   });
 
   it('renders the queue with its own scripts and styles, and refuses nothing of its own', async () => {
-    const { runId } = await stack.fleet.client.enqueueRun({ entity: TEAM, input: 'Research the board' });
+    const { runId } = await stack.fleet.client.enqueueRun({
+      entity: TEAM,
+      input: 'Research the board',
+    });
     const page = await browser.newPage();
     const refused: string[] = [];
     page.on('console', (message) => {

@@ -17,7 +17,8 @@ export const CHROMIUM_ARGS: readonly string[] = [
 /** Launches the machine's chromium (never a downloaded browser) headless through playwright-core; suites skip without one (`requiresChromium()`). */
 export function launchChromium(): Promise<Browser> {
   const executablePath = findChromium();
-  if (!executablePath) throw new Error('no chromium binary: the suite should have been skipped (requiresChromium)');
+  if (!executablePath)
+    throw new Error('no chromium binary: the suite should have been skipped (requiresChromium)');
   return chromium.launch({ executablePath, headless: true, args: [...CHROMIUM_ARGS] });
 }
 

@@ -8,7 +8,11 @@ import { startUiStack, type UiStack } from './ui-stack.js';
 /** The `data-*` of every attempt lane on the page, in order. */
 function lanes(page: Page) {
   return page.locator('.lane').evaluateAll((els) =>
-    els.map((el) => ({ epoch: el.getAttribute('data-epoch'), worker: el.getAttribute('data-worker'), outcome: el.getAttribute('data-outcome') })),
+    els.map((el) => ({
+      epoch: el.getAttribute('data-epoch'),
+      worker: el.getAttribute('data-worker'),
+      outcome: el.getAttribute('data-outcome'),
+    })),
   );
 }
 
@@ -31,17 +35,29 @@ describe('a run page follows a run live (real workers)', requiresChromium(), () 
 
   it("shows the second attempt's lane appear, without a reload, after the worker holding the run is SIGKILLed", async () => {
     const { client } = stack.fleet;
-    const run = await client.enqueueRun({ entity: TEAM, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+    const run = await client.enqueueRun({
+      entity: TEAM,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
+    });
     await page.goto(`${stack.baseUrl}/ui/runs/${run.runId}`);
     expect(await page.getAttribute('#run', 'data-live')).toBe('1');
 
     let holder: string | undefined;
-    await waitFor(async () => {
-      const view = await client.getRun(run.runId);
-      holder = holderOf(view);
-      return holder !== undefined && (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3;
-    }, 30_000, "the member's first checkpoint");
-    await page.waitForSelector(`.lane[data-epoch="1"][data-outcome="running"][data-worker="${holder}"]`);
+    await waitFor(
+      async () => {
+        const view = await client.getRun(run.runId);
+        holder = holderOf(view);
+        return (
+          holder !== undefined && (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3
+        );
+      },
+      30_000,
+      "the member's first checkpoint",
+    );
+    await page.waitForSelector(
+      `.lane[data-epoch="1"][data-outcome="running"][data-worker="${holder}"]`,
+    );
     await page.waitForSelector('[data-member-run-id]');
     const navigations: string[] = [];
     page.on('framenavigated', (frame) => void navigations.push(frame.url()));
@@ -58,19 +74,29 @@ describe('a run page follows a run live (real workers)', requiresChromium(), () 
       { epoch: '1', worker: holder, outcome: 'superseded' },
       { epoch: '2', worker: survivor, outcome: 'completed' },
     ]);
-    expect(await page.locator('.lane[data-epoch="2"] .lane-label').textContent()).toContain('recovered');
+    expect(await page.locator('.lane[data-epoch="2"] .lane-label').textContent()).toContain(
+      'recovered',
+    );
     // The team's tail holds its member's events too, marked with the member's path; the team's RunCompleted ends it.
     await page.waitForSelector('#tail li[data-type="RunCompleted"]:not([data-member-path])');
     const tail = await page
       .locator('#tail li')
-      .evaluateAll((items) => items.map((li) => [li.getAttribute('data-type'), li.getAttribute('data-member-path')]));
+      .evaluateAll((items) =>
+        items.map((li) => [li.getAttribute('data-type'), li.getAttribute('data-member-path')]),
+      );
     expect(tail.map(([type]) => type)).toContain('RunContinued');
     expect(tail.at(-1)).toEqual(['RunCompleted', null]);
     expect(tail).toContainEqual(['ToolCallCompleted', 'research-team/researcher']);
-    expect(await page.locator('[data-refresh="content"] .answer').textContent()).toContain('cairns');
+    expect(await page.locator('[data-refresh="content"] .answer').textContent()).toContain(
+      'cairns',
+    );
     // The team's answer streamed into the page word by word before it was stored.
-    expect(await page.locator('#live-text').textContent()).toContain('Summary of the research team');
-    expect(await page.locator('.tools [data-tool-call-id]').first().textContent()).toContain('delegate_task_to_member');
+    expect(await page.locator('#live-text').textContent()).toContain(
+      'Summary of the research team',
+    );
+    expect(await page.locator('.tools [data-tool-call-id]').first().textContent()).toContain(
+      'delegate_task_to_member',
+    );
     await page.screenshot({ path: screenshotPath('run-after-crash.png'), fullPage: true });
 
     // The member run is nested and linked; its page shows its own attempts and links back.
@@ -86,17 +112,23 @@ describe('a run page follows a run live (real workers)', requiresChromium(), () 
       'slow_fetch_detail',
     ]);
     expect(await page.locator('.lane .checkpoint').count()).toBeGreaterThanOrEqual(4);
-    expect(await page.getAttribute(`.run-header a[href="/ui/runs/${run.runId}"]`, 'href')).toBe(`/ui/runs/${run.runId}`);
+    expect(await page.getAttribute(`.run-header a[href="/ui/runs/${run.runId}"]`, 'href')).toBe(
+      `/ui/runs/${run.runId}`,
+    );
   });
 
   it('cancels a running run from its page', async () => {
     const { client } = stack.fleet;
-    const run = await client.enqueueRun({ entity: RESEARCHER, input: "Research 'cairns'", checkpoint: 'tool-batch' });
+    const run = await client.enqueueRun({
+      entity: RESEARCHER,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
+    });
     await page.goto(`${stack.baseUrl}/ui/runs/${run.runId}`);
     await page.waitForSelector('#run[data-status="RUNNING"]', { timeout: 30_000 });
     await page.click('button[data-command="cancel"]');
     await page.waitForSelector('#run[data-status="CANCELLED"]', { timeout: 30_000 });
-    expect((await client.getRunStatus(run.runId))).toBe('CANCELLED');
+    expect(await client.getRunStatus(run.runId)).toBe('CANCELLED');
     expect(await page.isDisabled('button[data-command="cancel"]')).toBe(true);
     expect((await lanes(page)).at(-1)?.outcome).toBe('cancelled');
   });

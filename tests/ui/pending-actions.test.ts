@@ -34,7 +34,8 @@ describe('pending actions on a run page (real worker, gated tools)', requiresChr
     );
     await page.screenshot({ path: screenshotPath('run-paused.png'), fullPage: true });
 
-    const action = (service: string) => page.locator('li.action', { hasText: `"service": "${service}"` });
+    const action = (service: string) =>
+      page.locator('li.action', { hasText: `"service": "${service}"` });
     await action('api').locator('button[data-command="approve"]').click();
     await expect.poll(() => actions.count()).toBe(2);
     await action('db').locator('textarea.action-args').fill('{"service":"db-replica"}');

@@ -13,8 +13,17 @@ function longHistory(count: number): Message[] {
   for (let i = 1; i < count; i++) {
     messages.push(
       i % 2 === 1
-        ? { role: 'assistant', content: `message ${i}`, toolCalls: [{ id: `call-${i}`, name: 'slow_search', arguments: `{"query":"q${i}"}` }] }
-        : { role: 'tool', toolCallId: `call-${i - 1}`, name: 'slow_search', content: `message ${i}: result` },
+        ? {
+            role: 'assistant',
+            content: `message ${i}`,
+            toolCalls: [{ id: `call-${i}`, name: 'slow_search', arguments: `{"query":"q${i}"}` }],
+          }
+        : {
+            role: 'tool',
+            toolCallId: `call-${i - 1}`,
+            name: 'slow_search',
+            content: `message ${i}: result`,
+          },
     );
   }
   return messages;
@@ -38,27 +47,43 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
   it('lists runs newest first, filters by status, entity and paused, and pages past 50 runs', async () => {
     const { client } = stack.fleet;
     const pending = await client.enqueueRun({ entity: TEAM, input: 'Research the list' });
-    const completed = await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'done already' }, 'COMPLETED', [
-      { role: 'user', content: 'done already' },
-      { role: 'assistant', content: 'done' },
-    ]);
-    const failed = await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'fails' }, 'ERROR', []);
+    const completed = await storeFinishedRun(
+      stack.fleet,
+      { entity: RESEARCHER, input: 'done already' },
+      'COMPLETED',
+      [
+        { role: 'user', content: 'done already' },
+        { role: 'assistant', content: 'done' },
+      ],
+    );
+    const failed = await storeFinishedRun(
+      stack.fleet,
+      { entity: RESEARCHER, input: 'fails' },
+      'ERROR',
+      [],
+    );
 
     await page.goto(`${stack.baseUrl}/ui`);
     const rows = page.locator('#run-table tbody tr');
-    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id')))).toEqual([failed, completed, pending.runId]);
+    expect(
+      await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id'))),
+    ).toEqual([failed, completed, pending.runId]);
     await page.screenshot({ path: screenshotPath('run-list.png'), fullPage: true });
 
     await page.selectOption('select[name=status]', 'COMPLETED');
     await page.click('#run-filters button[type=submit]');
     await page.waitForURL(/status=COMPLETED/);
-    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id')))).toEqual([completed]);
+    expect(
+      await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id'))),
+    ).toEqual([completed]);
 
     await page.goto(`${stack.baseUrl}/ui`);
     await page.fill('input[name=entity]', 'research-team');
     await page.click('#run-filters button[type=submit]');
     await page.waitForURL(/entity=research-team/);
-    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id')))).toEqual([pending.runId]);
+    expect(
+      await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id'))),
+    ).toEqual([pending.runId]);
 
     await page.goto(`${stack.baseUrl}/ui`);
     await page.check('input[name=paused]');
@@ -66,21 +91,29 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
     await page.waitForURL(/paused=1/);
     expect(await page.locator('p.empty').textContent()).toContain('No runs match');
 
-    for (let i = 0; i < 50; i++) await client.engine.createRun({ entity: RESEARCHER, input: `bulk ${i}` });
+    for (let i = 0; i < 50; i++)
+      await client.engine.createRun({ entity: RESEARCHER, input: `bulk ${i}` });
     await page.goto(`${stack.baseUrl}/ui`);
     expect(await rows.count()).toBe(50);
     await page.click('a[rel=next]');
     await page.waitForURL(/page=2/);
-    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id')))).toEqual([failed, completed, pending.runId]);
+    expect(
+      await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id'))),
+    ).toEqual([failed, completed, pending.runId]);
     expect(await page.locator('a[rel=next]').count()).toBe(0);
   });
 
   it('continues and forks from the buttons, and shows the server refusing what the run does not allow', async () => {
     const { client } = stack.fleet;
-    const completed = await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'finished' }, 'COMPLETED', [
-      { role: 'user', content: 'finished' },
-      { role: 'assistant', content: 'done' },
-    ]);
+    const completed = await storeFinishedRun(
+      stack.fleet,
+      { entity: RESEARCHER, input: 'finished' },
+      'COMPLETED',
+      [
+        { role: 'user', content: 'finished' },
+        { role: 'assistant', content: 'done' },
+      ],
+    );
     await page.goto(`${stack.baseUrl}/ui/runs/${completed}`);
     await page.click('button[data-command="continue"]');
     await expect.poll(() => page.textContent('#flash')).toContain('continue refused: 409');
@@ -88,12 +121,23 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
 
     await page.fill('#continue-input', 'And now the follow-up');
     await page.click('button[data-command="fork"]');
-    await page.waitForURL((url) => url.pathname.startsWith('/ui/runs/') && !url.pathname.endsWith(completed));
+    await page.waitForURL(
+      (url) => url.pathname.startsWith('/ui/runs/') && !url.pathname.endsWith(completed),
+    );
     const forkId = (await page.getAttribute('#run', 'data-run-id'))!;
     const fork = (await client.getRun(forkId))!;
-    expect(fork).toMatchObject({ entity: RESEARCHER, status: 'PENDING', input: 'And now the follow-up' });
+    expect(fork).toMatchObject({
+      entity: RESEARCHER,
+      status: 'PENDING',
+      input: 'And now the follow-up',
+    });
 
-    const failed = await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'failed' }, 'ERROR', []);
+    const failed = await storeFinishedRun(
+      stack.fleet,
+      { entity: RESEARCHER, input: 'failed' },
+      'ERROR',
+      [],
+    );
     await page.goto(`${stack.baseUrl}/ui/runs/${failed}`);
     expect(await page.textContent('.error-box')).toContain('model unavailable');
     await page.click('button[data-command="continue"]');
@@ -104,12 +148,27 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
 
   it("shows a run's definition hash, and continues a run in DefinitionChangedError on the new definition from its button", async () => {
     const { client } = stack.fleet;
-    const run = await client.engine.createRun({ entity: RESEARCHER, input: 'started before a deploy', checkpoint: 'tool-batch' });
+    const run = await client.engine.createRun({
+      entity: RESEARCHER,
+      input: 'started before a deploy',
+      checkpoint: 'tool-batch',
+    });
     const current = createRegistry().describe(RESEARCHER)!.definitionHash!;
     // Stamped by an older deploy's definition; a worker of this one leaves it, then (grace over) ends it in ERROR.
-    await client.store.db.updateTable('runs').set({ definition_hash: 'a1b2c3d4e5f60718' }).where('run_id', '=', run.runId).execute();
-    const worker = new Engine({ store: client.store, registry: createRegistry(), workerId: 'test-worker', versionGraceMs: 0 });
-    expect(await worker.processPickup({ job: 'run', runId: run.runId, attemptsStarted: 1 })).toEqual({ kind: 'finished', status: 'ERROR' });
+    await client.store.db
+      .updateTable('runs')
+      .set({ definition_hash: 'a1b2c3d4e5f60718' })
+      .where('run_id', '=', run.runId)
+      .execute();
+    const worker = new Engine({
+      store: client.store,
+      registry: createRegistry(),
+      workerId: 'test-worker',
+      versionGraceMs: 0,
+    });
+    expect(
+      await worker.processPickup({ job: 'run', runId: run.runId, attemptsStarted: 1 }),
+    ).toEqual({ kind: 'finished', status: 'ERROR' });
 
     await page.goto(`${stack.baseUrl}/ui/runs/${run.runId}`);
     expect(await page.textContent('.run-header')).toContain('a1b2c3d4e5f60718');
@@ -117,10 +176,17 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
     await page.click('button[data-command="upgrade"]');
     await expect.poll(() => page.textContent('#flash')).toBe('upgrade: resume, status ERROR');
     const waiting = (await client.store.getRun(run.runId))!.waitingContinueRequestId!;
-    expect(await client.store.readContinueRequest(run.runId, waiting)).toMatchObject({ upgrade: true });
+    expect(await client.store.readContinueRequest(run.runId, waiting)).toMatchObject({
+      upgrade: true,
+    });
     expect(await stack.fleet.runQueueLiveJob(run.runId)).toBe(true);
 
-    const other = await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'failed otherwise' }, 'ERROR', []);
+    const other = await storeFinishedRun(
+      stack.fleet,
+      { entity: RESEARCHER, input: 'failed otherwise' },
+      'ERROR',
+      [],
+    );
     await page.goto(`${stack.baseUrl}/ui/runs/${other}`);
     expect(await page.locator('button[data-command="upgrade"]').count()).toBe(0);
   });
@@ -132,13 +198,20 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
   });
 
   it('keeps a run of 5,000 messages usable: one page of 100 in the page, the newest first, the rest a click away', async () => {
-    const runId = await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'message 0: the input' }, 'COMPLETED', longHistory(5000));
+    const runId = await storeFinishedRun(
+      stack.fleet,
+      { entity: RESEARCHER, input: 'message 0: the input' },
+      'COMPLETED',
+      longHistory(5000),
+    );
     await page.goto(`${stack.baseUrl}/ui/runs/${runId}`);
     const messages = page.locator('li.message');
     expect(await messages.count()).toBe(100);
     expect(await messages.first().getAttribute('data-index')).toBe('4900');
     expect(await messages.last().textContent()).toContain('message 4999');
-    expect(await page.locator('#messages nav.pager').first().textContent()).toContain('page 50 of 50');
+    expect(await page.locator('#messages nav.pager').first().textContent()).toContain(
+      'page 50 of 50',
+    );
 
     await page.locator('#messages a[rel=first]').first().click();
     await page.waitForURL(/page=1/);
@@ -158,6 +231,8 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
     expect(requested.length).toBeGreaterThanOrEqual(3);
     expect(requested.filter((url) => !url.startsWith(stack.baseUrl))).toEqual([]);
     // The stylesheet applied: the top bar is laid out by it.
-    expect(await page.evaluate("getComputedStyle(document.querySelector('header.top')).display")).toBe('flex');
+    expect(
+      await page.evaluate("getComputedStyle(document.querySelector('header.top')).display"),
+    ).toBe('flex');
   });
 });

@@ -15,11 +15,23 @@ interface PageAnswer {
 }
 
 /** Writes from inside the page, with `headers`, as a script on the page (or a forged form) would. */
-function writeFromPage(page: Page, path: string, headers: Record<string, string>, method = 'POST'): Promise<PageAnswer> {
+function writeFromPage(
+  page: Page,
+  path: string,
+  headers: Record<string, string>,
+  method = 'POST',
+): Promise<PageAnswer> {
   return page.evaluate(
     async ([m, p, h]) => {
-      const res = await fetch(p, { method: m, headers: { 'Content-Type': 'application/json', ...h }, body: '{}' });
-      return { status: res.status, body: (await res.json().catch(() => null)) as { error?: string } | null };
+      const res = await fetch(p, {
+        method: m,
+        headers: { 'Content-Type': 'application/json', ...h },
+        body: '{}',
+      });
+      return {
+        status: res.status,
+        body: (await res.json().catch(() => null)) as { error?: string } | null,
+      };
     },
     [method, path, headers] as const,
   );
@@ -50,7 +62,10 @@ describe('browser sign-in with API keys', requiresChromium(), () => {
   }
 
   it('sends a browser without a session to sign-in, refuses a wrong key, and signs in and out with a right one', async () => {
-    const { runId } = await stack.fleet.client.enqueueRun({ entity: TEAM, input: 'Research sign-in' });
+    const { runId } = await stack.fleet.client.enqueueRun({
+      entity: TEAM,
+      input: 'Research sign-in',
+    });
     const page = await signIn('not-a-key', `/ui/runs/${runId}`);
     expect(await page.textContent('#login-notice')).toContain('not valid');
     expect((await context.cookies()).map((c) => c.name)).not.toContain('cairn_session');
@@ -67,7 +82,9 @@ describe('browser sign-in with API keys', requiresChromium(), () => {
 
     // The same session opens Bull Board.
     await page.goto(`${stack.baseUrl}/admin/queues`);
-    await page.waitForSelector('text=' + stack.fleet.client.runQueue.queue.name, { timeout: 30_000 });
+    await page.waitForSelector('text=' + stack.fleet.client.runQueue.queue.name, {
+      timeout: 30_000,
+    });
 
     await page.goto(`${stack.baseUrl}/ui`);
     await page.click('#sign-out');
@@ -98,7 +115,10 @@ describe('browser sign-in with API keys', requiresChromium(), () => {
 
     for (const headers of [{}, { 'X-CSRF-Token': 'forged' }] as Record<string, string>[]) {
       const answer = await writeFromPage(page, `/v1/runs/${runId}/cancel`, headers);
-      expect(answer).toEqual({ status: 403, body: expect.objectContaining({ error: 'forbidden' }) });
+      expect(answer).toEqual({
+        status: 403,
+        body: expect.objectContaining({ error: 'forbidden' }),
+      });
     }
     const queue = client.runQueue.queue;
     const pausePath = `/admin/queues/api/queues/${encodeURIComponent(queue.name)}/pause`;
@@ -108,7 +128,9 @@ describe('browser sign-in with API keys', requiresChromium(), () => {
 
     // Bull Board's own client sends the readable XSRF-TOKEN cookie back as X-XSRF-TOKEN: its actions work.
     const xsrf = (await context.cookies()).find((c) => c.name === 'XSRF-TOKEN')!.value;
-    expect((await writeFromPage(page, pausePath, { 'X-XSRF-TOKEN': xsrf }, 'PUT')).status).toBe(200);
+    expect((await writeFromPage(page, pausePath, { 'X-XSRF-TOKEN': xsrf }, 'PUT')).status).toBe(
+      200,
+    );
     expect(await queue.isPaused()).toBe(true);
     await queue.resume();
 
@@ -145,7 +167,9 @@ describe('browser sign-in with API keys', requiresChromium(), () => {
     const again = await copied.newPage();
     await again.goto(`${stack.baseUrl}/ui/runs/${runId}`);
     expect(again.url()).toContain('/ui/login?next=');
-    expect(await again.evaluate(async (id) => (await fetch(`/v1/runs/${id}`)).status, runId)).toBe(401);
+    expect(await again.evaluate(async (id) => (await fetch(`/v1/runs/${id}`)).status, runId)).toBe(
+      401,
+    );
     await copied.close();
   });
 });

@@ -71,7 +71,10 @@ export async function storeFinishedRun(
   await store.finishRun(run.runId, epoch, {
     status,
     content: status === 'COMPLETED' ? 'done' : null,
-    error: status === 'ERROR' ? { name: 'ModelError', message: 'model unavailable', retryable: true } : null,
+    error:
+      status === 'ERROR'
+        ? { name: 'ModelError', message: 'model unavailable', retryable: true }
+        : null,
     delta: { messages, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } },
   });
   return run.runId;

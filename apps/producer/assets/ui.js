@@ -8,7 +8,8 @@
   const REFRESH_MS = 2000;
   const TAIL_LIMIT = 200;
 
-  const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
+  const csrfToken = () =>
+    document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
 
   async function post(path, body) {
     const res = await fetch(path, {
@@ -34,7 +35,9 @@
   }
 
   function describe(res, data) {
-    return data && typeof data.message === 'string' ? `${res.status}: ${data.message}` : `HTTP ${res.status}`;
+    return data && typeof data.message === 'string'
+      ? `${res.status}: ${data.message}`
+      : `HTTP ${res.status}`;
   }
 
   // ---- run page ----
@@ -47,8 +50,10 @@
     const input = document.getElementById('continue-input')?.value.trim() ?? '';
     if (name === 'cancel') return post(`${runPath}/cancel`, {});
     if (name === 'continue') return post(`${runPath}/continue`, input ? { input } : {});
-    if (name === 'fork') return post(`${runPath}/continue`, input ? { fork: true, input } : { fork: true });
-    if (name === 'upgrade') return post(`${runPath}/continue`, input ? { upgrade: true, input } : { upgrade: true });
+    if (name === 'fork')
+      return post(`${runPath}/continue`, input ? { fork: true, input } : { fork: true });
+    if (name === 'upgrade')
+      return post(`${runPath}/continue`, input ? { upgrade: true, input } : { upgrade: true });
     const action = button.closest('[data-action-id]');
     if (!action) return undefined;
     const decision = { action_id: action.dataset.actionId };
@@ -56,7 +61,8 @@
     if (name === 'approve') decision.type = 'approve';
     if (name === 'reject') {
       decision.type = 'reject';
-      decision.message = action.querySelector('.action-message')?.value.trim() || 'rejected from the run page';
+      decision.message =
+        action.querySelector('.action-message')?.value.trim() || 'rejected from the run page';
     }
     if (name === 'edit') {
       decision.type = 'edit';
@@ -75,7 +81,8 @@
   }
 
   document.addEventListener('click', async (event) => {
-    const button = event.target instanceof window.Element ? event.target.closest('button[data-command]') : null;
+    const button =
+      event.target instanceof window.Element ? event.target.closest('button[data-command]') : null;
     if (!button || button.disabled) return;
     event.preventDefault();
     const name = button.dataset.command;
@@ -92,7 +99,9 @@
         location.assign(`/ui/runs/${encodeURIComponent(data.run_id)}`);
         return;
       }
-      const what = [data && data.action, data && data.status && `status ${data.status}`].filter(Boolean).join(', ');
+      const what = [data && data.action, data && data.status && `status ${data.status}`]
+        .filter(Boolean)
+        .join(', ');
       flash(`${name}: ${what || 'done'}`, 'ok');
     } catch (error) {
       flash(`${name} failed: ${error}`, 'error');
@@ -108,14 +117,18 @@
     if (refreshing) return refreshing;
     refreshing = (async () => {
       try {
-        const res = await fetch(location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } });
+        const res = await fetch(location.href, {
+          credentials: 'same-origin',
+          headers: { Accept: 'text/html' },
+        });
         if (!res.ok) return;
         const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
         const fresh = doc.getElementById('run');
         if (!fresh) return;
         for (const section of fresh.querySelectorAll('[data-refresh]')) {
           const current = root.querySelector(`[data-refresh="${section.dataset.refresh}"]`);
-          if (current && current.innerHTML !== section.innerHTML) current.innerHTML = section.innerHTML;
+          if (current && current.innerHTML !== section.innerHTML)
+            current.innerHTML = section.innerHTML;
         }
         root.dataset.status = fresh.dataset.status;
         root.dataset.live = fresh.dataset.live;
@@ -141,7 +154,10 @@
 
   // A member run's event in its team's stream: its data carries the member's run_id, member_path and member_seq.
   function memberPathOf(data) {
-    return data && typeof data === 'object' && typeof data.run_id === 'string' && Array.isArray(data.member_path)
+    return data &&
+      typeof data === 'object' &&
+      typeof data.run_id === 'string' &&
+      Array.isArray(data.member_path)
       ? data.member_path
       : null;
   }
@@ -153,7 +169,9 @@
     const memberPath = memberPathOf(data);
     if (memberPath) item.dataset.memberPath = memberPath.join('/');
     const summary = data && typeof data === 'object' ? JSON.stringify(data) : String(data);
-    const label = memberPath ? `${memberPath.join('/')} #${data.member_seq}` : `#${cursor.split('.')[0]}`;
+    const label = memberPath
+      ? `${memberPath.join('/')} #${data.member_seq}`
+      : `#${cursor.split('.')[0]}`;
     item.textContent = `${label} ${type} ${summary.length > 300 ? `${summary.slice(0, 300)}…` : summary}`;
     tail.append(item);
     while (tail.children.length > TAIL_LIMIT) tail.firstElementChild?.remove();
@@ -208,7 +226,9 @@
   function follow() {
     if (timer === null) timer = setInterval(() => void refresh(), REFRESH_MS);
     if (source !== null && source.readyState !== EventSource.CLOSED) return;
-    source = new EventSource(`${runPath}/events?after=${encodeURIComponent(lastCursor)}${root.dataset.liveText === '1' ? '&include=deltas' : ''}`);
+    source = new EventSource(
+      `${runPath}/events?after=${encodeURIComponent(lastCursor)}${root.dataset.liveText === '1' ? '&include=deltas' : ''}`,
+    );
     for (const type of eventTypes) source.addEventListener(type, onEvent);
     // The server ends the stream after the run's final event; don't reconnect to a finished run.
     source.addEventListener('error', () => {

@@ -1,7 +1,13 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { ApiKeyRing, Principal } from './api-keys.js';
-import { CSRF_FIELD, CSRF_HEADERS, SESSION_COOKIE, type BrowserSession, type BrowserSessions } from './browser-session.js';
+import {
+  CSRF_FIELD,
+  CSRF_HEADERS,
+  SESSION_COOKIE,
+  type BrowserSession,
+  type BrowserSessions,
+} from './browser-session.js';
 import { formBody } from './form-body.js';
 import { ForbiddenError, UnauthorizedError } from './errors.js';
 import type { AuthFailureReason } from './producer-metrics.js';
@@ -53,7 +59,11 @@ const BEARER = /^Bearer\s+(.+)$/i;
  * every request passes. Mount it after the body limit: a form's CSRF field is
  * read from the body.
  */
-export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions, options: ApiKeyAuthOptions = {}): MiddlewareHandler {
+export function apiKeyAuth(
+  keys: ApiKeyRing,
+  sessions: BrowserSessions,
+  options: ApiKeyAuthOptions = {},
+): MiddlewareHandler {
   const refuse = <E extends Error>(reason: AuthFailureReason, error: E): E => {
     options.onFailure?.(reason);
     return error;
@@ -74,7 +84,8 @@ export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions, options:
     let principal: Principal;
     if (authorization !== undefined) {
       const match = BEARER.exec(authorization);
-      if (!match?.[1]) throw refuse('malformed_header', new UnauthorizedError('missing bearer API key'));
+      if (!match?.[1])
+        throw refuse('malformed_header', new UnauthorizedError('missing bearer API key'));
       const found = keys.find(match[1].trim());
       if (!found) throw refuse('bad_key', new UnauthorizedError('invalid API key'));
       principal = found;
@@ -87,12 +98,22 @@ export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions, options:
       if (!session) {
         const page = !isWrite && wantsPage(c);
         // A page opened without a session is how sign-in starts, not a failure; a bad cookie is one either way.
-        if (cookie !== undefined || !page) options.onFailure?.(cookie === undefined ? 'missing' : 'bad_session');
-        if (page) return c.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(safeNextPath(pathAndQuery(c)))}`, 303);
+        if (cookie !== undefined || !page)
+          options.onFailure?.(cookie === undefined ? 'missing' : 'bad_session');
+        if (page)
+          return c.redirect(
+            `${LOGIN_PATH}?next=${encodeURIComponent(safeNextPath(pathAndQuery(c)))}`,
+            303,
+          );
         throw new UnauthorizedError('missing bearer API key');
       }
       if (isWrite && !sessions.csrfMatches(session, await presentedCsrfToken(c))) {
-        throw refuse('csrf', new ForbiddenError('missing or invalid CSRF token: a write from a page must carry its session token'));
+        throw refuse(
+          'csrf',
+          new ForbiddenError(
+            'missing or invalid CSRF token: a write from a page must carry its session token',
+          ),
+        );
       }
       c.set('browserSession', session);
       principal = session.principal;
@@ -108,7 +129,9 @@ export function apiKeyAuth(keys: ApiKeyRing, sessions: BrowserSessions, options:
 /** True for a browser asking for a page under {@link BROWSER_PATH_PREFIXES}. */
 function wantsPage(c: Context): boolean {
   const path = c.req.path;
-  const underBrowserPath = BROWSER_PATH_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`));
+  const underBrowserPath = BROWSER_PATH_PREFIXES.some(
+    (p) => path === p || path.startsWith(`${p}/`),
+  );
   return underBrowserPath && (c.req.header('Accept') ?? '').includes('text/html');
 }
 
@@ -124,13 +147,21 @@ async function presentedCsrfToken(c: Context): Promise<string | undefined> {
     if (value) return value;
   }
   const type = c.req.header('Content-Type') ?? '';
-  if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data')) return undefined;
+  if (
+    !type.startsWith('application/x-www-form-urlencoded') &&
+    !type.startsWith('multipart/form-data')
+  )
+    return undefined;
   const field = (await formBody(c))[CSRF_FIELD];
   return typeof field === 'string' ? field : undefined;
 }
 
 /** The principal of a request when auth is off: an admin with every right. */
-export const OPEN_PRINCIPAL: Principal = Object.freeze({ access: 'full', tenantId: null, keyId: 'open' });
+export const OPEN_PRINCIPAL: Principal = Object.freeze({
+  access: 'full',
+  tenantId: null,
+  keyId: 'open',
+});
 
 /** The request's principal ({@link OPEN_PRINCIPAL} when auth is off, or on an open path asked without a valid key). */
 export function requestPrincipal(c: Context): Principal {

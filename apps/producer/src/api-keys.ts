@@ -44,19 +44,33 @@ export class ApiKeyRing {
   readonly secret: Buffer;
   private readonly known: KnownKey[];
 
-  constructor(apiKeys: readonly string[], readApiKeys: readonly string[] = [], options: ApiKeyRingOptions = {}) {
+  constructor(
+    apiKeys: readonly string[],
+    readApiKeys: readonly string[] = [],
+    options: ApiKeyRingOptions = {},
+  ) {
     const entries = parseKeyRing(apiKeys, readApiKeys);
     this.secret =
       options.sessionSecret !== undefined
-        ? createHmac('sha256', 'cairn-browser-session-v1').update(`session-secret\0${options.sessionSecret}`).digest()
+        ? createHmac('sha256', 'cairn-browser-session-v1')
+            .update(`session-secret\0${options.sessionSecret}`)
+            .digest()
         : createHmac('sha256', 'cairn-browser-session-v1')
-            .update(entries.map((e) => `${e.access}\0${e.entry}`).sort().join('\n'))
+            .update(
+              entries
+                .map((e) => `${e.access}\0${e.entry}`)
+                .sort()
+                .join('\n'),
+            )
             .digest();
     this.known = entries.map((e) => ({
       access: e.access,
       tenantId: e.tenantId,
       digest: createHash('sha256').update(e.key).digest(),
-      keyId: createHmac('sha256', this.secret).update(`key-id\0${e.entry}`).digest('base64url').slice(0, 22),
+      keyId: createHmac('sha256', this.secret)
+        .update(`key-id\0${e.entry}`)
+        .digest('base64url')
+        .slice(0, 22),
     }));
   }
 

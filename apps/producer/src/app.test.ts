@@ -99,7 +99,9 @@ describe('runs API', () => {
       const run = (await (await fx.app.request(`/v1/runs/${run_id}`)).json()) as RunView;
       expect(run.entity).toEqual({ kind: 'agent', name });
     }
-    expect((await post('/v1/agents/other-team%2Fresearcher/runs', { input: 'x' })).status).toBe(404);
+    expect((await post('/v1/agents/other-team%2Fresearcher/runs', { input: 'x' })).status).toBe(
+      404,
+    );
   });
 
   it('answers 404 for an unknown entity, in JSON', async () => {
@@ -177,7 +179,10 @@ describe('runs API', () => {
     expect(await res.json()).toMatchObject({ run_id, status: 'PENDING', action: 'already-queued' });
     const withInput = await post(`/v1/runs/${run_id}/continue`, { input: 'and also this' });
     expect(withInput.status).toBe(409);
-    expect(await withInput.json()).toMatchObject({ error: 'run_not_continuable', message: expect.stringContaining('has not started yet') });
+    expect(await withInput.json()).toMatchObject({
+      error: 'run_not_continuable',
+      message: expect.stringContaining('has not started yet'),
+    });
   });
 
   it('refuses to continue a COMPLETED run without fork (409) and forks it into a new run with fork', async () => {
@@ -220,24 +225,36 @@ describe('runs API', () => {
     expect(await res.json()).toMatchObject({ error: 'invalid_body', issues: [{ path: 'fork' }] });
     const upgrade = await post(`/v1/runs/${run_id}/continue`, { upgrade: 'please' });
     expect(upgrade.status).toBe(400);
-    expect(await upgrade.json()).toMatchObject({ error: 'invalid_body', issues: [{ path: 'upgrade' }] });
+    expect(await upgrade.json()).toMatchObject({
+      error: 'invalid_body',
+      issues: [{ path: 'upgrade' }],
+    });
   });
 
   it('stores continue { upgrade: true } with the resume of an ERROR run; refuses it on a queued run and with a fork', async () => {
     const { run_id } = await createRun();
     const queued = await post(`/v1/runs/${run_id}/continue`, { upgrade: true });
     expect(queued.status).toBe(409);
-    expect(await queued.json()).toMatchObject({ error: 'run_not_continuable', message: expect.stringContaining('nothing to upgrade') });
+    expect(await queued.json()).toMatchObject({
+      error: 'run_not_continuable',
+      message: expect.stringContaining('nothing to upgrade'),
+    });
     await fx.fail(run_id);
     const res = await post(`/v1/runs/${run_id}/continue`, { upgrade: true });
     expect(res.status).toBe(202);
     expect(await res.json()).toMatchObject({ run_id, status: 'ERROR', action: 'resume' });
     const run = (await fx.client.store.getRun(run_id))!;
-    expect(await fx.client.store.readContinueRequest(run_id, run.waitingContinueRequestId!)).toMatchObject({ upgrade: true, input: null });
+    expect(
+      await fx.client.store.readContinueRequest(run_id, run.waitingContinueRequestId!),
+    ).toMatchObject({ upgrade: true, input: null });
 
     const done = await createRun();
     await fx.complete(done.run_id, 'the answer');
-    const fork = await post(`/v1/runs/${done.run_id}/continue`, { input: 'more', fork: true, upgrade: true });
+    const fork = await post(`/v1/runs/${done.run_id}/continue`, {
+      input: 'more',
+      fork: true,
+      upgrade: true,
+    });
     expect(fork.status).toBe(409);
     expect(await fork.json()).toMatchObject({ message: expect.stringContaining('drop upgrade') });
   });

@@ -72,7 +72,10 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Hono {
   const metrics =
     deps.metrics ??
-    new ProducerMetrics({ queues: deps.queues, countPausedRuns: () => deps.client.countRunsByStatus('PAUSED') });
+    new ProducerMetrics({
+      queues: deps.queues,
+      countPausedRuns: () => deps.client.countRunsByStatus('PAUSED'),
+    });
   const maxBodyBytes = deps.limits?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = new Hono();
 
@@ -82,7 +85,9 @@ export function createApp(deps: AppDeps): Hono {
     await next();
     metrics.recordRequest(c.req.method, routePath(c, -1), c.res.status);
   });
-  const keys = new ApiKeyRing(deps.apiKeys ?? [], deps.readApiKeys ?? [], { sessionSecret: deps.sessionSecret });
+  const keys = new ApiKeyRing(deps.apiKeys ?? [], deps.readApiKeys ?? [], {
+    sessionSecret: deps.sessionSecret,
+  });
   const sessions = new BrowserSessions(keys, deps.client);
   const signInThrottle = new SignInThrottle();
   const onAuthFailure = (reason: AuthFailureReason) => metrics.recordAuthFailure(reason);
@@ -107,13 +112,27 @@ export function createApp(deps: AppDeps): Hono {
     c.json({ error: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` }, 404),
   );
 
-  app.route('/', healthRoutes({ checks: deps.healthChecks ?? {}, showsDetails: (c) => isAdminRequest(c, keys) }));
-  app.use('/metrics', adminOnly("/metrics (every tenant's queue depth, paused runs and request counts)"));
-  app.get('/metrics', async (c) => c.text(await metrics.render(), 200, { 'Content-Type': metrics.contentType }));
-  for (const path of ['/v1/runs/:run_id', '/v1/runs/:run_id/*', '/ui/runs/:run_id', '/ui/runs/:run_id/*']) {
+  app.route(
+    '/',
+    healthRoutes({ checks: deps.healthChecks ?? {}, showsDetails: (c) => isAdminRequest(c, keys) }),
+  );
+  app.use(
+    '/metrics',
+    adminOnly("/metrics (every tenant's queue depth, paused runs and request counts)"),
+  );
+  app.get('/metrics', async (c) =>
+    c.text(await metrics.render(), 200, { 'Content-Type': metrics.contentType }),
+  );
+  for (const path of [
+    '/v1/runs/:run_id',
+    '/v1/runs/:run_id/*',
+    '/ui/runs/:run_id',
+    '/ui/runs/:run_id/*',
+  ]) {
     app.use(path, runScope(deps.client));
   }
-  for (const path of [BULL_BOARD_PATH, `${BULL_BOARD_PATH}/*`]) app.use(path, adminOnly('Bull Board'));
+  for (const path of [BULL_BOARD_PATH, `${BULL_BOARD_PATH}/*`])
+    app.use(path, adminOnly('Bull Board'));
   app.route('/v1', runRoutes({ client: deps.client, metrics, limits: runLimits(deps.limits) }));
   app.route(
     '/v1',
@@ -129,7 +148,14 @@ export function createApp(deps: AppDeps): Hono {
   app.route(BULL_BOARD_PATH, bullBoard(deps.queues));
   app.route(
     '/ui',
-    uiRoutes({ client: deps.client, keys, sessions, liveText: deps.live !== undefined, signInThrottle, onAuthFailure }),
+    uiRoutes({
+      client: deps.client,
+      keys,
+      sessions,
+      liveText: deps.live !== undefined,
+      signInThrottle,
+      onAuthFailure,
+    }),
   );
   return app;
 }

@@ -45,7 +45,11 @@ describe('browser sessions', () => {
     ]) {
       expect(await sessions.verify(forged), String(forged)).toBeUndefined();
     }
-    expect(await new BrowserSessions(new ApiKeyRing(['other-key'], ['read-key']), fixture.client).verify(cookieValue)).toBeUndefined();
+    expect(
+      await new BrowserSessions(new ApiKeyRing(['other-key'], ['read-key']), fixture.client).verify(
+        cookieValue,
+      ),
+    ).toBeUndefined();
     now += SESSION_MAX_AGE_S * 1000;
     expect(await sessions.verify(cookieValue)).toBeUndefined();
   });

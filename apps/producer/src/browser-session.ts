@@ -82,11 +82,17 @@ export class BrowserSessions {
     const [keyId, expiresAt, nonce, mac] = parts as [string, string, string, string];
     const expected = Buffer.from(this.mac(`${keyId}.${expiresAt}.${nonce}`));
     const presented = Buffer.from(mac);
-    if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return undefined;
+    if (presented.length !== expected.length || !timingSafeEqual(presented, expected))
+      return undefined;
     if (!/^\d+$/.test(expiresAt) || Number(expiresAt) * 1000 <= this.now()) return undefined;
     const principal = this.keys.byKeyId(keyId);
     if (!principal || (await this.revocations.isBrowserSessionRevoked(nonce))) return undefined;
-    return { principal, csrfToken: this.csrfTokenOf(nonce), nonce, expiresAt: new Date(Number(expiresAt) * 1000) };
+    return {
+      principal,
+      csrfToken: this.csrfTokenOf(nonce),
+      nonce,
+      expiresAt: new Date(Number(expiresAt) * 1000),
+    };
   }
 
   /** True when `token` is the session's CSRF token (constant time). */

@@ -82,7 +82,9 @@ export class TooManyStreamsError extends ProducerError {
     /** Seconds after which a retry may find a free slot. */
     readonly retryAfterS: number,
   ) {
-    super(`this ${holder} already has ${maxStreams} open event streams, the most it may hold at once; close one and retry`);
+    super(
+      `this ${holder} already has ${maxStreams} open event streams, the most it may hold at once; close one and retry`,
+    );
   }
 }
 

@@ -132,8 +132,18 @@ it('honours ?after= and ends at once for a finished run with nothing newer', asy
 /** Parsed SSE messages of a team's stream: the member's carry `run_id`, `member_path` and `member_seq`. */
 function parsed(messages: SseMessage[]) {
   return messages.map((m) => {
-    const data = JSON.parse(m.data) as { run_id?: string; member_path?: string[]; member_seq?: number };
-    return { id: m.id!, type: m.event!, runId: data.run_id, memberPath: data.member_path, seq: data.member_seq ?? Number(m.id!.split('.')[0]) };
+    const data = JSON.parse(m.data) as {
+      run_id?: string;
+      member_path?: string[];
+      member_seq?: number;
+    };
+    return {
+      id: m.id!,
+      type: m.event!,
+      runId: data.run_id,
+      memberPath: data.member_path,
+      seq: data.member_seq ?? Number(m.id!.split('.')[0]),
+    };
   });
 }
 
@@ -165,10 +175,22 @@ it("streams a team a real worker executes with its member's events (run_id, memb
     // Followed live, dropped once the member's first tool call completed, resumed from that member event's id.
     const abort = new AbortController();
     const first = await fetch(`${baseUrl}/v1/runs/${run_id}/events`, { signal: abort.signal });
-    const head = await readSse(first, { stopAt: (m) => m.event === 'ToolCallCompleted', abort: () => abort.abort() });
+    const head = await readSse(first, {
+      stopAt: (m) => m.event === 'ToolCallCompleted',
+      abort: () => abort.abort(),
+    });
     const cut = parsed(head).at(-1)!;
-    expect(cut).toMatchObject({ type: 'ToolCallCompleted', memberPath: ['research-team', 'researcher'] });
-    const rest = parsed(await readSse(await fetch(`${baseUrl}/v1/runs/${run_id}/events`, { headers: { 'Last-Event-ID': cut.id } })));
+    expect(cut).toMatchObject({
+      type: 'ToolCallCompleted',
+      memberPath: ['research-team', 'researcher'],
+    });
+    const rest = parsed(
+      await readSse(
+        await fetch(`${baseUrl}/v1/runs/${run_id}/events`, {
+          headers: { 'Last-Event-ID': cut.id },
+        }),
+      ),
+    );
     const events = [...parsed(head), ...rest];
 
     const view = (await fx.client.getRun(run_id))!;
@@ -176,42 +198,79 @@ it("streams a team a real worker executes with its member's events (run_id, memb
     const member = view.member_runs[0]!.run_id;
     const stored = await storedTree(run_id);
     // Every stored event of the tree once, each run's in seq order; the stream ends with the team's RunCompleted.
-    expect(events.map((e) => [e.runId ?? run_id, e.seq, e.type]).sort()).toEqual([...stored].sort());
+    expect(events.map((e) => [e.runId ?? run_id, e.seq, e.type]).sort()).toEqual(
+      [...stored].sort(),
+    );
     for (const runId of [run_id, member]) {
       const seqs = events.filter((e) => (e.runId ?? run_id) === runId).map((e) => e.seq);
       expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     }
     expect(events.at(-1)).toMatchObject({ type: 'RunCompleted', runId: undefined });
     const ofMember = events.filter((e) => e.runId !== undefined);
-    expect(ofMember.every((e) => e.runId === member && e.memberPath?.join('/') === 'research-team/researcher')).toBe(true);
-    for (const type of ['ToolCallStarted', 'ToolCallCompleted', 'CheckpointCommitted', 'RunCompleted'])
-      expect(ofMember.some((e) => e.type === type), type).toBe(true);
+    expect(
+      ofMember.every(
+        (e) => e.runId === member && e.memberPath?.join('/') === 'research-team/researcher',
+      ),
+    ).toBe(true);
+    for (const type of [
+      'ToolCallStarted',
+      'ToolCallCompleted',
+      'CheckpointCommitted',
+      'RunCompleted',
+    ])
+      expect(
+        ofMember.some((e) => e.type === type),
+        type,
+      ).toBe(true);
     expect(ofMember.filter((e) => e.type === 'RunCompleted')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'RunCompleted')).toHaveLength(2);
     // Once the member has sent events the ids are cursors: the team's seq, then the member's, keyed by its run id.
-    expect(events.at(-1)!.id).toBe(`${events.at(-1)!.seq}.${member.replace(/-/g, '').slice(0, 12)}-${ofMember.at(-1)!.seq}`);
+    expect(events.at(-1)!.id).toBe(
+      `${events.at(-1)!.seq}.${member.replace(/-/g, '').slice(0, 12)}-${ofMember.at(-1)!.seq}`,
+    );
 
     // From any event's id, the finished stream replays exactly what followed it.
     const all = parsed(await readSse(await fetch(`${baseUrl}/v1/runs/${run_id}/events`)));
-    expect(all.map((e) => [e.runId, e.seq, e.type]).sort()).toEqual(events.map((e) => [e.runId, e.seq, e.type]).sort());
-    const lastOfTeam = all.findLastIndex((e, i) => e.runId === undefined && all.slice(i + 1).some((f) => f.runId !== undefined));
+    expect(all.map((e) => [e.runId, e.seq, e.type]).sort()).toEqual(
+      events.map((e) => [e.runId, e.seq, e.type]).sort(),
+    );
+    const lastOfTeam = all.findLastIndex(
+      (e, i) => e.runId === undefined && all.slice(i + 1).some((f) => f.runId !== undefined),
+    );
     const lastOfMember = all.findLastIndex((e) => e.runId !== undefined);
     for (const at of [lastOfTeam, lastOfMember, Math.floor(all.length / 2)]) {
-      const resumed = await readSse(await fetch(`${baseUrl}/v1/runs/${run_id}/events?after=${all[at]!.id}`));
-      expect(parsed(resumed).map((e) => e.id), `after ${all[at]!.id}`).toEqual(all.slice(at + 1).map((e) => e.id));
+      const resumed = await readSse(
+        await fetch(`${baseUrl}/v1/runs/${run_id}/events?after=${all[at]!.id}`),
+      );
+      expect(
+        parsed(resumed).map((e) => e.id),
+        `after ${all[at]!.id}`,
+      ).toEqual(all.slice(at + 1).map((e) => e.id));
     }
     // A bare integer is the team's own seq: the member's events then come from their start.
-    const fromTeamSeq = parsed(await readSse(await fetch(`${baseUrl}/v1/runs/${run_id}/events`, { headers: { 'Last-Event-ID': '2' } })));
+    const fromTeamSeq = parsed(
+      await readSse(
+        await fetch(`${baseUrl}/v1/runs/${run_id}/events`, { headers: { 'Last-Event-ID': '2' } }),
+      ),
+    );
     expect(fromTeamSeq.filter((e) => e.runId === undefined).map((e) => e.seq)[0]).toBe(3);
     expect(fromTeamSeq.filter((e) => e.runId !== undefined)).toHaveLength(ofMember.length);
 
-    for (const [header, value] of [['Last-Event-ID', '3.x'], ['after', '1..2'], ['after', '1.-2'], ['after', '4.2']] as const) {
+    for (const [header, value] of [
+      ['Last-Event-ID', '3.x'],
+      ['after', '1..2'],
+      ['after', '1.-2'],
+      ['after', '4.2'],
+    ] as const) {
       const bad = await fetch(
         `${baseUrl}/v1/runs/${run_id}/events${header === 'after' ? `?after=${encodeURIComponent(value)}` : ''}`,
         { headers: header === 'Last-Event-ID' ? { 'Last-Event-ID': value } : {} },
       );
       expect(bad.status, value).toBe(400);
-      expect(await bad.json()).toMatchObject({ error: 'invalid_parameter', message: expect.stringContaining(header) });
+      expect(await bad.json()).toMatchObject({
+        error: 'invalid_parameter',
+        message: expect.stringContaining(header),
+      });
     }
   } finally {
     await worker.close();
@@ -220,9 +279,18 @@ it("streams a team a real worker executes with its member's events (run_id, memb
 
 it('keeps each run in its place when a member run created earlier is seen later: none of its events lost, none repeated', async () => {
   const store = fx.client.store;
-  const team = await store.createRun({ entity: { kind: 'team', name: 'research-team' }, input: 'x', checkpoint: 'tool-batch' });
+  const team = await store.createRun({
+    entity: { kind: 'team', name: 'research-team' },
+    input: 'x',
+    checkpoint: 'tool-batch',
+  });
   const member = (name: string) =>
-    store.createRun({ entity: { kind: 'agent', name }, input: 'x', checkpoint: 'tool-batch', parentRunId: team.runId });
+    store.createRun({
+      entity: { kind: 'agent', name },
+      input: 'x',
+      checkpoint: 'tool-batch',
+      parentRunId: team.runId,
+    });
   const later = await member('research-team/researcher');
   await append(team.runId, 'RunStarted', {});
   await append(later.runId, 'RunStarted', {});
@@ -258,12 +326,23 @@ it('keeps each run in its place when a member run created earlier is seen later:
   const key = (id: string) => id.replace(/-/g, '').slice(0, 12);
   const last = events.at(-1)!;
   expect(last.type).toBe('RunCompleted');
-  expect(last.id.split('.').sort()).toEqual(['2', `${key(later.runId)}-2`, `${key(earlier.runId)}-2`].sort());
+  expect(last.id.split('.').sort()).toEqual(
+    ['2', `${key(later.runId)}-2`, `${key(earlier.runId)}-2`].sort(),
+  );
   // Resuming from the cursor sent before the late creation loses none of the late member's events.
   const beforeLate = events.find((e) => e.runId === later.runId && e.type === 'RunStarted')!;
-  const resumed = parsed(await readSse(await fetch(`${baseUrl}/v1/runs/${team.runId}/events`, { headers: { 'Last-Event-ID': beforeLate.id } })));
+  const resumed = parsed(
+    await readSse(
+      await fetch(`${baseUrl}/v1/runs/${team.runId}/events`, {
+        headers: { 'Last-Event-ID': beforeLate.id },
+      }),
+    ),
+  );
   expect(resumed.map((e) => [e.runId ?? team.runId, e.seq, e.type]).sort()).toEqual(
-    events.slice(events.indexOf(beforeLate) + 1).map((e) => [e.runId ?? team.runId, e.seq, e.type]).sort(),
+    events
+      .slice(events.indexOf(beforeLate) + 1)
+      .map((e) => [e.runId ?? team.runId, e.seq, e.type])
+      .sort(),
   );
 });
 
@@ -290,7 +369,12 @@ describe('concurrent streams per key', () => {
 
   /** Serves a producer on the fixture's client with `overrides`, capped at `maxStreamsPerKey` streams. */
   async function serveCapped(maxStreamsPerKey: number, apiKeys?: string[]): Promise<string> {
-    const app = createApp({ client: fx.client, queues: [fx.queue.queue], apiKeys, events: { pollMs: 50, heartbeatMs: 100, maxStreamsPerKey } });
+    const app = createApp({
+      client: fx.client,
+      queues: [fx.queue.queue],
+      apiKeys,
+      events: { pollMs: 50, heartbeatMs: 100, maxStreamsPerKey },
+    });
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
     servers.push(s);
     await new Promise<void>((resolve) => s.once('listening', resolve));
@@ -298,7 +382,11 @@ describe('concurrent streams per key', () => {
   }
 
   /** Opens a run's event stream as `key`; `close` disconnects it. */
-  async function openStream(url: string, runId: string, key?: string): Promise<{ response: Response; close: () => void }> {
+  async function openStream(
+    url: string,
+    runId: string,
+    key?: string,
+  ): Promise<{ response: Response; close: () => void }> {
     const abort = new AbortController();
     const response = await fetch(`${url}/v1/runs/${runId}/events`, {
       headers: key ? { Authorization: `Bearer ${key}` } : {},
@@ -352,7 +440,10 @@ describe('concurrent streams per key', () => {
     expect(first.response.status).toBe(200);
     const refused = await openStream(url, runId);
     expect(refused.response.status).toBe(429);
-    expect(await refused.response.json()).toMatchObject({ error: 'too_many_streams', message: expect.stringContaining('client address') });
+    expect(await refused.response.json()).toMatchObject({
+      error: 'too_many_streams',
+      message: expect.stringContaining('client address'),
+    });
     first.close();
   });
 });

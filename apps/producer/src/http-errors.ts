@@ -12,7 +12,11 @@ import {
   RunNotFoundError,
   UserError,
 } from '@cairn/engine';
-import { isPostgresUnavailable, RunAlreadyTerminalError, SessionHasLiveRunsError } from '@cairn/store';
+import {
+  isPostgresUnavailable,
+  RunAlreadyTerminalError,
+  SessionHasLiveRunsError,
+} from '@cairn/store';
 import { ZodError } from 'zod';
 import {
   FieldTooLongError,
@@ -58,7 +62,14 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   }
   if (error instanceof InvalidJsonError) return reply(400, 'invalid_json', error);
   if (error instanceof InvalidBodyError) {
-    return { status: 400, body: { error: 'invalid_body', message: error.message, issues: [{ path: error.path, message: error.problem }] } };
+    return {
+      status: 400,
+      body: {
+        error: 'invalid_body',
+        message: error.message,
+        issues: [{ path: error.path, message: error.problem }],
+      },
+    };
   }
   if (error instanceof InvalidParameterError) return reply(400, 'invalid_parameter', error);
   if (error instanceof UnauthorizedError) {
@@ -69,15 +80,20 @@ export function toErrorResponse(error: unknown): ErrorResponse {
     // The rest of the body is never read, so the connection cannot carry another request: say so, and Node closes it.
     return { ...reply(413, 'payload_too_large', error), headers: { Connection: 'close' } };
   }
-  if (error instanceof UnsupportedMediaTypeError) return reply(415, 'unsupported_media_type', error);
+  if (error instanceof UnsupportedMediaTypeError)
+    return reply(415, 'unsupported_media_type', error);
   if (error instanceof FieldTooLongError) return reply(422, 'field_too_long', error);
   if (error instanceof TooManyRunsError) return reply(429, 'too_many_runs', error);
   if (error instanceof TooManyStreamsError) {
-    return { ...reply(429, 'too_many_streams', error), headers: { 'Retry-After': String(error.retryAfterS) } };
+    return {
+      ...reply(429, 'too_many_streams', error),
+      headers: { 'Retry-After': String(error.retryAfterS) },
+    };
   }
   if (error instanceof RunNotFoundError) return reply(404, 'run_not_found', error);
   if (error instanceof SessionNotFoundError) return reply(404, 'session_not_found', error);
-  if (error instanceof IdempotencyKeyReusedError) return reply(422, 'idempotency_key_reused', error);
+  if (error instanceof IdempotencyKeyReusedError)
+    return reply(422, 'idempotency_key_reused', error);
   if (error instanceof EntityNotFoundError) return reply(404, 'entity_not_found', error);
   if (error instanceof NotFoundError) return reply(404, 'not_found', error);
   if (error instanceof ActionNotFoundError) return reply(404, 'action_not_found', error);
@@ -94,7 +110,10 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (isPostgresUnavailable(error)) {
     return {
       status: 503,
-      body: { error: 'service_unavailable', message: 'Postgres is unavailable; nothing was done, retry shortly' },
+      body: {
+        error: 'service_unavailable',
+        message: 'Postgres is unavailable; nothing was done, retry shortly',
+      },
       headers: { 'Retry-After': '1' },
     };
   }

@@ -11,9 +11,13 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 export function idempotencyKeyOf(c: Context): string | undefined {
   const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
   if (key === undefined) return undefined;
-  if (key.trim() === '') throw new InvalidParameterError(IDEMPOTENCY_KEY_HEADER, 'must not be blank');
+  if (key.trim() === '')
+    throw new InvalidParameterError(IDEMPOTENCY_KEY_HEADER, 'must not be blank');
   if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new InvalidParameterError(IDEMPOTENCY_KEY_HEADER, `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+    throw new InvalidParameterError(
+      IDEMPOTENCY_KEY_HEADER,
+      `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
+    );
   }
   return key;
 }

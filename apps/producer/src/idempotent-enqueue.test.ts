@@ -51,7 +51,10 @@ describe('POST .../runs with an Idempotency-Key', () => {
     expect(await runCount()).toBe(1);
 
     // object key order is not part of the request
-    const reordered = await createRun({ metadata: { order: 7 }, input: "Research 'cairns'" }, { key: 'order-7' });
+    const reordered = await createRun(
+      { metadata: { order: 7 }, input: "Research 'cairns'" },
+      { key: 'order-7' },
+    );
     expect(reordered.body.run_id).toBe(first.body.run_id);
   });
 
@@ -67,7 +70,9 @@ describe('POST .../runs with an Idempotency-Key', () => {
 
   it('creates one run for concurrent identical requests', async () => {
     const body = { input: "Research 'concurrency'", session_id: 'sess-concurrent' };
-    const answers = await Promise.all(Array.from({ length: 12 }, () => createRun(body, { key: 'burst' })));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => createRun(body, { key: 'burst' })),
+    );
     const runIds = new Set(answers.map((a) => a.body.run_id));
     expect(runIds.size).toBe(1);
     expect(answers.filter((a) => a.status === 202)).toHaveLength(1);

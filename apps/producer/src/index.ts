@@ -1,6 +1,13 @@
 export { startProducer, type StartProducerOptions, type CairnProducer } from './start-producer.js';
 export { createApp, DEFAULT_MAX_BODY_BYTES, type AppDeps, type AppLimits } from './app.js';
-export { apiKeyAuth, BROWSER_PATH_PREFIXES, LOGIN_PATH, OPEN_PATH_PREFIXES, OPEN_PATHS, READ_METHODS } from './api-key-auth.js';
+export {
+  apiKeyAuth,
+  BROWSER_PATH_PREFIXES,
+  LOGIN_PATH,
+  OPEN_PATH_PREFIXES,
+  OPEN_PATHS,
+  READ_METHODS,
+} from './api-key-auth.js';
 export { ApiKeyRing, type KeyAccess, type Principal } from './api-keys.js';
 export {
   BrowserSessions,
@@ -38,7 +45,11 @@ export {
 } from './run-limits.js';
 export { toErrorResponse, type ErrorBody, type ErrorResponse } from './http-errors.js';
 export type { ContinueRunOptions, ContinueRunResult, ProducerClient } from './producer-client.js';
-export { ProducerService, type ProducerServiceConfig, type ProducerServiceDeps } from './producer-service.js';
+export {
+  ProducerService,
+  type ProducerServiceConfig,
+  type ProducerServiceDeps,
+} from './producer-service.js';
 export { ProducerMetrics } from './producer-metrics.js';
 export { readinessChecks } from './readiness-checks.js';
 export {

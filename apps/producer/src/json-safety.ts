@@ -20,7 +20,8 @@ export function assertSafeJson(value: unknown): void {
       continue;
     }
     if (current === null || typeof current !== 'object') continue;
-    if (path.length >= MAX_JSON_DEPTH) throw new InvalidBodyError(shown(path), `nested deeper than ${MAX_JSON_DEPTH} levels`);
+    if (path.length >= MAX_JSON_DEPTH)
+      throw new InvalidBodyError(shown(path), `nested deeper than ${MAX_JSON_DEPTH} levels`);
     for (const [key, child] of Object.entries(current)) {
       checkString(key, [...path, key]);
       pending.push({ value: child, path: [...path, key] });
@@ -30,10 +31,13 @@ export function assertSafeJson(value: unknown): void {
 
 function checkString(text: string, path: readonly string[]): void {
   if (text.includes('\u0000')) throw new InvalidBodyError(shown(path), 'contains a NUL character');
-  if (LONE_SURROGATE.test(text)) throw new InvalidBodyError(shown(path), 'contains a lone UTF-16 surrogate');
+  if (LONE_SURROGATE.test(text))
+    throw new InvalidBodyError(shown(path), 'contains a lone UTF-16 surrogate');
 }
 
 function shown(path: readonly string[]): string {
   const printable = path.map((p) => p.replaceAll('\u0000', '\\u0000'));
-  return printable.length > 6 ? `${printable.slice(0, 3).join('.')}...${printable.slice(-2).join('.')}` : printable.join('.');
+  return printable.length > 6
+    ? `${printable.slice(0, 3).join('.')}...${printable.slice(-2).join('.')}`
+    : printable.join('.');
 }

@@ -19,7 +19,8 @@ export function pathGuard(): MiddlewareHandler {
     } catch {
       throw new InvalidParameterError('path', 'is not valid percent-encoded UTF-8');
     }
-    if (CONTROL_CHARACTERS.test(decoded)) throw new InvalidParameterError('path', 'contains control characters');
+    if (CONTROL_CHARACTERS.test(decoded))
+      throw new InvalidParameterError('path', 'contains control characters');
     return next();
   };
 }

@@ -1,4 +1,12 @@
-import type { ContinueRequest, CreateRunRequest, CreatedRun, DecisionsResult, PostedDecision, RunRecord, RunStatus } from '@cairn/engine';
+import type {
+  ContinueRequest,
+  CreateRunRequest,
+  CreatedRun,
+  DecisionsResult,
+  PostedDecision,
+  RunRecord,
+  RunStatus,
+} from '@cairn/engine';
 import type {
   RunListFilter,
   RunListPage,

@@ -2,7 +2,14 @@ import { PrometheusMetrics, registerStateGauges, type MetricSources } from '@cai
 import { Counter } from 'prom-client';
 
 /** Why a request failed authentication, as `cairn_auth_failures_total` labels it. */
-export const AUTH_FAILURE_REASONS = ['missing', 'malformed_header', 'bad_key', 'bad_session', 'csrf', 'throttled'] as const;
+export const AUTH_FAILURE_REASONS = [
+  'missing',
+  'malformed_header',
+  'bad_key',
+  'bad_session',
+  'csrf',
+  'throttled',
+] as const;
 
 /** One of {@link AUTH_FAILURE_REASONS}. */
 export type AuthFailureReason = (typeof AUTH_FAILURE_REASONS)[number];

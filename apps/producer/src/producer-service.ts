@@ -98,13 +98,20 @@ export class ProducerService implements ProducerClient {
     const db = await openStoreDb(config.databaseUrl, { migrate: config.migrate ?? false });
     let runQueue: RunQueue;
     try {
-      runQueue = await RunQueue.open({ ...config.queue, databaseUrl: config.queue.databaseUrl ?? config.databaseUrl });
+      runQueue = await RunQueue.open({
+        ...config.queue,
+        databaseUrl: config.queue.databaseUrl ?? config.databaseUrl,
+      });
     } catch (error) {
       await db.destroy();
       throw error;
     }
     const store = new PostgresCheckpointStore(db);
-    const engine = new Engine({ store, catalog: config.registry ?? new ServedEntityCatalog(db), workerId: 'producer' });
+    const engine = new Engine({
+      store,
+      catalog: config.registry ?? new ServedEntityCatalog(db),
+      workerId: 'producer',
+    });
     return new ProducerService({
       engine,
       store,
@@ -145,7 +152,11 @@ export class ProducerService implements ProducerClient {
   private async namePendingActions(error: unknown): Promise<never> {
     if (!(error instanceof RunNotContinuableError) || error.status !== 'PAUSED') throw error;
     const ids = (await this.store.listPendingActions(error.runId)).map((a) => a.actionId);
-    throw new RunNotContinuableError(error.runId, error.status, `it resumes by itself once its pending actions are decided (${ids.join(', ') || 'none left'}): POST /v1/runs/${error.runId}/decisions`);
+    throw new RunNotContinuableError(
+      error.runId,
+      error.status,
+      `it resumes by itself once its pending actions are decided (${ids.join(', ') || 'none left'}): POST /v1/runs/${error.runId}/decisions`,
+    );
   }
 
   /**
@@ -155,7 +166,10 @@ export class ProducerService implements ProducerClient {
    * request. Throws `RunNotFoundError` or `RunAlreadyTerminalError` (from `@cairn/store`).
    */
   cancelRun(runId: string): Promise<RunRecord> {
-    return cancelRun({ store: this.store, jobs: jobPortOf(this.runQueue), graceMs: this.cancelGraceMs }, runId);
+    return cancelRun(
+      { store: this.store, jobs: jobPortOf(this.runQueue), graceMs: this.cancelGraceMs },
+      runId,
+    );
   }
 
   /** The undecided actions of the run's tree (a team lists its members', with their `memberPath`); throws `RunNotFoundError`. */
@@ -172,7 +186,12 @@ export class ProducerService implements ProducerClient {
    * `ActionExpiredError`, `ArgsDigestMismatchError` or `InvalidDecisionError`.
    */
   async decide(runId: string, decisions: readonly PostedDecision[]): Promise<DecisionsResult> {
-    const { result, intents } = await decideAndResume(this.store, runId, decisions, validateDecision);
+    const { result, intents } = await decideAndResume(
+      this.store,
+      runId,
+      decisions,
+      validateDecision,
+    );
     await carryOutIntents(this.runQueue, intents);
     return result;
   }
@@ -188,7 +207,10 @@ export class ProducerService implements ProducerClient {
   }
 
   /** A page of the run's messages and their total. */
-  listRunMessages(runId: string, page: { offset: number; limit: number }): Promise<RunMessagesPage> {
+  listRunMessages(
+    runId: string,
+    page: { offset: number; limit: number },
+  ): Promise<RunMessagesPage> {
     return this.store.listRunMessages(runId, page);
   }
 
@@ -258,7 +280,10 @@ export class ProducerService implements ProducerClient {
   }
 
   /** Resolves with the run once it reaches a terminal status; rejects with `RunWaitTimeoutError` after `timeoutMs`. */
-  async waitForRun(runId: string, options: { timeoutMs: number; pollMs?: number }): Promise<RunRecord> {
+  async waitForRun(
+    runId: string,
+    options: { timeoutMs: number; pollMs?: number },
+  ): Promise<RunRecord> {
     const deadline = Date.now() + options.timeoutMs;
     for (;;) {
       const run = await this.store.getRun(runId);
@@ -279,4 +304,3 @@ export class ProducerService implements ProducerClient {
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
-

@@ -24,13 +24,26 @@ export const continueRunBodySchema = z.strictObject({
 });
 
 const actionId = z.string().min(1).max(200);
-const argsDigest = z.string().regex(/^[0-9a-f]{64}$/, 'must be the 64-hex-digit args_digest of the action').optional();
+const argsDigest = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, 'must be the 64-hex-digit args_digest of the action')
+  .optional();
 
 /** One decision of `POST /v1/runs/:run_id/decisions`, by `type`. */
 export const decisionSchema = z.discriminatedUnion('type', [
   z.strictObject({ action_id: actionId, type: z.literal('approve'), args_digest: argsDigest }),
-  z.strictObject({ action_id: actionId, type: z.literal('edit'), args: z.record(z.string(), z.unknown()), args_digest: argsDigest }),
-  z.strictObject({ action_id: actionId, type: z.literal('reject'), message: z.string().max(10_000).optional(), args_digest: argsDigest }),
+  z.strictObject({
+    action_id: actionId,
+    type: z.literal('edit'),
+    args: z.record(z.string(), z.unknown()),
+    args_digest: argsDigest,
+  }),
+  z.strictObject({
+    action_id: actionId,
+    type: z.literal('reject'),
+    message: z.string().max(10_000).optional(),
+    args_digest: argsDigest,
+  }),
   z.strictObject({
     action_id: actionId,
     type: z.literal('result'),

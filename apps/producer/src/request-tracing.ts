@@ -1,4 +1,11 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 
@@ -10,10 +17,16 @@ import { routePath } from 'hono/route';
 export function requestTracing(): MiddlewareHandler {
   const tracer = trace.getTracer('cairn-producer');
   return async (c, next) => {
-    const parent = propagation.extract(ROOT_CONTEXT, Object.fromEntries(c.req.raw.headers.entries()));
+    const parent = propagation.extract(
+      ROOT_CONTEXT,
+      Object.fromEntries(c.req.raw.headers.entries()),
+    );
     const span = tracer.startSpan(
       `${c.req.method} ${c.req.path}`,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method, 'url.path': c.req.path } },
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': c.req.method, 'url.path': c.req.path },
+      },
       parent,
     );
     try {

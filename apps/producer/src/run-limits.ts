@@ -28,13 +28,17 @@ export function runLimits(limits: Partial<RunLimits> = {}): RunLimits {
 }
 
 /** Throws {@link FieldTooLongError} for an `input` or `metadata` over its limit. */
-export function assertFieldsFit(body: { input?: string; metadata?: Record<string, unknown> }, limits: RunLimits): void {
+export function assertFieldsFit(
+  body: { input?: string; metadata?: Record<string, unknown> },
+  limits: RunLimits,
+): void {
   if (body.input !== undefined && body.input.length > limits.maxInputChars) {
     throw new FieldTooLongError('input', body.input.length, limits.maxInputChars);
   }
   if (body.metadata !== undefined) {
     const length = JSON.stringify(body.metadata).length;
-    if (length > limits.maxMetadataChars) throw new FieldTooLongError('metadata', length, limits.maxMetadataChars);
+    if (length > limits.maxMetadataChars)
+      throw new FieldTooLongError('metadata', length, limits.maxMetadataChars);
   }
 }
 
@@ -43,8 +47,13 @@ export function assertFieldsFit(body: { input?: string; metadata?: Record<string
  * another session) already holds `maxRunsPerSession` top-level runs. A check before the insert:
  * concurrent creates in one session may overshoot by as many as run at once.
  */
-export async function assertSessionHasRoom(client: ProducerClient, session: SessionKey | undefined, limits: RunLimits): Promise<void> {
+export async function assertSessionHasRoom(
+  client: ProducerClient,
+  session: SessionKey | undefined,
+  limits: RunLimits,
+): Promise<void> {
   if (session === undefined) return;
   const view = await client.getSession(session);
-  if (view && view.runs.length >= limits.maxRunsPerSession) throw new TooManyRunsError(session.sessionId, limits.maxRunsPerSession);
+  if (view && view.runs.length >= limits.maxRunsPerSession)
+    throw new TooManyRunsError(session.sessionId, limits.maxRunsPerSession);
 }

@@ -3,7 +3,9 @@ import { secureHeaders } from 'hono/secure-headers';
 import { BULL_BOARD_PATH } from './bull-board.js';
 
 /** A Content-Security-Policy, as `hono/secure-headers` takes it. */
-export type ContentSecurityPolicy = NonNullable<NonNullable<Parameters<typeof secureHeaders>[0]>['contentSecurityPolicy']>;
+export type ContentSecurityPolicy = NonNullable<
+  NonNullable<Parameters<typeof secureHeaders>[0]>['contentSecurityPolicy']
+>;
 
 /** Where the run pages are mounted. */
 export const UI_PATH = '/ui';

@@ -21,8 +21,14 @@ function request(method: string, path: string, apiKey: string, body?: unknown): 
   );
 }
 
-async function createRun(apiKey: string, sessionId?: string): Promise<{ run_id: string; session_id: string }> {
-  const res = await request('POST', '/v1/agents/researcher/runs', apiKey, { input: "Research 'x'", session_id: sessionId });
+async function createRun(
+  apiKey: string,
+  sessionId?: string,
+): Promise<{ run_id: string; session_id: string }> {
+  const res = await request('POST', '/v1/agents/researcher/runs', apiKey, {
+    input: "Research 'x'",
+    session_id: sessionId,
+  });
   expect(res.status).toBe(202);
   return (await res.json()) as { run_id: string; session_id: string };
 }
@@ -30,7 +36,11 @@ async function createRun(apiKey: string, sessionId?: string): Promise<{ run_id: 
 async function rowsOf(runIds: string[]): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of ['runs', 'run_messages', 'run_attempts', 'run_events']) {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where run_id in (${sql.join(runIds)})`.execute(fx.client.store.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from ${sql.table(table)} where run_id in (${sql.join(runIds)})`.execute(
+      fx.client.store.db,
+    );
     counts[table] = rows[0]!.n;
   }
   return counts;
@@ -49,10 +59,17 @@ describe('DELETE /v1/sessions/:session_id', () => {
     const res = await request('DELETE', `/v1/sessions/${first.session_id}`, 'acme-key');
     expect(res.status).toBe(204);
     expect(await res.text()).toBe('');
-    expect(await rowsOf([first.run_id, second.run_id])).toEqual({ runs: 0, run_messages: 0, run_attempts: 0, run_events: 0 });
+    expect(await rowsOf([first.run_id, second.run_id])).toEqual({
+      runs: 0,
+      run_messages: 0,
+      run_attempts: 0,
+      run_events: 0,
+    });
     expect((await request('GET', `/v1/sessions/${first.session_id}`, 'acme-key')).status).toBe(404);
     expect((await request('GET', `/v1/runs/${first.run_id}`, 'acme-key')).status).toBe(404);
-    expect((await request('DELETE', `/v1/sessions/${first.session_id}`, 'acme-key')).status).toBe(404);
+    expect((await request('DELETE', `/v1/sessions/${first.session_id}`, 'acme-key')).status).toBe(
+      404,
+    );
     // another session of the same tenant is untouched
     expect((await request('GET', `/v1/runs/${other.run_id}`, 'acme-key')).status).toBe(200);
   });
@@ -61,7 +78,10 @@ describe('DELETE /v1/sessions/:session_id', () => {
     const run = await createRun('admin-key');
     const res = await request('DELETE', `/v1/sessions/${run.session_id}`, 'admin-key');
     expect(res.status).toBe(409);
-    expect(await res.json()).toMatchObject({ error: 'session_has_live_runs', message: expect.stringContaining(run.run_id) });
+    expect(await res.json()).toMatchObject({
+      error: 'session_has_live_runs',
+      message: expect.stringContaining(run.run_id),
+    });
     expect((await rowsOf([run.run_id])).runs).toBe(1);
   });
 
@@ -76,7 +96,12 @@ describe('DELETE /v1/sessions/:session_id', () => {
     const globex = await createRun('globex-key', 'user-alice');
     await fx.complete(globex.run_id, 'done');
     expect((await request('DELETE', '/v1/sessions/user-alice', 'globex-key')).status).toBe(204);
-    expect(await rowsOf([globex.run_id])).toEqual({ runs: 0, run_messages: 0, run_attempts: 0, run_events: 0 });
+    expect(await rowsOf([globex.run_id])).toEqual({
+      runs: 0,
+      run_messages: 0,
+      run_attempts: 0,
+      run_events: 0,
+    });
     expect((await rowsOf([run.run_id])).runs).toBe(1);
     expect((await request('DELETE', '/v1/sessions/user-alice', 'acme-key')).status).toBe(204);
   });

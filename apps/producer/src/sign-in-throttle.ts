@@ -20,7 +20,10 @@ export interface SignInThrottleOptions {
 
 /** What {@link SignInThrottle.attempt} decided. */
 export type SignInAttempt =
-  | { allowed: true; /** Call when the key was right: a successful sign-in does not count. */ succeeded(): void }
+  | {
+      allowed: true;
+      /** Call when the key was right: a successful sign-in does not count. */ succeeded(): void;
+    }
   | { allowed: false; /** Seconds until the address may try again. */ retryAfterS: number };
 
 /**
@@ -51,11 +54,15 @@ export class SignInThrottle {
     this.byAddress.delete(address);
     if (times.length >= this.attempts) {
       this.byAddress.set(address, times);
-      return { allowed: false, retryAfterS: Math.max(1, Math.ceil((times[0]! + this.windowMs - now) / 1000)) };
+      return {
+        allowed: false,
+        retryAfterS: Math.max(1, Math.ceil((times[0]! + this.windowMs - now) / 1000)),
+      };
     }
     times.push(now);
     this.byAddress.set(address, times);
-    if (this.byAddress.size > this.maxAddresses) this.byAddress.delete(this.byAddress.keys().next().value!);
+    if (this.byAddress.size > this.maxAddresses)
+      this.byAddress.delete(this.byAddress.keys().next().value!);
     return {
       allowed: true,
       succeeded: () => {

@@ -73,7 +73,9 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
     registry,
     migrate: config.migrate,
   });
-  const tracing = config.otlpEndpoint ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-producer' }) : undefined;
+  const tracing = config.otlpEndpoint
+    ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-producer' })
+    : undefined;
   const live = createLiveSubscriber({
     backend: config.queueBackend,
     redisUrl: config.redisUrl,
@@ -107,7 +109,8 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
   try {
     ({ server, port } = await listen(app, config.port));
     // Scrapers often hold no key: this port serves /metrics alone, for the network to guard (as a worker's does).
-    if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsPort);
+    if (config.metricsPort !== undefined)
+      metricsServer = await startMetricsServer(metrics, config.metricsPort);
   } catch (error) {
     if (server) await new Promise((resolve) => server!.close(resolve));
     await live.close();
@@ -148,7 +151,9 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
 
 function listen(app: Hono, port: number): Promise<{ server: ServerType; port: number }> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port }, (info: AddressInfo) => resolve({ server, port: info.port }));
+    const server = serve({ fetch: app.fetch, port }, (info: AddressInfo) =>
+      resolve({ server, port: info.port }),
+    );
     server.once('error', reject);
   });
 }

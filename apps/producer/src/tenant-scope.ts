@@ -14,7 +14,8 @@ export function runScope(client: ProducerClient): MiddlewareHandler {
     if (principal.tenantId !== null) {
       const runId = c.req.param('run_id');
       const owner = runId === undefined ? undefined : await client.runOwner(runId);
-      if (runId !== undefined && owner && !mayAccess(principal, owner.tenantId)) throw new RunNotFoundError(runId);
+      if (runId !== undefined && owner && !mayAccess(principal, owner.tenantId))
+        throw new RunNotFoundError(runId);
     }
     return next();
   };

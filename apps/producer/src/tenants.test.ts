@@ -29,16 +29,32 @@ async function call(
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fx.app.request(path, {
     method,
-    headers: { Authorization: `Bearer ${apiKey}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+    headers: {
+      Authorization: `Bearer ${apiKey}`,
+      ...(body !== undefined && { 'Content-Type': 'application/json' }),
+    },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
   const text = await res.text();
-  return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  return {
+    status: res.status,
+    body:
+      text && res.headers.get('content-type')?.includes('json')
+        ? (JSON.parse(text) as Record<string, unknown>)
+        : {},
+  };
 }
 
-async function createAs(apiKey: string, kind: 'agents' | 'teams', body: Record<string, unknown> = {}) {
+async function createAs(
+  apiKey: string,
+  kind: 'agents' | 'teams',
+  body: Record<string, unknown> = {},
+) {
   const name = kind === 'agents' ? 'researcher' : 'research-team';
-  const res = await call('POST', `/v1/${kind}/${name}/runs`, apiKey, { input: "Research 'tenants'", ...body });
+  const res = await call('POST', `/v1/${kind}/${name}/runs`, apiKey, {
+    input: "Research 'tenants'",
+    ...body,
+  });
   expect(res.status).toBe(202);
   return res.body as { run_id: string; session_id: string };
 }
@@ -58,21 +74,31 @@ describe('tenants', () => {
       ['GET', `/v1/runs/${acmeTeam.run_id}/events`],
       ['POST', `/v1/runs/${acmeTeam.run_id}/continue`, {}],
       ['POST', `/v1/runs/${acmeTeam.run_id}/cancel`, {}],
-      ['POST', `/v1/runs/${acmeTeam.run_id}/decisions`, { decisions: [{ action_id: 'act-1', type: 'approve' }] }],
+      [
+        'POST',
+        `/v1/runs/${acmeTeam.run_id}/decisions`,
+        { decisions: [{ action_id: 'act-1', type: 'approve' }] },
+      ],
       ['GET', `/v1/sessions/${acmeTeam.session_id}`],
     ];
     for (const [method, path, body] of foreign) {
       const res = await call(method, path, GLOBEX, body);
       expect(res.status, `${method} ${path}`).toBe(404);
       // the same answer as for something that does not exist
-      const missing = await call(method, path.replace(/runs\/[^/]+|sessions\/[^/]+/, (m) => `${m.split('/')[0]}/no-such-id`), GLOBEX, body);
+      const missing = await call(
+        method,
+        path.replace(/runs\/[^/]+|sessions\/[^/]+/, (m) => `${m.split('/')[0]}/no-such-id`),
+        GLOBEX,
+        body,
+      );
       expect(missing.status, `${method} ${path} (missing)`).toBe(404);
       expect(res.body.error).toBe(missing.body.error);
     }
     expect((await call('GET', `/v1/runs/${globexRun.run_id}`, ACME)).status).toBe(404);
 
     // globex's cancel did nothing
-    const view = (await call('GET', `/v1/runs/${acmeTeam.run_id}`, ACME)).body as unknown as RunView;
+    const view = (await call('GET', `/v1/runs/${acmeTeam.run_id}`, ACME))
+      .body as unknown as RunView;
     expect(view.status).toBe('PENDING');
   });
 
@@ -81,7 +107,11 @@ describe('tenants', () => {
     const globex = await createAs(GLOBEX, 'agents', { session_id: 'user-alice' });
     const acme = await createAs(ACME, 'agents', { session_id: 'user-alice' });
     const acmeTeam = await createAs(ACME, 'teams', { session_id: 'user-alice' });
-    expect([globex.session_id, acme.session_id, acmeTeam.session_id]).toEqual(['user-alice', 'user-alice', 'user-alice']);
+    expect([globex.session_id, acme.session_id, acmeTeam.session_id]).toEqual([
+      'user-alice',
+      'user-alice',
+      'user-alice',
+    ]);
 
     const runIdsOf = async (apiKey: string) => {
       const res = await call('GET', '/v1/sessions/user-alice', apiKey);
@@ -104,23 +134,52 @@ describe('tenants', () => {
 
   it("a full session of one tenant does not limit another tenant's session of the same id, and no answer names it", async () => {
     await fx.close();
-    fx = await openProducerFixture({ apiKeys: [ADMIN, `acme:${ACME}`, `globex:${GLOBEX}`], limits: { maxRunsPerSession: 2 } });
+    fx = await openProducerFixture({
+      apiKeys: [ADMIN, `acme:${ACME}`, `globex:${GLOBEX}`],
+      limits: { maxRunsPerSession: 2 },
+    });
     const first = await createAs(GLOBEX, 'agents', { session_id: 'shared' });
     await createAs(GLOBEX, 'agents', { session_id: 'shared' });
-    expect((await call('POST', '/v1/agents/researcher/runs', GLOBEX, { input: 'x', session_id: 'shared' })).status).toBe(429);
+    expect(
+      (
+        await call('POST', '/v1/agents/researcher/runs', GLOBEX, {
+          input: 'x',
+          session_id: 'shared',
+        })
+      ).status,
+    ).toBe(429);
     await fx.complete(first.run_id, 'done');
-    expect((await call('POST', `/v1/runs/${first.run_id}/continue`, GLOBEX, { fork: true, input: 'more' })).status).toBe(429);
+    expect(
+      (
+        await call('POST', `/v1/runs/${first.run_id}/continue`, GLOBEX, {
+          fork: true,
+          input: 'more',
+        })
+      ).status,
+    ).toBe(429);
 
     // acme's session `shared` is empty: globex's count is nowhere in acme's answers
     const acme = await createAs(ACME, 'agents', { session_id: 'shared' });
     await fx.complete(acme.run_id, 'done');
-    const fork = await call('POST', `/v1/runs/${acme.run_id}/continue`, ACME, { fork: true, input: 'more' });
+    const fork = await call('POST', `/v1/runs/${acme.run_id}/continue`, ACME, {
+      fork: true,
+      input: 'more',
+    });
     expect(fork.status).toBe(202);
-    const full = await call('POST', '/v1/agents/researcher/runs', ACME, { input: 'x', session_id: 'shared' });
+    const full = await call('POST', '/v1/agents/researcher/runs', ACME, {
+      input: 'x',
+      session_id: 'shared',
+    });
     expect(full.status).toBe(429);
-    expect(full.body).toMatchObject({ error: 'too_many_runs', message: 'session shared already has 2 runs, the most a session may hold' });
+    expect(full.body).toMatchObject({
+      error: 'too_many_runs',
+      message: 'session shared already has 2 runs, the most a session may hold',
+    });
     const session = await call('GET', '/v1/sessions/shared', ACME);
-    expect((session.body.runs as { run_id: string }[]).map((r) => r.run_id)).toEqual([acme.run_id, String(fork.body.run_id)]);
+    expect((session.body.runs as { run_id: string }[]).map((r) => r.run_id)).toEqual([
+      acme.run_id,
+      String(fork.body.run_id),
+    ]);
   });
 
   it('an unbound key is an admin: it sees every tenant’s runs; its runs and sessions are no tenant’s', async () => {
@@ -134,9 +193,13 @@ describe('tenants', () => {
     expect((await call('GET', `/v1/sessions/${globex.session_id}`, ADMIN)).status).toBe(404);
     const adminRun = await createAs(ADMIN, 'agents', { session_id: 'ops' });
     const adminSession = await call('GET', '/v1/sessions/ops', ADMIN);
-    expect((adminSession.body.runs as { run_id: string }[]).map((r) => r.run_id)).toEqual([adminRun.run_id]);
+    expect((adminSession.body.runs as { run_id: string }[]).map((r) => r.run_id)).toEqual([
+      adminRun.run_id,
+    ]);
     const acmeSession = await call('GET', '/v1/sessions/ops', ACME);
-    expect((acmeSession.body.runs as { run_id: string }[]).map((r) => r.run_id)).toEqual([acme.run_id]);
+    expect((acmeSession.body.runs as { run_id: string }[]).map((r) => r.run_id)).toEqual([
+      acme.run_id,
+    ]);
 
     expect((await call('GET', `/v1/runs/${adminRun.run_id}`, ACME)).status).toBe(404);
     expect((await fx.client.store.getRun(acme.run_id))?.tenantId).toBe('acme');
@@ -146,7 +209,10 @@ describe('tenants', () => {
   it("member runs and forks belong to their run's tenant", async () => {
     const acme = await createAs(ACME, 'agents');
     await fx.complete(acme.run_id, 'done');
-    const forked = await call('POST', `/v1/runs/${acme.run_id}/continue`, ACME, { fork: true, input: 'And more?' });
+    const forked = await call('POST', `/v1/runs/${acme.run_id}/continue`, ACME, {
+      fork: true,
+      input: 'And more?',
+    });
     expect(forked.status).toBe(202);
     const forkId = String(forked.body.run_id);
     expect(forkId).not.toBe(acme.run_id);
@@ -155,12 +221,19 @@ describe('tenants', () => {
 
     // the fork joins its source's session: acme's, not a no-tenant session of the same id
     const session = await call('GET', `/v1/sessions/${acme.session_id}`, ACME);
-    expect((session.body.runs as { run_id: string }[]).map((r) => r.run_id)).toEqual([acme.run_id, forkId]);
+    expect((session.body.runs as { run_id: string }[]).map((r) => r.run_id)).toEqual([
+      acme.run_id,
+      forkId,
+    ]);
     expect((await call('GET', `/v1/sessions/${acme.session_id}`, ADMIN)).status).toBe(404);
 
     // member runs are created by the worker (no key): they take their team's tenant and session
     const team = await createAs(ACME, 'teams', { checkpoint: 'tool-batch' });
-    const worker = new Engine({ store: fx.client.store, registry: createRegistry(), workerId: 'tenants-test' });
+    const worker = new Engine({
+      store: fx.client.store,
+      registry: createRegistry(),
+      workerId: 'tenants-test',
+    });
     const result = await worker.execute(team.run_id, { reason: 'run' });
     expect(result.outcome === 'finished' && result.run.status).toBe('COMPLETED');
     const members = await fx.client.store.listChildRuns(team.run_id);

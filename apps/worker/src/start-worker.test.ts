@@ -26,8 +26,19 @@ const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {}
 describe('startWorker from user code', () => {
   it('records the entities it serves; a client with no registry validates names from them and the run completes', async () => {
     const queueName = `test-${randomUUID()}`;
-    const common = { databaseUrl: database.url, queueBackend: 'postgres' as const, queueName, env: {} };
-    worker = await startWorker({ ...common, registry: createRegistry(), workerId: 'app-worker', migrate: true, logger: quiet });
+    const common = {
+      databaseUrl: database.url,
+      queueBackend: 'postgres' as const,
+      queueName,
+      env: {},
+    };
+    worker = await startWorker({
+      ...common,
+      registry: createRegistry(),
+      workerId: 'app-worker',
+      migrate: true,
+      logger: quiet,
+    });
 
     const db = createDb(database.url);
     const served = await new ServedEntityCatalog(db).list();
@@ -38,9 +49,17 @@ describe('startWorker from user code', () => {
       'team:research-team:app-worker',
     ]);
 
-    client = await ProducerService.connect({ databaseUrl: database.url, queue: { backend: 'postgres', queueName } });
-    await expect(client.enqueueRun({ entity: { kind: 'team', name: 'nobody' }, input: 'x' })).rejects.toThrow(/no team named "nobody"/);
-    const run = await client.enqueueRun({ entity: { kind: 'team', name: 'research-team' }, input: 'Research X' });
+    client = await ProducerService.connect({
+      databaseUrl: database.url,
+      queue: { backend: 'postgres', queueName },
+    });
+    await expect(
+      client.enqueueRun({ entity: { kind: 'team', name: 'nobody' }, input: 'x' }),
+    ).rejects.toThrow(/no team named "nobody"/);
+    const run = await client.enqueueRun({
+      entity: { kind: 'team', name: 'research-team' },
+      input: 'Research X',
+    });
     const done = await client.waitForRun(run.runId, { timeoutMs: 30_000 });
     expect(done.status).toBe('COMPLETED');
     expect((await client.getRun(run.runId))!.attempts[0]!.worker_id).toBe('app-worker');
@@ -48,10 +67,22 @@ describe('startWorker from user code', () => {
 
   it('refuses a Registry object with execution threads, naming the option', async () => {
     await expect(
-      startWorker({ databaseUrl: database.url, registry: createRegistry(), executionThreads: 2, env: {}, logger: quiet }),
+      startWorker({
+        databaseUrl: database.url,
+        registry: createRegistry(),
+        executionThreads: 2,
+        env: {},
+        logger: quiet,
+      }),
     ).rejects.toThrow(ConfigError);
     await expect(
-      startWorker({ databaseUrl: database.url, registry: createRegistry(), executionThreads: 2, env: {}, logger: quiet }),
+      startWorker({
+        databaseUrl: database.url,
+        registry: createRegistry(),
+        executionThreads: 2,
+        env: {},
+        logger: quiet,
+      }),
     ).rejects.toThrow(/^executionThreads/);
   });
 });

@@ -75,7 +75,14 @@ export interface CairnWorker {
  * ```
  */
 export async function startWorker(options: StartWorkerOptions): Promise<CairnWorker> {
-  const { registry: registrySource, context: givenContext, logger: givenLogger, onFatal: givenOnFatal, env, ...overrides } = options;
+  const {
+    registry: registrySource,
+    context: givenContext,
+    logger: givenLogger,
+    onFatal: givenOnFatal,
+    env,
+    ...overrides
+  } = options;
   const inMainThread = Registry.isRegistry(registrySource);
   if (inMainThread && (overrides.executionThreads ?? 0) > 0) {
     throw new ConfigError(
@@ -84,7 +91,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     );
   }
   if (!inMainThread && !(typeof registrySource === 'string' || registrySource instanceof URL)) {
-    throw new ConfigError('registry', 'must be a Registry or the module (path or URL) exporting createRegistry');
+    throw new ConfigError(
+      'registry',
+      'must be a Registry or the module (path or URL) exporting createRegistry',
+    );
   }
   const config = resolveEnvConfig(
     {
@@ -100,7 +110,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       'cannot cross into execution threads: export createContext() from the registry module, or pass a Registry (or executionThreads: 0)',
     );
   }
-  const logger = givenLogger ?? pino({ level: config.logLevel, base: { workerId: config.workerId } });
+  const logger =
+    givenLogger ?? pino({ level: config.logLevel, base: { workerId: config.workerId } });
   const onFatal =
     givenOnFatal ??
     ((error: Error) => {
@@ -153,7 +164,17 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       closers.push(() => server.close());
       logger.info({ port: server.port }, 'metrics listening');
     }
-    const executor = await createExecutor({ config, store, registry, registryModule, context, model, logger, onFatal, metrics });
+    const executor = await createExecutor({
+      config,
+      store,
+      registry,
+      registryModule,
+      context,
+      model,
+      logger,
+      onFatal,
+      metrics,
+    });
     const worker = startRunWorker({
       runQueue,
       executor,
@@ -218,7 +239,9 @@ async function createExecutor(deps: {
       versionGraceMs: config.versionGraceMs,
       logger,
       observe: (observation) => deps.metrics.observe(observation),
-      ...(config.otlpEndpoint && { tracing: startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }) }),
+      ...(config.otlpEndpoint && {
+        tracing: startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }),
+      }),
       live: createLivePublisher({
         backend: config.queueBackend,
         redisUrl: config.redisUrl,

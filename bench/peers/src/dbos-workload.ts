@@ -6,7 +6,13 @@
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { reportResult } from '../../lib/child-result.js';
-import { checkpointProbe, measureRate, measureSerial, readConfig, type PeerResult } from '../../lib/peer-harness.js';
+import {
+  checkpointProbe,
+  measureRate,
+  measureSerial,
+  readConfig,
+  type PeerResult,
+} from '../../lib/peer-harness.js';
 import {
   BATCHES,
   batchCalls,
@@ -34,7 +40,11 @@ async function executeBatch(calls: WorkloadToolCall[]): Promise<WorkloadMessage[
   }));
 }
 
-async function agentRun(input: string, history: WorkloadMessage[], batches: number): Promise<string> {
+async function agentRun(
+  input: string,
+  history: WorkloadMessage[],
+  batches: number,
+): Promise<string> {
   const messages: WorkloadMessage[] = [...history, { role: 'user', content: input }];
   let results = 0;
   for (;;) {
@@ -42,7 +52,9 @@ async function agentRun(input: string, history: WorkloadMessage[], batches: numb
     if (batch === 0) return FINAL_ANSWER;
     const calls = batchCalls(batch);
     messages.push({ role: 'assistant', content: null, toolCalls: calls });
-    const toolMessages = await probe.measure(() => DBOS.runStep(() => executeBatch(calls), { name: 'toolBatch' }));
+    const toolMessages = await probe.measure(() =>
+      DBOS.runStep(() => executeBatch(calls), { name: 'toolBatch' }),
+    );
     messages.push(...toolMessages);
     results += toolMessages.length;
   }

@@ -10,7 +10,13 @@ import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import pg from 'pg';
 import { reportResult } from '../../lib/child-result.js';
-import { checkpointProbe, measureRate, measureSerial, readConfig, type PeerResult } from '../../lib/peer-harness.js';
+import {
+  checkpointProbe,
+  measureRate,
+  measureSerial,
+  readConfig,
+  type PeerResult,
+} from '../../lib/peer-harness.js';
 import {
   BATCHES,
   batchCalls,
@@ -38,7 +44,9 @@ class ProbedSaver extends PostgresSaver {
   }
 }
 
-const saver = new ProbedSaver(new pg.Pool({ connectionString: url, max: Math.max(10, config.concurrency) }));
+const saver = new ProbedSaver(
+  new pg.Pool({ connectionString: url, max: Math.max(10, config.concurrency) }),
+);
 await saver.setup();
 
 type State = typeof MessagesAnnotation.State;
@@ -50,9 +58,17 @@ function agent(state: State, runConfig: RunnableConfig) {
     if (m.getType() === 'human') lastHuman = i;
   });
   const results = messages.slice(lastHuman + 1).filter((m) => m.getType() === 'tool').length;
-  const batch = nextBatch(results, (runConfig.configurable?.batches as number | undefined) ?? BATCHES);
+  const batch = nextBatch(
+    results,
+    (runConfig.configurable?.batches as number | undefined) ?? BATCHES,
+  );
   if (batch === 0) return { messages: [new AIMessage(FINAL_ANSWER)] };
-  const toolCalls = batchCalls(batch).map((c) => ({ id: c.id, name: c.name, args: JSON.parse(c.arguments) as Record<string, unknown>, type: 'tool_call' as const }));
+  const toolCalls = batchCalls(batch).map((c) => ({
+    id: c.id,
+    name: c.name,
+    args: JSON.parse(c.arguments) as Record<string, unknown>,
+    type: 'tool_call' as const,
+  }));
   return { messages: [new AIMessage({ content: '', tool_calls: toolCalls })] };
 }
 
@@ -60,7 +76,12 @@ function tools(state: State) {
   const last = state.messages.at(-1) as AIMessage;
   return {
     messages: (last.tool_calls ?? []).map(
-      (tc) => new ToolMessage({ content: toolResult(String(tc.args.query)), tool_call_id: tc.id ?? '', name: tc.name }),
+      (tc) =>
+        new ToolMessage({
+          content: toolResult(String(tc.args.query)),
+          tool_call_id: tc.id ?? '',
+          name: tc.name,
+        }),
     ),
   };
 }
@@ -69,17 +90,25 @@ const graph = new StateGraph(MessagesAnnotation)
   .addNode('agent', agent)
   .addNode('tools', tools)
   .addEdge(START, 'agent')
-  .addConditionalEdges('agent', (state: State) => ((state.messages.at(-1) as AIMessage).tool_calls?.length ? 'tools' : END))
+  .addConditionalEdges('agent', (state: State) =>
+    (state.messages.at(-1) as AIMessage).tool_calls?.length ? 'tools' : END,
+  )
   .addEdge('tools', 'agent')
   .compile({ checkpointer: saver });
 
 function toLangChain(messages: readonly WorkloadMessage[]): BaseMessage[] {
   return messages.map((m) => {
     if (m.role === 'user') return new HumanMessage(m.content);
-    if (m.role === 'tool') return new ToolMessage({ content: m.content, tool_call_id: m.toolCallId, name: m.name });
+    if (m.role === 'tool')
+      return new ToolMessage({ content: m.content, tool_call_id: m.toolCallId, name: m.name });
     return new AIMessage({
       content: m.content ?? '',
-      tool_calls: (m.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name, args: JSON.parse(c.arguments) as Record<string, unknown>, type: 'tool_call' as const })),
+      tool_calls: (m.toolCalls ?? []).map((c) => ({
+        id: c.id,
+        name: c.name,
+        args: JSON.parse(c.arguments) as Record<string, unknown>,
+        type: 'tool_call' as const,
+      })),
     });
   });
 }
@@ -89,7 +118,8 @@ async function invoke(history: BaseMessage[], batches: number): Promise<void> {
     { messages: [...history, new HumanMessage(RUN_INPUT)] },
     { configurable: { thread_id: randomUUID(), batches }, durability: 'sync' },
   );
-  if (out.messages.at(-1)?.content !== FINAL_ANSWER) throw new Error('LangGraph run returned an unexpected answer');
+  if (out.messages.at(-1)?.content !== FINAL_ANSWER)
+    throw new Error('LangGraph run returned an unexpected answer');
 }
 
 const runsPerSecond = await measureRate(config, () => invoke([], BATCHES));
@@ -113,7 +143,7 @@ reportResult({
   serial,
   growth,
   notes: [
-    'checkpoint = PostgresSaver.put (one per super-step: input, each agent turn, each tools step); putWrites (each node\'s pending writes) is reported apart',
+    "checkpoint = PostgresSaver.put (one per super-step: input, each agent turn, each tools step); putWrites (each node's pending writes) is reported apart",
     'durability "sync" (each checkpoint written before the next step, as Cairn does); LangGraph\'s default is "async"',
     'each put re-serializes every channel that changed, and `messages` changes every step: the whole history is written again',
   ],

@@ -1,5 +1,10 @@
 import { DELEGATE_TOOL_NAME } from '@cairn/engine';
-import { firstUserInput, toolResults, type ScriptContext, type ScriptedReply } from '@cairn/engine/testing';
+import {
+  firstUserInput,
+  toolResults,
+  type ScriptContext,
+  type ScriptedReply,
+} from '@cairn/engine/testing';
 
 /**
  * The ops agent's scripted flow, decided from the messages alone. "restart
@@ -10,7 +15,12 @@ import { firstUserInput, toolResults, type ScriptContext, type ScriptedReply } f
 export function opsScript({ messages }: ScriptContext): ScriptedReply {
   const input = firstUserInput(messages);
   if (toolResults(messages).length === 0) {
-    if (/^ask\b/i.test(input)) return { toolCalls: [{ name: 'ask_operator', arguments: { question: input.replace(/^ask\s*/i, '') } }] };
+    if (/^ask\b/i.test(input))
+      return {
+        toolCalls: [
+          { name: 'ask_operator', arguments: { question: input.replace(/^ask\s*/i, '') } },
+        ],
+      };
     const services = servicesIn(input);
     return {
       toolCalls: [
@@ -27,12 +37,22 @@ export function opsScript({ messages }: ScriptContext): ScriptedReply {
 export function opsTeamScript({ messages }: ScriptContext): ScriptedReply {
   const delegations = toolResults(messages, DELEGATE_TOOL_NAME);
   if (delegations.length === 0) {
-    return { toolCalls: [{ name: DELEGATE_TOOL_NAME, arguments: { member: 'ops-agent', task: firstUserInput(messages) } }] };
+    return {
+      toolCalls: [
+        {
+          name: DELEGATE_TOOL_NAME,
+          arguments: { member: 'ops-agent', task: firstUserInput(messages) },
+        },
+      ],
+    };
   }
   return { text: `Team report:\n${delegations.at(-1)!.content}` };
 }
 
 function servicesIn(input: string): string[] {
   const match = /restart\s+(.+)/i.exec(input);
-  return (match?.[1] ?? 'api').split(/[,\s]+(?:and\s+)?/).map((s) => s.trim()).filter(Boolean);
+  return (match?.[1] ?? 'api')
+    .split(/[,\s]+(?:and\s+)?/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

@@ -9,7 +9,11 @@ let ready: Promise<unknown> | undefined;
  * store, so tests and the demo count executions across processes (a killed
  * worker's included). No-op when the variable is unset.
  */
-export async function recordOpsExecution(tool: string, idempotencyKey: string, args: unknown): Promise<void> {
+export async function recordOpsExecution(
+  tool: string,
+  idempotencyKey: string,
+  args: unknown,
+): Promise<void> {
   const url = process.env.OPS_LEDGER_URL;
   if (!url) return;
   pool ??= new pg.Pool({ connectionString: url, max: 2 });
@@ -19,11 +23,8 @@ export async function recordOpsExecution(tool: string, idempotencyKey: string, a
        worker_id text not null, pid int not null, at timestamptz not null default now())`,
   );
   await ready;
-  await pool.query('insert into ops_tool_ledger (tool, idempotency_key, args, worker_id, pid) values ($1, $2, $3, $4, $5)', [
-    tool,
-    idempotencyKey,
-    JSON.stringify(args),
-    process.env.CAIRN_WORKER_ID ?? '',
-    process.pid,
-  ]);
+  await pool.query(
+    'insert into ops_tool_ledger (tool, idempotency_key, args, worker_id, pid) values ($1, $2, $3, $4, $5)',
+    [tool, idempotencyKey, JSON.stringify(args), process.env.CAIRN_WORKER_ID ?? '', process.pid],
+  );
 }

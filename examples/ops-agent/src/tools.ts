@@ -23,7 +23,10 @@ export function restartService(options: RestartServiceOptions = {}) {
   return tool({
     name: 'restart_service',
     description: 'Restarts a service (a person approves every restart)',
-    parameters: z.object({ service: z.string().describe('Service name'), reason: z.string().optional() }),
+    parameters: z.object({
+      service: z.string().describe('Service name'),
+      reason: z.string().optional(),
+    }),
     needsApproval: true,
     ...(options.approval && { approval: options.approval }),
     execute: async (args, ctx) => {

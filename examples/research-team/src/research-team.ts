@@ -23,7 +23,11 @@ function scriptedToolCallIds(options: ResearchTeamOptions): 'derived' | 'fresh' 
 
 function scriptedLatencyMs(options: ResearchTeamOptions): number {
   const fromEnv = Number(process.env.RESEARCH_MODEL_LATENCY_MS);
-  if (process.env.RESEARCH_MODEL_LATENCY_MS !== undefined && Number.isFinite(fromEnv) && fromEnv >= 0) {
+  if (
+    process.env.RESEARCH_MODEL_LATENCY_MS !== undefined &&
+    Number.isFinite(fromEnv) &&
+    fromEnv >= 0
+  ) {
     return fromEnv;
   }
   return options.scriptedLatencyMs ?? 200;
@@ -38,7 +42,14 @@ export function buildResearchTeam(options: ResearchTeamOptions = {}): Team {
   const researcher = new Agent({
     name: 'researcher',
     role: 'Researches a topic using slow_search and slow_fetch_detail.',
-    model: options.model ?? new ScriptedModel({ name: 'scripted:researcher', decide: researcherScript, latencyMs, toolCallIds }),
+    model:
+      options.model ??
+      new ScriptedModel({
+        name: 'scripted:researcher',
+        decide: researcherScript,
+        latencyMs,
+        toolCallIds,
+      }),
     tools: [slowSearch, slowFetchDetail],
     checkpoint,
     instructions:
@@ -46,7 +57,14 @@ export function buildResearchTeam(options: ResearchTeamOptions = {}): Team {
   });
   return new Team({
     name: 'research-team',
-    model: options.model ?? new ScriptedModel({ name: 'scripted:research-team', decide: teamScript, latencyMs, toolCallIds }),
+    model:
+      options.model ??
+      new ScriptedModel({
+        name: 'scripted:research-team',
+        decide: teamScript,
+        latencyMs,
+        toolCallIds,
+      }),
     members: [researcher],
     checkpoint,
     instructions: 'Delegate the research to the researcher, then summarize.',

@@ -1,14 +1,27 @@
 import { DELEGATE_TOOL_NAME } from '@cairn/engine';
-import { firstUserInput, toolResults, type ScriptContext, type ScriptedReply } from '@cairn/engine/testing';
+import {
+  firstUserInput,
+  toolResults,
+  type ScriptContext,
+  type ScriptedReply,
+} from '@cairn/engine/testing';
 
 /** The researcher's scripted flow: search once, fetch each result one call at a time, then report. */
 export function researcherScript({ messages }: ScriptContext): ScriptedReply {
   const searches = toolResults(messages, 'slow_search');
   const fetches = toolResults(messages, 'slow_fetch_detail');
   if (searches.length === 0) {
-    return { toolCalls: [{ name: 'slow_search', arguments: { query: topicOf(firstUserInput(messages)) } }] };
+    return {
+      toolCalls: [{ name: 'slow_search', arguments: { query: topicOf(firstUserInput(messages)) } }],
+    };
   }
-  const results = searches[0]!.content.split(':').slice(1).join(':').split(',').map((s) => s.trim()).filter(Boolean);
+  const results = searches[0]!.content
+    .split(':')
+    .slice(1)
+    .join(':')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const next = results[fetches.length];
   if (next) return { toolCalls: [{ name: 'slow_fetch_detail', arguments: { item: next } }] };
   const details = fetches.map((f) => `- ${f.content}`).join('\n');

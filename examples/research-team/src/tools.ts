@@ -11,7 +11,9 @@ export function toolDelayMs(): number {
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), {
+      once: true,
+    });
   });
 }
 

@@ -1,4 +1,7 @@
-import type { CheckpointMode as EngineCheckpointMode, RunStatus as EngineRunStatus } from '@cairn/engine';
+import type {
+  CheckpointMode as EngineCheckpointMode,
+  RunStatus as EngineRunStatus,
+} from '@cairn/engine';
 import type { RunView as StoreRunView } from '@cairn/store';
 import { expectTypeOf, it } from 'vitest';
 import type { CheckpointMode, RunStatus, RunView } from './types.js';

@@ -12,18 +12,29 @@ interface Seen {
 }
 
 let server: Server | undefined;
-afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+afterEach(
+  () => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())),
+);
 
 /** A real HTTP server answering each request with the next canned reply and recording what it got. */
-async function serve(replies: { status: number; body: unknown }[]): Promise<{ baseUrl: string; seen: Seen[] }> {
+async function serve(
+  replies: { status: number; body: unknown }[],
+): Promise<{ baseUrl: string; seen: Seen[] }> {
   const seen: Seen[] = [];
   server = createServer((req, res) => {
     let raw = '';
     req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
     req.on('end', () => {
-      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body: raw ? JSON.parse(raw) : undefined });
+      seen.push({
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: raw ? JSON.parse(raw) : undefined,
+      });
       const reply = replies.shift() ?? { status: 500, body: 'no reply left' };
-      res.writeHead(reply.status, { 'Content-Type': typeof reply.body === 'string' ? 'text/plain' : 'application/json' });
+      res.writeHead(reply.status, {
+        'Content-Type': typeof reply.body === 'string' ? 'text/plain' : 'application/json',
+      });
       res.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
     });
   });
@@ -45,10 +56,21 @@ it('sends decisions and idempotency keys as the API contract says, with the bear
     { action_id: 'act-4', type: 'result' as const, output: '42', is_error: false },
   ];
   expect(await cairn.runs.decide('run/1', decisions)).toEqual(decided);
-  await cairn.runs.create({ kind: 'agent', name: 'researcher', input: 'hi', session_id: 's1' }, { idempotencyKey: 'idem-1' });
-  expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/runs/run%2F1/decisions', body: { decisions } });
+  await cairn.runs.create(
+    { kind: 'agent', name: 'researcher', input: 'hi', session_id: 's1' },
+    { idempotencyKey: 'idem-1' },
+  );
+  expect(seen[0]).toMatchObject({
+    method: 'POST',
+    url: '/v1/runs/run%2F1/decisions',
+    body: { decisions },
+  });
   expect(seen[0]!.headers.authorization).toBe('Bearer k');
-  expect(seen[1]).toMatchObject({ method: 'POST', url: '/v1/agents/researcher/runs', body: { input: 'hi', session_id: 's1' } });
+  expect(seen[1]).toMatchObject({
+    method: 'POST',
+    url: '/v1/agents/researcher/runs',
+    body: { input: 'hi', session_id: 's1' },
+  });
   expect(seen[1]!.headers['idempotency-key']).toBe('idem-1');
 });
 
@@ -60,19 +82,42 @@ it('maps decision errors and non-JSON failures to typed errors carrying the stat
     { status: 502, body: 'Bad Gateway' },
   ]);
   const cairn = createClient({ baseUrl });
-  const decide = () => cairn.runs.decide('r1', [{ action_id: 'act-1', type: 'approve' }]).catch((error: unknown) => error);
-  expect(await decide()).toEqual(expect.objectContaining({ constructor: Gone, status: 410, code: 'action_expired', message: 'action act-1 expired' }));
+  const decide = () =>
+    cairn.runs
+      .decide('r1', [{ action_id: 'act-1', type: 'approve' }])
+      .catch((error: unknown) => error);
+  expect(await decide()).toEqual(
+    expect.objectContaining({
+      constructor: Gone,
+      status: 410,
+      code: 'action_expired',
+      message: 'action act-1 expired',
+    }),
+  );
   expect(await decide()).toBeInstanceOf(PreconditionFailed);
   expect(await decide()).toBeInstanceOf(Unprocessable);
-  expect(await decide()).toEqual(expect.objectContaining({ constructor: ServerError, status: 502, code: 'http_502', message: 'Bad Gateway' }));
+  expect(await decide()).toEqual(
+    expect.objectContaining({
+      constructor: ServerError,
+      status: 502,
+      code: 'http_502',
+      message: 'Bad Gateway',
+    }),
+  );
 });
 
 it('refuses a base URL that is not http(s)', () => {
-  expect(() => createClient({ baseUrl: 'localhost:3000' })).toThrow(/baseUrl must be an http\(s\) URL, got "localhost:3000"/);
+  expect(() => createClient({ baseUrl: 'localhost:3000' })).toThrow(
+    /baseUrl must be an http\(s\) URL, got "localhost:3000"/,
+  );
 });
 
 it("follows a team's stream across a dropped connection by its cursor ids: each event once, members marked, even when the server replays from the start", async () => {
-  const member = (seq: number) => ({ run_id: 'm1', member_path: ['team', 'researcher'], member_seq: seq });
+  const member = (seq: number) => ({
+    run_id: 'm1',
+    member_path: ['team', 'researcher'],
+    member_seq: seq,
+  });
   // Cursors as the producer writes them: the team's seq, then `.<member key>-<seq>` per member run.
   const events = [
     { id: '1', event: 'RunStarted', data: {} },
@@ -81,7 +126,8 @@ it("follows a team's stream across a dropped connection by its cursor ids: each 
     { id: '2.0123456789ab-2', event: 'ToolCallStarted', data: member(2) },
     { id: '3.0123456789ab-2', event: 'RunCompleted', data: {} },
   ];
-  const sse = (list: typeof events) => list.map((e) => `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`).join('');
+  const sse = (list: typeof events) =>
+    list.map((e) => `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`).join('');
   const resumedWith: (string | undefined)[] = [];
   server = createServer((req, res) => {
     resumedWith.push(req.headers['last-event-id'] as string | undefined);
@@ -91,10 +137,13 @@ it("follows a team's stream across a dropped connection by its cursor ids: each 
     else res.end(sse(events));
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  const cairn = createClient({ baseUrl: `http://127.0.0.1:${(server!.address() as AddressInfo).port}` });
+  const cairn = createClient({
+    baseUrl: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`,
+  });
 
   const seen = [];
-  for await (const event of cairn.runs.events('team-run', { reconnect: { initialDelayMs: 10 } })) seen.push(event);
+  for await (const event of cairn.runs.events('team-run', { reconnect: { initialDelayMs: 10 } }))
+    seen.push(event);
   expect(resumedWith).toEqual([undefined, '2.0123456789ab-1']);
   expect(seen.map((e) => [e.cursor, e.type, e.seq, e.member?.runId])).toEqual([
     ['1', 'RunStarted', 1, undefined],

@@ -1,5 +1,10 @@
 import { WaitTimeout } from './errors.js';
-import { HttpTransport, segment, type ClientOptions, type RequestOptions } from './http-transport.js';
+import {
+  HttpTransport,
+  segment,
+  type ClientOptions,
+  type RequestOptions,
+} from './http-transport.js';
 import { followRunEvents, type RunEventsOptions } from './run-events.js';
 import type {
   CancelledRun,
@@ -47,14 +52,21 @@ export interface RunsApi {
   /** Asks for the run to be cancelled; throws `Conflict` when it already finished. */
   cancel(runId: string, options?: RequestOptions): Promise<CancelledRun>;
   /** Decides pending actions of a PAUSED run (human in the loop). */
-  decide(runId: string, decisions: readonly Decision[], options?: RequestOptions): Promise<DecisionsResult>;
+  decide(
+    runId: string,
+    decisions: readonly Decision[],
+    options?: RequestOptions,
+  ): Promise<DecisionsResult>;
   /**
    * Resolves with the run once it finished (COMPLETED, ERROR, CANCELLED) or
    * is PAUSED waiting for decisions; follows its event stream meanwhile.
    */
   wait(runId: string, options: WaitOptions): Promise<RunView>;
   /** The run's events as they happen, reconnecting by itself (see {@link RunEventsOptions}). */
-  events(runId: string, options?: RunEventsOptions): AsyncGenerator<RunStreamEvent, void, undefined>;
+  events(
+    runId: string,
+    options?: RunEventsOptions,
+  ): AsyncGenerator<RunStreamEvent, void, undefined>;
 }
 
 /** A client of one Cairn producer. */
@@ -80,10 +92,14 @@ export function createClient(options: ClientOptions): CairnClient {
     create: ({ kind, name, ...body }, { idempotencyKey, ...request } = {}) =>
       http.json('POST', `/v1/${kind === 'team' ? 'teams' : 'agents'}/${segment(name)}/runs`, body, {
         ...request,
-        headers: { ...request.headers, ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}) },
+        headers: {
+          ...request.headers,
+          ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}),
+        },
       }),
     get: (runId, request) => http.json('GET', `/v1/runs/${segment(runId)}`, undefined, request),
-    continue: (runId, body = {}, request) => http.json('POST', `/v1/runs/${segment(runId)}/continue`, body, request),
+    continue: (runId, body = {}, request) =>
+      http.json('POST', `/v1/runs/${segment(runId)}/continue`, body, request),
     cancel: (runId, request) => http.json('POST', `/v1/runs/${segment(runId)}/cancel`, {}, request),
     decide: (runId, decisions, request) =>
       http.json('POST', `/v1/runs/${segment(runId)}/decisions`, { decisions }, request),
@@ -93,7 +109,11 @@ export function createClient(options: ClientOptions): CairnClient {
   return { runs };
 }
 
-async function waitForRun(runs: RunsApi, runId: string, { timeoutMs, signal }: WaitOptions): Promise<RunView> {
+async function waitForRun(
+  runs: RunsApi,
+  runId: string,
+  { timeoutMs, signal }: WaitOptions,
+): Promise<RunView> {
   const timeout = AbortSignal.timeout(timeoutMs);
   const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
   try {

@@ -24,7 +24,13 @@ export class CairnApiError extends CairnClientError {
   /** How long the server asked to wait before trying again (its `Retry-After`, on 429 and 503), in ms. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(status: number, body: Partial<ErrorBody>, method: string, path: string, retryAfterMs?: number) {
+  constructor(
+    status: number,
+    body: Partial<ErrorBody>,
+    method: string,
+    path: string,
+    retryAfterMs?: number,
+  ) {
     super(body.message ?? `${method} ${path} answered HTTP ${status}`);
     this.status = status;
     this.code = body.error ?? `http_${status}`;
@@ -69,13 +75,22 @@ export class WaitTimeout extends CairnClientError {
 }
 
 /** The error class for an error answer, chosen by status (and, for 404, by the server's code). */
-export function apiErrorFor(status: number, body: Partial<ErrorBody>, method: string, path: string, retryAfterMs?: number): CairnApiError {
+export function apiErrorFor(
+  status: number,
+  body: Partial<ErrorBody>,
+  method: string,
+  path: string,
+  retryAfterMs?: number,
+): CairnApiError {
   const ErrorClass = errorClassFor(status, body.error);
   return new ErrorClass(status, body, method, path, retryAfterMs);
 }
 
 /** A `Retry-After` header (delay in seconds, or an HTTP date) in ms from `now`; undefined when absent or unreadable. */
-export function retryAfterMsOf(header: string | null, now: number = Date.now()): number | undefined {
+export function retryAfterMsOf(
+  header: string | null,
+  now: number = Date.now(),
+): number | undefined {
   if (header === null || header.trim() === '') return undefined;
   const seconds = Number(header);
   if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : undefined;

@@ -35,17 +35,29 @@ export class HttpTransport {
   }
 
   /** Sends a JSON request and parses the JSON answer; an error status throws its {@link CairnApiError} subclass. */
-  async json<T>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
+  async json<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: RequestOptions = {},
+  ): Promise<T> {
     const response = await this.send(method, path, {
       body: body === undefined ? undefined : JSON.stringify(body),
-      headers: { ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...options.headers },
+      headers: {
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        ...options.headers,
+      },
       signal: options.signal,
     });
     return (await response.json()) as T;
   }
 
   /** Opens a response (e.g. an event stream) and throws a typed error for an error status. */
-  async send(method: string, path: string, init: { body?: string; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
+  async send(
+    method: string,
+    path: string,
+    init: { body?: string; headers?: Record<string, string>; signal?: AbortSignal },
+  ): Promise<Response> {
     const response = await this.fetchImpl(`${this.baseUrl}${path}`, {
       method,
       body: init.body,

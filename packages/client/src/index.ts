@@ -1,4 +1,11 @@
-export { createClient, type CairnClient, type CreateRunOptions, type CreateRunParams, type RunsApi, type WaitOptions } from './create-client.js';
+export {
+  createClient,
+  type CairnClient,
+  type CreateRunOptions,
+  type CreateRunParams,
+  type RunsApi,
+  type WaitOptions,
+} from './create-client.js';
 export {
   BadRequest,
   CairnApiError,
@@ -18,6 +25,11 @@ export {
   type ErrorBody,
 } from './errors.js';
 export type { ClientOptions, RequestOptions } from './http-transport.js';
-export { EventStreamFailed, type EventInclude, type ReconnectOptions, type RunEventsOptions } from './run-events.js';
+export {
+  EventStreamFailed,
+  type EventInclude,
+  type ReconnectOptions,
+  type RunEventsOptions,
+} from './run-events.js';
 export { parseSse, type SseMessage } from './sse-parser.js';
 export type * from './types.js';

@@ -46,7 +46,10 @@ export class EventStreamFailed extends CairnClientError {
     readonly attempts: number,
     cause: unknown,
   ) {
-    super(`event stream of run ${runId} failed ${attempts} times in a row: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    super(
+      `event stream of run ${runId} failed ${attempts} times in a row: ${(cause as Error)?.message ?? String(cause)}`,
+      { cause },
+    );
   }
 }
 
@@ -77,7 +80,10 @@ export async function* followRunEvents(
     try {
       const resumedFrom = positionOf(last) ?? new Map<string, number>();
       const response = await transport.send('GET', path, {
-        headers: { Accept: 'text/event-stream', ...(last !== '0' && last !== '' ? { 'Last-Event-ID': last } : {}) },
+        headers: {
+          Accept: 'text/event-stream',
+          ...(last !== '0' && last !== '' ? { 'Last-Event-ID': last } : {}),
+        },
         signal,
       });
       if (!response.body) throw new CairnClientError(`GET ${path} answered without a body`);
@@ -122,7 +128,9 @@ function positionOf(cursor: string): StreamPosition | undefined {
     if (!key || seq === undefined) return undefined;
     position.set(key, Number(seq));
   }
-  return [...position.values()].every((seq) => Number.isSafeInteger(seq) && seq >= 0) ? position : undefined;
+  return [...position.values()].every((seq) => Number.isSafeInteger(seq) && seq >= 0)
+    ? position
+    : undefined;
 }
 
 /** True when every run's seq in `position` is at most `resumedFrom`'s (a run missing there is at 0). */
@@ -148,7 +156,9 @@ function streamEvent(
 function parseData(data: string): Record<string, unknown> {
   if (data === '') return {};
   const parsed: unknown = JSON.parse(data);
-  return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : { value: parsed };
+  return parsed && typeof parsed === 'object'
+    ? (parsed as Record<string, unknown>)
+    : { value: parsed };
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -19,7 +19,8 @@ async function parse(chunks: readonly string[]): Promise<SseMessage[]> {
 
 describe('parseSse', () => {
   it('dispatches messages at blank lines, whatever the chunking and line endings', async () => {
-    const text = 'id: 1\nevent: RunStarted\ndata: {"a":1}\n\n: heartbeat\n\nid:2\r\nevent:ToolCallStarted\r\ndata: line one\r\ndata: line two\r\n\r\nevent: ModelDelta\rdata: {"text":"hé"}\r\r';
+    const text =
+      'id: 1\nevent: RunStarted\ndata: {"a":1}\n\n: heartbeat\n\nid:2\r\nevent:ToolCallStarted\r\ndata: line one\r\ndata: line two\r\n\r\nevent: ModelDelta\rdata: {"text":"hé"}\r\r';
     const expected: SseMessage[] = [
       { id: '1', event: 'RunStarted', data: '{"a":1}', retry: undefined },
       { id: '2', event: 'ToolCallStarted', data: 'line one\nline two', retry: undefined },

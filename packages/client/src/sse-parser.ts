@@ -30,7 +30,9 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
       let lineEnd: number;
       while ((lineEnd = findLineEnd(buffer, done)) >= 0) {
         const line = buffer.slice(0, lineEnd);
-        buffer = buffer.slice(lineEnd + (buffer[lineEnd] === '\r' && buffer[lineEnd + 1] === '\n' ? 2 : 1));
+        buffer = buffer.slice(
+          lineEnd + (buffer[lineEnd] === '\r' && buffer[lineEnd + 1] === '\n' ? 2 : 1),
+        );
         if (line === '') {
           if (data.length > 0 || id !== undefined) {
             yield { event: event || 'message', data: data.join('\n'), id, retry };

@@ -1,5 +1,8 @@
 import type { z } from 'zod';
-import { DEFINITION_CHANGE_POLICIES, type DefinitionChangePolicy } from './definition-change-policy.js';
+import {
+  DEFINITION_CHANGE_POLICIES,
+  type DefinitionChangePolicy,
+} from './definition-change-policy.js';
 import { ENTITY_PATH_SEPARATOR } from './entity-path.js';
 import { UserError } from './errors.js';
 import type { Model } from './model.js';
@@ -53,10 +56,7 @@ export interface SharedEntityOptions {
 const ENTITY_NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
 
 /** Checks the fields agents and teams share; throws a UserError naming the bad one. */
-export function validateEntityOptions(
-  kind: string,
-  options: SharedEntityOptions,
-): void {
+export function validateEntityOptions(kind: string, options: SharedEntityOptions): void {
   if (typeof options.name === 'string' && options.name.includes(ENTITY_PATH_SEPARATOR)) {
     throw new UserError(
       `${kind} name ${JSON.stringify(options.name)} is invalid: "${ENTITY_PATH_SEPARATOR}" is reserved for member paths (a team's member runs are named "team${ENTITY_PATH_SEPARATOR}member")`,
@@ -84,7 +84,10 @@ export function validateEntityOptions(
   ) {
     throw new UserError(`${kind} "${options.name}": maxTurns must be a positive integer`);
   }
-  if (options.version !== undefined && (typeof options.version !== 'string' || options.version.trim() === '')) {
+  if (
+    options.version !== undefined &&
+    (typeof options.version !== 'string' || options.version.trim() === '')
+  ) {
     throw new UserError(`${kind} "${options.name}": version must be a non-empty string`);
   }
   if (

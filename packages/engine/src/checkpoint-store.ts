@@ -124,7 +124,10 @@ export interface CheckpointStore {
   recordContinueRequest(
     runId: string,
     request: { input: string | null; upgrade?: boolean; statuses: readonly RunStatus[] },
-  ): Promise<{ recorded: true; request: ContinueRequestRecord } | { recorded: false; reason: 'waiting' | 'status' | 'not-found' }>;
+  ): Promise<
+    | { recorded: true; request: ContinueRequestRecord }
+    | { recorded: false; reason: 'waiting' | 'status' | 'not-found' }
+  >;
   /** The waiting continue request `requestId` of the run, if it still waits. */
   readContinueRequest(runId: string, requestId: string): Promise<ContinueRequestRecord | null>;
   /**

@@ -19,7 +19,12 @@ function search(options: { description?: string; parameters?: z.ZodObject; resul
   });
 }
 
-const lookup = tool({ name: 'lookup', description: 'Looks a word up', parameters: z.object({ word: z.string() }), execute: () => 'a word' });
+const lookup = tool({
+  name: 'lookup',
+  description: 'Looks a word up',
+  parameters: z.object({ word: z.string() }),
+  execute: () => 'a word',
+});
 
 function researcher(overrides: Partial<AgentOptions> = {}): Agent {
   return new Agent({
@@ -34,12 +39,19 @@ function researcher(overrides: Partial<AgentOptions> = {}): Agent {
 }
 
 function team(member: Agent, overrides: { instructions?: string } = {}): Team {
-  return new Team({ name: 'research-team', model, members: [member], instructions: overrides.instructions ?? 'Delegate.' });
+  return new Team({
+    name: 'research-team',
+    model,
+    members: [member],
+    instructions: overrides.instructions ?? 'Delegate.',
+  });
 }
 
 describe('definitionHashOf', () => {
   it('is the same for the same definition built again, whatever the order of its tools or members', () => {
-    expect(definitionHashOf(researcher({ tools: [lookup, search()] }))).toBe(definitionHashOf(researcher()));
+    expect(definitionHashOf(researcher({ tools: [lookup, search()] }))).toBe(
+      definitionHashOf(researcher()),
+    );
     const writer = new Agent({ name: 'writer', model, instructions: 'Write.' });
     const a = new Team({ name: 't', model, members: [researcher(), writer] });
     const b = new Team({ name: 't', model, members: [writer, researcher()] });
@@ -49,7 +61,9 @@ describe('definitionHashOf', () => {
   it('is the same in every process and every Cairn release for an unchanged definition (a changed digest would strand every run in flight at an upgrade)', () => {
     // Pinned: computed once from this definition; if it changes, the digest's canonical form changed.
     expect(definitionHashOf(researcher())).toBe('fbbdc32d690244ee');
-    expect(definitionHashOf(researcher())).toMatch(new RegExp(`^[0-9a-f]{${DEFINITION_HASH_LENGTH}}$`));
+    expect(definitionHashOf(researcher())).toMatch(
+      new RegExp(`^[0-9a-f]{${DEFINITION_HASH_LENGTH}}$`),
+    );
   });
 
   it('changes with each field DESIGN lists: name, role and instructions, model id, tool names and schemas, checkpoint mode, version', () => {
@@ -58,10 +72,21 @@ describe('definitionHashOf', () => {
       researcher({ name: 'researcher2' }),
       researcher({ role: 'Finds primary sources' }),
       researcher({ instructions: 'Cite every source twice.' }),
-      researcher({ model: new ScriptedModel({ name: 'openai:gpt-5.5', decide: () => ({ text: 'ok' }) }) }),
+      researcher({
+        model: new ScriptedModel({ name: 'openai:gpt-5.5', decide: () => ({ text: 'ok' }) }),
+      }),
       researcher({ tools: [search()] }),
-      researcher({ tools: [search({ parameters: z.object({ query: z.string(), limit: z.number() }) }), lookup] }),
-      researcher({ tools: [search({ parameters: z.object({ query: z.string(), limit: z.number().int().optional() }) }), lookup] }),
+      researcher({
+        tools: [search({ parameters: z.object({ query: z.string(), limit: z.number() }) }), lookup],
+      }),
+      researcher({
+        tools: [
+          search({
+            parameters: z.object({ query: z.string(), limit: z.number().int().optional() }),
+          }),
+          lookup,
+        ],
+      }),
       researcher({ checkpoint: 'tool-call' }),
       researcher({ version: '2' }),
     ].map(definitionHashOf);
@@ -72,7 +97,9 @@ describe('definitionHashOf', () => {
     const base = definitionHashOf(team(researcher()));
     expect(definitionHashOf(team(researcher({ instructions: 'Cite nothing.' })))).not.toBe(base);
     expect(definitionHashOf(team(researcher({ tools: [lookup] })))).not.toBe(base);
-    expect(definitionHashOf(team(researcher(), { instructions: 'Delegate twice.' }))).not.toBe(base);
+    expect(definitionHashOf(team(researcher(), { instructions: 'Delegate twice.' }))).not.toBe(
+      base,
+    );
     expect(definitionHashOf(team(researcher()))).toBe(base);
   });
 
@@ -90,7 +117,9 @@ describe('definitionHashOf', () => {
 
   it('is what the registry gives run creation for the entity', () => {
     const agent = researcher();
-    expect(new Registry({ agents: [agent] }).describe({ kind: 'agent', name: 'researcher' })).toEqual({
+    expect(
+      new Registry({ agents: [agent] }).describe({ kind: 'agent', name: 'researcher' }),
+    ).toEqual({
       kind: 'agent',
       name: 'researcher',
       checkpoint: 'tool-batch',
@@ -101,13 +130,21 @@ describe('definitionHashOf', () => {
 
 describe('version and onDefinitionChange options', () => {
   it('refuses an empty version and an unknown onDefinitionChange, naming the field', () => {
-    expect(() => researcher({ version: ' ' })).toThrow(new UserError('agent "researcher": version must be a non-empty string'));
+    expect(() => researcher({ version: ' ' })).toThrow(
+      new UserError('agent "researcher": version must be a non-empty string'),
+    );
     expect(() => researcher({ onDefinitionChange: 'ignore' as never })).toThrow(
       new UserError('agent "researcher": onDefinitionChange must be one of error, resume'),
     );
-    expect(() => new Team({ name: 't', model, members: [researcher()], onDefinitionChange: 'always' as never })).toThrow(
-      /team "t": onDefinitionChange must be one of error, resume/,
-    );
+    expect(
+      () =>
+        new Team({
+          name: 't',
+          model,
+          members: [researcher()],
+          onDefinitionChange: 'always' as never,
+        }),
+    ).toThrow(/team "t": onDefinitionChange must be one of error, resume/);
   });
 
   it("defaults onDefinitionChange to 'error'", () => {

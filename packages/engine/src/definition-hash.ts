@@ -36,7 +36,9 @@ function definitionOf(entity: Agent | Team): Record<string, unknown> {
     model: entity.model.name,
     tools: toolsOf(entity.tools),
     ...(entity.kind === 'team' && {
-      members: Object.fromEntries(entity.members.map((member) => [member.name, definitionHashOf(member)])),
+      members: Object.fromEntries(
+        entity.members.map((member) => [member.name, definitionHashOf(member)]),
+      ),
     }),
     checkpoint: entity.checkpoint,
     version: entity.version ?? null,

@@ -9,7 +9,13 @@ import type { RunEventSink } from './events.js';
 import type { Model } from './model.js';
 import { Registry } from './registry.js';
 import { outputOf } from './runner/output-type.js';
-import { CHECKPOINT_MODES, type CheckpointMode, type CreatedRun, type EntityRef, type RunRecord } from './run-types.js';
+import {
+  CHECKPOINT_MODES,
+  type CheckpointMode,
+  type CreatedRun,
+  type EntityRef,
+  type RunRecord,
+} from './run-types.js';
 import { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
 import type { ContinueDecision } from './lifecycle/continue-rules.js';
 import { continueRun, type ContinueRequest } from './lifecycle/continue-run.js';
@@ -130,17 +136,26 @@ export class Engine {
    * registry, queue or worker is needed. Resolves with the finished run and
    * its `output` (validated by the entity's `outputType`, if any).
    */
-  async run<Output>(entity: Agent<Output> | Team<Output>, input: string, options: RunOptions = {}): Promise<RunResult<Output>> {
+  async run<Output>(
+    entity: Agent<Output> | Team<Output>,
+    input: string,
+    options: RunOptions = {},
+  ): Promise<RunResult<Output>> {
     const ref: EntityRef = { kind: entity.kind, name: entity.name };
     const known = this.registry?.has(ref) && this.registry.get(ref) === entity;
-    const registry = entity.kind === 'agent' ? new Registry({ agents: [entity] }) : new Registry({ teams: [entity] });
+    const registry =
+      entity.kind === 'agent'
+        ? new Registry({ agents: [entity] })
+        : new Registry({ teams: [entity] });
     const engine = known ? this : new Engine({ ...this.options, registry, catalog: registry });
     const { signal, context, ...request } = options;
     const created = await engine.createRun({ ...request, entity: ref, input });
     const result = await engine.execute(created.runId, { reason: 'run', signal, context });
     // No handover signal was given, so the execution ran to a final status.
-    const run = result.outcome === 'finished' ? result.run : (await this.store.getRun(created.runId))!;
-    const output = run.status === 'COMPLETED' ? (outputOf(entity.outputType, run.content) as Output) : undefined;
+    const run =
+      result.outcome === 'finished' ? result.run : (await this.store.getRun(created.runId))!;
+    const output =
+      run.status === 'COMPLETED' ? (outputOf(entity.outputType, run.content) as Output) : undefined;
     return { ...run, output };
   }
 

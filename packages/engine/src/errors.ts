@@ -29,7 +29,9 @@ export class IdempotencyKeyReusedError extends UserError {
     readonly idempotencyKey: string,
     readonly runId: string,
   ) {
-    super(`Idempotency-Key ${JSON.stringify(idempotencyKey)} already created run ${runId} from a different request`);
+    super(
+      `Idempotency-Key ${JSON.stringify(idempotencyKey)} already created run ${runId} from a different request`,
+    );
   }
 }
 
@@ -65,7 +67,10 @@ export class CheckpointWriteError extends CairnError {
     readonly runId: string,
     options: { cause: unknown },
   ) {
-    super(`run ${runId}: checkpoint write failed: ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`, options);
+    super(
+      `run ${runId}: checkpoint write failed: ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`,
+      options,
+    );
   }
 }
 
@@ -90,7 +95,11 @@ export class AmbiguousEntityError extends EntityNotFoundError {
     entityName: string,
     readonly candidates: readonly string[],
   ) {
-    super(kind, entityName, `${kind} "${entityName}" is ambiguous: use ${candidates.map((c) => JSON.stringify(c)).join(' or ')}`);
+    super(
+      kind,
+      entityName,
+      `${kind} "${entityName}" is ambiguous: use ${candidates.map((c) => JSON.stringify(c)).join(' or ')}`,
+    );
   }
 }
 
@@ -166,7 +175,10 @@ export class StoreUnavailableError extends CairnError {
     readonly runId: string,
     options: { cause: unknown },
   ) {
-    super(`run ${runId}: the store could not be read: ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`, options);
+    super(
+      `run ${runId}: the store could not be read: ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`,
+      options,
+    );
   }
 }
 
@@ -198,7 +210,9 @@ export class ContinueArrivedError extends CairnError {
 /** Another continue of the run waits to be applied; its input would be dropped, so this one is refused (HTTP 409). */
 export class ContinuePendingError extends CairnError {
   constructor(readonly runId: string) {
-    super(`run ${runId} already has a continue waiting to be applied; send this input once the run has taken that one in`);
+    super(
+      `run ${runId} already has a continue waiting to be applied; send this input once the run has taken that one in`,
+    );
   }
 }
 
@@ -248,7 +262,10 @@ export class DecisionError extends CairnError {
 
 /** No pending action by this id in the run's tree (HTTP 404). */
 export class ActionNotFoundError extends DecisionError {
-  constructor(actionId: string, readonly runId: string) {
+  constructor(
+    actionId: string,
+    readonly runId: string,
+  ) {
     super(actionId, `run ${runId} has no pending action ${actionId}`);
   }
 }
@@ -270,7 +287,10 @@ export class ArgsDigestMismatchError extends DecisionError {
     readonly expected: string,
     readonly given: string,
   ) {
-    super(actionId, `action ${actionId}: args_digest ${given} does not match the call's arguments (${expected})`);
+    super(
+      actionId,
+      `action ${actionId}: args_digest ${given} does not match the call's arguments (${expected})`,
+    );
   }
 }
 

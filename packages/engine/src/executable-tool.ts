@@ -34,7 +34,11 @@ export function executableFromTool(tool: Tool): ExecutableTool {
     parameters: tool.parameters,
     timeoutMs: tool.timeoutMs,
     ...(tool.approval && {
-      gate: { external: tool.external, approval: tool.approval, isGated: (args, context) => tool.isGated(args, context) },
+      gate: {
+        external: tool.external,
+        approval: tool.approval,
+        isGated: (args, context) => tool.isGated(args, context),
+      },
     }),
     invoke: async (args, context) => ({ output: await tool.execute(args, context) }),
   };

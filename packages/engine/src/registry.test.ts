@@ -25,16 +25,18 @@ describe('Registry names', () => {
       checkpoint: 'tool-batch',
     });
     // Each path describes its own member, with that member's definition.
-    expect(registry.describe({ kind: 'agent', name: 'team-a/researcher' })!.definitionHash).not.toBe(
-      registry.describe({ kind: 'agent', name: 'team-b/researcher' })!.definitionHash,
-    );
+    expect(
+      registry.describe({ kind: 'agent', name: 'team-a/researcher' })!.definitionHash,
+    ).not.toBe(registry.describe({ kind: 'agent', name: 'team-b/researcher' })!.definitionHash);
   });
 
   it('refuses a shared plain name, naming the paths to use, and never picks one', () => {
     const ref = { kind: 'agent', name: 'researcher' } as const;
     expect(registry.has(ref)).toBe(false);
     expect(() => registry.get(ref)).toThrow(AmbiguousEntityError);
-    expect(() => registry.describe(ref)).toThrow('agent "researcher" is ambiguous: use "team-a/researcher" or "team-b/researcher"');
+    expect(() => registry.describe(ref)).toThrow(
+      'agent "researcher" is ambiguous: use "team-a/researcher" or "team-b/researcher"',
+    );
     // Still an EntityNotFoundError for code that handles unknown names (the producer answers 404).
     expect(() => registry.get(ref)).toThrow(EntityNotFoundError);
   });
@@ -108,7 +110,9 @@ describe('Registry names', () => {
   });
 
   it('refuses "/" in an entity name at definition, naming the name', () => {
-    expect(() => agent('team-a/researcher')).toThrow('agent name "team-a/researcher" is invalid: "/" is reserved for member paths');
+    expect(() => agent('team-a/researcher')).toThrow(
+      'agent name "team-a/researcher" is invalid: "/" is reserved for member paths',
+    );
     expect(() => team('a/b', [agent('x')])).toThrow(UserError);
   });
 });

@@ -49,12 +49,17 @@ export class Registry implements EntityCatalog {
       }
       this.byPath.set(keyOf(entity.kind, entity.name), entity);
     }
-    for (const entity of new Set(topLevel)) if (entity.kind === 'team') this.addMembers(entity, entity.name);
+    for (const entity of new Set(topLevel))
+      if (entity.kind === 'team') this.addMembers(entity, entity.name);
   }
 
   /** True for a registry made by any copy of `@cairn/engine` (a brand, not `instanceof`). */
   static isRegistry(value: unknown): value is Registry {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[REGISTRY_BRAND] === true;
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[REGISTRY_BRAND] === true
+    );
   }
 
   /** Every member under `team` (at `path`), recursively: a team member runs as an entity of its own. */
@@ -63,7 +68,10 @@ export class Registry implements EntityCatalog {
       const memberPath = memberEntityName(path, member.name);
       this.byPath.set(keyOf(member.kind, memberPath), member);
       const key = keyOf(member.kind, member.name);
-      this.placements.set(key, [...(this.placements.get(key) ?? []), { entity: member, path: memberPath }]);
+      this.placements.set(key, [
+        ...(this.placements.get(key) ?? []),
+        { entity: member, path: memberPath },
+      ]);
       if (member.kind === 'team') this.addMembers(member, memberPath);
     }
   }
@@ -78,13 +86,19 @@ export class Registry implements EntityCatalog {
     if (exact) return exact;
     const [first = '', ...rest] = entityPathSegments(ref.name);
     const found: Placement[] = [];
-    for (const start of this.placements.get(keyOf(rest.length > 0 ? 'team' : ref.kind, first)) ?? []) {
+    for (const start of this.placements.get(keyOf(rest.length > 0 ? 'team' : ref.kind, first)) ??
+      []) {
       const path = joinEntityPath([start.path, ...rest]);
       const entity = this.byPath.get(keyOf(ref.kind, path));
       if (entity) found.push({ entity, path });
     }
     const distinct = new Set(found.map((f) => f.entity));
-    if (distinct.size > 1) return new AmbiguousEntityError(ref.kind, ref.name, found.map((f) => f.path));
+    if (distinct.size > 1)
+      return new AmbiguousEntityError(
+        ref.kind,
+        ref.name,
+        found.map((f) => f.path),
+      );
     return found[0]?.entity;
   }
 
@@ -98,7 +112,9 @@ export class Registry implements EntityCatalog {
   /** Why `ref` names no entity: an {@link AmbiguousEntityError} for a shared plain name, else an {@link EntityNotFoundError}. */
   notFoundError(ref: EntityRef): EntityNotFoundError {
     const entity = this.resolve(ref);
-    return entity instanceof AmbiguousEntityError ? entity : new EntityNotFoundError(ref.kind, ref.name);
+    return entity instanceof AmbiguousEntityError
+      ? entity
+      : new EntityNotFoundError(ref.kind, ref.name);
   }
 
   /** True when `ref` names exactly one entity of the registry. */
@@ -112,7 +128,12 @@ export class Registry implements EntityCatalog {
     const entity = this.resolve(ref);
     if (entity instanceof AmbiguousEntityError) throw entity;
     if (!entity) return undefined;
-    return { kind: ref.kind, name: ref.name, checkpoint: entity.checkpoint, definitionHash: definitionHashOf(entity) };
+    return {
+      kind: ref.kind,
+      name: ref.name,
+      checkpoint: entity.checkpoint,
+      definitionHash: definitionHashOf(entity),
+    };
   }
 
   /** {@link Registry.describe} of every entity: what a worker records of the entities it serves. */
@@ -125,7 +146,10 @@ export class Registry implements EntityCatalog {
    * member's path, and the plain names of members no other member shares.
    */
   list(): EntityRef[] {
-    const refs = [...this.byPath.entries()].map(([key, entity]) => ({ kind: entity.kind, name: key.slice(entity.kind.length + 1) }));
+    const refs = [...this.byPath.entries()].map(([key, entity]) => ({
+      kind: entity.kind,
+      name: key.slice(entity.kind.length + 1),
+    }));
     for (const [key, placements] of this.placements) {
       const { entity } = placements[0]!;
       if (this.byPath.has(key) || placements.some((p) => p.entity !== entity)) continue;

@@ -5,7 +5,12 @@
  * to make is the lifecycle's (`lifecycle/`), which runs them and returns
  * what needs the queue as intents.
  */
-import type { ActionDecision, DecisionsResult, PendingActionRecord, PostedDecision } from './hitl/pending-action.js';
+import type {
+  ActionDecision,
+  DecisionsResult,
+  PendingActionRecord,
+  PostedDecision,
+} from './hitl/pending-action.js';
 import type { RunStatus } from './lifecycle/run-status.js';
 import type { RunRecord } from './run-types.js';
 
@@ -34,7 +39,11 @@ export interface DecisionStore {
    * judged by the lifecycle's `judgeDecision`; `resume` is set when this call
    * decided the tree's last pending action and the lifecycle's `resumeWhenDecided` resumes it.
    */
-  decideActions(runId: string, decisions: readonly PostedDecision[], validate: DecisionValidator): Promise<DecisionsResult>;
+  decideActions(
+    runId: string,
+    decisions: readonly PostedDecision[],
+    validate: DecisionValidator,
+  ): Promise<DecisionsResult>;
   /** Expires an undecided action past its `expires_at` as the lifecycle's `expiryMoveOf` says. */
   expireAction(actionId: string): Promise<ExpiryOutcome>;
   /** The undecided actions of the run's tree (a team lists its members'). */
@@ -63,9 +72,16 @@ export interface RecoveryStore extends Pick<DecisionStore, 'expireAction'> {
     options?: { topLevelOnly?: boolean; limit?: number; after?: RunCursor },
   ): Promise<RunRecord[]>;
   /** Runs in one of `statuses` whose continue request waits, not updated for `olderThanMs`. */
-  listRunsWithWaitingContinue(statuses: readonly RunStatus[], olderThanMs: number, limit?: number): Promise<RunRecord[]>;
+  listRunsWithWaitingContinue(
+    statuses: readonly RunStatus[],
+    olderThanMs: number,
+    limit?: number,
+  ): Promise<RunRecord[]>;
   /** Paused top-level runs with every action decided, paused at least `olderThanMs` ago. */
-  listResumablePausedRuns(olderThanMs: number, limit?: number): Promise<{ runId: string; epoch: number }[]>;
+  listResumablePausedRuns(
+    olderThanMs: number,
+    limit?: number,
+  ): Promise<{ runId: string; epoch: number }[]>;
   /** Ids of undecided actions whose `expires_at` passed at least `graceMs` ago, oldest first. */
   listOverdueActions(graceMs: number, limit: number): Promise<string[]>;
 }

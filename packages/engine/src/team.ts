@@ -71,7 +71,9 @@ export class Team<Output = unknown> {
     this.members = options.members;
     const tools = options.tools ?? [];
     if (tools.some((t) => t.name === DELEGATE_TOOL_NAME)) {
-      throw new UserError(`team "${options.name}": a tool may not be named "${DELEGATE_TOOL_NAME}" (the generated delegation tool)`);
+      throw new UserError(
+        `team "${options.name}": a tool may not be named "${DELEGATE_TOOL_NAME}" (the generated delegation tool)`,
+      );
     }
     assertUniqueToolNames(`team "${options.name}"`, tools);
     this.tools = tools;

@@ -29,7 +29,13 @@ export interface FinishedCall {
 export function finishedOutcome(call: ToolCallRequest, finished: FinishedCall): ToolCallOutcome {
   const { content, isError } = finished;
   return {
-    message: { role: 'tool', toolCallId: call.id, name: call.name, content, ...(isError && { isError }) },
+    message: {
+      role: 'tool',
+      toolCallId: call.id,
+      name: call.name,
+      content,
+      ...(isError && { isError }),
+    },
     record: {
       toolCallId: call.id,
       name: call.name,

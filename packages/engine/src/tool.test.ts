@@ -28,13 +28,23 @@ describe('tool()', () => {
 
   it('refuses a schema that is not a z.object', () => {
     expect(() =>
-      tool({ name: 'bad', description: '', parameters: z.string() as never, execute: (): number => 1 }),
+      tool({
+        name: 'bad',
+        description: '',
+        parameters: z.string() as never,
+        execute: (): number => 1,
+      }),
     ).toThrow(new UserError('tool "bad": parameters must be a z.object(...) schema'));
   });
 
   it('refuses an invalid name', () => {
     expect(() =>
-      tool({ name: 'has space', description: '', parameters: z.object({}), execute: (): number => 1 }),
+      tool({
+        name: 'has space',
+        description: '',
+        parameters: z.object({}),
+        execute: (): number => 1,
+      }),
     ).toThrow(/tool name "has space" is invalid/);
   });
 
@@ -51,7 +61,13 @@ describe('tool() human-in-the-loop options', () => {
   const context = { runId: 'r', toolCallId: 'c', signal: new AbortController().signal };
 
   it('gates every call of a tool with needsApproval: true, with no expiry by default', async () => {
-    const restart = tool({ name: 'restart', description: '', parameters, needsApproval: true, execute: () => 'ok' });
+    const restart = tool({
+      name: 'restart',
+      description: '',
+      parameters,
+      needsApproval: true,
+      execute: () => 'ok',
+    });
     expect(await restart.isGated({ service: 'api' }, context)).toBe(true);
     expect(restart.approval).toEqual({ timeoutMs: null, onTimeout: 'reject' });
     expect(restart.external).toBe(false);
@@ -80,11 +96,22 @@ describe('tool() human-in-the-loop options', () => {
   });
 
   it('gates every call of an external tool, whose execute refuses to run', async () => {
-    const ask = tool({ name: 'ask', description: '', parameters, external: true, approval: { timeoutMs: 5_000, onTimeout: 'error' } });
+    const ask = tool({
+      name: 'ask',
+      description: '',
+      parameters,
+      external: true,
+      approval: { timeoutMs: 5_000, onTimeout: 'error' },
+    });
     expect(ask.external).toBe(true);
     expect(await ask.isGated({ service: 'x' }, context)).toBe(true);
     expect(ask.approval).toEqual({ timeoutMs: 5_000, onTimeout: 'error' });
-    expect(() => ask.execute({ service: 'x' }, { ...context, idempotencyKey: 'k', epoch: 1, context: undefined })).toThrow(UserError);
+    expect(() =>
+      ask.execute(
+        { service: 'x' },
+        { ...context, idempotencyKey: 'k', epoch: 1, context: undefined },
+      ),
+    ).toThrow(UserError);
   });
 
   it.each([
@@ -98,7 +125,11 @@ describe('tool() human-in-the-loop options', () => {
       { external: true, needsApproval: true },
       'tool "t": needsApproval does not apply to an external tool (every call waits for its result)',
     ],
-    ['neither execute nor external', {}, 'tool "t": execute must be a function (or set external: true)'],
+    [
+      'neither execute nor external',
+      {},
+      'tool "t": execute must be a function (or set external: true)',
+    ],
     [
       'approval on an ungated tool',
       { execute: (): number => 1, approval: { timeoutMs: 1000 } },
@@ -126,7 +157,11 @@ describe('tool() human-in-the-loop options', () => {
     ],
     [
       'an unknown onTimeout',
-      { execute: (): number => 1, needsApproval: true, approval: { timeoutMs: 10, onTimeout: 'approve' } },
+      {
+        execute: (): number => 1,
+        needsApproval: true,
+        approval: { timeoutMs: 10, onTimeout: 'approve' },
+      },
       'tool "t": approval.onTimeout must be one of reject, error',
     ],
     [
@@ -146,8 +181,8 @@ describe('tool() human-in-the-loop options', () => {
     ],
     ['external as text', { external: 'yes' }, 'tool "t": external must be true or false'],
   ])('refuses %s', (_case, extra, message) => {
-    expect(() => tool({ name: 't', description: '', parameters, ...(extra as object) } as never)).toThrow(
-      new UserError(message),
-    );
+    expect(() =>
+      tool({ name: 't', description: '', parameters, ...(extra as object) } as never),
+    ).toThrow(new UserError(message));
   });
 });

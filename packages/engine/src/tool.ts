@@ -29,8 +29,7 @@ export interface ApprovalCheckContext {
 
 /** Decides, from a call's validated arguments, whether a person must approve it first. */
 export type NeedsApproval<Args> =
-  | boolean
-  | ((args: Args, context: ApprovalCheckContext) => boolean | Promise<boolean>);
+  boolean | ((args: Args, context: ApprovalCheckContext) => boolean | Promise<boolean>);
 
 /** What happens to a gated call nobody decides in time. */
 export const APPROVAL_TIMEOUT_OUTCOMES = ['reject', 'error'] as const;
@@ -61,7 +60,10 @@ interface ToolOptionsBase<Schema extends z.ZodObject> {
 }
 
 /** A tool the worker executes, optionally after a person approves (or edits) the call. */
-export interface ExecutedToolOptions<Schema extends z.ZodObject, Ctx = unknown> extends ToolOptionsBase<Schema> {
+export interface ExecutedToolOptions<
+  Schema extends z.ZodObject,
+  Ctx = unknown,
+> extends ToolOptionsBase<Schema> {
   execute(args: z.infer<Schema>, context: ToolContext<Ctx>): unknown;
   /**
    * Whether a person must approve, edit or reject a call before it executes.
@@ -80,8 +82,7 @@ export interface ExternalToolOptions<Schema extends z.ZodObject> extends ToolOpt
 
 /** Options of {@link tool}. */
 export type ToolOptions<Schema extends z.ZodObject, Ctx = unknown> =
-  | ExecutedToolOptions<Schema, Ctx>
-  | ExternalToolOptions<Schema>;
+  ExecutedToolOptions<Schema, Ctx> | ExternalToolOptions<Schema>;
 
 /** A gated tool's expiry, with defaults applied. */
 export interface ResolvedApproval {
@@ -134,9 +135,13 @@ const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
  * });
  * ```
  */
-export function tool<Ctx>(): <Schema extends z.ZodObject>(options: ToolOptions<Schema, Ctx>) => Tool;
+export function tool<Ctx>(): <Schema extends z.ZodObject>(
+  options: ToolOptions<Schema, Ctx>,
+) => Tool;
 export function tool<Schema extends z.ZodObject>(options: ToolOptions<Schema>): Tool;
-export function tool<Schema extends z.ZodObject>(options?: ToolOptions<Schema>): Tool | ((options: ToolOptions<z.ZodObject>) => Tool) {
+export function tool<Schema extends z.ZodObject>(
+  options?: ToolOptions<Schema>,
+): Tool | ((options: ToolOptions<z.ZodObject>) => Tool) {
   if (options === undefined) return (typed) => defineTool(typed);
   return defineTool(options);
 }
@@ -190,16 +195,26 @@ function resolveGate(options: ToolOptions<z.ZodObject>): ResolvedGate {
   const needsApproval: unknown = options.needsApproval;
   if (external === true) {
     if (options.execute !== undefined) {
-      throw new UserError(`tool "${name}": an external tool has no execute (its result is supplied by a decision)`);
+      throw new UserError(
+        `tool "${name}": an external tool has no execute (its result is supplied by a decision)`,
+      );
     }
     if (needsApproval !== undefined) {
-      throw new UserError(`tool "${name}": needsApproval does not apply to an external tool (every call waits for its result)`);
+      throw new UserError(
+        `tool "${name}": needsApproval does not apply to an external tool (every call waits for its result)`,
+      );
     }
   } else if (typeof options.execute !== 'function') {
     throw new UserError(`tool "${name}": execute must be a function (or set external: true)`);
   }
-  if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
-    throw new UserError(`tool "${name}": needsApproval must be a boolean or a function of the arguments`);
+  if (
+    needsApproval !== undefined &&
+    typeof needsApproval !== 'boolean' &&
+    typeof needsApproval !== 'function'
+  ) {
+    throw new UserError(
+      `tool "${name}": needsApproval must be a boolean or a function of the arguments`,
+    );
   }
   const mayGate = external === true || (needsApproval !== undefined && needsApproval !== false);
   const approval = resolveApproval(name, options.approval, mayGate);
@@ -207,15 +222,22 @@ function resolveGate(options: ToolOptions<z.ZodObject>): ResolvedGate {
     external === true || needsApproval === true
       ? () => Promise.resolve(true)
       : typeof needsApproval === 'function'
-        ? async (args, context) => (await (needsApproval as (a: unknown, c: unknown) => unknown)(args, context)) === true
+        ? async (args, context) =>
+            (await (needsApproval as (a: unknown, c: unknown) => unknown)(args, context)) === true
         : () => Promise.resolve(false);
   return { external: external === true, approval, isGated };
 }
 
-function resolveApproval(name: string, approval: unknown, mayGate: boolean): ResolvedApproval | null {
+function resolveApproval(
+  name: string,
+  approval: unknown,
+  mayGate: boolean,
+): ResolvedApproval | null {
   if (approval === undefined) return mayGate ? { timeoutMs: null, onTimeout: 'reject' } : null;
   if (!mayGate) {
-    throw new UserError(`tool "${name}": approval applies only to a gated tool (set needsApproval or external)`);
+    throw new UserError(
+      `tool "${name}": approval applies only to a gated tool (set needsApproval or external)`,
+    );
   }
   if (typeof approval !== 'object' || approval === null) {
     throw new UserError(`tool "${name}": approval must be an object { timeoutMs?, onTimeout? }`);
@@ -223,13 +245,25 @@ function resolveApproval(name: string, approval: unknown, mayGate: boolean): Res
   const { timeoutMs, onTimeout, ...rest } = approval as Record<string, unknown>;
   const unknownKey = Object.keys(rest)[0];
   if (unknownKey !== undefined) {
-    throw new UserError(`tool "${name}": approval.${unknownKey} is not an option (timeoutMs, onTimeout)`);
+    throw new UserError(
+      `tool "${name}": approval.${unknownKey} is not an option (timeoutMs, onTimeout)`,
+    );
   }
-  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs <= 0)) {
-    throw new UserError(`tool "${name}": approval.timeoutMs must be a positive integer of milliseconds`);
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs <= 0)
+  ) {
+    throw new UserError(
+      `tool "${name}": approval.timeoutMs must be a positive integer of milliseconds`,
+    );
   }
-  if (onTimeout !== undefined && !(APPROVAL_TIMEOUT_OUTCOMES as readonly unknown[]).includes(onTimeout)) {
-    throw new UserError(`tool "${name}": approval.onTimeout must be one of ${APPROVAL_TIMEOUT_OUTCOMES.join(', ')}`);
+  if (
+    onTimeout !== undefined &&
+    !(APPROVAL_TIMEOUT_OUTCOMES as readonly unknown[]).includes(onTimeout)
+  ) {
+    throw new UserError(
+      `tool "${name}": approval.onTimeout must be one of ${APPROVAL_TIMEOUT_OUTCOMES.join(', ')}`,
+    );
   }
   if (onTimeout !== undefined && timeoutMs === undefined) {
     throw new UserError(`tool "${name}": approval.onTimeout needs approval.timeoutMs`);

@@ -14,9 +14,14 @@ export function catalogJobOf(spec: JobSpec): CatalogJob {
     case 'run':
       return { name: 'run', data: { runId: spec.runId } };
     case 'continue':
-      return spec.resumeOf !== undefined ? resumeJob(spec.runId, spec.resumeOf) : { name: 'continue', data: { runId: spec.runId, reason: spec.reason } };
+      return spec.resumeOf !== undefined
+        ? resumeJob(spec.runId, spec.resumeOf)
+        : { name: 'continue', data: { runId: spec.runId, reason: spec.reason } };
     case 'expire':
-      return { name: 'expire', data: { runId: spec.runId, actionId: spec.actionId, expiresAt: spec.expiresAt } };
+      return {
+        name: 'expire',
+        data: { runId: spec.runId, actionId: spec.actionId, expiresAt: spec.expiresAt },
+      };
     default:
       return assertNever(spec);
   }
@@ -26,7 +31,10 @@ export function catalogJobOf(spec: JobSpec): CatalogJob {
  * Carries out the lifecycle's job intents on the run queue, in order: the
  * queue's only part in a move of a run. Returns one result per intent.
  */
-export async function carryOutIntents(runQueue: RunQueue, intents: readonly JobIntent[]): Promise<IntentResult[]> {
+export async function carryOutIntents(
+  runQueue: RunQueue,
+  intents: readonly JobIntent[],
+): Promise<IntentResult[]> {
   const results: IntentResult[] = [];
   for (const intent of intents) results.push(await carryOut(runQueue, intent));
   return results;
@@ -35,7 +43,8 @@ export async function carryOutIntents(runQueue: RunQueue, intents: readonly JobI
 async function carryOut(runQueue: RunQueue, intent: JobIntent): Promise<IntentResult> {
   switch (intent.kind) {
     case 'enqueue': {
-      if (intent.onlyWithoutLiveJob && (await runQueue.liveJobFor(intent.job.runId))) return 'had-live-job';
+      if (intent.onlyWithoutLiveJob && (await runQueue.liveJobFor(intent.job.runId)))
+        return 'had-live-job';
       const job = catalogJobOf(intent.job);
       await (intent.replaceEnded ? runQueue.addReplacingEnded(job) : runQueue.add(job));
       return 'added';
@@ -55,7 +64,9 @@ export function jobPortOf(runQueue: RunQueue): JobPort {
     carryOut: (intents) => carryOutIntents(runQueue, intents),
     liveJobOf: async (runId) => {
       const live = await runQueue.liveJobFor(runId);
-      return live?.job.id === undefined ? undefined : { jobId: live.job.id, active: live.state === 'active' };
+      return live?.job.id === undefined
+        ? undefined
+        : { jobId: live.job.id, active: live.state === 'active' };
     },
   };
 }

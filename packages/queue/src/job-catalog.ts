@@ -15,17 +15,21 @@ export const JOB_CATALOG = {
     schema: z.object({ runId: z.uuid(), handoverAttempt }),
   },
   continue: {
-    schema: z.object({
-      runId: z.uuid(),
-      reason: z.enum(['continue', 'recovered', 'reconciled', 'handover']),
-      /** Set on the resume a decision enqueues: the epoch the run paused in, which the job id is derived from. */
-      resumeOf: z.number().int().nonnegative().optional(),
-      handoverAttempt,
-    }).strict(),
+    schema: z
+      .object({
+        runId: z.uuid(),
+        reason: z.enum(['continue', 'recovered', 'reconciled', 'handover']),
+        /** Set on the resume a decision enqueues: the epoch the run paused in, which the job id is derived from. */
+        resumeOf: z.number().int().nonnegative().optional(),
+        handoverAttempt,
+      })
+      .strict(),
   },
   /** Expires a pending action at its `expires_at` (delayed until then); `runId` is its tree's root run. */
   expire: {
-    schema: z.object({ runId: z.uuid(), actionId: z.string().min(1), expiresAt: z.iso.datetime() }).strict(),
+    schema: z
+      .object({ runId: z.uuid(), actionId: z.string().min(1), expiresAt: z.iso.datetime() })
+      .strict(),
   },
 } as const;
 
@@ -51,7 +55,10 @@ export function parseJob(name: string, data: unknown): CatalogJob {
   if (!Object.hasOwn(JOB_CATALOG, name)) throw new InvalidJobError(name, 'unknown job name');
   const result = JOB_CATALOG[name as JobName].schema.safeParse(data);
   if (!result.success) {
-    throw new InvalidJobError(name, result.error.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message}`).join('; '));
+    throw new InvalidJobError(
+      name,
+      result.error.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message}`).join('; '),
+    );
   }
   return { name, data: result.data } as CatalogJob;
 }
@@ -70,7 +77,10 @@ export function runDedupId(runId: string): string {
  * decision, the expiry and the reconciler that may all ask for it enqueue it once.
  */
 export function resumeJob(rootRunId: string, pausedEpoch: number): CatalogJob {
-  return { name: 'continue', data: { runId: rootRunId, reason: 'continue', resumeOf: pausedEpoch } };
+  return {
+    name: 'continue',
+    data: { runId: rootRunId, reason: 'continue', resumeOf: pausedEpoch },
+  };
 }
 
 /**

@@ -10,7 +10,11 @@ export async function openPostgresBackend(options: {
   schema?: string;
 }): Promise<BackendHandle> {
   const { Queue, Worker } = withBackend(createPostgresBackend);
-  const connection = { connectionString: options.url, schema: options.schema ?? 'bullmq', migrate: true };
+  const connection = {
+    connectionString: options.url,
+    schema: options.schema ?? 'bullmq',
+    migrate: true,
+  };
   const queue = new Queue(options.queueName, { connection });
   try {
     await queue.waitUntilReady();
@@ -22,7 +26,10 @@ export async function openPostgresBackend(options: {
     kind: 'postgres',
     queue: queue as unknown as AnyQueue,
     createWorker: (processor: Processor, workerOptions: Omit<WorkerOptions, 'connection'>) =>
-      new Worker(options.queueName, processor, { ...workerOptions, connection }) as unknown as AnyWorker,
+      new Worker(options.queueName, processor, {
+        ...workerOptions,
+        connection,
+      }) as unknown as AnyWorker,
     close: () => queue.close(),
   };
 }

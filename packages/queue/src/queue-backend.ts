@@ -51,8 +51,17 @@ export class RunQueue {
     const backend = options.backend ?? (options.redisUrl ? 'redis' : 'postgres');
     const handle =
       backend === 'redis'
-        ? await openRedisBackend({ url: required(options.redisUrl, 'redisUrl'), cluster: options.redisCluster, queueName: name, prefix: options.prefix })
-        : await openPostgresBackend({ url: required(options.databaseUrl, 'databaseUrl'), queueName: name, schema: options.prefix });
+        ? await openRedisBackend({
+            url: required(options.redisUrl, 'redisUrl'),
+            cluster: options.redisCluster,
+            queueName: name,
+            prefix: options.prefix,
+          })
+        : await openPostgresBackend({
+            url: required(options.databaseUrl, 'databaseUrl'),
+            queueName: name,
+            schema: options.prefix,
+          });
     return new RunQueue(handle, name);
   }
 
@@ -70,7 +79,10 @@ export class RunQueue {
   add(job: CatalogJob): Promise<Job> {
     // The caller's trace context rides in BullMQ's own field for it, to the worker that runs the job.
     const metadata = currentTraceMetadata();
-    return this.handle.queue.add(job.name, job.data, { ...jobOptionsFor(job), ...(metadata && { telemetry: { metadata } }) });
+    return this.handle.queue.add(job.name, job.data, {
+      ...jobOptionsFor(job),
+      ...(metadata && { telemetry: { metadata } }),
+    });
   }
 
   /**

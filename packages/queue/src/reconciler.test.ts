@@ -17,7 +17,11 @@ beforeEach(async () => {
   db = createDb(database.url);
   await migrate(db);
   // BullMQ's PostgreSQL backend: no Redis needed.
-  const runQueue = await RunQueue.open({ backend: 'postgres', databaseUrl: database.url, queueName: `test-${randomUUID()}` });
+  const runQueue = await RunQueue.open({
+    backend: 'postgres',
+    databaseUrl: database.url,
+    queueName: `test-${randomUUID()}`,
+  });
   client = { store: new PostgresCheckpointStore(db), runQueue };
 });
 afterEach(async () => {
@@ -30,7 +34,11 @@ afterEach(async () => {
 async function orphans(count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const run = await client.store.createRun({ entity: { kind: 'agent', name: 'researcher' }, input: `orphan ${i}`, checkpoint: 'tool-batch' });
+    const run = await client.store.createRun({
+      entity: { kind: 'agent', name: 'researcher' },
+      input: `orphan ${i}`,
+      checkpoint: 'tool-batch',
+    });
     ids.push(run.runId);
   }
   return ids;
@@ -40,8 +48,18 @@ describe('reconcileOnce', () => {
   it('looks at a batch per pass and goes on where the last pass stopped, until every orphan has its job', async () => {
     const ids = await orphans(5);
     // a member run is its team's business: never reconciled on its own
-    await client.store.createRun({ entity: { kind: 'agent', name: 'researcher' }, input: 'member', checkpoint: 'tool-batch', parentRunId: ids[0] });
-    const options = { store: client.store, runQueue: client.runQueue, olderThanMs: 0, batchSize: 2 };
+    await client.store.createRun({
+      entity: { kind: 'agent', name: 'researcher' },
+      input: 'member',
+      checkpoint: 'tool-batch',
+      parentRunId: ids[0],
+    });
+    const options = {
+      store: client.store,
+      runQueue: client.runQueue,
+      olderThanMs: 0,
+      batchSize: 2,
+    };
 
     const first = await reconcileOnce(options);
     expect(first).toMatchObject({ locked: true, checked: 2 });
@@ -63,21 +81,40 @@ describe('reconcileOnce', () => {
     const other = createDb(database.url, { max: 1 });
     try {
       await other.connection().execute(async (connection) => {
-        await sql`select pg_advisory_lock(${ADVISORY_LOCKS.reconciler.toString()}::bigint)`.execute(connection);
-        const skipped = await reconcileOnce({ store: client.store, runQueue: client.runQueue, olderThanMs: 0 });
+        await sql`select pg_advisory_lock(${ADVISORY_LOCKS.reconciler.toString()}::bigint)`.execute(
+          connection,
+        );
+        const skipped = await reconcileOnce({
+          store: client.store,
+          runQueue: client.runQueue,
+          olderThanMs: 0,
+        });
         expect(skipped).toEqual({ locked: false, checked: 0, enqueued: [], expired: [] });
-        await sql`select pg_advisory_unlock(${ADVISORY_LOCKS.reconciler.toString()}::bigint)`.execute(connection);
+        await sql`select pg_advisory_unlock(${ADVISORY_LOCKS.reconciler.toString()}::bigint)`.execute(
+          connection,
+        );
       });
     } finally {
       await other.destroy();
     }
-    expect((await reconcileOnce({ store: client.store, runQueue: client.runQueue, olderThanMs: 0 })).enqueued).toHaveLength(2);
+    expect(
+      (await reconcileOnce({ store: client.store, runQueue: client.runQueue, olderThanMs: 0 }))
+        .enqueued,
+    ).toHaveLength(2);
   });
 
   it("enqueues again the resume of a decided paused run whose resume job failed (it ran out of retries while left for another definition's workers)", async () => {
-    const run = await client.store.createRun({ entity: { kind: 'agent', name: 'researcher' }, input: 'paused', checkpoint: 'tool-batch' });
+    const run = await client.store.createRun({
+      entity: { kind: 'agent', name: 'researcher' },
+      input: 'paused',
+      checkpoint: 'tool-batch',
+    });
     // Paused with every action decided: what listResumablePausedRuns finds.
-    await db.updateTable('runs').set({ status: 'PAUSED', epoch: 1 }).where('run_id', '=', run.runId).execute();
+    await db
+      .updateTable('runs')
+      .set({ status: 'PAUSED', epoch: 1 })
+      .where('run_id', '=', run.runId)
+      .execute();
     const worker = client.runQueue.createWorker(
       async () => {
         throw new UnrecoverableError('left for a worker with its definition');
@@ -92,7 +129,11 @@ describe('reconcileOnce', () => {
     }
     expect(await client.runQueue.liveJobFor(run.runId)).toBeUndefined();
 
-    const pass = await reconcileOnce({ store: client.store, runQueue: client.runQueue, olderThanMs: 0 });
+    const pass = await reconcileOnce({
+      store: client.store,
+      runQueue: client.runQueue,
+      olderThanMs: 0,
+    });
     expect(pass.enqueued).toEqual([run.runId]);
     expect((await client.runQueue.liveJobFor(run.runId))?.state).toBe('waiting');
   });

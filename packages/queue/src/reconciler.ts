@@ -44,12 +44,18 @@ export interface ReconcileResult {
  * `batchSize` runs of each kind per pass, read through the partial index on
  * top-level runs by status; `after` continues the scan where the last pass stopped.
  */
-export async function reconcileOnce(options: ReconcileOptions & { after?: RunCursor }): Promise<ReconcileResult> {
-  const outcome = await options.store.withAdvisoryLock(ADVISORY_LOCKS.reconciler, () => reconcileBatch(options));
+export async function reconcileOnce(
+  options: ReconcileOptions & { after?: RunCursor },
+): Promise<ReconcileResult> {
+  const outcome = await options.store.withAdvisoryLock(ADVISORY_LOCKS.reconciler, () =>
+    reconcileBatch(options),
+  );
   return outcome.locked ? outcome.result : { locked: false, checked: 0, enqueued: [], expired: [] };
 }
 
-async function reconcileBatch(options: ReconcileOptions & { after?: RunCursor }): Promise<ReconcileResult> {
+async function reconcileBatch(
+  options: ReconcileOptions & { after?: RunCursor },
+): Promise<ReconcileResult> {
   const { store, runQueue } = options;
   const logger = options.logger ?? SILENT_LOGGER;
   const plan = await recoveryIntents(store, {
@@ -57,18 +63,34 @@ async function reconcileBatch(options: ReconcileOptions & { after?: RunCursor })
     limit: options.batchSize ?? DEFAULT_RECONCILE_BATCH,
     after: options.after,
   });
-  for (const { actionId, result } of plan.expired) logger.info({ actionId, result }, 'reconciled an overdue action whose expiry never ran');
+  for (const { actionId, result } of plan.expired)
+    logger.info({ actionId, result }, 'reconciled an overdue action whose expiry never ran');
   const results = await carryOutIntents(runQueue, plan.intents);
   const enqueued: string[] = [];
   let checked = 0;
   plan.intents.forEach((intent, i) => {
-    if (intent.kind !== 'enqueue' || (intent.cause !== 'recovered-live' && intent.cause !== 'recovered-paused')) return;
+    if (
+      intent.kind !== 'enqueue' ||
+      (intent.cause !== 'recovered-live' && intent.cause !== 'recovered-paused')
+    )
+      return;
     checked++;
     if (results[i] !== 'added') return;
     enqueued.push(intent.job.runId);
-    logger.info({ runId: intent.job.runId, cause: intent.cause }, intent.cause === 'recovered-live' ? 'reconciled a run with no live job' : 'reconciled a decided paused run with no resume job');
+    logger.info(
+      { runId: intent.job.runId, cause: intent.cause },
+      intent.cause === 'recovered-live'
+        ? 'reconciled a run with no live job'
+        : 'reconciled a decided paused run with no resume job',
+    );
   });
-  return { locked: true, checked, enqueued, expired: plan.expired.map((e) => e.actionId), cursor: plan.cursor };
+  return {
+    locked: true,
+    checked,
+    enqueued,
+    expired: plan.expired.map((e) => e.actionId),
+    cursor: plan.cursor,
+  };
 }
 
 /** A periodic reconciler. */
@@ -77,7 +99,9 @@ export interface ReconcilerHandle {
 }
 
 /** Runs {@link reconcileOnce} every `intervalMs`, each pass after where the last stopped (errors are logged, never thrown). */
-export function startReconciler(options: ReconcileOptions & { intervalMs: number }): ReconcilerHandle {
+export function startReconciler(
+  options: ReconcileOptions & { intervalMs: number },
+): ReconcilerHandle {
   const logger = options.logger ?? SILENT_LOGGER;
   let current: Promise<unknown> = Promise.resolve();
   let after: RunCursor | undefined;

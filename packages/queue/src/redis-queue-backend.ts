@@ -1,6 +1,11 @@
 import { Queue, Worker } from 'bullmq';
 import type { Processor, WorkerOptions } from 'bullmq';
-import { createRedisConnection, queuePrefixFor, ServiceUnreachableError, type RedisConnection } from '@cairn/runtime';
+import {
+  createRedisConnection,
+  queuePrefixFor,
+  ServiceUnreachableError,
+  type RedisConnection,
+} from '@cairn/runtime';
 import type { BackendHandle } from './backend-handle.js';
 
 const PING_TIMEOUT_MS = 5000;
@@ -19,7 +24,10 @@ export async function openRedisBackend(options: {
   if (resolved.problem) throw new TypeError(`queue prefix ${resolved.problem}`);
   const connections: RedisConnection[] = [];
   const connect = () => {
-    const redis = createRedisConnection({ url: options.url, cluster: options.cluster }, { maxRetriesPerRequest: null, lazyConnect: false });
+    const redis = createRedisConnection(
+      { url: options.url, cluster: options.cluster },
+      { maxRetriesPerRequest: null, lazyConnect: false },
+    );
     redis.on('error', () => undefined);
     connections.push(redis);
     return redis;
@@ -37,7 +45,11 @@ export async function openRedisBackend(options: {
     kind: 'redis',
     queue,
     createWorker: (processor: Processor, workerOptions: Omit<WorkerOptions, 'connection'>) =>
-      new Worker(options.queueName, processor, { ...workerOptions, ...prefix, connection: connect() }),
+      new Worker(options.queueName, processor, {
+        ...workerOptions,
+        ...prefix,
+        connection: connect(),
+      }),
     close: async () => {
       await queue.close();
       for (const redis of connections) redis.disconnect();
@@ -50,7 +62,10 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
     const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
     promise.then(
       (value) => (clearTimeout(timer), resolve(value)),
-      (error: unknown) => (clearTimeout(timer), reject(error instanceof Error ? error : new Error(String(error)))),
+      (error: unknown) => (
+        clearTimeout(timer),
+        reject(error instanceof Error ? error : new Error(String(error)))
+      ),
     );
   });
 }

@@ -14,7 +14,8 @@ export type JobResult = Exclude<RunJobOutcome, { kind: 'handed-over' } | { kind:
  * `expire` job the expiry of its pending action.
  */
 export function workOf(job: CatalogJob, attemptsStarted: number): RunJobRequest['work'] {
-  if (job.name === 'expire') return { job: 'expire', runId: job.data.runId, actionId: job.data.actionId };
+  if (job.name === 'expire')
+    return { job: 'expire', runId: job.data.runId, actionId: job.data.actionId };
   const { runId, handoverAttempt } = job.data;
   const handedOver = handoverAttempt === undefined ? {} : { handoverAttempt };
   if (job.name === 'run') return { job: 'run', runId, attemptsStarted, ...handedOver };
@@ -49,7 +50,11 @@ export function createRunProcessor(deps: RunProcessorDeps) {
     }
     if (deps.isClosing()) return handBack(job, token, false);
     const outcome = await executor
-      .execute({ work: workOf(parsed, job.attemptsStarted), jobId: job.id, trace: job.opts.telemetry?.metadata })
+      .execute({
+        work: workOf(parsed, job.attemptsStarted),
+        jobId: job.id,
+        trace: job.opts.telemetry?.metadata,
+      })
       .outcome.catch((error: unknown) => toBullMQ(error));
     switch (outcome.kind) {
       case 'handed-over':
@@ -88,10 +93,15 @@ export function createRunProcessor(deps: RunProcessorDeps) {
   }
 
   async function handBack(job: Job, token: string | undefined, claimed: boolean): Promise<never> {
-    const handoverAttempt = claimed ? job.attemptsStarted : (job.data as { handoverAttempt?: number }).handoverAttempt;
+    const handoverAttempt = claimed
+      ? job.attemptsStarted
+      : (job.data as { handoverAttempt?: number }).handoverAttempt;
     if (claimed) await job.updateData({ ...(job.data as object), handoverAttempt });
     await job.moveToWait(token);
-    logger.info({ runId: (job.data as { runId?: string }).runId, jobId: job.id, claimed }, 'job handed back for another worker');
+    logger.info(
+      { runId: (job.data as { runId?: string }).runId, jobId: job.id, claimed },
+      'job handed back for another worker',
+    );
     throw new WaitingError();
   }
 }

@@ -68,7 +68,12 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
   const lockDuration = options.lockDurationMs ?? DEFAULT_LOCK_MS;
   const executor = options.executor ?? inlineExecutor(options, lockDuration, logger);
   let closing = false;
-  const processor = createRunProcessor({ executor, logger, isClosing: () => closing, carryOut: (intents) => carryOutIntents(options.runQueue, intents) });
+  const processor = createRunProcessor({
+    executor,
+    logger,
+    isClosing: () => closing,
+    carryOut: (intents) => carryOutIntents(options.runQueue, intents),
+  });
   const worker = options.runQueue.createWorker(processor, {
     name: options.workerId,
     concurrency: options.concurrency ?? 10,
@@ -78,7 +83,11 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
   });
   worker.on('error', (error) => {
     const lockError = /lock|not in the active state/i.test(error.message);
-    if (lockError) logger.debug({ err: error }, 'BullMQ refused a stale write (lost lock): expected after a takeover');
+    if (lockError)
+      logger.debug(
+        { err: error },
+        'BullMQ refused a stale write (lost lock): expected after a takeover',
+      );
     else logger.warn({ err: error }, 'BullMQ worker error');
   });
   worker.on('failed', (job, error) => {
@@ -100,7 +109,11 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
   };
 }
 
-function inlineExecutor(options: RunWorkerOptions, lockDuration: number, logger: WorkerLogger): RunExecutor {
+function inlineExecutor(
+  options: RunWorkerOptions,
+  lockDuration: number,
+  logger: WorkerLogger,
+): RunExecutor {
   if (!options.store || !options.registry) {
     throw new TypeError('startRunWorker: pass an executor, or a store and a registry');
   }

@@ -3,7 +3,11 @@ import { z } from 'zod';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_VERSION_GRACE_MS } from '@cairn/engine';
 import { ConfigError } from './errors.js';
 import { parseKeyRing } from './key-ring-entries.js';
-import { DEFAULT_QUEUE_NAME, QUEUE_BACKEND_KINDS, type QueueBackendKind } from './queue-backend-kind.js';
+import {
+  DEFAULT_QUEUE_NAME,
+  QUEUE_BACKEND_KINDS,
+  type QueueBackendKind,
+} from './queue-backend-kind.js';
 import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
 import { DEFAULT_RETAIN_DAYS } from '@cairn/store';
 import { queuePrefixFor, redisUrlsOf } from './redis-connection.js';
@@ -181,9 +185,15 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
   }
   const redisCluster = e.CAIRN_REDIS_CLUSTER === '1' || e.CAIRN_REDIS_CLUSTER === 'true';
   if (e.REDIS_URL && !redisCluster && redisUrlsOf(e.REDIS_URL).length > 1) {
-    throw new ConfigError('REDIS_URL', 'names several servers; set CAIRN_REDIS_CLUSTER=1 for a Redis Cluster');
+    throw new ConfigError(
+      'REDIS_URL',
+      'names several servers; set CAIRN_REDIS_CLUSTER=1 for a Redis Cluster',
+    );
   }
-  const queuePrefix = queuePrefixFor(redisCluster && queueBackend === 'redis', e.CAIRN_QUEUE_PREFIX);
+  const queuePrefix = queuePrefixFor(
+    redisCluster && queueBackend === 'redis',
+    e.CAIRN_QUEUE_PREFIX,
+  );
   if (queuePrefix.problem) throw new ConfigError('CAIRN_QUEUE_PREFIX', queuePrefix.problem);
   // A missing OPENAI_API_KEY fails the worker (modelFromSpec), not the producer, which needs no model.
   const model = e.CAIRN_MODEL ?? (e.OPENAI_API_KEY ? DEFAULT_OPENAI_MODEL : 'scripted');
@@ -228,13 +238,21 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
 }
 
 function keyList(raw: string | undefined): string[] {
-  return (raw ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  return (raw ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
 }
 
 /** Refuses (ConfigError naming the variable) a key ring that does not parse or a session secret too short to sign with. */
-function checkAuthConfig(config: Pick<CairnEnvConfig, 'apiKeys' | 'readApiKeys' | 'sessionSecret'>): void {
+function checkAuthConfig(
+  config: Pick<CairnEnvConfig, 'apiKeys' | 'readApiKeys' | 'sessionSecret'>,
+): void {
   parseKeyRing(config.apiKeys, config.readApiKeys);
-  if (config.sessionSecret !== undefined && config.sessionSecret.length < MIN_SESSION_SECRET_CHARS) {
+  if (
+    config.sessionSecret !== undefined &&
+    config.sessionSecret.length < MIN_SESSION_SECRET_CHARS
+  ) {
     throw new ConfigError('CAIRN_SESSION_SECRET', SESSION_SECRET_TOO_SHORT);
   }
 }
@@ -253,7 +271,9 @@ export function resolveEnvConfig(
   if (overrides.redisUrl !== undefined) urls.REDIS_URL = overrides.redisUrl;
   if (overrides.queueBackend !== undefined) urls.CAIRN_QUEUE_BACKEND = overrides.queueBackend;
   const config = parseEnvConfig({ ...env, ...urls });
-  const given = Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined));
+  const given = Object.fromEntries(
+    Object.entries(overrides).filter(([, value]) => value !== undefined),
+  );
   const resolved: CairnEnvConfig = { ...config, ...given };
   // Keys and a secret given by code are held to the environment's rules.
   checkAuthConfig(resolved);

@@ -26,7 +26,10 @@ export class ServiceUnreachableError extends RuntimeError {
     url: string,
     options?: { cause?: unknown },
   ) {
-    super(`${service} is unreachable at ${redactUrl(url)}: ${causeMessage(options?.cause)}`, options);
+    super(
+      `${service} is unreachable at ${redactUrl(url)}: ${causeMessage(options?.cause)}`,
+      options,
+    );
     this.url = redactUrl(url);
   }
 }

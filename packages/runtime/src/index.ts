@@ -11,7 +11,12 @@
  * const config = parseEnvConfig(process.env); // throws ConfigError naming the first bad variable
  * ```
  */
-export { CAIRN_ENV_VARIABLES, parseEnvConfig, resolveEnvConfig, type CairnEnvConfig } from './env-config.js';
+export {
+  CAIRN_ENV_VARIABLES,
+  parseEnvConfig,
+  resolveEnvConfig,
+  type CairnEnvConfig,
+} from './env-config.js';
 export { parseKeyRing, type KeyAccess } from './key-ring-entries.js';
 export { DEFAULT_QUEUE_NAME, type QueueBackendKind } from './queue-backend-kind.js';
 export { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
@@ -20,7 +25,12 @@ export { openStoreDb } from './open-store-db.js';
 export { startRetention } from './retention-pass.js';
 export { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 export { ConfigError, ServiceUnreachableError } from './errors.js';
-export { createRedisConnection, DEFAULT_CLUSTER_QUEUE_PREFIX, queuePrefixFor, type RedisConnection } from './redis-connection.js';
+export {
+  createRedisConnection,
+  DEFAULT_CLUSTER_QUEUE_PREFIX,
+  queuePrefixFor,
+  type RedisConnection,
+} from './redis-connection.js';
 export type { LiveEvent, LiveSubscriber } from './live/live-event.js';
 export { createLivePublisher, createLiveSubscriber } from './live/create-live.js';
 export { CairnMetrics } from './metrics/cairn-metrics.js';

@@ -42,7 +42,10 @@ export const RESERVED_TENANT_NAMES: readonly string[] = ['admin', 'null', 'undef
  * {@link ConfigError} naming the variable and the entry by position and
  * tenant, never the key.
  */
-export function parseKeyRing(apiKeys: readonly string[], readApiKeys: readonly string[] = []): KeyRingEntry[] {
+export function parseKeyRing(
+  apiKeys: readonly string[],
+  readApiKeys: readonly string[] = [],
+): KeyRingEntry[] {
   const entries = [
     ...apiKeys.map((entry, i) => parseEntry('CAIRN_API_KEYS', i + 1, 'full', entry)),
     ...readApiKeys.map((entry, i) => parseEntry('CAIRN_READ_API_KEYS', i + 1, 'read', entry)),
@@ -61,7 +64,12 @@ export function parseKeyRing(apiKeys: readonly string[], readApiKeys: readonly s
   return entries;
 }
 
-function parseEntry(variable: KeyRingVariable, position: number, access: KeyAccess, entry: string): KeyRingEntry {
+function parseEntry(
+  variable: KeyRingVariable,
+  position: number,
+  access: KeyAccess,
+  entry: string,
+): KeyRingEntry {
   const colon = entry.indexOf(':');
   if (colon < 0) return { variable, position, access, tenantId: null, key: entry, entry };
   const tenantId = entry.slice(0, colon);

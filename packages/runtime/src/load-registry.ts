@@ -40,9 +40,17 @@ export function modelFromSpec(options: ModelSpecOptions): Model | undefined {
         `is required for CAIRN_MODEL=${model} on the OpenAI API; for an OpenAI-compatible server that needs no key, set OPENAI_BASE_URL to it instead`,
       );
     }
-    return new OpenAIChatModel({ model: name, apiKey: apiKey || KEYLESS_SERVER_API_KEY, baseURL, stream });
+    return new OpenAIChatModel({
+      model: name,
+      apiKey: apiKey || KEYLESS_SERVER_API_KEY,
+      baseURL,
+      stream,
+    });
   }
-  throw new ConfigError('CAIRN_MODEL', `must be "scripted", "openai:<model>" or "openai-chat:<model>", got "${model}"`);
+  throw new ConfigError(
+    'CAIRN_MODEL',
+    `must be "scripted", "openai:<model>" or "openai-chat:<model>", got "${model}"`,
+  );
 }
 
 /** What a registry module gives: its registry, and the app context its optional `createContext()` builds. */
@@ -67,29 +75,48 @@ export async function loadRegistry(moduleName: string | URL, model?: Model): Pro
  * context its tools receive as `ctx.context`, built in the thread that runs
  * them (an execution thread cannot be handed one built elsewhere).
  */
-export async function loadRegistryModule(moduleName: string | URL, model?: Model): Promise<LoadedRegistryModule> {
+export async function loadRegistryModule(
+  moduleName: string | URL,
+  model?: Model,
+): Promise<LoadedRegistryModule> {
   const specifier = registrySpecifier(moduleName);
   let loaded: { createRegistry?: unknown; createContext?: unknown };
   try {
     loaded = (await import(specifier)) as { createRegistry?: unknown; createContext?: unknown };
   } catch (cause) {
-    throw new ConfigError('CAIRN_REGISTRY', `cannot import "${moduleName}": ${(cause as Error).message}`);
+    throw new ConfigError(
+      'CAIRN_REGISTRY',
+      `cannot import "${moduleName}": ${(cause as Error).message}`,
+    );
   }
   if (typeof loaded.createRegistry !== 'function') {
-    throw new ConfigError('CAIRN_REGISTRY', `"${moduleName}" does not export createRegistry({ model? })`);
+    throw new ConfigError(
+      'CAIRN_REGISTRY',
+      `"${moduleName}" does not export createRegistry({ model? })`,
+    );
   }
-  const registry: unknown = await (loaded.createRegistry as (o: { model?: Model }) => unknown)(model ? { model } : {});
+  const registry: unknown = await (loaded.createRegistry as (o: { model?: Model }) => unknown)(
+    model ? { model } : {},
+  );
   if (!Registry.isRegistry(registry)) {
-    throw new ConfigError('CAIRN_REGISTRY', `createRegistry() of "${moduleName}" did not return a Registry`);
+    throw new ConfigError(
+      'CAIRN_REGISTRY',
+      `createRegistry() of "${moduleName}" did not return a Registry`,
+    );
   }
   if (loaded.createContext !== undefined && typeof loaded.createContext !== 'function') {
     throw new ConfigError('CAIRN_REGISTRY', `createContext of "${moduleName}" must be a function`);
   }
-  const context: unknown = typeof loaded.createContext === 'function' ? await (loaded.createContext as () => unknown)() : undefined;
+  const context: unknown =
+    typeof loaded.createContext === 'function'
+      ? await (loaded.createContext as () => unknown)()
+      : undefined;
   return { registry, context };
 }
 
 function registrySpecifier(moduleName: string | URL): string {
   if (moduleName instanceof URL) return moduleName.href;
-  return moduleName.startsWith('.') || isAbsolute(moduleName) ? pathToFileURL(resolve(moduleName)).href : moduleName;
+  return moduleName.startsWith('.') || isAbsolute(moduleName)
+    ? pathToFileURL(resolve(moduleName)).href
+    : moduleName;
 }

@@ -20,13 +20,23 @@ describe('CAIRN_MODEL=openai-chat:<model> without OPENAI_API_KEY', () => {
     server = await startFakeOpenAIServer();
     server.enqueue({ kind: 'text', text: 'Hello from a local model.' });
 
-    const config = parseEnvConfig({ DATABASE_URL: DB, CAIRN_MODEL: 'openai-chat:qwen3:8b', OPENAI_BASE_URL: server.url });
+    const config = parseEnvConfig({
+      DATABASE_URL: DB,
+      CAIRN_MODEL: 'openai-chat:qwen3:8b',
+      OPENAI_BASE_URL: server.url,
+    });
     const model = modelFromSpec(config)!;
-    const { message } = await model.respond({ instructions: 'Be brief.', messages: [{ role: 'user', content: 'Hi' }], tools: [] });
+    const { message } = await model.respond({
+      instructions: 'Be brief.',
+      messages: [{ role: 'user', content: 'Hi' }],
+      tools: [],
+    });
 
     expect(model.name).toBe('openai-chat:qwen3:8b');
     expect(message.content).toBe('Hello from a local model.');
-    expect(server.requests).toMatchObject([{ path: '/v1/chat/completions', body: { model: 'qwen3:8b' } }]);
+    expect(server.requests).toMatchObject([
+      { path: '/v1/chat/completions', body: { model: 'qwen3:8b' } },
+    ]);
   });
 
   it('fails the config check naming OPENAI_API_KEY and OPENAI_BASE_URL when it would reach the OpenAI API keyless', () => {
@@ -39,22 +49,37 @@ describe('CAIRN_MODEL=openai-chat:<model> without OPENAI_API_KEY', () => {
 });
 
 describe('CAIRN_MODEL_STREAM', () => {
-  const ask = { instructions: '', messages: [{ role: 'user' as const, content: 'Hi' }], tools: [], onDelta: () => undefined };
+  const ask = {
+    instructions: '',
+    messages: [{ role: 'user' as const, content: 'Hi' }],
+    tools: [],
+    onDelta: () => undefined,
+  };
 
-  it.each(['openai-chat:qwen3:8b', 'openai:gpt-test'])('=false: %s never asks the server to stream, even for a turn that takes live deltas', async (spec) => {
-    server = await startFakeOpenAIServer();
-    server.enqueue({ kind: 'text', text: 'Whole.' }, { kind: 'text', text: 'Streamed.' });
-    const env = { DATABASE_URL: DB, CAIRN_MODEL: spec, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: server.url };
+  it.each(['openai-chat:qwen3:8b', 'openai:gpt-test'])(
+    '=false: %s never asks the server to stream, even for a turn that takes live deltas',
+    async (spec) => {
+      server = await startFakeOpenAIServer();
+      server.enqueue({ kind: 'text', text: 'Whole.' }, { kind: 'text', text: 'Streamed.' });
+      const env = {
+        DATABASE_URL: DB,
+        CAIRN_MODEL: spec,
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: server.url,
+      };
 
-    const off = modelFromSpec(parseEnvConfig({ ...env, CAIRN_MODEL_STREAM: 'false' }))!;
-    expect((await off.respond(ask)).message.content).toBe('Whole.');
-    const on = modelFromSpec(parseEnvConfig(env))!;
-    expect((await on.respond(ask)).message.content).toBe('Streamed.');
+      const off = modelFromSpec(parseEnvConfig({ ...env, CAIRN_MODEL_STREAM: 'false' }))!;
+      expect((await off.respond(ask)).message.content).toBe('Whole.');
+      const on = modelFromSpec(parseEnvConfig(env))!;
+      expect((await on.respond(ask)).message.content).toBe('Streamed.');
 
-    expect(server.requests.map((r) => r.body['stream'])).toEqual([undefined, true]);
-  });
+      expect(server.requests.map((r) => r.body['stream'])).toEqual([undefined, true]);
+    },
+  );
 
   it('fails the config check naming CAIRN_MODEL_STREAM on a value that is not a boolean', () => {
-    expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_MODEL_STREAM: 'off' })).toThrow(/^CAIRN_MODEL_STREAM: must be 1, 0, true or false/);
+    expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_MODEL_STREAM: 'off' })).toThrow(
+      /^CAIRN_MODEL_STREAM: must be 1, 0, true or false/,
+    );
   });
 });

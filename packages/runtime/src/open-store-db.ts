@@ -22,7 +22,10 @@ export interface OpenStoreDbOptions {
  * @example
  * const db = await openStoreDb(config.databaseUrl, { migrate: config.migrate });
  */
-export async function openStoreDb(databaseUrl: string, options: OpenStoreDbOptions): Promise<StoreDb> {
+export async function openStoreDb(
+  databaseUrl: string,
+  options: OpenStoreDbOptions,
+): Promise<StoreDb> {
   const db = createDb(databaseUrl, options.max === undefined ? {} : { max: options.max });
   try {
     await (options.migrate ? migrate(db) : assertMigrated(db));
@@ -30,7 +33,8 @@ export async function openStoreDb(databaseUrl: string, options: OpenStoreDbOptio
   } catch (cause) {
     await db.destroy();
     // A failed migration wraps the connection error: its causes are looked at too.
-    if (isPostgresUnavailable(cause)) throw new ServiceUnreachableError('Postgres', databaseUrl, { cause });
+    if (isPostgresUnavailable(cause))
+      throw new ServiceUnreachableError('Postgres', databaseUrl, { cause });
     throw cause;
   }
 }

@@ -28,11 +28,16 @@ export function redisUrlsOf(url: string): string[] {
  * guidance: its scripts touch several keys of a queue at once), and
  * defaults to {@link DEFAULT_CLUSTER_QUEUE_PREFIX}.
  */
-export function queuePrefixFor(cluster: boolean, prefix: string | undefined): { prefix?: string; problem?: string } {
+export function queuePrefixFor(
+  cluster: boolean,
+  prefix: string | undefined,
+): { prefix?: string; problem?: string } {
   if (!cluster) return { prefix };
   if (prefix === undefined) return { prefix: DEFAULT_CLUSTER_QUEUE_PREFIX };
   if (!/\{[^{}]+\}/.test(prefix)) {
-    return { problem: `must hold a hash tag in braces in cluster mode (e.g. "${DEFAULT_CLUSTER_QUEUE_PREFIX}"), got "${prefix}"` };
+    return {
+      problem: `must hold a hash tag in braces in cluster mode (e.g. "${DEFAULT_CLUSTER_QUEUE_PREFIX}"), got "${prefix}"`,
+    };
   }
   return { prefix };
 }
@@ -43,10 +48,16 @@ export function queuePrefixFor(cluster: boolean, prefix: string | undefined): { 
  * (the options then apply to each node's connection; credentials come from
  * the first URL). The one place Cairn makes a Redis connection.
  */
-export function createRedisConnection(target: RedisTarget, options: RedisOptions = {}): RedisConnection {
+export function createRedisConnection(
+  target: RedisTarget,
+  options: RedisOptions = {},
+): RedisConnection {
   const urls = redisUrlsOf(target.url);
   if (!target.cluster) {
-    if (urls.length !== 1) throw new TypeError(`REDIS_URL: names ${urls.length} servers; several need CAIRN_REDIS_CLUSTER=1`);
+    if (urls.length !== 1)
+      throw new TypeError(
+        `REDIS_URL: names ${urls.length} servers; several need CAIRN_REDIS_CLUSTER=1`,
+      );
     return new Redis(urls[0]!, options);
   }
   const nodes = urls.map((url) => {

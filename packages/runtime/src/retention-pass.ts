@@ -26,7 +26,10 @@ export async function applyRetention(options: RetentionOptions): Promise<PruneRe
   if (!olderThan) return undefined;
   const result = await options.store.pruneFinishedRuns({ olderThan });
   if (result.runs > 0) {
-    (options.logger ?? SILENT_LOGGER).info({ runs: result.runs, sessions: result.sessions, batches: result.batches }, 'pruned finished runs');
+    (options.logger ?? SILENT_LOGGER).info(
+      { runs: result.runs, sessions: result.sessions, batches: result.batches },
+      'pruned finished runs',
+    );
   }
   return result;
 }
@@ -37,7 +40,9 @@ export function startRetention(options: RetentionOptions): RetentionHandle {
   const logger = options.logger ?? SILENT_LOGGER;
   let current: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    current = applyRetention(options).catch((error: unknown) => logger.warn({ err: error }, 'retention pass failed'));
+    current = applyRetention(options).catch((error: unknown) =>
+      logger.warn({ err: error }, 'retention pass failed'),
+    );
   }, options.intervalMs ?? RETENTION_INTERVAL_MS);
   timer.unref();
   return {

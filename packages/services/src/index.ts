@@ -8,7 +8,13 @@ export { startRedisCluster, type RedisClusterService } from './start-redis-clust
 export { testDatabase } from './test-database.js';
 export { TEST_DATABASE_URL_VAR, TEST_REDIS_URL_VAR } from './test-env.js';
 export { hasTestRedis, testQueueBackend, testRedisUrl } from './test-redis-url.js';
-export { REDIS_SERVER, requires, requiresChromium, requiresBackend, requiresRedis } from './test-requirements.js';
+export {
+  REDIS_SERVER,
+  requires,
+  requiresChromium,
+  requiresBackend,
+  requiresRedis,
+} from './test-requirements.js';
 export { spawnApp, type AppProcess, type SpawnAppOptions } from './spawn-app.js';
 export type { CairnApp } from './cairn-app.js';
 export { REPO_ROOT } from './repo-root.js';

@@ -15,11 +15,10 @@ export default class MissingServicesReporter implements Reporter {
       }
     }
     if (skipped.size === 0) return;
-    const parts = [...skipped.values()].map(
-      ({ requirement, count }) =>
-        count === 1
-          ? `skipped 1 test that needs ${requirement.binary}; to run it: ${requirement.install}`
-          : `skipped ${count} tests that need ${requirement.binary}; to run them: ${requirement.install}`,
+    const parts = [...skipped.values()].map(({ requirement, count }) =>
+      count === 1
+        ? `skipped 1 test that needs ${requirement.binary}; to run it: ${requirement.install}`
+        : `skipped ${count} tests that need ${requirement.binary}; to run them: ${requirement.install}`,
     );
     process.stdout.write(`\n${parts.join(' | ')}\n`);
   }

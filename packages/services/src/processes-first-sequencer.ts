@@ -3,7 +3,8 @@ import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** What a test file that starts processes (workers, producers, the demo, npm, tsc) calls. */
-const STARTS_PROCESSES = /\b(startFleet|startOpsFleet|startUiStack|spawnApp|spawnWorker|spawnProducer|execFile|execFileSync|spawn)\b/;
+const STARTS_PROCESSES =
+  /\b(startFleet|startOpsFleet|startUiStack|spawnApp|spawnWorker|spawnProducer|execFile|execFileSync|spawn)\b/;
 
 function startsProcesses(spec: TestSpecification): boolean {
   try {
@@ -24,7 +25,9 @@ export default class ProcessesFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const known = (spec: TestSpecification) =>
-      this.ctx.cache.getFileTestResults(`${spec.project.name}:${relative(this.ctx.config.root, spec.moduleId)}`) !== undefined;
+      this.ctx.cache.getFileTestResults(
+        `${spec.project.name}:${relative(this.ctx.config.root, spec.moduleId)}`,
+      ) !== undefined;
     if (sorted.every(known)) return sorted;
     const first = sorted.filter(startsProcesses);
     return [...first, ...sorted.filter((spec) => !first.includes(spec))];

@@ -40,7 +40,9 @@ export function spawnApp(app: CairnApp, options: SpawnAppOptions): AppProcess {
   if (compiled) env.CAIRN_REGISTRY = compiled.registry;
   const script = options.script ?? compiled?.script;
   const fd = openSync(options.logFile, 'a');
-  const args = script ? [script] : ['--import', 'tsx', '--conditions=source', `apps/${app}/src/main.ts`];
+  const args = script
+    ? [script]
+    : ['--import', 'tsx', '--conditions=source', `apps/${app}/src/main.ts`];
   const proc = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env,
@@ -64,9 +66,12 @@ export function spawnApp(app: CairnApp, options: SpawnAppOptions): AppProcess {
       const deadline = Date.now() + timeoutMs;
       while (!readFileSync(options.logFile, 'utf8').includes(text)) {
         if (!handle.alive) {
-          throw new Error(`${app} ${options.name} exited (code ${exitCode}) before logging "${text}"; see ${options.logFile}`);
+          throw new Error(
+            `${app} ${options.name} exited (code ${exitCode}) before logging "${text}"; see ${options.logFile}`,
+          );
         }
-        if (Date.now() > deadline) throw new Error(`${app} ${options.name} did not log "${text}" within ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`${app} ${options.name} did not log "${text}" within ${timeoutMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     },

@@ -48,7 +48,14 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterServic
       const busPort = await freePort();
       const node = await startRedis({
         ignoreEnv: true,
-        args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(busPort)],
+        args: [
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+          '--cluster-port',
+          String(busPort),
+        ],
       });
       if (!node) {
         await stop();
@@ -57,24 +64,37 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterServic
       nodes.push(node);
     }
     const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
-    await run(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
+    await run(cli, [
+      '--cluster',
+      'create',
+      ...addresses,
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
     const deadline = Date.now() + CLUSTER_OK_TIMEOUT_MS;
     for (const node of nodes) {
       for (;;) {
         const { stdout } = await run(cli, ['-p', String(node.port), 'cluster', 'info']);
         if (stdout.includes('cluster_state:ok')) break;
-        if (Date.now() > deadline) throw new Error(`node ${node.port}: cluster_state not ok after ${CLUSTER_OK_TIMEOUT_MS} ms`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `node ${node.port}: cluster_state not ok after ${CLUSTER_OK_TIMEOUT_MS} ms`,
+          );
         await sleep(50);
       }
     }
   } catch (error) {
     await stop();
-    throw new ServiceStartError('redis', 'the Redis Cluster did not form', String(error), { cause: error });
+    throw new ServiceStartError('redis', 'the Redis Cluster did not form', String(error), {
+      cause: error,
+    });
   }
   return {
     url: nodes.map((node) => node.url).join(','),
     nodes,
-    cli: async (args) => (await run(cli, ['-p', String(nodes[0]!.port), '-c', ...args])).stdout.trim(),
+    cli: async (args) =>
+      (await run(cli, ['-p', String(nodes[0]!.port), '-c', ...args])).stdout.trim(),
     stop,
   };
 }

@@ -122,9 +122,13 @@ export async function startRedis(
   });
 
   const launch = async (port: number): Promise<void> => {
-    const started = spawn(binary, serverArgs(port, dir, options.appendonly ?? false, options.args ?? []), {
-      stdio: 'ignore',
-    });
+    const started = spawn(
+      binary,
+      serverArgs(port, dir, options.appendonly ?? false, options.args ?? []),
+      {
+        stdio: 'ignore',
+      },
+    );
     started.unref();
     started.once('error', () => undefined);
     child = started;

@@ -20,7 +20,11 @@ declare module 'vitest' {
  * spawn, publishes their URLs and the compiled apps, and returns the teardown.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [postgresResult, redisResult, bundleResult] = await Promise.allSettled([startPostgres(), startRedis(), buildTestAppBundle()]);
+  const [postgresResult, redisResult, bundleResult] = await Promise.allSettled([
+    startPostgres(),
+    startRedis(),
+    buildTestAppBundle(),
+  ]);
   if (postgresResult.status === 'rejected' || redisResult.status === 'rejected') {
     if (postgresResult.status === 'fulfilled') await postgresResult.value.stop();
     if (redisResult.status === 'fulfilled') await redisResult.value?.stop();
@@ -32,7 +36,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Apps that do not compile fail their tests from their sources too, with the error where it belongs.
   const bundle = bundleResult.status === 'fulfilled' ? bundleResult.value : undefined;
   if (bundle) process.env[TEST_APP_BUNDLE_VAR] = JSON.stringify(bundle.bundle);
-  else console.warn(`apps start from their sources: they did not compile (${String(bundleResult.status === 'rejected' ? bundleResult.reason : '')})`);
+  else
+    console.warn(
+      `apps start from their sources: they did not compile (${String(bundleResult.status === 'rejected' ? bundleResult.reason : '')})`,
+    );
   const postgres = postgresResult.value;
   const redis = redisResult.value;
   process.env[TEST_DATABASE_URL_VAR] = postgres.url;

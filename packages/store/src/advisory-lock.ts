@@ -23,7 +23,9 @@ export function withAdvisoryLock<DB, T>(
   work: (connection: Kysely<DB>) => Promise<T>,
 ): Promise<AdvisoryLockResult<T>> {
   return db.connection().execute(async (connection) => {
-    const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key.toString()}::bigint) as locked`.execute(connection);
+    const { rows } = await sql<{
+      locked: boolean;
+    }>`select pg_try_advisory_lock(${key.toString()}::bigint) as locked`.execute(connection);
     if (!rows[0]?.locked) return { locked: false };
     try {
       return { locked: true, result: await work(connection) };

@@ -9,11 +9,16 @@ import type { Database } from './schema.js';
  * has waited, in ms by Postgres's clock (0 the first time), or undefined
  * when there is no such run. Leaves `updated_at` alone.
  */
-export async function awaitDeploy(db: Kysely<Database>, runId: string): Promise<number | undefined> {
+export async function awaitDeploy(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<number | undefined> {
   const { rows } = await sql<{ waited_ms: number }>`
     update runs
        set awaiting_deploy_since = case when awaiting_deploy_since >= updated_at then awaiting_deploy_since else now() end
      where run_id = ${runId}
-    returning (extract(epoch from now() - awaiting_deploy_since) * 1000)::float8 as waited_ms`.execute(db);
+    returning (extract(epoch from now() - awaiting_deploy_since) * 1000)::float8 as waited_ms`.execute(
+    db,
+  );
   return rows[0]?.waited_ms;
 }

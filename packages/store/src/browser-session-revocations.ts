@@ -20,7 +20,11 @@ export class BrowserSessionRevocations {
 
   /** True when the session `nonce` was signed out. */
   async isRevoked(nonce: string): Promise<boolean> {
-    const row = await this.db.selectFrom('revoked_browser_sessions').select('nonce').where('nonce', '=', nonce).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('revoked_browser_sessions')
+      .select('nonce')
+      .where('nonce', '=', nonce)
+      .executeTakeFirst();
     return row !== undefined;
   }
 }

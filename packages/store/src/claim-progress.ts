@@ -17,7 +17,12 @@ export function attemptsSinceProgress(runId: string): RawBuilder<number> {
 }
 
 /** For a claim's statement: the run's waiting continue request (`{ request_id, input, upgrade, requested_at }`), or null. */
-export function waitingContinueRequest(): RawBuilder<{ request_id: string; input: string | null; upgrade: boolean; requested_at: string } | null> {
+export function waitingContinueRequest(): RawBuilder<{
+  request_id: string;
+  input: string | null;
+  upgrade: boolean;
+  requested_at: string;
+} | null> {
   return sql`(select json_build_object('request_id', c.request_id::text, 'input', c.input, 'upgrade', c.upgrade, 'requested_at', c.requested_at)
       from run_continue_requests c
      where c.request_id = run.waiting_continue_request and c.applied_epoch is null)`;

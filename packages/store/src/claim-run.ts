@@ -70,11 +70,19 @@ function claimConditionOn(
  * transaction (`LeaseLostError` once the team was claimed since). Throws
  * `RunNotFoundError` or `RunNotContinuableError` when nothing was claimed.
  */
-export async function claimRun(db: Kysely<Database>, runId: string, claim: ClaimRequest): Promise<Claim> {
+export async function claimRun(
+  db: Kysely<Database>,
+  runId: string,
+  claim: ClaimRequest,
+): Promise<Claim> {
   if (claim.parentEpoch !== undefined) {
     const parentEpoch = claim.parentEpoch;
     return db.transaction().execute(async (trx) => {
-      const child = await trx.selectFrom('runs').select('parent_run_id').where('run_id', '=', runId).executeTakeFirst();
+      const child = await trx
+        .selectFrom('runs')
+        .select('parent_run_id')
+        .where('run_id', '=', runId)
+        .executeTakeFirst();
       if (child?.parent_run_id) await assertParentHeld(trx, child.parent_run_id, parentEpoch);
       return claimRun(trx, runId, { ...claim, parentEpoch: undefined });
     });
@@ -107,17 +115,35 @@ export async function claimRun(db: Kysely<Database>, runId: string, claim: Claim
         .insertInto('run_attempts')
         .columns(['run_id', 'epoch', 'worker_id', 'reason'])
         .expression((eb) =>
-          eb.selectFrom('run').select(['run.run_id', 'run.epoch', eb.val(claim.workerId).as('worker_id'), eb.val(claim.reason).as('reason')]),
+          eb
+            .selectFrom('run')
+            .select([
+              'run.run_id',
+              'run.epoch',
+              eb.val(claim.workerId).as('worker_id'),
+              eb.val(claim.reason).as('reason'),
+            ]),
         ),
     )
     .selectFrom('run')
     .selectAll()
-    .select([attemptsSinceProgress(runId).as('attempts_since_progress'), waitingContinueRequest().as('continue_request')])
+    .select([
+      attemptsSinceProgress(runId).as('attempts_since_progress'),
+      waitingContinueRequest().as('continue_request'),
+    ])
     .executeTakeFirst();
   if (!row) {
-    const current = await db.selectFrom('runs').select('status').where('run_id', '=', runId).executeTakeFirst();
+    const current = await db
+      .selectFrom('runs')
+      .select('status')
+      .where('run_id', '=', runId)
+      .executeTakeFirst();
     if (!current) throw new RunNotFoundError(runId);
-    throw new RunNotContinuableError(runId, current.status, `only ${from.join(', ')} runs can be claimed here`);
+    throw new RunNotContinuableError(
+      runId,
+      current.status,
+      `only ${from.join(', ')} runs can be claimed here`,
+    );
   }
   const request = row.continue_request;
   return {

@@ -35,7 +35,11 @@ export async function recordContinueRequest(
     select waiting_continue_request, run_id, ${input}, ${upgrade} from run
     returning request_id::text, requested_at`.execute(db);
   const row = rows[0];
-  if (row) return { recorded: true, request: { requestId: row.request_id, input, upgrade, requestedAt: row.requested_at } };
+  if (row)
+    return {
+      recorded: true,
+      request: { requestId: row.request_id, input, upgrade, requestedAt: row.requested_at },
+    };
   if (upgrade && input === null) {
     const merged = await mergeUpgrade(db, runId, statuses);
     if (merged) return { recorded: true, request: merged };
@@ -46,7 +50,11 @@ export async function recordContinueRequest(
     .where('run_id', '=', runId)
     .executeTakeFirst();
   if (!run) return { recorded: false, reason: 'not-found' };
-  return { recorded: false, reason: statuses.includes(run.status) && run.waiting_continue_request !== null ? 'waiting' : 'status' };
+  return {
+    recorded: false,
+    reason:
+      statuses.includes(run.status) && run.waiting_continue_request !== null ? 'waiting' : 'status',
+  };
 }
 
 /** Sets `upgrade` on the run's waiting request, in one statement that checks the status; the request, or undefined when none waits. */
@@ -66,7 +74,14 @@ async function mergeUpgrade(
      where c.request_id = run.waiting_continue_request and c.applied_epoch is null
     returning c.request_id::text, c.input, c.requested_at`.execute(db);
   const row = rows[0];
-  return row && { requestId: row.request_id, input: row.input, upgrade: true, requestedAt: row.requested_at };
+  return (
+    row && {
+      requestId: row.request_id,
+      input: row.input,
+      upgrade: true,
+      requestedAt: row.requested_at,
+    }
+  );
 }
 
 /** The waiting request `requestId` of the run, with its input. */
@@ -82,7 +97,14 @@ export async function readContinueRequest(
     .where('request_id', '=', requestId)
     .where('applied_epoch', 'is', null)
     .executeTakeFirst();
-  return row ? { requestId: String(row.request_id), input: row.input, upgrade: row.upgrade, requestedAt: row.requested_at } : null;
+  return row
+    ? {
+        requestId: String(row.request_id),
+        input: row.input,
+        upgrade: row.upgrade,
+        requestedAt: row.requested_at,
+      }
+    : null;
 }
 
 /**

@@ -52,7 +52,8 @@ export function createDb(url: string, options: CreateDbOptions = {}): Kysely<Dat
     connectionString: url,
     max: options.max ?? 10,
     types: TYPES,
-    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    idle_in_transaction_session_timeout:
+      options.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
   });
   const onError = options.onIdleError ?? (() => undefined);
   pool.on('error', onError);

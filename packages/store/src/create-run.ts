@@ -65,7 +65,12 @@ async function claimIdempotencyKey(
 ): Promise<CreatedRun | undefined> {
   const claimed = await trx
     .insertInto('run_idempotency_keys')
-    .values({ scope: claim.scope, idempotency_key: claim.key, run_id: runId, request_digest: claim.requestDigest })
+    .values({
+      scope: claim.scope,
+      idempotency_key: claim.key,
+      run_id: runId,
+      request_digest: claim.requestDigest,
+    })
     .onConflict((oc) => oc.columns(['scope', 'idempotency_key']).doNothing())
     .returning('run_id')
     .executeTakeFirst();
@@ -84,10 +89,16 @@ async function claimIdempotencyKey(
 }
 
 /** Opens the session, or joins it (marks it updated) when it exists. */
-async function joinSession(trx: Transaction<Database>, key: SessionKey, userId: string | null): Promise<void> {
+async function joinSession(
+  trx: Transaction<Database>,
+  key: SessionKey,
+  userId: string | null,
+): Promise<void> {
   await trx
     .insertInto('sessions')
     .values({ session_id: key.sessionId, user_id: userId, tenant_id: key.tenantId })
-    .onConflict((oc) => oc.columns(['tenant_key', 'session_id']).doUpdateSet({ updated_at: sql`now()` }))
+    .onConflict((oc) =>
+      oc.columns(['tenant_key', 'session_id']).doUpdateSet({ updated_at: sql`now()` }),
+    )
     .execute();
 }

@@ -30,9 +30,17 @@ export async function deleteSession(db: Kysely<Database>, key: SessionKey): Prom
     const live = runs.filter((r) => !FINAL_STATUSES.includes(r.status)).map((r) => r.run_id);
     if (live.length > 0) throw new SessionHasLiveRunsError(key.sessionId, live);
     if (runs.length > 0) {
-      await trx.deleteFrom('runs').where('tenant_key', '=', tenantKey).where('session_id', '=', key.sessionId).execute();
+      await trx
+        .deleteFrom('runs')
+        .where('tenant_key', '=', tenantKey)
+        .where('session_id', '=', key.sessionId)
+        .execute();
     }
-    await trx.deleteFrom('sessions').where('tenant_key', '=', tenantKey).where('session_id', '=', key.sessionId).execute();
+    await trx
+      .deleteFrom('sessions')
+      .where('tenant_key', '=', tenantKey)
+      .where('session_id', '=', key.sessionId)
+      .execute();
     return true;
   });
 }

@@ -41,7 +41,9 @@ export class SessionHasLiveRunsError extends StoreError {
     readonly sessionId: string,
     readonly runIds: readonly string[],
   ) {
-    super(`session ${sessionId} has runs that are not finished (${runIds.join(', ')}): cancel them before deleting the session`);
+    super(
+      `session ${sessionId} has runs that are not finished (${runIds.join(', ')}): cancel them before deleting the session`,
+    );
   }
 }
 
@@ -59,6 +61,10 @@ export class EntityNotServedError extends EntityNotFoundError {
   ) {
     const listed = served.map((e) => `${e.kind} ${JSON.stringify(e.name)}`).join(', ');
     const more = servedCount > served.length ? ` (and ${servedCount - served.length} more)` : '';
-    super(kind, entityName, `no ${kind} named ${JSON.stringify(entityName)} is served by the live workers; they serve ${listed}${more}`);
+    super(
+      kind,
+      entityName,
+      `no ${kind} named ${JSON.stringify(entityName)} is served by the live workers; they serve ${listed}${more}`,
+    );
   }
 }

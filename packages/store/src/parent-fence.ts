@@ -8,12 +8,17 @@ import type { Database } from './schema.js';
  * concurrent claim of the parent waits for this transaction) and throws
  * `LeaseLostError` unless `parentEpoch` still holds the parent.
  */
-export async function assertParentHeld(db: Kysely<Database>, parentRunId: string, parentEpoch: number): Promise<void> {
+export async function assertParentHeld(
+  db: Kysely<Database>,
+  parentRunId: string,
+  parentEpoch: number,
+): Promise<void> {
   const parent = await db
     .selectFrom('runs')
     .select(['epoch', 'status'])
     .where('run_id', '=', parentRunId)
     .forShare()
     .executeTakeFirst();
-  if (parent?.epoch !== parentEpoch || parent.status !== EXECUTING_STATUS) throw new LeaseLostError(parentRunId, parentEpoch);
+  if (parent?.epoch !== parentEpoch || parent.status !== EXECUTING_STATUS)
+    throw new LeaseLostError(parentRunId, parentEpoch);
 }

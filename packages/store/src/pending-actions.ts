@@ -6,8 +6,19 @@ import {
   LeaseLostError,
   RunNotFoundError,
 } from '@cairn/engine';
-import type { DecisionsResult, NewPendingAction, PendingActionRecord, PostedDecision, RunStatus } from '@cairn/engine';
-import { expiryMoveOf, judgeDecision, normalizeDecision, resumeWhenDecided } from '@cairn/engine/store';
+import type {
+  DecisionsResult,
+  NewPendingAction,
+  PendingActionRecord,
+  PostedDecision,
+  RunStatus,
+} from '@cairn/engine';
+import {
+  expiryMoveOf,
+  judgeDecision,
+  normalizeDecision,
+  resumeWhenDecided,
+} from '@cairn/engine/store';
 import {
   type DecisionValidator,
   type ExpiryOutcome,
@@ -88,7 +99,10 @@ export async function insertPendingActions(
 }
 
 /** Every action `runId` made, oldest first: what a resume of the run reads its decisions from. */
-export async function listRunActions(db: Kysely<Database>, runId: string): Promise<PendingActionRecord[]> {
+export async function listRunActions(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<PendingActionRecord[]> {
   const rows = await db
     .selectFrom('pending_actions')
     .selectAll()
@@ -101,7 +115,10 @@ export async function listRunActions(db: Kysely<Database>, runId: string): Promi
 }
 
 /** The undecided actions of `runId`'s whole tree (a team lists its members'), oldest first. */
-export async function listPendingActions(db: Kysely<Database>, runId: string): Promise<PendingActionRecord[]> {
+export async function listPendingActions(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<PendingActionRecord[]> {
   const rootRunId = await rootRunOf(db, runId);
   const rows = await db
     .selectFrom('pending_actions')
@@ -149,12 +166,17 @@ export async function decideActions(
             .selectFrom('pending_actions as a')
             .innerJoin('runs as r', 'r.run_id', 'a.run_id')
             .selectAll('a')
-            .select(['r.status as run_status', sql<boolean>`a.expires_at is not null and a.expires_at <= now()`.as('past_expiry')])
+            .select([
+              'r.status as run_status',
+              sql<boolean>`a.expires_at is not null and a.expires_at <= now()`.as('past_expiry'),
+            ])
             .where('a.root_run_id', '=', rootRunId)
             .where('a.action_id', 'in', ids)
             .forUpdate()
             .execute();
-    const byId = new Map(rows.map((row) => [row.action_id, { row, action: toPendingActionRecord(row) }]));
+    const byId = new Map(
+      rows.map((row) => [row.action_id, { row, action: toPendingActionRecord(row) }]),
+    );
     const applied: string[] = [];
     const alreadyDecided: string[] = [];
     const events = new Map<string, { type: string; data: unknown }[]>();
@@ -162,28 +184,56 @@ export async function decideActions(
       const found = byId.get(posted.actionId);
       if (!found) throw new ActionNotFoundError(posted.actionId, runId);
       const { row, action } = found;
-      if (judgeDecision(action, posted, { runStatus: row.run_status, pastExpiry: row.past_expiry }) === 'already-decided') {
-        if (!alreadyDecided.includes(action.actionId) && !applied.includes(action.actionId)) alreadyDecided.push(action.actionId);
+      if (
+        judgeDecision(action, posted, {
+          runStatus: row.run_status,
+          pastExpiry: row.past_expiry,
+        }) === 'already-decided'
+      ) {
+        if (!alreadyDecided.includes(action.actionId) && !applied.includes(action.actionId))
+          alreadyDecided.push(action.actionId);
         continue;
       }
       validate(action, posted.decision);
       const updated = await trx
         .updateTable('pending_actions')
-        .set({ status: 'decided', decision: JSON.stringify(normalizeDecision(posted.decision)), decided_at: sql`now()` })
+        .set({
+          status: 'decided',
+          decision: JSON.stringify(normalizeDecision(posted.decision)),
+          decided_at: sql`now()`,
+        })
         .where('action_id', '=', action.actionId)
         .where('status', '=', 'pending')
         .returningAll()
         .executeTakeFirst();
-      if (!updated) throw new DecisionConflictError(action.actionId, `action ${action.actionId} was decided concurrently`);
+      if (!updated)
+        throw new DecisionConflictError(
+          action.actionId,
+          `action ${action.actionId} was decided concurrently`,
+        );
       found.action = toPendingActionRecord(updated);
       applied.push(action.actionId);
-      const decided = { type: 'ActionDecided', data: { action_id: action.actionId, type: posted.decision.type, member_path: action.memberPath } };
-      for (const streamRunId of eventStreamsOf(action)) events.set(streamRunId, [...(events.get(streamRunId) ?? []), decided]);
+      const decided = {
+        type: 'ActionDecided',
+        data: {
+          action_id: action.actionId,
+          type: posted.decision.type,
+          member_path: action.memberPath,
+        },
+      };
+      for (const streamRunId of eventStreamsOf(action))
+        events.set(streamRunId, [...(events.get(streamRunId) ?? []), decided]);
     }
     for (const [eventRunId, runEvents] of events) await appendEvents(trx, eventRunId, runEvents);
     const pending = await countPending(trx, rootRunId);
     const status = rootRunId === runId ? root.status : await statusOf(trx, runId);
-    const resume = resumeWhenDecided({ rootRunId, rootStatus: root.status, rootEpoch: root.epoch, pending, decidedNow: applied.length > 0 });
+    const resume = resumeWhenDecided({
+      rootRunId,
+      rootStatus: root.status,
+      rootEpoch: root.epoch,
+      pending,
+      decidedNow: applied.length > 0,
+    });
     if (resume) await markResumable(trx, rootRunId);
     return { applied, alreadyDecided, pending, status, ...(resume && { resume }) };
   });
@@ -212,7 +262,9 @@ export async function consumeAction(
          and status = 'decided' and exists (select 1 from held)
       returning action_id
     )
-    select exists (select 1 from consumed) as consumed, exists (select 1 from held) as held`.execute(db);
+    select exists (select 1 from consumed) as consumed, exists (select 1 from held) as held`.execute(
+    db,
+  );
   const row = rows[0];
   if (!row?.held) throw new LeaseLostError(runId, epoch);
   return row.consumed;
@@ -226,7 +278,11 @@ export async function consumeAction(
  */
 export async function expireAction(db: Kysely<Database>, actionId: string): Promise<ExpiryOutcome> {
   return db.transaction().execute(async (trx) => {
-    const head = await trx.selectFrom('pending_actions').select('root_run_id').where('action_id', '=', actionId).executeTakeFirst();
+    const head = await trx
+      .selectFrom('pending_actions')
+      .select('root_run_id')
+      .where('action_id', '=', actionId)
+      .executeTakeFirst();
     if (!head) return { kind: 'unchanged' };
     const root = await trx
       .selectFrom('runs')
@@ -249,17 +305,32 @@ export async function expireAction(db: Kysely<Database>, actionId: string): Prom
       case 'reject': {
         await trx
           .updateTable('pending_actions')
-          .set({ status: 'expired', decision: JSON.stringify(move.decision), decided_at: sql`now()` })
+          .set({
+            status: 'expired',
+            decision: JSON.stringify(move.decision),
+            decided_at: sql`now()`,
+          })
           .where('action_id', '=', actionId)
           .execute();
-        for (const streamRunId of eventStreamsOf(toPendingActionRecord(row))) await appendEvents(trx, streamRunId, [{ type: 'ActionExpired', data: expired }]);
+        for (const streamRunId of eventStreamsOf(toPendingActionRecord(row)))
+          await appendEvents(trx, streamRunId, [{ type: 'ActionExpired', data: expired }]);
         const pending = await countPending(trx, row.root_run_id);
-        const resume = resumeWhenDecided({ rootRunId: row.root_run_id, rootStatus: root.status, rootEpoch: root.epoch, pending, decidedNow: true });
+        const resume = resumeWhenDecided({
+          rootRunId: row.root_run_id,
+          rootStatus: root.status,
+          rootEpoch: root.epoch,
+          pending,
+          decidedNow: true,
+        });
         if (resume) await markResumable(trx, row.root_run_id);
         return { kind: 'rejected', ...(resume && { resume }) };
       }
       case 'error': {
-        await trx.updateTable('pending_actions').set({ status: 'expired' }).where('action_id', '=', actionId).execute();
+        await trx
+          .updateTable('pending_actions')
+          .set({ status: 'expired' })
+          .where('action_id', '=', actionId)
+          .execute();
         await trx
           .updateTable('pending_actions')
           .set({ status: 'cancelled' })
@@ -275,13 +346,21 @@ export async function expireAction(db: Kysely<Database>, actionId: string): Prom
             error: JSON.stringify({ name: error.name, message: error.message, retryable: false }),
             updated_at: sql`now()`,
           })
-          .where((eb) => eb.or([eb('run_id', '=', row.root_run_id), eb('run_id', 'in', treeOf(trx, row.root_run_id))]))
+          .where((eb) =>
+            eb.or([
+              eb('run_id', '=', row.root_run_id),
+              eb('run_id', 'in', treeOf(trx, row.root_run_id)),
+            ]),
+          )
           .where('status', 'in', transition.from)
           .returning('run_id')
           .execute();
-        for (const streamRunId of eventStreamsOf(toPendingActionRecord(row))) await appendEvents(trx, streamRunId, [{ type: 'ActionExpired', data: expired }]);
+        for (const streamRunId of eventStreamsOf(toPendingActionRecord(row)))
+          await appendEvents(trx, streamRunId, [{ type: 'ActionExpired', data: expired }]);
         for (const { run_id } of errored) {
-          await appendEvents(trx, run_id, [{ type: 'RunError', data: { error: { name: error.name, message: error.message } } }]);
+          await appendEvents(trx, run_id, [
+            { type: 'RunError', data: { error: { name: error.name, message: error.message } } },
+          ]);
         }
         return { kind: 'errored', runIds: errored.map((r) => r.run_id) };
       }
@@ -314,7 +393,12 @@ function treeOf(db: Kysely<Database>, rootRunId: string) {
         .selectFrom('runs')
         .select('run_id')
         .where('parent_run_id', '=', rootRunId)
-        .unionAll((u) => u.selectFrom('runs as r').innerJoin('tree', 'tree.run_id', 'r.parent_run_id').select('r.run_id')),
+        .unionAll((u) =>
+          u
+            .selectFrom('runs as r')
+            .innerJoin('tree', 'tree.run_id', 'r.parent_run_id')
+            .select('r.run_id'),
+        ),
     )
     .selectFrom('tree')
     .select('tree.run_id');
@@ -357,7 +441,11 @@ export async function listResumablePausedRuns(
  * queue lost it, or it fired early on a clock ahead of Postgres's), for the
  * reconciler. Oldest first, read through the partial index on undecided actions.
  */
-export async function listOverdueActions(db: Kysely<Database>, graceMs: number, limit: number): Promise<string[]> {
+export async function listOverdueActions(
+  db: Kysely<Database>,
+  graceMs: number,
+  limit: number,
+): Promise<string[]> {
   const rows = await db
     .selectFrom('pending_actions')
     .select('action_id')
@@ -392,7 +480,10 @@ export async function countPending(db: Kysely<Database>, rootRunId: string): Pro
 }
 
 /** Marks the undecided actions of these runs `cancelled`; call inside the cancel's transaction. */
-export async function cancelPendingActions(db: Kysely<Database>, runIds: readonly string[]): Promise<void> {
+export async function cancelPendingActions(
+  db: Kysely<Database>,
+  runIds: readonly string[],
+): Promise<void> {
   if (runIds.length === 0) return;
   await db
     .updateTable('pending_actions')
@@ -403,7 +494,11 @@ export async function cancelPendingActions(db: Kysely<Database>, runIds: readonl
 }
 
 async function statusOf(db: Kysely<Database>, runId: string): Promise<RunStatus> {
-  const row = await db.selectFrom('runs').select('status').where('run_id', '=', runId).executeTakeFirst();
+  const row = await db
+    .selectFrom('runs')
+    .select('status')
+    .where('run_id', '=', runId)
+    .executeTakeFirst();
   if (!row) throw new RunNotFoundError(runId);
   return row.status;
 }

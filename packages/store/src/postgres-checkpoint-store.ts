@@ -29,7 +29,11 @@ import {
   type ContinueRequestRecord,
   type NewRun,
 } from '@cairn/engine/store';
-import { readContinueRequest, recordContinueRequest, type RecordedContinue } from './continue-requests.js';
+import {
+  readContinueRequest,
+  recordContinueRequest,
+  type RecordedContinue,
+} from './continue-requests.js';
 import { createRun } from './create-run.js';
 import { withAdvisoryLock, type AdvisoryLockResult } from './advisory-lock.js';
 import { awaitDeploy } from './awaiting-deploy.js';
@@ -76,7 +80,9 @@ import type { Database } from './schema.js';
  * const { epoch } = await store.claimRun(runId, { workerId: 'w1', reason: 'run' });
  * await store.commitCheckpoint(runId, epoch, delta);
  */
-export class PostgresCheckpointStore implements CheckpointStore, DecisionStore, CancelStore, RecoveryStore {
+export class PostgresCheckpointStore
+  implements CheckpointStore, DecisionStore, CancelStore, RecoveryStore
+{
   /** Signed-out browser sessions of the run pages: what the producer records at sign-out and checks on every page. */
   readonly browserSessions: BrowserSessionRevocations;
 
@@ -133,7 +139,10 @@ export class PostgresCheckpointStore implements CheckpointStore, DecisionStore, 
           .orderBy('tool_call_id')
           .execute();
         const history = messages.map((m) => m.message);
-        return { messages: history, toolCalls: calls.map((c) => toToolCallRecord(withStoredResult(c, (idx) => history[idx]))) };
+        return {
+          messages: history,
+          toolCalls: calls.map((c) => toToolCallRecord(withStoredResult(c, (idx) => history[idx]))),
+        };
       });
   }
 
@@ -160,7 +169,8 @@ export class PostgresCheckpointStore implements CheckpointStore, DecisionStore, 
 
   private async writeFinish(runId: string, epoch: number, outcome: RunOutcome): Promise<RunRecord> {
     const actions = outcome.status === 'PAUSED' ? (outcome.pendingActions ?? []) : [];
-    if (actions.length === 0) return toRunRecord(await writeDelta(this.db, runId, epoch, outcome.delta, outcome));
+    if (actions.length === 0)
+      return toRunRecord(await writeDelta(this.db, runId, epoch, outcome.delta, outcome));
     return this.db.transaction().execute(async (trx) => {
       const row = await writeDelta(trx, runId, epoch, outcome.delta, outcome);
       await insertPendingActions(trx, runId, actions);
@@ -175,7 +185,11 @@ export class PostgresCheckpointStore implements CheckpointStore, DecisionStore, 
       .select(['epoch', 'status', 'waiting_continue_request'])
       .where('run_id', '=', runId)
       .executeTakeFirst();
-    if (run?.epoch === epoch && run.status === EXECUTING_STATUS && run.waiting_continue_request !== null) {
+    if (
+      run?.epoch === epoch &&
+      run.status === EXECUTING_STATUS &&
+      run.waiting_continue_request !== null
+    ) {
       return new ContinueArrivedError(runId, String(run.waiting_continue_request));
     }
     return new LeaseLostError(runId, epoch);
@@ -212,11 +226,17 @@ export class PostgresCheckpointStore implements CheckpointStore, DecisionStore, 
       .select(['epoch', 'status', 'cancel_requested_at'])
       .where('run_id', '=', runId)
       .executeTakeFirst();
-    return row && { epoch: row.epoch, status: row.status, cancelRequestedAt: row.cancel_requested_at };
+    return (
+      row && { epoch: row.epoch, status: row.status, cancelRequestedAt: row.cancel_requested_at }
+    );
   }
 
   /** Runs whose continue request waits with no execution to apply it (ERROR runs after a failed enqueue), for the reconciler. */
-  async listRunsWithWaitingContinue(statuses: readonly RunStatus[], olderThanMs: number, limit?: number): Promise<RunRecord[]> {
+  async listRunsWithWaitingContinue(
+    statuses: readonly RunStatus[],
+    olderThanMs: number,
+    limit?: number,
+  ): Promise<RunRecord[]> {
     let query = this.db
       .selectFrom('runs')
       .selectAll()
@@ -266,7 +286,10 @@ export class PostgresCheckpointStore implements CheckpointStore, DecisionStore, 
   }
 
   /** A page of the run's messages and their total. */
-  listRunMessages(runId: string, page: { offset: number; limit: number }): Promise<RunMessagesPage> {
+  listRunMessages(
+    runId: string,
+    page: { offset: number; limit: number },
+  ): Promise<RunMessagesPage> {
     return listRunMessages(this.db, runId, page);
   }
 
@@ -337,7 +360,10 @@ export class PostgresCheckpointStore implements CheckpointStore, DecisionStore, 
     if (options.limit !== undefined) query = query.limit(options.limit);
     // Paged by (updated_at to the millisecond, run_id): a cursor holds a JS Date, which has no microseconds.
     const updatedMs = sql<Date>`date_trunc('milliseconds', updated_at)`;
-    if (options.after) query = query.where(sql<boolean>`(${updatedMs}, run_id) > (${options.after.updatedAt}, ${options.after.runId})`);
+    if (options.after)
+      query = query.where(
+        sql<boolean>`(${updatedMs}, run_id) > (${options.after.updatedAt}, ${options.after.runId})`,
+      );
     if (olderThanMs !== undefined) {
       query = query.where(
         'updated_at',
@@ -360,7 +386,11 @@ export class PostgresCheckpointStore implements CheckpointStore, DecisionStore, 
   }
 
   /** Records decisions by compare-and-set, all or nothing (see `decideActions`). */
-  decideActions(runId: string, decisions: readonly PostedDecision[], validate: DecisionValidator): Promise<DecisionsResult> {
+  decideActions(
+    runId: string,
+    decisions: readonly PostedDecision[],
+    validate: DecisionValidator,
+  ): Promise<DecisionsResult> {
     return decideActions(this.db, runId, decisions, validate);
   }
 
@@ -380,7 +410,10 @@ export class PostgresCheckpointStore implements CheckpointStore, DecisionStore, 
   }
 
   /** Paused top-level runs with every action decided, paused at least `olderThanMs` ago: resumes never enqueued. */
-  listResumablePausedRuns(olderThanMs: number, limit?: number): Promise<{ runId: string; epoch: number }[]> {
+  listResumablePausedRuns(
+    olderThanMs: number,
+    limit?: number,
+  ): Promise<{ runId: string; epoch: number }[]> {
     return listResumablePausedRuns(this.db, olderThanMs, limit);
   }
 }

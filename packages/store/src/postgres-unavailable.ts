@@ -30,7 +30,11 @@ const TERMINATED = /^Connection terminated/;
  * answered by the API as 503, not as a fault of the request.
  */
 export function isPostgresUnavailable(error: unknown): boolean {
-  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+  for (
+    let current = error, depth = 0;
+    current !== undefined && current !== null && depth < 5;
+    depth++
+  ) {
     const { code, message } = current as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
     if (typeof message === 'string' && TERMINATED.test(message)) return true;

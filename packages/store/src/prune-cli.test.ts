@@ -9,10 +9,14 @@ const run = promisify(execFile);
 const ctx = useStoreTestContext();
 
 function prune(args: string[], env: Record<string, string | undefined> = {}) {
-  return run(process.execPath, ['--import', 'tsx', '--conditions=source', 'packages/store/src/bin/prune.ts', ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, DATABASE_URL: ctx.url, CAIRN_RETAIN_DAYS: undefined, ...env },
-  });
+  return run(
+    process.execPath,
+    ['--import', 'tsx', '--conditions=source', 'packages/store/src/bin/prune.ts', ...args],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DATABASE_URL: ctx.url, CAIRN_RETAIN_DAYS: undefined, ...env },
+    },
+  );
 }
 
 describe('npm run prune', () => {
@@ -25,7 +29,9 @@ describe('npm run prune', () => {
     ] as const) {
       const created = await ctx.store.createRun(newRun());
       ids[name] = created.runId;
-      await sql`update runs set status = ${status}, updated_at = now() - make_interval(days => ${daysAgo}) where run_id = ${created.runId}`.execute(ctx.db);
+      await sql`update runs set status = ${status}, updated_at = now() - make_interval(days => ${daysAgo}) where run_id = ${created.runId}`.execute(
+        ctx.db,
+      );
     }
     const weekly = await prune(['--older-than', '7d']);
     expect(weekly.stdout).toContain('pruned 1 finished run(s)');
@@ -39,8 +45,14 @@ describe('npm run prune', () => {
   });
 
   it('names the bad value and exits 1; CAIRN_RETAIN_DAYS=0 without --older-than keeps everything', async () => {
-    await expect(prune(['--older-than', 'a week'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('--older-than') });
-    await expect(prune([], { CAIRN_RETAIN_DAYS: 'many' })).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('CAIRN_RETAIN_DAYS') });
+    await expect(prune(['--older-than', 'a week'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('--older-than'),
+    });
+    await expect(prune([], { CAIRN_RETAIN_DAYS: 'many' })).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('CAIRN_RETAIN_DAYS'),
+    });
     const kept = await prune([], { CAIRN_RETAIN_DAYS: '0' });
     expect(kept.stdout).toContain('keeps everything');
   });

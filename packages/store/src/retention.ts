@@ -40,7 +40,10 @@ export interface PruneResult {
  * @example
  * await pruneFinishedRuns(db, { olderThan: new Date(Date.now() - 30 * 86_400_000) });
  */
-export async function pruneFinishedRuns(db: Kysely<Database>, options: PruneOptions): Promise<PruneResult> {
+export async function pruneFinishedRuns(
+  db: Kysely<Database>,
+  options: PruneOptions,
+): Promise<PruneResult> {
   const batchSize = options.batchSize ?? DEFAULT_PRUNE_BATCH;
   const outcome = await withAdvisoryLock(db, ADVISORY_LOCKS.retention, async (connection) => {
     const done: PruneResult = { locked: true, runs: 0, sessions: 0, batches: 0 };
@@ -91,7 +94,9 @@ async function deleteBatch(
       )
       select
         (select count(*) from deleted)::int as runs,
-        (select json_agg(s) from (select distinct tenant_key, session_id from deleted) s) as sessions`.execute(trx);
+        (select json_agg(s) from (select distinct tenant_key, session_id from deleted) s) as sessions`.execute(
+      trx,
+    );
     const row = rows[0] ?? { runs: 0, sessions: null };
     const sessions = row.sessions?.length ? await deleteEmptySessions(trx, row.sessions) : 0;
     return { runs: row.runs, sessions };
@@ -105,11 +110,18 @@ interface SessionRef {
 }
 
 /** Deletes those of `sessions` that hold no run any more. */
-async function deleteEmptySessions(db: Kysely<Database>, sessions: readonly SessionRef[]): Promise<number> {
+async function deleteEmptySessions(
+  db: Kysely<Database>,
+  sessions: readonly SessionRef[],
+): Promise<number> {
   const result = await db
     .deleteFrom('sessions')
     .where(({ eb, refTuple, tuple }) =>
-      eb(refTuple('tenant_key', 'session_id'), 'in', sessions.map((s) => tuple(s.tenant_key, s.session_id))),
+      eb(
+        refTuple('tenant_key', 'session_id'),
+        'in',
+        sessions.map((s) => tuple(s.tenant_key, s.session_id)),
+      ),
     )
     .where(({ not, exists, selectFrom }) =>
       not(

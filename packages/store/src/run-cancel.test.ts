@@ -90,7 +90,9 @@ describe('cancellation', () => {
   });
 
   it('forceCancel closes the tool rows its dead worker left running, in the run and its member runs', async () => {
-    const parent = await ctx.store.createRun(newRun({ entity: { kind: 'team', name: 'research-team' } }));
+    const parent = await ctx.store.createRun(
+      newRun({ entity: { kind: 'team', name: 'research-team' } }),
+    );
     const { epoch } = await ctx.store.claimRun(parent.runId, { workerId: 'dead', reason: 'run' });
     const running = (toolCallId: string) => ({
       toolCallId,
@@ -104,10 +106,18 @@ describe('cancellation', () => {
       startedAt: new Date(),
       endedAt: null,
     });
-    await ctx.store.commitCheckpoint(parent.runId, epoch, { ...batchDelta(1), toolCalls: [running('t-1')] });
-    const child = await ctx.store.createRun(newRun({ sessionId: parent.sessionId, parentRunId: parent.runId }));
+    await ctx.store.commitCheckpoint(parent.runId, epoch, {
+      ...batchDelta(1),
+      toolCalls: [running('t-1')],
+    });
+    const child = await ctx.store.createRun(
+      newRun({ sessionId: parent.sessionId, parentRunId: parent.runId }),
+    );
     const childClaim = await ctx.store.claimRun(child.runId, { workerId: 'dead', reason: 'run' });
-    await ctx.store.commitCheckpoint(child.runId, childClaim.epoch, { ...batchDelta(1), toolCalls: [running('t-2')] });
+    await ctx.store.commitCheckpoint(child.runId, childClaim.epoch, {
+      ...batchDelta(1),
+      toolCalls: [running('t-2')],
+    });
 
     await ctx.store.forceCancel(parent.runId);
     for (const runId of [parent.runId, child.runId]) {

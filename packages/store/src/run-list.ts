@@ -34,7 +34,8 @@ export interface RunListPage {
 /** A page of run summaries matching `filter`, newest first (one query). */
 export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Promise<RunListPage> {
   let query = db.selectFrom('runs').selectAll();
-  if (filter.statuses && filter.statuses.length > 0) query = query.where('status', 'in', filter.statuses);
+  if (filter.statuses && filter.statuses.length > 0)
+    query = query.where('status', 'in', filter.statuses);
   if (filter.entityName !== undefined) query = query.where('entity_name', '=', filter.entityName);
   if (filter.entityKind !== undefined) query = query.where('entity_kind', '=', filter.entityKind);
   if (filter.tenantId !== undefined) query = query.where('tenant_id', '=', filter.tenantId);
@@ -45,5 +46,8 @@ export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Pro
     .offset(filter.offset ?? 0)
     .limit(filter.limit + 1)
     .execute();
-  return { runs: rows.slice(0, filter.limit).map(toRunSummaryView), hasMore: rows.length > filter.limit };
+  return {
+    runs: rows.slice(0, filter.limit).map(toRunSummaryView),
+    hasMore: rows.length > filter.limit,
+  };
 }

@@ -36,5 +36,8 @@ export async function listRunMessages(
       .limit(page.limit)
       .execute(),
   ]);
-  return { total: Number(count.total), messages: rows.map((r) => ({ index: r.idx, message: r.message })) };
+  return {
+    total: Number(count.total),
+    messages: rows.map((r) => ({ index: r.idx, message: r.message })),
+  };
 }

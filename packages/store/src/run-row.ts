@@ -21,7 +21,8 @@ export function toRunRecord(row: RunRow): RunRecord {
     metadata: row.metadata,
     cancelRequestedAt: row.cancel_requested_at,
     tenantId: row.tenant_id,
-    waitingContinueRequestId: row.waiting_continue_request === null ? null : String(row.waiting_continue_request),
+    waitingContinueRequestId:
+      row.waiting_continue_request === null ? null : String(row.waiting_continue_request),
     definitionHash: row.definition_hash,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -45,7 +46,10 @@ export function toToolCallRecord(row: ToolCallRow): ToolCallRecord {
 }
 
 /** The row with its result read from its tool message, when it is stored there (`result_message_idx`) instead of in `result`. */
-export function withStoredResult(row: ToolCallRow, messageAt: (idx: number) => Message | undefined): ToolCallRow {
+export function withStoredResult(
+  row: ToolCallRow,
+  messageAt: (idx: number) => Message | undefined,
+): ToolCallRow {
   if (row.result !== null || row.result_message_idx === null) return row;
   const message = messageAt(row.result_message_idx);
   return { ...row, result: message?.role === 'tool' ? message.content : null };

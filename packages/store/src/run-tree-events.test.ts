@@ -6,7 +6,9 @@ const ctx = useStoreTestContext();
 /** A team `outer` with a member team `outer/inner`, whose member is `outer/inner/researcher`. */
 async function nestedTree() {
   const outer = await ctx.store.createRun(newRun({ entity: { kind: 'team', name: 'outer' } }));
-  const inner = await ctx.store.createRun(newRun({ entity: { kind: 'team', name: 'outer/inner' }, parentRunId: outer.runId }));
+  const inner = await ctx.store.createRun(
+    newRun({ entity: { kind: 'team', name: 'outer/inner' }, parentRunId: outer.runId }),
+  );
   const researcher = await ctx.store.createRun(
     newRun({ entity: { kind: 'agent', name: 'outer/inner/researcher' }, parentRunId: inner.runId }),
   );
@@ -19,7 +21,10 @@ describe("a run tree's events", () => {
     await ctx.store.appendEvent(outer.runId, { type: 'RunStarted', data: {} });
     await ctx.store.appendEvent(inner.runId, { type: 'RunStarted', data: {} });
     await ctx.store.appendEvent(researcher.runId, { type: 'RunStarted', data: {} });
-    await ctx.store.appendEvent(researcher.runId, { type: 'ToolCallStarted', data: { name: 'slow_search' } });
+    await ctx.store.appendEvent(researcher.runId, {
+      type: 'ToolCallStarted',
+      data: { name: 'slow_search' },
+    });
     await ctx.store.appendEvent(inner.runId, { type: 'RunCompleted', data: {} });
 
     const all = (await ctx.store.readRunTreeEvents(outer.runId, []))!;
@@ -52,16 +57,28 @@ describe("a run tree's events", () => {
   });
 
   it('derives the path of a member stored under a plain name from its parent runs', async () => {
-    const team = await ctx.store.createRun(newRun({ entity: { kind: 'team', name: 'research-team' } }));
-    const member = await ctx.store.createRun(newRun({ entity: { kind: 'agent', name: 'researcher' }, parentRunId: team.runId }));
+    const team = await ctx.store.createRun(
+      newRun({ entity: { kind: 'team', name: 'research-team' } }),
+    );
+    const member = await ctx.store.createRun(
+      newRun({ entity: { kind: 'agent', name: 'researcher' }, parentRunId: team.runId }),
+    );
     const read = (await ctx.store.readRunTreeEvents(team.runId, []))!;
-    expect(read.runs.find((r) => r.runId === member.runId)?.memberPath).toEqual(['research-team', 'researcher']);
+    expect(read.runs.find((r) => r.runId === member.runId)?.memberPath).toEqual([
+      'research-team',
+      'researcher',
+    ]);
   });
 
   it("leaves a member's ActionDecided out of its root's tree (the root's stream holds its copy), not out of the member's own", async () => {
     const team = await ctx.store.createRun(newRun({ entity: { kind: 'team', name: 'ops-team' } }));
-    const member = await ctx.store.createRun(newRun({ entity: { kind: 'agent', name: 'ops-team/ops-agent' }, parentRunId: team.runId }));
-    const decided = { type: 'ActionDecided', data: { action_id: 'act-1', type: 'approve', member_path: ['ops-team', 'ops-agent'] } };
+    const member = await ctx.store.createRun(
+      newRun({ entity: { kind: 'agent', name: 'ops-team/ops-agent' }, parentRunId: team.runId }),
+    );
+    const decided = {
+      type: 'ActionDecided',
+      data: { action_id: 'act-1', type: 'approve', member_path: ['ops-team', 'ops-agent'] },
+    };
     await ctx.store.appendEvent(member.runId, { type: 'ToolCallStarted', data: {} });
     await ctx.store.appendEvent(member.runId, decided);
     await ctx.store.appendEvent(team.runId, decided);

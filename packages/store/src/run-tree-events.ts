@@ -22,7 +22,8 @@ export interface RunTreeNode {
  * than the tree is ignored past its end), by run id, or asked of a function
  * for each run id.
  */
-export type RunTreeCursor = readonly number[] | ReadonlyMap<string, number> | ((runId: string) => number);
+export type RunTreeCursor =
+  readonly number[] | ReadonlyMap<string, number> | ((runId: string) => number);
 
 /** What {@link readRunTreeEvents} read: the tree in its stable order, and the events after the cursor. */
 export interface RunTreeEvents {
@@ -68,7 +69,10 @@ export async function readRunTreeEvents(
   const pathOf = (row: (typeof rows)[number]): string[] => {
     const known = paths.get(row.run_id);
     if (known) return known;
-    const parent = row.parent_run_id === null || row.depth === 0 ? undefined : rows.find((r) => r.run_id === row.parent_run_id);
+    const parent =
+      row.parent_run_id === null || row.depth === 0
+        ? undefined
+        : rows.find((r) => r.run_id === row.parent_run_id);
     const path = runEntityPath(row.entity_name, parent && pathOf(parent));
     paths.set(row.run_id, path);
     return path;
@@ -82,7 +86,12 @@ export async function readRunTreeEvents(
   }));
   const ids = runs.map((r) => r.runId);
   const seqs = runs.map(
-    (run, i) => (typeof after === 'function' ? after(run.runId) : after instanceof Map ? after.get(run.runId) : (after as readonly number[])[i]) ?? 0,
+    (run, i) =>
+      (typeof after === 'function'
+        ? after(run.runId)
+        : after instanceof Map
+          ? after.get(run.runId)
+          : (after as readonly number[])[i]) ?? 0,
   );
   // A root run's stream holds a copy of its members' action events: theirs are left out of its merged stream.
   const copied = rows[0]!.parent_run_id === null ? [...ROOT_COPIED_ACTION_EVENTS] : [];
@@ -94,7 +103,9 @@ export async function readRunTreeEvents(
      order by e.run_id, e.seq`.execute(db);
   return {
     runs,
-    events: interleaveByTime(events.map((row) => ({ event: fromEventRow(row), at: Number(row.at) }))),
+    events: interleaveByTime(
+      events.map((row) => ({ event: fromEventRow(row), at: Number(row.at) })),
+    ),
   };
 }
 

@@ -131,20 +131,30 @@ describe('run and session views', () => {
       [a.runId, 'find things', 'PENDING'],
       [b.runId, 'second', 'PENDING'],
     ]);
-    expect(await ctx.store.getSessionView({ tenantId: null, sessionId: 'missing' })).toBeUndefined();
+    expect(
+      await ctx.store.getSessionView({ tenantId: null, sessionId: 'missing' }),
+    ).toBeUndefined();
   });
 
-  it("scopes sessions by tenant: the same id in two tenants (and in none) is three sessions, each with its own runs", async () => {
-    const acme = await ctx.store.createRun(newRun({ sessionId: 'user-alice', tenantId: 'acme', userId: 'alice@acme' }));
-    const globex = await ctx.store.createRun(newRun({ sessionId: 'user-alice', tenantId: 'globex', userId: 'alice@globex' }));
+  it('scopes sessions by tenant: the same id in two tenants (and in none) is three sessions, each with its own runs', async () => {
+    const acme = await ctx.store.createRun(
+      newRun({ sessionId: 'user-alice', tenantId: 'acme', userId: 'alice@acme' }),
+    );
+    const globex = await ctx.store.createRun(
+      newRun({ sessionId: 'user-alice', tenantId: 'globex', userId: 'alice@globex' }),
+    );
     const none = await ctx.store.createRun(newRun({ sessionId: 'user-alice' }));
     const runsOf = async (tenantId: string | null) =>
-      (await ctx.store.getSessionView({ tenantId, sessionId: 'user-alice' }))?.runs.map((r) => r.run_id);
+      (await ctx.store.getSessionView({ tenantId, sessionId: 'user-alice' }))?.runs.map(
+        (r) => r.run_id,
+      );
     expect(await runsOf('acme')).toEqual([acme.runId]);
     expect(await runsOf('globex')).toEqual([globex.runId]);
     expect(await runsOf(null)).toEqual([none.runId]);
     expect(await runsOf('initech')).toBeUndefined();
-    expect((await ctx.store.getSessionView({ tenantId: 'globex', sessionId: 'user-alice' }))?.user_id).toBe('alice@globex');
+    expect(
+      (await ctx.store.getSessionView({ tenantId: 'globex', sessionId: 'user-alice' }))?.user_id,
+    ).toBe('alice@globex');
     expect([acme.tenantId, globex.tenantId, none.tenantId]).toEqual(['acme', 'globex', null]);
   });
   it('without messages still shows every tool result (stored once, in its tool message)', async () => {

@@ -172,10 +172,14 @@ export async function getRunView(
       row.run_id,
       toRunView(
         row,
-        options.messages === false ? [] : messages.filter((m) => m.run_id === row.run_id).map((m) => m.message),
+        options.messages === false
+          ? []
+          : messages.filter((m) => m.run_id === row.run_id).map((m) => m.message),
         tools
           .filter((t) => t.run_id === row.run_id)
-          .map((t) => toToolCallView(withStoredResult(t, (idx) => messageAt.get(`${t.run_id}:${idx}`)))),
+          .map((t) =>
+            toToolCallView(withStoredResult(t, (idx) => messageAt.get(`${t.run_id}:${idx}`))),
+          ),
         attempts.filter((a) => a.run_id === row.run_id).map(toAttemptView),
       ),
     ]),
@@ -186,7 +190,11 @@ export async function getRunView(
   }
   for (const action of actions) {
     // Listed on the run that made the call and on every run above it in the tree.
-    for (let view = views.get(action.run_id); view; view = view.run_id === runId ? undefined : views.get(view.parent_run_id ?? '')) {
+    for (
+      let view = views.get(action.run_id);
+      view;
+      view = view.run_id === runId ? undefined : views.get(view.parent_run_id ?? '')
+    ) {
       view.pending_actions.push(toPendingActionView(action));
     }
   }
@@ -194,7 +202,10 @@ export async function getRunView(
 }
 
 /** The session with summaries of its top-level runs, or undefined when there is none. */
-export async function getSessionView(db: Kysely<Database>, key: SessionKey): Promise<SessionView | undefined> {
+export async function getSessionView(
+  db: Kysely<Database>,
+  key: SessionKey,
+): Promise<SessionView | undefined> {
   const tenantKey = tenantKeyOf(key.tenantId);
   const session = await db
     .selectFrom('sessions')

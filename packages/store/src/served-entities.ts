@@ -104,14 +104,26 @@ export class ServedEntityCatalog implements EntityCatalog {
       .orderBy('last_seen_at', 'desc')
       .limit(1)
       .executeTakeFirst();
-    if (row) return { kind: row.entity_kind, name: row.entity_name, checkpoint: row.checkpoint, definitionHash: hashOf(row.definition_hash) };
+    if (row)
+      return {
+        kind: row.entity_kind,
+        name: row.entity_name,
+        checkpoint: row.checkpoint,
+        definitionHash: hashOf(row.definition_hash),
+      };
     if (!isEntityPath(ref.name)) {
       const paths = await this.memberPathsNamed(ref);
       if (paths.length > 1) throw new AmbiguousEntityError(ref.kind, ref.name, paths);
     }
     const served = await this.liveEntities(ref.kind);
-    if (served.count > 0) throw new EntityNotServedError(ref.kind, ref.name, served.shown, served.count);
-    return { kind: ref.kind, name: ref.name, checkpoint: DEFAULT_CHECKPOINT_MODE, definitionHash: null };
+    if (served.count > 0)
+      throw new EntityNotServedError(ref.kind, ref.name, served.shown, served.count);
+    return {
+      kind: ref.kind,
+      name: ref.name,
+      checkpoint: DEFAULT_CHECKPOINT_MODE,
+      definitionHash: null,
+    };
   }
 
   /**
@@ -129,7 +141,10 @@ export class ServedEntityCatalog implements EntityCatalog {
       .orderBy('entity_name')
       .limit(SERVED_SHOWN)
       .execute();
-    return { shown: rows.map((r) => ({ kind: r.entity_kind, name: r.entity_name })), count: Number(rows[0]?.count ?? 0) };
+    return {
+      shown: rows.map((r) => ({ kind: r.entity_kind, name: r.entity_name })),
+      count: Number(rows[0]?.count ?? 0),
+    };
   }
 
   /** The served member paths whose last name is `ref.name` (`team-a/researcher` for `researcher`). */
@@ -148,7 +163,11 @@ export class ServedEntityCatalog implements EntityCatalog {
 
   /** Every entity ever served (one row per definition), most recently seen first. */
   async list(): Promise<ServedEntity[]> {
-    const rows = await this.db.selectFrom('served_entities').selectAll().orderBy('last_seen_at', 'desc').execute();
+    const rows = await this.db
+      .selectFrom('served_entities')
+      .selectAll()
+      .orderBy('last_seen_at', 'desc')
+      .execute();
     return rows.map((row) => ({
       kind: row.entity_kind,
       name: row.entity_name,

@@ -4,7 +4,12 @@ import { batchDelta, newRun, useStoreTestContext } from './test-support/store-te
 
 const ctx = useStoreTestContext();
 
-function event(runId: string, epoch: number, type: RunEvent['type'], data: Record<string, unknown> = {}): RunEvent {
+function event(
+  runId: string,
+  epoch: number,
+  type: RunEvent['type'],
+  data: Record<string, unknown> = {},
+): RunEvent {
   return { type, runId, epoch, data, at: new Date().toISOString() };
 }
 
@@ -20,7 +25,12 @@ describe('one writer for checkpoints and finishes', () => {
     const delta = batchDelta(1);
     await ctx.store.commitCheckpoint(runId, epoch, delta);
 
-    const rows = await ctx.db.selectFrom('tool_calls').select(['tool_call_id', 'result', 'result_message_idx']).where('run_id', '=', runId).orderBy('tool_call_id').execute();
+    const rows = await ctx.db
+      .selectFrom('tool_calls')
+      .select(['tool_call_id', 'result', 'result_message_idx'])
+      .where('run_id', '=', runId)
+      .orderBy('tool_call_id')
+      .execute();
     expect(rows).toEqual([
       { tool_call_id: 'call_1_1', result: null, result_message_idx: 1 },
       { tool_call_id: 'call_1_2', result: null, result_message_idx: 2 },
@@ -39,7 +49,9 @@ describe('one writer for checkpoints and finishes', () => {
     const call = { ...delta.toolCalls[0]!, result: 'answered elsewhere' };
     await ctx.store.commitCheckpoint(runId, epoch, { ...delta, toolCalls: [call] });
     const view = await ctx.store.getRunView(runId);
-    expect(view!.tools.map((t) => [t.tool_call_id, t.result])).toEqual([['call_1_1', 'answered elsewhere']]);
+    expect(view!.tools.map((t) => [t.tool_call_id, t.result])).toEqual([
+      ['call_1_1', 'answered elsewhere'],
+    ]);
   });
 
   it('stores the events a checkpoint and a finish cover in the same statement, numbered after earlier ones', async () => {
@@ -47,15 +59,27 @@ describe('one writer for checkpoints and finishes', () => {
     await ctx.store.appendEvent(runId, { type: 'ActionDecided', data: { by: 'someone' } });
     await ctx.store.commitCheckpoint(runId, epoch, {
       ...batchDelta(1),
-      events: [event(runId, epoch, 'RunStarted'), event(runId, epoch, 'ToolCallCompleted', { toolCallId: 'call_1_1' })],
+      events: [
+        event(runId, epoch, 'RunStarted'),
+        event(runId, epoch, 'ToolCallCompleted', { toolCallId: 'call_1_1' }),
+      ],
     });
     const done = await ctx.store.finishRun(runId, epoch, {
       status: 'COMPLETED',
       content: 'answer',
       error: null,
-      delta: { messages: [{ role: 'assistant', content: 'answer' }], toolCalls: [], usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, events: [event(runId, epoch, 'RunCompleted', { content: 'answer' })] },
+      delta: {
+        messages: [{ role: 'assistant', content: 'answer' }],
+        toolCalls: [],
+        usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+        events: [event(runId, epoch, 'RunCompleted', { content: 'answer' })],
+      },
     });
-    expect(done).toMatchObject({ status: 'COMPLETED', content: 'answer', lastCheckpointAtMessageIndex: 5 });
+    expect(done).toMatchObject({
+      status: 'COMPLETED',
+      content: 'answer',
+      lastCheckpointAtMessageIndex: 5,
+    });
     const events = await ctx.store.listEvents(runId);
     expect(events.map((e) => [e.seq, e.type])).toEqual([
       [1, 'ActionDecided'],
@@ -72,14 +96,28 @@ describe('one writer for checkpoints and finishes', () => {
     const { runId, epoch } = await claimedRun();
     await ctx.store.claimRun(runId, { workerId: 'w2', reason: 'recovered' });
     await expect(
-      ctx.store.commitCheckpoint(runId, epoch, { ...batchDelta(1), events: [event(runId, epoch, 'CheckpointCommitted')] }),
+      ctx.store.commitCheckpoint(runId, epoch, {
+        ...batchDelta(1),
+        events: [event(runId, epoch, 'CheckpointCommitted')],
+      }),
     ).rejects.toBeInstanceOf(LeaseLostError);
     await expect(
-      ctx.store.finishRun(runId, epoch, { status: 'COMPLETED', content: 'late', error: null, delta: { ...batchDelta(2), events: [event(runId, epoch, 'RunCompleted')] } }),
+      ctx.store.finishRun(runId, epoch, {
+        status: 'COMPLETED',
+        content: 'late',
+        error: null,
+        delta: { ...batchDelta(2), events: [event(runId, epoch, 'RunCompleted')] },
+      }),
     ).rejects.toBeInstanceOf(LeaseLostError);
     expect(await ctx.store.listEvents(runId)).toEqual([]);
     const counts = await Promise.all(
-      (['run_messages', 'tool_calls'] as const).map((t) => ctx.db.selectFrom(t).select((eb) => eb.fn.countAll<string>().as('n')).where('run_id', '=', runId).executeTakeFirstOrThrow()),
+      (['run_messages', 'tool_calls'] as const).map((t) =>
+        ctx.db
+          .selectFrom(t)
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('run_id', '=', runId)
+          .executeTakeFirstOrThrow(),
+      ),
     );
     expect(counts.map((c) => Number(c.n))).toEqual([0, 0]);
     expect((await ctx.store.getRun(runId))!.status).toBe('RUNNING');

@@ -26,11 +26,17 @@ type CallColumn = keyof typeof CALL_COLUMNS;
 type CallJson = { [K in CallColumn]: unknown } & { result_ord: number | null };
 
 const COLUMNS = Object.keys(CALL_COLUMNS) as CallColumn[];
-const RECORDSET = sql.raw(`${COLUMNS.map((c) => `${c} ${CALL_COLUMNS[c]}`).join(', ')}, result_ord int`);
+const RECORDSET = sql.raw(
+  `${COLUMNS.map((c) => `${c} ${CALL_COLUMNS[c]}`).join(', ')}, result_ord int`,
+);
 const INSERT_COLUMNS = sql.raw(COLUMNS.join(', '));
 const SELECT_COLUMNS = sql.raw(COLUMNS.map((c) => `c.${c}`).join(', '));
 /** What a `running` row takes from its final record (the key stays). */
-const UPDATE_SET = sql.raw(COLUMNS.filter((c) => c !== 'tool_call_id' && c !== 'started_at').map((c) => `${c} = c.${c}`).join(', '));
+const UPDATE_SET = sql.raw(
+  COLUMNS.filter((c) => c !== 'tool_call_id' && c !== 'started_at')
+    .map((c) => `${c} = c.${c}`)
+    .join(', '),
+);
 
 /** How a finish ends the run, besides its delta. */
 export type DeltaFinish = Pick<RunOutcome, 'status' | 'content' | 'error'>;
@@ -81,7 +87,13 @@ export async function writeDelta(
     );
   }
   if (k > 0) ctes.push(sql`new_events as (${insertEventsAfter(events.map(toStoredEvent))})`);
-  const continued = continueFragments(runId, epoch, delta.appliesContinueRequest, finish?.status, delta.keepsContinueRequest);
+  const continued = continueFragments(
+    runId,
+    epoch,
+    delta.appliesContinueRequest,
+    finish?.status,
+    delta.keepsContinueRequest,
+  );
   if (continued.cte) ctes.push(continued.cte);
   if (finish) {
     ctes.push(sql`ended_attempt as (
@@ -100,7 +112,10 @@ export async function writeDelta(
              updated_at = now()${final}${continued.set}
        where run_id = ${runId} and epoch = ${epoch} and status = ${sql.lit(EXECUTING_STATUS)}${continued.where}
       returning *
-    )${sql.join(ctes.map((cte) => sql`, ${cte}`), sql``)}
+    )${sql.join(
+      ctes.map((cte) => sql`, ${cte}`),
+      sql``,
+    )}
     select * from run`.execute(db);
   const row = rows[0];
   if (!row) throw new LeaseLostError(runId, epoch);

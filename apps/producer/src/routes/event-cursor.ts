@@ -38,7 +38,9 @@ export function parseEventCursor(raw: string): EventCursor | undefined {
     const [key, seq] = part.split('-') as [string, string];
     members.set(key, Number(seq));
   }
-  return Number.isSafeInteger(root) && [...members.values()].every(Number.isSafeInteger) ? { root, members } : undefined;
+  return Number.isSafeInteger(root) && [...members.values()].every(Number.isSafeInteger)
+    ? { root, members }
+    : undefined;
 }
 
 /**
@@ -76,13 +78,17 @@ export class TreeStreamPosition {
     this.sent.set(runId, seq);
     const members = this.runs
       .filter((r) => r.runId !== this.rootRunId)
-      .map((r) => [memberCursorKey(r.runId), this.sent.get(r.runId) ?? this.startOf(r.runId)] as const)
+      .map(
+        (r) => [memberCursorKey(r.runId), this.sent.get(r.runId) ?? this.startOf(r.runId)] as const,
+      )
       .filter(([, memberSeq]) => memberSeq > 0)
       .map(([key, memberSeq]) => `.${key}-${memberSeq}`);
     return `${this.sent.get(this.rootRunId) ?? this.start.root}${members.join('')}`;
   }
 
   private startOf(runId: string): number {
-    return runId === this.rootRunId ? this.start.root : (this.start.members.get(memberCursorKey(runId)) ?? 0);
+    return runId === this.rootRunId
+      ? this.start.root
+      : (this.start.members.get(memberCursorKey(runId)) ?? 0);
   }
 }

@@ -92,7 +92,8 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
     if (!(await client.getRunStatus(runId))) throw new RunNotFoundError(runId);
     const holder = streamHolder(c);
     const release = slots.take(holder.id);
-    if (!release) throw new TooManyStreamsError(holder.kind, slots.maxPerHolder, STREAM_RETRY_AFTER_S);
+    if (!release)
+      throw new TooManyStreamsError(holder.kind, slots.maxPerHolder, STREAM_RETRY_AFTER_S);
 
     return streamSSE(
       c,
@@ -102,7 +103,10 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
         const unsubscribes: (() => Promise<void>)[] = [];
         const followed = new Set<string>();
         /** Forwards the run's live-only events from now on (members: once a poll finds them). */
-        const followLive = async (liveRunId: string, member: MemberFields | undefined): Promise<void> => {
+        const followLive = async (
+          liveRunId: string,
+          member: MemberFields | undefined,
+        ): Promise<void> => {
           if (!withDeltas || followed.has(liveRunId)) return;
           followed.add(liveRunId);
           unsubscribes.push(
@@ -120,7 +124,10 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
         let lastWrite = Date.now();
         const sendLive = async (): Promise<void> => {
           for (const { event, member } of liveEvents.splice(0, liveEvents.length)) {
-            await stream.writeSSE({ event: event.type, data: JSON.stringify(member ? { ...event.data, ...member } : event.data) });
+            await stream.writeSSE({
+              event: event.type,
+              data: JSON.stringify(member ? { ...event.data, ...member } : event.data),
+            });
             lastWrite = Date.now();
           }
         };
@@ -129,7 +136,11 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
             const { run, root } = position.runOf(event.runId);
             const data = root
               ? (event.data ?? null)
-              : { ...(event.data as Record<string, unknown>), ...memberFields(run), member_seq: event.seq };
+              : {
+                  ...(event.data as Record<string, unknown>),
+                  ...memberFields(run),
+                  member_seq: event.seq,
+                };
             await stream.writeSSE({
               id: position.advance(event.runId, event.seq),
               event: event.type,
@@ -144,7 +155,8 @@ export function eventRoutes({ client, live, options = {}, onStreamError }: Event
           const read = await client.readRunTreeEvents(runId, position.after);
           if (!read) return true;
           position.adopt(read.runs);
-          for (const [i, run] of read.runs.entries()) await followLive(run.runId, i === 0 ? undefined : memberFields(run));
+          for (const [i, run] of read.runs.entries())
+            await followLive(run.runId, i === 0 ? undefined : memberFields(run));
           await send(read.events);
           if (read.events.length > 0) return false;
           // The root's status was read before its events: once it is final, nothing is stored after what was read.

@@ -29,14 +29,25 @@ export interface HealthRoutesDeps {
  * answers, else 503 naming the failed ones as `unavailable`; with
  * `showsDetails`, `details` adds each failure's error).
  */
-export function healthRoutes({ checks, showsDetails = () => true, timeoutMs = 2_000 }: HealthRoutesDeps): Hono {
+export function healthRoutes({
+  checks,
+  showsDetails = () => true,
+  timeoutMs = 2_000,
+}: HealthRoutesDeps): Hono {
   const app = new Hono();
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     const names = Object.keys(checks);
     const results = await Promise.all(names.map((name) => probe(checks[name]!, timeoutMs)));
-    const report = Object.fromEntries(names.map((name, i): [string, CheckState] => [name, results[i] === undefined ? 'ok' : 'unavailable']));
-    const failures = names.flatMap((name, i) => (results[i] === undefined ? [] : [[name, results[i]] as const]));
+    const report = Object.fromEntries(
+      names.map((name, i): [string, CheckState] => [
+        name,
+        results[i] === undefined ? 'ok' : 'unavailable',
+      ]),
+    );
+    const failures = names.flatMap((name, i) =>
+      results[i] === undefined ? [] : [[name, results[i]] as const],
+    );
     if (failures.length === 0) return c.json({ status: 'ok', checks: report });
     return c.json(
       {

@@ -6,7 +6,13 @@ import { idempotencyKeyOf } from '../idempotency-key.js';
 import { jsonBody } from '../json-body.js';
 import type { ProducerClient } from '../producer-client.js';
 import type { ProducerMetrics } from '../producer-metrics.js';
-import { cancelRunBodySchema, continueRunBodySchema, createRunBodySchema, decisionsBodySchema, type DecisionsBody } from '../request-schemas.js';
+import {
+  cancelRunBodySchema,
+  continueRunBodySchema,
+  createRunBodySchema,
+  decisionsBodySchema,
+  type DecisionsBody,
+} from '../request-schemas.js';
 import { assertFieldsFit, assertSessionHasRoom, type RunLimits } from '../run-limits.js';
 import { sessionKeyOf } from '../tenant-scope.js';
 
@@ -25,7 +31,8 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
     app.post(`/${kind}s/:name/runs`, async (c) => {
       const body = await jsonBody(c, createRunBodySchema);
       assertFieldsFit(body, limits);
-      if (body.session_id !== undefined) await assertSessionHasRoom(client, sessionKeyOf(c, body.session_id), limits);
+      if (body.session_id !== undefined)
+        await assertSessionHasRoom(client, sessionKeyOf(c, body.session_id), limits);
       const run = await client.enqueueRun({
         entity: { kind, name: c.req.param('name') },
         input: body.input,
@@ -54,7 +61,8 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
     const body = await jsonBody(c, continueRunBodySchema);
     assertFieldsFit(body, limits);
     // A fork joins its source's session: the run's tenant's, whichever key asks.
-    if (body.fork) await assertSessionHasRoom(client, await client.runSession(c.req.param('run_id')), limits);
+    if (body.fork)
+      await assertSessionHasRoom(client, await client.runSession(c.req.param('run_id')), limits);
     const { action, run } = await client.continueRun(c.req.param('run_id'), body);
     if (action !== 'already-queued') metrics.recordEnqueue(run.entity.kind, action);
     return c.json({ ...runStatus(run), action }, 202);
@@ -70,7 +78,12 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
     const body = await jsonBody(c, decisionsBodySchema);
     const result = await client.decide(c.req.param('run_id'), body.decisions.map(toPostedDecision));
     return c.json(
-      { applied: result.applied, already_decided: result.alreadyDecided, pending: result.pending, status: result.status },
+      {
+        applied: result.applied,
+        already_decided: result.alreadyDecided,
+        pending: result.pending,
+        status: result.status,
+      },
       200,
     );
   });
@@ -86,8 +99,16 @@ function toPostedDecision(d: DecisionsBody['decisions'][number]): PostedDecision
         ? { type: 'edit', args: d.args }
         : d.type === 'reject'
           ? { type: 'reject', ...(d.message !== undefined && { message: d.message }) }
-          : { type: 'result', output: d.output, ...(d.is_error !== undefined && { isError: d.is_error }) };
-  return { actionId: d.action_id, decision, ...(d.args_digest !== undefined && { argsDigest: d.args_digest }) };
+          : {
+              type: 'result',
+              output: d.output,
+              ...(d.is_error !== undefined && { isError: d.is_error }),
+            };
+  return {
+    actionId: d.action_id,
+    decision,
+    ...(d.args_digest !== undefined && { argsDigest: d.args_digest }),
+  };
 }
 
 function runStatus(run: RunRecord): { run_id: string; session_id: string; status: string } {

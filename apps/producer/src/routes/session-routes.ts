@@ -18,7 +18,8 @@ export function sessionRoutes(client: ProducerClient): Hono {
   });
   app.delete('/sessions/:session_id', async (c) => {
     const key = sessionKeyOf(c, c.req.param('session_id'));
-    if (!(await client.deleteSession(key))) throw new NotFoundError(`session ${key.sessionId} not found`);
+    if (!(await client.deleteSession(key)))
+      throw new NotFoundError(`session ${key.sessionId} not found`);
     return c.body(null, 204);
   });
   return app;

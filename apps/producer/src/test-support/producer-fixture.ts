@@ -29,7 +29,10 @@ export async function openProducerFixture(
   const database = await testDatabase();
   const client = await ProducerService.connect({
     databaseUrl: database.url,
-    queue: { redisUrl: hasTestRedis() ? testRedisUrl() : undefined, queueName: `test-${randomUUID()}` },
+    queue: {
+      redisUrl: hasTestRedis() ? testRedisUrl() : undefined,
+      queueName: `test-${randomUUID()}`,
+    },
     registry: createRegistry(),
     migrate: true,
   });

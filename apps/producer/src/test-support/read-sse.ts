@@ -12,7 +12,12 @@ export interface SseMessage {
  */
 export async function readSse(
   response: Response,
-  options: { stopAfter?: number; stopAt?: (message: SseMessage) => boolean; abort?: () => void; comments?: string[] } = {},
+  options: {
+    stopAfter?: number;
+    stopAt?: (message: SseMessage) => boolean;
+    abort?: () => void;
+    comments?: string[];
+  } = {},
 ): Promise<SseMessage[]> {
   const messages: SseMessage[] = [];
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -38,7 +43,10 @@ export async function readSse(
       }
       if (!isMessage) continue;
       messages.push(message);
-      if ((options.stopAfter !== undefined && messages.length >= options.stopAfter) || options.stopAt?.(message)) {
+      if (
+        (options.stopAfter !== undefined && messages.length >= options.stopAfter) ||
+        options.stopAt?.(message)
+      ) {
         options.abort?.();
         await reader.cancel().catch(() => undefined);
         return messages;

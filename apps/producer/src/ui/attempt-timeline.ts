@@ -12,10 +12,17 @@ export interface CheckpointMark {
 /** The checkpoints of `CheckpointCommitted` events (epoch, message index, time). */
 export function checkpointMarks(events: readonly StoredEvent[]): CheckpointMark[] {
   return events.map((event) => {
-    const data = (event.data ?? {}) as { epoch?: unknown; lastCheckpointAtMessageIndex?: unknown; at?: unknown };
+    const data = (event.data ?? {}) as {
+      epoch?: unknown;
+      lastCheckpointAtMessageIndex?: unknown;
+      at?: unknown;
+    };
     return {
       epoch: typeof data.epoch === 'number' ? data.epoch : 0,
-      messageIndex: typeof data.lastCheckpointAtMessageIndex === 'number' ? data.lastCheckpointAtMessageIndex : 0,
+      messageIndex:
+        typeof data.lastCheckpointAtMessageIndex === 'number'
+          ? data.lastCheckpointAtMessageIndex
+          : 0,
       at: typeof data.at === 'string' ? data.at : event.createdAt.toISOString(),
     };
   });
@@ -31,7 +38,8 @@ export function attemptTimeline(
   checkpoints: readonly CheckpointMark[],
   now: Date,
 ): Html {
-  if (run.attempts.length === 0) return html`<p class="empty">No attempt yet: the run waits for a worker.</p>`;
+  if (run.attempts.length === 0)
+    return html`<p class="empty">No attempt yet: the run waits for a worker.</p>`;
   const start = Date.parse(run.created_at);
   const ends = [
     Date.parse(run.updated_at),
@@ -47,17 +55,28 @@ export function attemptTimeline(
       const width = Math.max(0.5, Number(at(ended)) - Number(left)).toFixed(2);
       const how = attempt.ended_at ? (attempt.outcome ?? 'ended') : 'running';
       const marks = checkpoints.filter((c) => c.epoch === attempt.epoch);
-      return html`<div class="lane" data-epoch="${attempt.epoch}" data-worker="${attempt.worker_id}" data-outcome="${how}">
+      return html`<div
+        class="lane"
+        data-epoch="${attempt.epoch}"
+        data-worker="${attempt.worker_id}"
+        data-outcome="${how}"
+      >
         <div class="lane-label">
           <strong>#${attempt.epoch}</strong> <code>${attempt.worker_id}</code> · ${attempt.reason} ·
-          ${timeTag(attempt.started_at)} → ${attempt.ended_at ? timeTag(attempt.ended_at) : html`<em>now</em>`} ·
-          <span class="outcome outcome-${how}">${how}</span> · ${marks.length} checkpoint${marks.length === 1 ? '' : 's'}
+          ${timeTag(attempt.started_at)} →
+          ${attempt.ended_at ? timeTag(attempt.ended_at) : html`<em>now</em>`} ·
+          <span class="outcome outcome-${how}">${how}</span> · ${marks.length}
+          checkpoint${marks.length === 1 ? '' : 's'}
         </div>
         <div class="track">
           <div class="bar outcome-${how}" style="left:${left}%;width:${width}%"></div>
           ${marks.map(
             (mark) =>
-              html`<span class="checkpoint" style="left:${at(mark.at)}%" title="checkpoint at message ${mark.messageIndex}, ${mark.at}"></span>`,
+              html`<span
+                class="checkpoint"
+                style="left:${at(mark.at)}%"
+                title="checkpoint at message ${mark.messageIndex}, ${mark.at}"
+              ></span>`,
           )}
         </div>
       </div>`;

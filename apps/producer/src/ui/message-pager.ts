@@ -16,19 +16,28 @@ export function messagePageNumber(total: number, requested: number | undefined):
 export function messagePager(runId: string, page: RunMessagesPage, pageNumber: number): Html {
   const pages = Math.max(1, Math.ceil(page.total / MESSAGES_PER_PAGE));
   const link = (n: number, label: string, rel: string) =>
-    html`<a href="/ui/runs/${encodeURIComponent(runId)}?page=${n}#messages" data-page="${n}" rel="${rel}">${label}</a>`;
+    html`<a
+      href="/ui/runs/${encodeURIComponent(runId)}?page=${n}#messages"
+      data-page="${n}"
+      rel="${rel}"
+      >${label}</a
+    >`;
   const nav = html`<nav class="pager" data-pages="${pages}" data-page="${pageNumber}">
     ${pageNumber > 1 ? html`${link(1, '⇤ First', 'first')} ${link(pageNumber - 1, '← Earlier', 'prev')}` : ''}
-    <span>messages ${page.messages[0]?.index ?? 0}–${page.messages.at(-1)?.index ?? 0} of ${page.total} · page ${pageNumber} of ${pages}</span>
+    <span
+      >messages ${page.messages[0]?.index ?? 0}–${page.messages.at(-1)?.index ?? 0} of ${page.total}
+      · page ${pageNumber} of ${pages}</span
+    >
     ${pageNumber < pages ? html`${link(pageNumber + 1, 'Later →', 'next')} ${link(pages, 'Last ⇥', 'last')}` : ''}
   </nav>`;
   if (page.total === 0) return html`<p class="empty">No message yet.</p>`;
   return html`${nav}
     <ol class="messages" start="${page.messages[0]?.index ?? 0}">
       ${page.messages.map(
-        ({ index, message }) => html`<li class="message role-${message.role}" data-index="${index}">
-          <span class="role">${message.role}</span> ${messageBody(message)}
-        </li>`,
+        ({ index, message }) =>
+          html`<li class="message role-${message.role}" data-index="${index}">
+            <span class="role">${message.role}</span> ${messageBody(message)}
+          </li>`,
       )}
     </ol>
     ${nav}`;
@@ -41,9 +50,13 @@ function messageBody(message: Message): Html {
     case 'assistant':
       return html`${message.content ? foldedText(message.content, 400) : ''}
       ${(message.toolCalls ?? []).map(
-        (call) => html`<div class="call">→ <strong>${call.name}</strong> <code>${call.arguments}</code></div>`,
+        (call) =>
+          html`<div class="call">
+            → <strong>${call.name}</strong> <code>${call.arguments}</code>
+          </div>`,
       )}`;
     case 'tool':
-      return html`<span class="muted">${message.name}${message.isError ? ' (error)' : ''}</span> ${foldedText(message.content, 400)}`;
+      return html`<span class="muted">${message.name}${message.isError ? ' (error)' : ''}</span>
+        ${foldedText(message.content, 400)}`;
   }
 }

@@ -27,31 +27,33 @@ export function canAct(viewer: Viewer): boolean {
 /** The page shell: head with the local script and styles, the top bar, and `body`. */
 export function pageLayout(title: string, viewer: Viewer, body: Html): Html {
   return html`<!doctype html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <meta name="csrf-token" content="${viewer.csrfToken}" />
-    <title>${title} · Cairn</title>
-    <link rel="stylesheet" href="${UI_ASSETS_PATH}/ui.css" />
-    <script src="${UI_ASSETS_PATH}/ui.js" defer></script>
-  </head>
-  <body>
-    <header class="top">
-      <a class="brand" href="/ui">Cairn runs</a>
-      ${viewer.principal?.tenantId ? '' : html`<a href="/admin/queues">Queues</a>`}
-      <span class="spacer"></span>
-      ${viewer.principal?.access === 'read' ? html`<span class="badge read-only" title="this key may only read">read-only</span>` : ''}
-      ${viewer.signedIn
-        ? html`<form method="post" action="/ui/logout" class="inline">
-            <input type="hidden" name="${CSRF_FIELD}" value="${viewer.csrfToken}" />
-            <button type="submit" id="sign-out">Sign out</button>
-          </form>`
-        : ''}
-    </header>
-    <main>${body}</main>
-  </body>
-</html>`;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="csrf-token" content="${viewer.csrfToken}" />
+        <title>${title} · Cairn</title>
+        <link rel="stylesheet" href="${UI_ASSETS_PATH}/ui.css" />
+        <script src="${UI_ASSETS_PATH}/ui.js" defer></script>
+      </head>
+      <body>
+        <header class="top">
+          <a class="brand" href="/ui">Cairn runs</a>
+          ${viewer.principal?.tenantId ? '' : html`<a href="/admin/queues">Queues</a>`}
+          <span class="spacer"></span>
+          ${viewer.principal?.access === 'read' ? html`<span class="badge read-only" title="this key may only read">read-only</span>` : ''}
+          ${
+            viewer.signedIn
+              ? html`<form method="post" action="/ui/logout" class="inline">
+                  <input type="hidden" name="${CSRF_FIELD}" value="${viewer.csrfToken}" />
+                  <button type="submit" id="sign-out">Sign out</button>
+                </form>`
+              : ''
+          }
+        </header>
+        <main>${body}</main>
+      </body>
+    </html>`;
 }
 
 /** A timestamp as a `<time>` element (UTC, to the second), or a dash. */
@@ -75,5 +77,8 @@ export function prettyJson(value: unknown): string {
 export function foldedText(text: string, preview = 160): Html {
   if (text.length <= preview && !text.includes('\n')) return html`<pre class="value">${text}</pre>`;
   const head = text.split('\n')[0]!.slice(0, preview);
-  return html`<details><summary><code>${head}…</code></summary><pre class="value">${text}</pre></details>`;
+  return html`<details>
+    <summary><code>${head}…</code></summary>
+    <pre class="value">${text}</pre>
+  </details>`;
 }

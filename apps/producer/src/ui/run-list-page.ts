@@ -31,34 +31,55 @@ export function runListPage(query: RunListQuery, page: RunListPage, viewer: View
           <select name="status">
             <option value="">any</option>
             ${RUN_STATUSES.map(
-              (s) => html`<option value="${s}" ${query.status === s ? 'selected' : ''}>${s}</option>`,
+              (s) =>
+                html`<option value="${s}" ${query.status === s ? 'selected' : ''}>${s}</option>`,
             )}
           </select></label
         >
-        <label>Entity <input name="entity" value="${query.entity ?? ''}" placeholder="research-team" /></label>
-        <label><input type="checkbox" name="paused" value="1" ${query.paused ? 'checked' : ''} /> paused only</label>
+        <label
+          >Entity <input name="entity" value="${query.entity ?? ''}" placeholder="research-team"
+        /></label>
+        <label
+          ><input type="checkbox" name="paused" value="1" ${query.paused ? 'checked' : ''} /> paused
+          only</label
+        >
         <button type="submit">Filter</button>
       </form>
-      ${page.runs.length === 0
-        ? html`<p class="empty">No runs match.</p>`
-        : html`<table class="runs" id="run-table">
-            <thead>
-              <tr><th>Run</th><th>Entity</th><th>Status</th><th>Checkpoint</th><th>Created</th><th>Updated</th><th>Input</th></tr>
-            </thead>
-            <tbody>
-              ${page.runs.map(
-                (run) => html`<tr data-run-id="${run.run_id}">
-                  <td><a href="/ui/runs/${encodeURIComponent(run.run_id)}"><code>${run.run_id}</code></a></td>
-                  <td>${run.entity.kind} <strong>${run.entity.name}</strong></td>
-                  <td>${statusBadge(run.status)}</td>
-                  <td>${run.checkpoint}</td>
-                  <td>${timeTag(run.created_at)}</td>
-                  <td>${timeTag(run.updated_at)}</td>
-                  <td class="input">${run.input.slice(0, 120)}</td>
-                </tr>`,
-              )}
-            </tbody>
-          </table>`}
+      ${
+        page.runs.length === 0
+          ? html`<p class="empty">No runs match.</p>`
+          : html`<table class="runs" id="run-table">
+              <thead>
+                <tr>
+                  <th>Run</th>
+                  <th>Entity</th>
+                  <th>Status</th>
+                  <th>Checkpoint</th>
+                  <th>Created</th>
+                  <th>Updated</th>
+                  <th>Input</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${page.runs.map(
+                  (run) =>
+                    html`<tr data-run-id="${run.run_id}">
+                      <td>
+                        <a href="/ui/runs/${encodeURIComponent(run.run_id)}"
+                          ><code>${run.run_id}</code></a
+                        >
+                      </td>
+                      <td>${run.entity.kind} <strong>${run.entity.name}</strong></td>
+                      <td>${statusBadge(run.status)}</td>
+                      <td>${run.checkpoint}</td>
+                      <td>${timeTag(run.created_at)}</td>
+                      <td>${timeTag(run.updated_at)}</td>
+                      <td class="input">${run.input.slice(0, 120)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+      }
       <nav class="pager">
         ${query.page > 1 ? html`<a href="${link(query.page - 1)}" rel="prev">← Newer</a>` : ''}
         <span>page ${query.page}</span>

@@ -1,10 +1,25 @@
-import { CANCELLABLE_STATUSES, DefinitionChangedError, FINAL_EVENT_TYPES, FINAL_STATUSES, LIVE_EVENT_TYPES, RUN_EVENT_TYPES } from '@cairn/engine';
+import {
+  CANCELLABLE_STATUSES,
+  DefinitionChangedError,
+  FINAL_EVENT_TYPES,
+  FINAL_STATUSES,
+  LIVE_EVENT_TYPES,
+  RUN_EVENT_TYPES,
+} from '@cairn/engine';
 import type { RunMessagesPage, RunView } from '@cairn/store';
 import { html } from 'hono/html';
 import { attemptTimeline, type CheckpointMark } from './attempt-timeline.js';
 import { memberRuns } from './member-runs.js';
 import { messagePager } from './message-pager.js';
-import { canAct, pageLayout, prettyJson, statusBadge, timeTag, type Html, type Viewer } from './page-layout.js';
+import {
+  canAct,
+  pageLayout,
+  prettyJson,
+  statusBadge,
+  timeTag,
+  type Html,
+  type Viewer,
+} from './page-layout.js';
 import { pendingActions } from './pending-actions.js';
 import { toolBatches } from './tool-batches.js';
 
@@ -44,33 +59,74 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
       <section data-refresh="header" class="run-header">
         <h1><code>${run.run_id}</code> ${statusBadge(run.status)}</h1>
         <dl>
-          <dt>Entity</dt><dd>${run.entity.kind} <strong>${run.entity.name}</strong></dd>
-          <dt>Checkpoint mode</dt><dd>${run.checkpoint}</dd>
-          ${run.definition_hash === null ? '' : html`<dt>Definition</dt><dd><code>${run.definition_hash}</code></dd>`}
-          <dt>Session</dt><dd><code>${run.session_id}</code></dd>
-          ${run.parent_run_id
-            ? html`<dt>Team run</dt><dd><a href="/ui/runs/${encodeURIComponent(run.parent_run_id)}"><code>${run.parent_run_id}</code></a></dd>`
-            : ''}
-          <dt>Created</dt><dd>${timeTag(run.created_at)}</dd>
-          <dt>Updated</dt><dd>${timeTag(run.updated_at)}</dd>
-          <dt>Last checkpoint</dt><dd>message ${run.last_checkpoint_at_message_index} · epoch ${run.epoch}</dd>
-          <dt>Usage</dt><dd>${run.usage.totalTokens} tokens (${run.usage.inputTokens} in, ${run.usage.outputTokens} out)</dd>
-          ${run.cancel_requested_at ? html`<dt>Cancel requested</dt><dd>${timeTag(run.cancel_requested_at)}</dd>` : ''}
+          <dt>Entity</dt>
+          <dd>${run.entity.kind} <strong>${run.entity.name}</strong></dd>
+          <dt>Checkpoint mode</dt>
+          <dd>${run.checkpoint}</dd>
+          ${
+            run.definition_hash === null
+              ? ''
+              : html`<dt>Definition</dt>
+                  <dd><code>${run.definition_hash}</code></dd>`
+          }
+          <dt>Session</dt>
+          <dd><code>${run.session_id}</code></dd>
+          ${
+            run.parent_run_id
+              ? html`<dt>Team run</dt>
+                  <dd>
+                    <a href="/ui/runs/${encodeURIComponent(run.parent_run_id)}"
+                      ><code>${run.parent_run_id}</code></a
+                    >
+                  </dd>`
+              : ''
+          }
+          <dt>Created</dt>
+          <dd>${timeTag(run.created_at)}</dd>
+          <dt>Updated</dt>
+          <dd>${timeTag(run.updated_at)}</dd>
+          <dt>Last checkpoint</dt>
+          <dd>message ${run.last_checkpoint_at_message_index} · epoch ${run.epoch}</dd>
+          <dt>Usage</dt>
+          <dd>
+            ${run.usage.totalTokens} tokens (${run.usage.inputTokens} in, ${run.usage.outputTokens}
+            out)
+          </dd>
+          ${
+            run.cancel_requested_at
+              ? html`<dt>Cancel requested</dt>
+                  <dd>${timeTag(run.cancel_requested_at)}</dd>`
+              : ''
+          }
         </dl>
         ${run.error ? html`<div class="error-box"><strong>${run.error.name}</strong>: ${run.error.message}</div>` : ''}
       </section>
 
       <section class="controls">
         <div data-refresh="controls" class="buttons">
-          <button data-command="cancel" ${disabledUnless(CANCELLABLE_STATUSES.includes(run.status))}>Cancel</button>
+          <button
+            data-command="cancel"
+            ${disabledUnless(CANCELLABLE_STATUSES.includes(run.status))}
+          >
+            Cancel
+          </button>
           <button data-command="continue" ${disabledUnless(true)}>Continue</button>
           <button data-command="fork" ${disabledUnless(true)}>Fork</button>
-          ${run.error?.name === DefinitionChangedError.name
-            ? html`<button data-command="upgrade" ${disabledUnless(true)}>Continue on the new definition</button>`
-            : ''}
+          ${
+            run.error?.name === DefinitionChangedError.name
+              ? html`<button data-command="upgrade" ${disabledUnless(true)}>
+                  Continue on the new definition
+                </button>`
+              : ''
+          }
           ${acting ? '' : html`<span class="muted">This key may only read.</span>`}
         </div>
-        <textarea id="continue-input" rows="2" placeholder="optional input for continue / fork" ${disabledUnless(true)}></textarea>
+        <textarea
+          id="continue-input"
+          rows="2"
+          placeholder="optional input for continue / fork"
+          ${disabledUnless(true)}
+        ></textarea>
         <p id="flash" role="status" aria-live="polite"></p>
       </section>
 
@@ -103,14 +159,18 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
 
       <section>
         <h2>Live tail</h2>
-        <p class="muted" id="tail-state">${live ? 'following the run…' : 'the run is not running'}</p>
+        <p class="muted" id="tail-state">
+          ${live ? 'following the run…' : 'the run is not running'}
+        </p>
         ${data.liveText ? html`<pre id="live-text" class="value live-text" aria-live="polite" hidden></pre>` : ''}
         <ol id="tail" class="tail"></ol>
       </section>
 
       <section id="messages">
         <h2>Messages</h2>
-        <div data-refresh="messages">${messagePager(run.run_id, data.messages, data.messagePage)}</div>
+        <div data-refresh="messages">
+          ${messagePager(run.run_id, data.messages, data.messagePage)}
+        </div>
       </section>
 
       <details>

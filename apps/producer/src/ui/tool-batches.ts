@@ -8,28 +8,46 @@ export function toolBatches(tools: readonly ToolCallView[]): Html {
   const batches = new Map<number, ToolCallView[]>();
   for (const call of tools) batches.set(call.batch, [...(batches.get(call.batch) ?? []), call]);
   return html`${[...batches].map(
-    ([batch, calls]) => html`<div class="batch" data-batch="${batch}">
-      <h3>Batch ${batch}</h3>
-      <table class="tools">
-        <thead><tr><th>Tool</th><th>Status</th><th>Duration</th><th>Args</th><th>Result</th></tr></thead>
-        <tbody>
-          ${calls.map(
-            (call) => html`<tr data-tool-call-id="${call.tool_call_id}" data-status="${call.status}">
-              <td>
-                <strong>${call.name}</strong><br /><code class="muted">${call.tool_call_id}</code>
-                ${call.child_run_id
-                  ? html`<br /><a href="/ui/runs/${encodeURIComponent(call.child_run_id)}">member run</a>`
-                  : ''}
-              </td>
-              <td><span class="tool-status tool-${call.status}">${call.status}</span></td>
-              <td>${duration(call.started_at, call.ended_at)}</td>
-              <td>${foldedText(prettyJson(call.args))}</td>
-              <td>${call.result === null ? html`<span class="muted">–</span>` : foldedText(call.result)}</td>
-            </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>`,
+    ([batch, calls]) =>
+      html`<div class="batch" data-batch="${batch}">
+        <h3>Batch ${batch}</h3>
+        <table class="tools">
+          <thead>
+            <tr>
+              <th>Tool</th>
+              <th>Status</th>
+              <th>Duration</th>
+              <th>Args</th>
+              <th>Result</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${calls.map(
+              (call) =>
+                html`<tr data-tool-call-id="${call.tool_call_id}" data-status="${call.status}">
+                  <td>
+                    <strong>${call.name}</strong><br /><code class="muted"
+                      >${call.tool_call_id}</code
+                    >
+                    ${
+                      call.child_run_id
+                        ? html`<br /><a href="/ui/runs/${encodeURIComponent(call.child_run_id)}"
+                              >member run</a
+                            >`
+                        : ''
+                    }
+                  </td>
+                  <td><span class="tool-status tool-${call.status}">${call.status}</span></td>
+                  <td>${duration(call.started_at, call.ended_at)}</td>
+                  <td>${foldedText(prettyJson(call.args))}</td>
+                  <td>
+                    ${call.result === null ? html`<span class="muted">–</span>` : foldedText(call.result)}
+                  </td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+      </div>`,
   )}`;
 }
 

@@ -30,7 +30,13 @@ const URL_PATH_CHARACTERS = /^[\x21-\x7e]*$/;
  * `Location` header.
  */
 export function safeNextPath(raw: unknown): string {
-  if (typeof raw !== 'string' || !raw.startsWith('/') || raw.startsWith('//') || raw.includes('\\')) return '/ui';
+  if (typeof raw !== 'string' || !raw.startsWith('/') || raw.startsWith('//') || raw.includes('\\'))
+    return '/ui';
   if (!URL_PATH_CHARACTERS.test(raw)) return '/ui';
-  return raw === '/ui' || raw.startsWith('/ui/') || raw.startsWith('/ui?') || raw.startsWith('/admin/queues') ? raw : '/ui';
+  return raw === '/ui' ||
+    raw.startsWith('/ui/') ||
+    raw.startsWith('/ui?') ||
+    raw.startsWith('/admin/queues')
+    ? raw
+    : '/ui';
 }

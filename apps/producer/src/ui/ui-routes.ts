@@ -6,7 +6,13 @@ import { deleteCookie, setCookie } from 'hono/cookie';
 import { html } from 'hono/html';
 import type { ApiKeyRing, Principal } from '../api-keys.js';
 import { requestPrincipal } from '../api-key-auth.js';
-import { CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_S, type BrowserSession, type BrowserSessions } from '../browser-session.js';
+import {
+  CSRF_COOKIE,
+  SESSION_COOKIE,
+  SESSION_MAX_AGE_S,
+  type BrowserSession,
+  type BrowserSessions,
+} from '../browser-session.js';
 import { ForbiddenError } from '../errors.js';
 import { formBody } from '../form-body.js';
 import type { ProducerClient } from '../producer-client.js';
@@ -45,7 +51,14 @@ const ASSETS: Readonly<Record<string, { body: string; type: string }>> = {
  * call the HTTP API from the page's script. Their security headers
  * (`PAGE_CONTENT_SECURITY_POLICY`) come from `securityHeaders`, in front of every route.
  */
-export function uiRoutes({ client, keys, sessions, liveText, signInThrottle, onAuthFailure }: UiRoutesDeps): Hono {
+export function uiRoutes({
+  client,
+  keys,
+  sessions,
+  liveText,
+  signInThrottle,
+  onAuthFailure,
+}: UiRoutesDeps): Hono {
   const app = new Hono();
 
   app.get('/assets/:file', (c) => {
@@ -59,7 +72,13 @@ export function uiRoutes({ client, keys, sessions, liveText, signInThrottle, onA
     const paused = c.req.query('paused') === '1';
     const entity = c.req.query('entity')?.trim() || undefined;
     const page = pageParameter('page', c.req.query('page')) ?? 1;
-    const statuses = paused ? (status && status !== PAUSED_STATUS ? [] : [PAUSED_STATUS]) : status ? [status] : [];
+    const statuses = paused
+      ? status && status !== PAUSED_STATUS
+        ? []
+        : [PAUSED_STATUS]
+      : status
+        ? [status]
+        : [];
     const list =
       paused && statuses.length === 0
         ? { runs: [], hasMore: false }
@@ -78,21 +97,46 @@ export function uiRoutes({ client, keys, sessions, liveText, signInThrottle, onA
     const requestedPage = pageParameter('page', c.req.query('page'));
     const run = await client.getRun(runId, { messages: false });
     if (!run) {
-      return c.html(pageLayout('Run not found', viewerOf(c), html`<h1>No run <code>${runId}</code></h1><p><a href="/ui">All runs</a></p>`), 404);
+      return c.html(
+        pageLayout(
+          'Run not found',
+          viewerOf(c),
+          html`<h1>No run <code>${runId}</code></h1>
+            <p><a href="/ui">All runs</a></p>`,
+        ),
+        404,
+      );
     }
     const first = await client.listRunMessages(runId, { offset: 0, limit: 0 });
     const messagePage = messagePageNumber(first.total, requestedPage);
     const [messages, checkpoints] = await Promise.all([
-      client.listRunMessages(runId, { offset: (messagePage - 1) * MESSAGES_PER_PAGE, limit: MESSAGES_PER_PAGE }),
+      client.listRunMessages(runId, {
+        offset: (messagePage - 1) * MESSAGES_PER_PAGE,
+        limit: MESSAGES_PER_PAGE,
+      }),
       client.listEventsOfTypes(runId, ['CheckpointCommitted']),
     ]);
     return c.html(
-      runPage({ run, messages, messagePage, checkpoints: checkpointMarks(checkpoints), now: new Date(), liveText }, viewerOf(c)),
+      runPage(
+        {
+          run,
+          messages,
+          messagePage,
+          checkpoints: checkpointMarks(checkpoints),
+          now: new Date(),
+          liveText,
+        },
+        viewerOf(c),
+      ),
     );
   });
 
   app.get('/login', (c) => {
-    const notice = !keys.enabled ? 'auth-off' : c.req.query('signed_out') === '1' ? 'signed-out' : 'none';
+    const notice = !keys.enabled
+      ? 'auth-off'
+      : c.req.query('signed_out') === '1'
+        ? 'signed-out'
+        : 'none';
     return c.html(loginPage(safeNextPath(c.req.query('next')), notice));
   });
 
@@ -104,7 +148,9 @@ export function uiRoutes({ client, keys, sessions, liveText, signInThrottle, onA
     const attempt = signInThrottle.attempt(clientAddress(c));
     if (!attempt.allowed) {
       onAuthFailure?.('throttled');
-      return c.html(loginPage(next, 'throttled'), 429, { 'Retry-After': String(attempt.retryAfterS) });
+      return c.html(loginPage(next, 'throttled'), 429, {
+        'Retry-After': String(attempt.retryAfterS),
+      });
     }
     const principal = typeof form.key === 'string' ? keys.find(form.key.trim()) : undefined;
     if (!principal) {

@@ -32,6 +32,8 @@ it("shows a tenant's key only its tenant's runs, hides Bull Board from it, and a
   expect(adminList).toContain(globexRun);
   expect(adminList).toContain('href="/admin/queues"');
 
-  expect((await app.request(`/ui/runs/${globexRun}`, { headers: as('acme-key') })).status).toBe(404);
+  expect((await app.request(`/ui/runs/${globexRun}`, { headers: as('acme-key') })).status).toBe(
+    404,
+  );
   expect((await app.request(`/ui/runs/${acmeRun}`, { headers: as('acme-key') })).status).toBe(200);
 });

@@ -60,7 +60,17 @@ export interface PendingActionRecord {
 /** A pending action as the engine creates it at a pause (the store adds the rest). */
 export type NewPendingAction = Pick<
   PendingActionRecord,
-  'actionId' | 'kind' | 'memberPath' | 'toolCallId' | 'tool' | 'args' | 'argsDigest' | 'argsSchema' | 'batch' | 'onTimeout' | 'expiresAt'
+  | 'actionId'
+  | 'kind'
+  | 'memberPath'
+  | 'toolCallId'
+  | 'tool'
+  | 'args'
+  | 'argsDigest'
+  | 'argsSchema'
+  | 'batch'
+  | 'onTimeout'
+  | 'expiresAt'
 >;
 
 /** A decision as posted: the action it is for, and optionally the digest the caller saw. */
@@ -91,7 +101,9 @@ export function actionIdempotencyKey(actionId: string): string {
 }
 
 /** A pending action as the `RunPaused` event shows it. */
-export function actionSummary(action: NewPendingAction | PendingActionRecord): Record<string, unknown> {
+export function actionSummary(
+  action: NewPendingAction | PendingActionRecord,
+): Record<string, unknown> {
   return {
     action_id: action.actionId,
     kind: action.kind,

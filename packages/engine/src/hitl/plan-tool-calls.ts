@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ToolCallRequest } from '../messages.js';
 import type { ExecutableTool, ToolGate } from '../executable-tool.js';
-import { finishedOutcome, idempotencyKeyFor, parseToolArguments, recordedArguments, type ToolCallOutcome } from '../tool-call-outcome.js';
+import {
+  finishedOutcome,
+  idempotencyKeyFor,
+  parseToolArguments,
+  recordedArguments,
+  type ToolCallOutcome,
+} from '../tool-call-outcome.js';
 import type { NewPendingAction, PendingActionRecord } from './pending-action.js';
 import { actionIdempotencyKey, digestArgs } from './pending-action.js';
 
@@ -46,7 +52,10 @@ export interface PlanContext {
  * with unparsable or invalid arguments are never gated: the executor turns
  * them into the error the model sees, and nothing runs.
  */
-export async function planToolCalls(calls: readonly ToolCallRequest[], context: PlanContext): Promise<ToolCallPlan> {
+export async function planToolCalls(
+  calls: readonly ToolCallRequest[],
+  context: PlanContext,
+): Promise<ToolCallPlan> {
   const plan: ToolCallPlan = { execute: [], decided: [], settled: [], gated: [], waiting: [] };
   for (const call of calls) {
     const action = context.actions.get(call.id);
@@ -62,32 +71,73 @@ export async function planToolCalls(calls: readonly ToolCallRequest[], context: 
     }
     let gated: boolean;
     try {
-      gated = await tool.gate.isGated(args.value, { runId: context.runId, toolCallId: call.id, signal: context.signal });
+      gated = await tool.gate.isGated(args.value, {
+        runId: context.runId,
+        toolCallId: call.id,
+        signal: context.signal,
+      });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      plan.settled.push(settledOutcome(call, context.runId, context.batch, `Tool "${call.name}" was not run: its approval check failed: ${reason}`, true));
+      plan.settled.push(
+        settledOutcome(
+          call,
+          context.runId,
+          context.batch,
+          `Tool "${call.name}" was not run: its approval check failed: ${reason}`,
+          true,
+        ),
+      );
       continue;
     }
     if (!gated) {
       plan.execute.push(call);
       continue;
     }
-    plan.gated.push({ call, action: newAction(call, args.value, tool.gate, tool, context.batch, await context.memberPath()) });
+    plan.gated.push({
+      call,
+      action: newAction(
+        call,
+        args.value,
+        tool.gate,
+        tool,
+        context.batch,
+        await context.memberPath(),
+      ),
+    });
   }
-  plan.decided.sort((a, b) => (a.action.decidedAt?.getTime() ?? 0) - (b.action.decidedAt?.getTime() ?? 0));
+  plan.decided.sort(
+    (a, b) => (a.action.decidedAt?.getTime() ?? 0) - (b.action.decidedAt?.getTime() ?? 0),
+  );
   return plan;
 }
 
-function followDecision(plan: ToolCallPlan, call: ToolCallRequest, action: PendingActionRecord, batch: number): void {
+function followDecision(
+  plan: ToolCallPlan,
+  call: ToolCallRequest,
+  action: PendingActionRecord,
+  batch: number,
+): void {
   const settle = (content: string, isError: boolean) =>
-    plan.settled.push(settledOutcome(call, action.runId, batch, content, isError, actionIdempotencyKey(action.actionId)));
+    plan.settled.push(
+      settledOutcome(
+        call,
+        action.runId,
+        batch,
+        content,
+        isError,
+        actionIdempotencyKey(action.actionId),
+      ),
+    );
   const decision = action.decision;
   if (action.status === 'pending') {
     plan.waiting.push(action);
     return;
   }
   if (action.status === 'cancelled' || !decision) {
-    const why = action.status === 'cancelled' ? 'it was cancelled before anyone decided it' : 'nobody decided it in time (approval timed out)';
+    const why =
+      action.status === 'cancelled'
+        ? 'it was cancelled before anyone decided it'
+        : 'nobody decided it in time (approval timed out)';
     settle(`Tool "${call.name}" was not run: ${why}.`, true);
     return;
   }

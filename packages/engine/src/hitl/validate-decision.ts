@@ -16,10 +16,15 @@ export function validateDecision(action: PendingActionRecord, decision: ActionDe
     );
   }
   if (action.kind === 'external' && (decision.type === 'approve' || decision.type === 'edit')) {
-    throw new InvalidDecisionError(action.actionId, `action ${action.actionId} is external: decide result (with the output) or reject`);
+    throw new InvalidDecisionError(
+      action.actionId,
+      `action ${action.actionId} is external: decide result (with the output) or reject`,
+    );
   }
   if (decision.type !== 'edit' || action.argsSchema === null) return;
-  const parsed = z.fromJSONSchema(action.argsSchema as Parameters<typeof z.fromJSONSchema>[0]).safeParse(decision.args);
+  const parsed = z
+    .fromJSONSchema(action.argsSchema as Parameters<typeof z.fromJSONSchema>[0])
+    .safeParse(decision.args);
   if (!parsed.success) {
     throw new InvalidDecisionError(
       action.actionId,

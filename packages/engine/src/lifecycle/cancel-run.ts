@@ -29,7 +29,8 @@ export async function cancelRun(deps: CancelRunDeps, runId: string): Promise<Run
   const live = await jobs.liveJobOf(runId);
   if (requested.status === 'PENDING' || !live?.active) {
     const cancelled = await store.forceCancel(runId, { onlyIfEpoch: requested.epoch });
-    if (live) await jobs.carryOut([{ kind: 'remove-job', runId, jobId: live.jobId, cause: 'cancelled' }]);
+    if (live)
+      await jobs.carryOut([{ kind: 'remove-job', runId, jobId: live.jobId, cause: 'cancelled' }]);
     if (cancelled) return cancelled;
   }
   const deadline = Date.now() + deps.graceMs;

@@ -9,7 +9,11 @@ import type { ExecuteOptions } from './execute-options.js';
  * team epoch it must still hold. Throws what the store throws: a claim that
  * lost a race (`RunNotContinuableError`, `LeaseLostError` for a member).
  */
-export function claimExecution(resources: EngineResources, runId: string, options: ExecuteOptions): Promise<Claim> {
+export function claimExecution(
+  resources: EngineResources,
+  runId: string,
+  options: ExecuteOptions,
+): Promise<Claim> {
   return resources.store.claimRun(runId, {
     workerId: resources.workerId,
     reason: options.reason,

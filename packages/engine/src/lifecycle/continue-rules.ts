@@ -22,7 +22,9 @@ export const CONTINUE_RULES = {
 } as const satisfies Record<RunStatus, 'resume' | 'already-queued' | 'fork-only' | 'refuse'>;
 
 /** Statuses a continue resumes in place; its request is stored only while the run is in one of them. */
-export const CONTINUE_IN_PLACE_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter((s) => CONTINUE_RULES[s] === 'resume');
+export const CONTINUE_IN_PLACE_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter(
+  (s) => CONTINUE_RULES[s] === 'resume',
+);
 
 /**
  * Applies {@link CONTINUE_RULES} to a run: RUNNING and ERROR resume in place,
@@ -59,7 +61,11 @@ export function decideContinue(
       return { action: 'already-queued', run };
     case 'fork-only':
       if (options.fork && options.upgrade) {
-        throw new RunNotContinuableError(runId, run.status, 'a fork always starts on the current definition; drop upgrade, which applies to a run resumed in place');
+        throw new RunNotContinuableError(
+          runId,
+          run.status,
+          'a fork always starts on the current definition; drop upgrade, which applies to a run resumed in place',
+        );
       }
       if (options.fork) return { action: 'fork', run };
       throw new RunNotContinuableError(

@@ -1,6 +1,10 @@
 import type { EngineResources } from '../engine-resources.js';
 import { ContinuePendingError } from '../errors.js';
-import { CONTINUE_IN_PLACE_STATUSES, decideContinue, type ContinueDecision } from './continue-rules.js';
+import {
+  CONTINUE_IN_PLACE_STATUSES,
+  decideContinue,
+  type ContinueDecision,
+} from './continue-rules.js';
 import { forkRun } from './fork-run.js';
 
 /** What `continueRun` takes. */
@@ -24,7 +28,11 @@ export interface ContinueRequest {
  * creates the new run ({@link forkRun}). Throws `ContinuePendingError` when
  * another continue's input still waits.
  */
-export async function continueRun(resources: EngineResources, runId: string, request: ContinueRequest = {}): Promise<ContinueDecision> {
+export async function continueRun(
+  resources: EngineResources,
+  runId: string,
+  request: ContinueRequest = {},
+): Promise<ContinueDecision> {
   for (;;) {
     const decision = decideContinue(runId, await resources.store.getRun(runId), request);
     if (decision.action === 'fork') return forkRun(resources, decision.run, request.input);
@@ -35,7 +43,11 @@ export async function continueRun(resources: EngineResources, runId: string, req
 }
 
 /** Stores a resume-in-place continue; undefined when the run left the statuses a continue resumes from. */
-async function recordContinue(resources: EngineResources, runId: string, request: ContinueRequest): Promise<ContinueDecision | undefined> {
+async function recordContinue(
+  resources: EngineResources,
+  runId: string,
+  request: ContinueRequest,
+): Promise<ContinueDecision | undefined> {
   const { store } = resources;
   const input = request.input?.trim() ? request.input : null;
   const recorded = await store.recordContinueRequest(runId, {

@@ -1,6 +1,11 @@
 import { ActionExpiredError, ArgsDigestMismatchError, DecisionConflictError } from '../errors.js';
 import { digestArgs } from '../hitl/pending-action.js';
-import type { ActionDecision, DecisionsResult, PendingActionRecord, PostedDecision } from '../hitl/pending-action.js';
+import type {
+  ActionDecision,
+  DecisionsResult,
+  PendingActionRecord,
+  PostedDecision,
+} from '../hitl/pending-action.js';
 import type { DecisionStore, DecisionValidator } from '../run-control-store.js';
 import { resumeIntent, type JobIntent } from './intents.js';
 import { canTransition, RUN_TRANSITIONS, type RunStatus } from './run-status.js';
@@ -27,7 +32,11 @@ export const DECIDABLE_RUN_STATUSES: readonly RunStatus[] = RUN_TRANSITIONS.resu
  * `DecisionConflictError` (another decision recorded, the action cancelled,
  * or its run no longer PAUSED) or `ActionExpiredError`.
  */
-export function judgeDecision(action: PendingActionRecord, posted: PostedDecision, context: DecisionContext): DecisionVerdict {
+export function judgeDecision(
+  action: PendingActionRecord,
+  posted: PostedDecision,
+  context: DecisionContext,
+): DecisionVerdict {
   if (posted.argsDigest !== undefined && posted.argsDigest !== action.argsDigest) {
     throw new ArgsDigestMismatchError(action.actionId, action.argsDigest, posted.argsDigest);
   }
@@ -43,7 +52,10 @@ export function judgeDecision(action: PendingActionRecord, posted: PostedDecisio
     case 'expired':
       throw new ActionExpiredError(action.actionId);
     case 'cancelled':
-      throw new DecisionConflictError(action.actionId, `action ${action.actionId} was cancelled with its run`);
+      throw new DecisionConflictError(
+        action.actionId,
+        `action ${action.actionId} was cancelled with its run`,
+      );
     case 'pending':
       break;
   }
@@ -74,8 +86,11 @@ export interface DecidedTree {
  * and the epoch it paused in, when this transaction decided the last pending
  * action of a tree whose root is still PAUSED; else undefined.
  */
-export function resumeWhenDecided(tree: DecidedTree): { rootRunId: string; pausedEpoch: number } | undefined {
-  if (!tree.decidedNow || tree.pending > 0 || !canTransition(tree.rootStatus, 'resumeFromPause')) return undefined;
+export function resumeWhenDecided(
+  tree: DecidedTree,
+): { rootRunId: string; pausedEpoch: number } | undefined {
+  if (!tree.decidedNow || tree.pending > 0 || !canTransition(tree.rootStatus, 'resumeFromPause'))
+    return undefined;
   return { rootRunId: tree.rootRunId, pausedEpoch: tree.rootEpoch };
 }
 
@@ -89,12 +104,17 @@ export function normalizeDecision(decision: ActionDecision): ActionDecision {
     case 'reject':
       return decision.message ? { type: 'reject', message: decision.message } : { type: 'reject' };
     case 'result':
-      return decision.isError ? { type: 'result', output: decision.output, isError: true } : { type: 'result', output: decision.output };
+      return decision.isError
+        ? { type: 'result', output: decision.output, isError: true }
+        : { type: 'result', output: decision.output };
   }
 }
 
 function sameDecision(recorded: ActionDecision | null, posted: ActionDecision): boolean {
-  return recorded !== null && digestArgs(normalizeDecision(recorded)) === digestArgs(normalizeDecision(posted));
+  return (
+    recorded !== null &&
+    digestArgs(normalizeDecision(recorded)) === digestArgs(normalizeDecision(posted))
+  );
 }
 
 /**

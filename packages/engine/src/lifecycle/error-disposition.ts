@@ -113,7 +113,8 @@ export function dispositionOfError(error: unknown): ErrorDisposition {
 /** Plain data for a thread message; {@link deserializeError} gives back an error of the same kind. */
 export function serializeError(error: unknown): SerializedError {
   const kind = errorKindOf(error);
-  if (error instanceof RemoteError) return { name: error.originalName, message: error.message, kind };
+  if (error instanceof RemoteError)
+    return { name: error.originalName, message: error.message, kind };
   if (error instanceof Error) return { name: error.name, message: error.message, kind };
   return { name: 'Error', message: String(error), kind };
 }

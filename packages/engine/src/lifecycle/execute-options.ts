@@ -4,8 +4,7 @@ import type { RunStatus } from './run-status.js';
 
 /** How an execution ended. `handed-over`: stopped at a checkpoint for another worker to resume. */
 export type ExecutionResult =
-  | { outcome: 'finished'; run: RunRecord }
-  | { outcome: 'handed-over'; runId: string };
+  { outcome: 'finished'; run: RunRecord } | { outcome: 'handed-over'; runId: string };
 
 /** Options of one execution of a run. */
 export interface ExecuteOptions {

@@ -21,7 +21,11 @@ import { parseStoredMessages } from './stored-state.js';
  * continue's input in and runs on. Throws `LeaseLostError` when another
  * execution claimed the run meanwhile.
  */
-export async function executeRun(resources: EngineResources, runId: string, options: ExecuteOptions): Promise<ExecutionResult> {
+export async function executeRun(
+  resources: EngineResources,
+  runId: string,
+  options: ExecuteOptions,
+): Promise<ExecutionResult> {
   const claim = await claimExecution(resources, runId, options);
   const { run } = claim;
   options.onClaim?.({ epoch: claim.epoch, run });

@@ -13,15 +13,25 @@ export type ExpiryMove =
   /** Decide it as rejected with {@link APPROVAL_TIMED_OUT}; the tree resumes if it was its last (see `resumeWhenDecided`). */
   | { kind: 'reject'; decision: ActionDecision }
   /** End the tree's paused runs in ERROR by `transition`, with `error`; its other undecided actions are cancelled. */
-  | { kind: 'error'; transition: (typeof RUN_TRANSITIONS)['approvalTimeout']; error: ApprovalTimeoutError };
+  | {
+      kind: 'error';
+      transition: (typeof RUN_TRANSITIONS)['approvalTimeout'];
+      error: ApprovalTimeoutError;
+    };
 
 /** The expiry of `action` (`onTimeout: 'reject'`, the default, or `'error'`): what the store's `expireAction` writes. */
-export function expiryMoveOf(action: Pick<PendingActionRecord, 'actionId' | 'runId' | 'tool' | 'onTimeout'>): ExpiryMove {
+export function expiryMoveOf(
+  action: Pick<PendingActionRecord, 'actionId' | 'runId' | 'tool' | 'onTimeout'>,
+): ExpiryMove {
   switch (action.onTimeout) {
     case 'reject':
       return { kind: 'reject', decision: { type: 'reject', message: APPROVAL_TIMED_OUT } };
     case 'error':
-      return { kind: 'error', transition: RUN_TRANSITIONS.approvalTimeout, error: new ApprovalTimeoutError(action.runId, action.actionId, action.tool) };
+      return {
+        kind: 'error',
+        transition: RUN_TRANSITIONS.approvalTimeout,
+        error: new ApprovalTimeoutError(action.runId, action.actionId, action.tool),
+      };
     default:
       return assertNever(action.onTimeout);
   }
@@ -38,7 +48,8 @@ export async function expireAndResume(
   cause: 'expired' | 'recovered-overdue' = 'expired',
 ): Promise<{ outcome: ExpiryOutcome; intents: JobIntent[] }> {
   const outcome = await store.expireAction(actionId);
-  const intents = outcome.kind === 'rejected' && outcome.resume ? [resumeIntent(outcome.resume, cause)] : [];
+  const intents =
+    outcome.kind === 'rejected' && outcome.resume ? [resumeIntent(outcome.resume, cause)] : [];
   return { outcome, intents };
 }
 
@@ -46,11 +57,25 @@ export async function expireAndResume(
  * What a pause asks of the queue: one delayed `expire` job per undecided
  * action of the paused tree that has an `expires_at`.
  */
-export async function pauseIntents(store: Pick<DecisionStore, 'listPendingActions'>, rootRunId: string): Promise<JobIntent[]> {
+export async function pauseIntents(
+  store: Pick<DecisionStore, 'listPendingActions'>,
+  rootRunId: string,
+): Promise<JobIntent[]> {
   const actions = await store.listPendingActions(rootRunId);
   return actions.flatMap((a): JobIntent[] =>
     a.expiresAt
-      ? [{ kind: 'enqueue', job: { name: 'expire', runId: rootRunId, actionId: a.actionId, expiresAt: a.expiresAt.toISOString() }, cause: 'paused' }]
+      ? [
+          {
+            kind: 'enqueue',
+            job: {
+              name: 'expire',
+              runId: rootRunId,
+              actionId: a.actionId,
+              expiresAt: a.expiresAt.toISOString(),
+            },
+            cause: 'paused',
+          },
+        ]
       : [],
   );
 }
@@ -66,5 +91,7 @@ export async function pickupIntents(
   runId: string,
   outcome: PickupOutcome,
 ): Promise<JobIntent[]> {
-  return outcome.kind === 'finished' && outcome.status === RUN_TRANSITIONS.pause.to ? pauseIntents(store, runId) : [];
+  return outcome.kind === 'finished' && outcome.status === RUN_TRANSITIONS.pause.to
+    ? pauseIntents(store, runId)
+    : [];
 }

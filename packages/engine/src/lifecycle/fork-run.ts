@@ -8,7 +8,11 @@ import type { ContinueDecision } from './continue-rules.js';
  * source's messages and the new input, on the entity's current definition,
  * its metadata saying `forked_from`; the source is left as it is.
  */
-export async function forkRun(resources: EngineResources, source: RunRecord, input: string | undefined): Promise<ContinueDecision> {
+export async function forkRun(
+  resources: EngineResources,
+  source: RunRecord,
+  input: string | undefined,
+): Promise<ContinueDecision> {
   if (!input?.trim()) throw new UserError('input is required to fork a completed run');
   const { store, catalog } = resources;
   const { messages } = await store.loadHistory(source.runId);

@@ -76,15 +76,28 @@ export function resumeIntent(
   resume: { rootRunId: string; pausedEpoch: number },
   cause: 'decided' | 'expired' | 'recovered-paused' | 'recovered-overdue',
 ): JobIntent {
-  const job: JobSpec = { name: 'continue', runId: resume.rootRunId, reason: 'continue', resumeOf: resume.pausedEpoch };
+  const job: JobSpec = {
+    name: 'continue',
+    runId: resume.rootRunId,
+    reason: 'continue',
+    resumeOf: resume.pausedEpoch,
+  };
   // Recovery finds resumes whose job may have run out of retries (left for another definition's workers): it replaces it.
   const recovering = cause === 'recovered-paused' || cause === 'recovered-overdue';
-  return { kind: 'enqueue', job, cause, ...(recovering && { replaceEnded: true }), ...(cause === 'recovered-paused' && { onlyWithoutLiveJob: true }) };
+  return {
+    kind: 'enqueue',
+    job,
+    cause,
+    ...(recovering && { replaceEnded: true }),
+    ...(cause === 'recovered-paused' && { onlyWithoutLiveJob: true }),
+  };
 }
 
 /** A created run's first job: its `run` job, none when the request replayed a run created before (it has its job). */
 export function createdRunIntents(run: CreatedRun): JobIntent[] {
-  return run.replayed ? [] : [{ kind: 'enqueue', job: { name: 'run', runId: run.runId }, cause: 'created' }];
+  return run.replayed
+    ? []
+    : [{ kind: 'enqueue', job: { name: 'run', runId: run.runId }, cause: 'created' }];
 }
 
 /**
@@ -96,9 +109,17 @@ export function createdRunIntents(run: CreatedRun): JobIntent[] {
 export function continueIntents(decision: ContinueDecision): JobIntent[] {
   switch (decision.action) {
     case 'resume':
-      return [{ kind: 'enqueue', job: { name: 'continue', runId: decision.run.runId, reason: 'continue' }, cause: 'continued' }];
+      return [
+        {
+          kind: 'enqueue',
+          job: { name: 'continue', runId: decision.run.runId, reason: 'continue' },
+          cause: 'continued',
+        },
+      ];
     case 'fork':
-      return [{ kind: 'enqueue', job: { name: 'run', runId: decision.run.runId }, cause: 'forked' }];
+      return [
+        { kind: 'enqueue', job: { name: 'run', runId: decision.run.runId }, cause: 'forked' },
+      ];
     case 'already-queued':
       return [];
     default:

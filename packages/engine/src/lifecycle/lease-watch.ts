@@ -38,7 +38,8 @@ export function watchLease(options: LeaseWatchOptions): LeaseWatch {
     try {
       const lease = await store.readLease(runId);
       if (!lease || controller.signal.aborted) return;
-      if (epoch !== undefined && lease.epoch !== epoch) controller.abort(new LeaseLostError(runId, epoch));
+      if (epoch !== undefined && lease.epoch !== epoch)
+        controller.abort(new LeaseLostError(runId, epoch));
       else if (lease.cancelRequestedAt) controller.abort(new CancelRequestedError(runId));
     } catch (error) {
       options.onError?.(error);

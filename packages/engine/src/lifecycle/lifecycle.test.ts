@@ -1,8 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { CheckpointWriteError, EntityNotFoundError, LeaseLostError, ModelError, StoredStateError } from '../errors.js';
+import {
+  CheckpointWriteError,
+  EntityNotFoundError,
+  LeaseLostError,
+  ModelError,
+  StoredStateError,
+} from '../errors.js';
 import { decideContinue } from './continue-rules.js';
 import { deserializeError, dispositionOfError, serializeError } from './error-disposition.js';
-import { canTransition, CANCELLABLE_STATUSES, CLAIMABLE_STATUSES, RUN_STATUSES } from './run-status.js';
+import {
+  canTransition,
+  CANCELLABLE_STATUSES,
+  CLAIMABLE_STATUSES,
+  RUN_STATUSES,
+} from './run-status.js';
 import type { RunRecord } from '../run-types.js';
 
 describe('the run lifecycle', () => {
@@ -11,18 +22,26 @@ describe('the run lifecycle', () => {
     expect(canTransition('PAUSED', 'claim')).toBe(false);
     expect(canTransition('PAUSED', 'resumeFromPause')).toBe(true);
     expect(CANCELLABLE_STATUSES).toContain('PAUSED');
-    expect(RUN_STATUSES.filter((s) => canTransition(s, 'cancel'))).toEqual(['PENDING', 'RUNNING', 'PAUSED']);
+    expect(RUN_STATUSES.filter((s) => canTransition(s, 'cancel'))).toEqual([
+      'PENDING',
+      'RUNNING',
+      'PAUSED',
+    ]);
   });
 
   it('refuses to continue a PAUSED run and says it resumes by itself', () => {
     const paused = { runId: 'r', status: 'PAUSED' } as RunRecord;
-    expect(() => decideContinue('r', paused, {})).toThrow(/resumes by itself once its pending actions are decided/);
+    expect(() => decideContinue('r', paused, {})).toThrow(
+      /resumes by itself once its pending actions are decided/,
+    );
   });
 
   it('treats a continue of a PENDING run as already queued, and refuses one with an input it would drop', () => {
     const pending = { runId: 'r', status: 'PENDING' } as RunRecord;
     expect(decideContinue('r', pending, {}).action).toBe('already-queued');
-    expect(() => decideContinue('r', pending, { input: 'also do this' })).toThrow(/has not started yet/);
+    expect(() => decideContinue('r', pending, { input: 'also do this' })).toThrow(
+      /has not started yet/,
+    );
   });
 
   it('classifies an error the same on both sides of a thread boundary', () => {

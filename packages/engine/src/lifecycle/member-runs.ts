@@ -13,9 +13,17 @@ import { actionSummary } from '../hitl/pending-action.js';
 import { canTransition, CLAIMABLE_STATUSES, RUN_TRANSITIONS } from './run-status.js';
 
 /** How a member run is executed: `executeRun`, handed in by the execution of its team (which `executeRun` imports this file for). */
-export type ExecuteMemberRun = (resources: EngineResources, runId: string, options: ExecuteOptions) => Promise<ExecutionResult>;
+export type ExecuteMemberRun = (
+  resources: EngineResources,
+  runId: string,
+  options: ExecuteOptions,
+) => Promise<ExecutionResult>;
 
-const CHECKPOINT_STRENGTH: Record<CheckpointMode, number> = { run: 0, 'tool-batch': 1, 'tool-call': 2 };
+const CHECKPOINT_STRENGTH: Record<CheckpointMode, number> = {
+  run: 0,
+  'tool-batch': 1,
+  'tool-call': 2,
+};
 
 /**
  * Runs a team's delegations as member runs, one per delegation tool call:
@@ -34,9 +42,15 @@ export function memberRunner(
   const { store } = resources;
   return async (member: Agent | Team, task, context) => {
     const existing = await store.findMemberRun(parent.runId, context.toolCallId);
-    if (existing?.status === 'COMPLETED') return { output: existing.content ?? '', childRunId: existing.runId };
+    if (existing?.status === 'COMPLETED')
+      return { output: existing.content ?? '', childRunId: existing.runId };
     if (existing && !canTransition(existing.status, 'claim') && existing.status !== 'PAUSED') {
-      throw new MemberRunFailedError(existing.runId, member.name, existing.status, existing.error?.message ?? 'no answer');
+      throw new MemberRunFailedError(
+        existing.runId,
+        member.name,
+        existing.status,
+        existing.error?.message ?? 'no answer',
+      );
     }
     const child =
       existing ??
@@ -54,7 +68,12 @@ export function memberRunner(
         checkpoint: strongerMode(parent.checkpoint, member.checkpoint),
         definitionHash: definitionHashOf(member),
       }));
-    const reason = child.status === 'PENDING' ? 'run' : parentOptions.reason === 'run' ? 'continue' : parentOptions.reason;
+    const reason =
+      child.status === 'PENDING'
+        ? 'run'
+        : parentOptions.reason === 'run'
+          ? 'continue'
+          : parentOptions.reason;
     let result: ExecutionResult;
     try {
       result = await execute(resources, child.runId, {
@@ -65,13 +84,16 @@ export function memberRunner(
         // The team's pickup checked its definition, members included: a member run resumes on this one.
         definition: { hash: definitionHashOf(member), replaces: child.definitionHash },
         // A member paused on its own pending actions resumes first, once they are decided.
-        ...(child.status === 'PAUSED' && { from: [...CLAIMABLE_STATUSES, ...RUN_TRANSITIONS.resumeFromPause.from] }),
+        ...(child.status === 'PAUSED' && {
+          from: [...CLAIMABLE_STATUSES, ...RUN_TRANSITIONS.resumeFromPause.from],
+        }),
         context: parentOptions.context,
         member,
       });
     } catch (error) {
       // A member still waiting for a person keeps its team paused.
-      if (error instanceof RunNotContinuableError && error.status === 'PAUSED') throw await memberPaused(resources, parent, child.runId);
+      if (error instanceof RunNotContinuableError && error.status === 'PAUSED')
+        throw await memberPaused(resources, parent, child.runId);
       throw error;
     }
     if (result.outcome === 'handed-over') throw new HandoverSignal(child.runId);
@@ -79,13 +101,24 @@ export function memberRunner(
     if (run.status === 'COMPLETED') return { output: run.content ?? '', childRunId: run.runId };
     // A team whose member paused is PAUSED too; it resumes after the member.
     if (run.status === 'PAUSED') throw await memberPaused(resources, parent, run.runId);
-    throw new MemberRunFailedError(run.runId, member.name, run.status, run.error?.message ?? 'no answer');
+    throw new MemberRunFailedError(
+      run.runId,
+      member.name,
+      run.status,
+      run.error?.message ?? 'no answer',
+    );
   };
 }
 
 /** The team's pause for a paused member: it lists the member's pending actions. */
-async function memberPaused(resources: EngineResources, parent: RunRecord, memberRunId: string): Promise<PauseSignal> {
-  const actions = (await resources.store.listRunActions(memberRunId)).filter((a) => a.status === 'pending');
+async function memberPaused(
+  resources: EngineResources,
+  parent: RunRecord,
+  memberRunId: string,
+): Promise<PauseSignal> {
+  const actions = (await resources.store.listRunActions(memberRunId)).filter(
+    (a) => a.status === 'pending',
+  );
   return new PauseSignal(parent.runId, { memberRunId, actions: actions.map(actionSummary) });
 }
 

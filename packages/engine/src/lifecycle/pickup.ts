@@ -16,7 +16,12 @@ import type { Pickup, PickupOptions, PickupOutcome } from './pickup-types.js';
 import { dispositionOfError } from './error-disposition.js';
 import { executeRun, registryOf } from './execute-run.js';
 import { watchLease } from './lease-watch.js';
-import { CLAIMABLE_STATUSES, RUN_JOB_CLAIMABLE_STATUSES, RUN_TRANSITIONS, type RunStatus } from './run-status.js';
+import {
+  CLAIMABLE_STATUSES,
+  RUN_JOB_CLAIMABLE_STATUSES,
+  RUN_TRANSITIONS,
+  type RunStatus,
+} from './run-status.js';
 import { endUnrunnableRun } from './unrunnable-run.js';
 
 /**
@@ -30,7 +35,11 @@ import { endUnrunnableRun } from './unrunnable-run.js';
  * runs on) and execute under a lease watch. Errors come back classified: a
  * lost lease is an outcome, `retry-job` errors are thrown for the queue to retry.
  */
-export async function processPickup(resources: EngineResources, pickup: Pickup, options: PickupOptions = {}): Promise<PickupOutcome> {
+export async function processPickup(
+  resources: EngineResources,
+  pickup: Pickup,
+  options: PickupOptions = {},
+): Promise<PickupOutcome> {
   const { store } = resources;
   const registry = registryOf(resources);
   const { runId } = pickup;
@@ -49,15 +58,30 @@ export async function processPickup(resources: EngineResources, pickup: Pickup, 
   if (!registry.has(run.entity)) {
     const graceLeftMs = await versionGraceLeftMs(resources, run);
     if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, kind, name, graceLeftMs);
-    return finishedOrLost(() => endUnrunnableRun(resources, runId, reason, registry.notFoundError(run.entity), claimable));
+    return finishedOrLost(() =>
+      endUnrunnableRun(resources, runId, reason, registry.notFoundError(run.entity), claimable),
+    );
   }
   const entity = registry.get(run.entity);
   const workerHash = definitionHashOf(entity);
   const runHash = run.definitionHash;
-  if (runHash !== null && runHash !== workerHash && !(await acceptsDefinitionChange(store, run, entity))) {
+  if (
+    runHash !== null &&
+    runHash !== workerHash &&
+    !(await acceptsDefinitionChange(store, run, entity))
+  ) {
     const graceLeftMs = await versionGraceLeftMs(resources, run);
-    if (graceLeftMs > 0) throw new EntityAwaitingDeployError(runId, kind, name, graceLeftMs, { runHash, workerHash });
-    return finishedOrLost(() => endUnrunnableRun(resources, runId, reason, new DefinitionChangedError(runId, kind, name, runHash, workerHash), claimable));
+    if (graceLeftMs > 0)
+      throw new EntityAwaitingDeployError(runId, kind, name, graceLeftMs, { runHash, workerHash });
+    return finishedOrLost(() =>
+      endUnrunnableRun(
+        resources,
+        runId,
+        reason,
+        new DefinitionChangedError(runId, kind, name, runHash, workerHash),
+        claimable,
+      ),
+    );
   }
 
   const controller = new AbortController();
@@ -115,12 +139,18 @@ async function versionGraceLeftMs(resources: EngineResources, run: RunRecord): P
  * one: the entity accepts changes (`onDefinitionChange: 'resume'`), or the
  * continue request waiting on the run asks for it (`upgrade: true`).
  */
-async function acceptsDefinitionChange(store: CheckpointStore, run: RunRecord, entity: Entity): Promise<boolean> {
+async function acceptsDefinitionChange(
+  store: CheckpointStore,
+  run: RunRecord,
+  entity: Entity,
+): Promise<boolean> {
   if (entity.onDefinitionChange === 'resume') return true;
   if (run.waitingContinueRequestId === null) return false;
-  const request = await store.readContinueRequest(run.runId, run.waitingContinueRequestId).catch((cause: unknown) => {
-    throw new StoreUnavailableError(run.runId, { cause });
-  });
+  const request = await store
+    .readContinueRequest(run.runId, run.waitingContinueRequestId)
+    .catch((cause: unknown) => {
+      throw new StoreUnavailableError(run.runId, { cause });
+    });
   return request?.upgrade === true;
 }
 
@@ -134,10 +164,14 @@ async function finishedOrLost(finish: () => Promise<RunRecord>): Promise<PickupO
 
 /** A claim that lost a race is a skip; a lost lease an outcome; anything else is thrown, classified. */
 function outcomeOfError(error: unknown): PickupOutcome {
-  if (error instanceof RunNotContinuableError) return { kind: 'skipped', status: error.status as RunStatus };
+  if (error instanceof RunNotContinuableError)
+    return { kind: 'skipped', status: error.status as RunStatus };
   if (error instanceof RunNotFoundError) return { kind: 'skipped', status: 'not-found' };
   if (dispositionOfError(error) === 'stop-silently') {
-    return { kind: 'lease-lost', message: error instanceof LeaseLostError ? error.message : String(error) };
+    return {
+      kind: 'lease-lost',
+      message: error instanceof LeaseLostError ? error.message : String(error),
+    };
   }
   throw error;
 }

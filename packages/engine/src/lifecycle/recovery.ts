@@ -38,9 +38,16 @@ export interface RecoveryPlan {
  * `expire` job never ran (expired here). Idempotent: a run has at most one
  * live job and an expiry decides an action once. Bounded by `limit` of each kind.
  */
-export async function recoveryIntents(store: RecoveryStore, options: RecoveryOptions): Promise<RecoveryPlan> {
+export async function recoveryIntents(
+  store: RecoveryStore,
+  options: RecoveryOptions,
+): Promise<RecoveryPlan> {
   const { olderThanMs, limit } = options;
-  const live = await store.listRunsByStatus(LIVE_STATUSES, olderThanMs, { topLevelOnly: true, limit, after: options.after });
+  const live = await store.listRunsByStatus(LIVE_STATUSES, olderThanMs, {
+    topLevelOnly: true,
+    limit,
+    after: options.after,
+  });
   const runs = [
     ...live,
     // An ERROR run whose continue was stored but whose job never made it to the queue.
@@ -60,7 +67,9 @@ export async function recoveryIntents(store: RecoveryStore, options: RecoveryOpt
       onlyWithoutLiveJob: true,
     }));
   for (const paused of await store.listResumablePausedRuns(olderThanMs, limit)) {
-    intents.push(resumeIntent({ rootRunId: paused.runId, pausedEpoch: paused.epoch }, 'recovered-paused'));
+    intents.push(
+      resumeIntent({ rootRunId: paused.runId, pausedEpoch: paused.epoch }, 'recovered-paused'),
+    );
   }
   const expired: RecoveryPlan['expired'] = [];
   for (const actionId of await store.listOverdueActions(olderThanMs, limit)) {
@@ -70,6 +79,7 @@ export async function recoveryIntents(store: RecoveryStore, options: RecoveryOpt
     intents.push(...expiry.intents);
   }
   const last = live.at(-1);
-  const cursor = live.length === limit && last ? { updatedAt: last.updatedAt, runId: last.runId } : undefined;
+  const cursor =
+    live.length === limit && last ? { updatedAt: last.updatedAt, runId: last.runId } : undefined;
   return { intents, expired, ...(cursor && { cursor }) };
 }

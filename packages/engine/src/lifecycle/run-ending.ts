@@ -26,9 +26,14 @@ export function answeredEnding(content: string, usage: Usage): RunEnding {
  * ERROR. Rethrown when the run is not this execution's to end: a lost lease
  * belongs to another execution, a `retry-job` error resumes from the last checkpoint.
  */
-export function endingOfError(error: unknown, signal: AbortSignal, messages: readonly Message[]): RunEnding {
+export function endingOfError(
+  error: unknown,
+  signal: AbortSignal,
+  messages: readonly Message[],
+): RunEnding {
   if (signal.aborted && signal.reason instanceof LeaseLostError) throw signal.reason;
-  if (error instanceof PauseSignal) return { status: 'PAUSED', content: null, error: null, event: error.data };
+  if (error instanceof PauseSignal)
+    return { status: 'PAUSED', content: null, error: null, event: error.data };
   const disposition = dispositionOfError(error);
   switch (disposition) {
     case 'stop-silently':
@@ -53,7 +58,11 @@ export function endingOfError(error: unknown, signal: AbortSignal, messages: rea
  * {@link interruptedToolResult}. Rejects with `ContinueArrivedError` when a
  * continue arrived that the execution has not taken in.
  */
-export function writeEnding(checkpointer: Checkpointer, ending: RunEnding, usage: Usage): Promise<RunRecord> {
+export function writeEnding(
+  checkpointer: Checkpointer,
+  ending: RunEnding,
+  usage: Usage,
+): Promise<RunRecord> {
   const { status } = ending;
   return checkpointer.finish(status, ending.content, ending.error, usage, {
     type: FINISH_EVENT_TYPE[status],
@@ -65,7 +74,10 @@ export function writeEnding(checkpointer: Checkpointer, ending: RunEnding, usage
 /** The error a run ends with, as stored and shown by the API. */
 export function errorInfo(error: unknown): RunErrorInfo {
   const retryable = retryableHint(error);
-  const base = error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
+  const base =
+    error instanceof Error
+      ? { name: error.name, message: error.message }
+      : { name: 'Error', message: String(error) };
   return retryable === undefined ? base : { ...base, retryable };
 }
 

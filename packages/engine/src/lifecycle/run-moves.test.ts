@@ -38,18 +38,38 @@ describe('the moves of a run outside an execution', () => {
   it('records a decision only on an undecided action of a PAUSED run before its expiry; the same again is a no-op', () => {
     const approve = { actionId: 'act-a', decision: { type: 'approve' as const } };
     expect(judgeDecision(action(), approve, paused)).toBe('record');
-    expect(() => judgeDecision(action(), approve, { runStatus: 'ERROR', pastExpiry: false })).toThrow(/no longer PAUSED/);
-    expect(() => judgeDecision(action(), approve, { runStatus: 'PAUSED', pastExpiry: true })).toThrow(ActionExpiredError);
-    expect(() => judgeDecision(action(), { ...approve, argsDigest: digestArgs({ service: 'b' }) }, paused)).toThrow(ArgsDigestMismatchError);
+    expect(() =>
+      judgeDecision(action(), approve, { runStatus: 'ERROR', pastExpiry: false }),
+    ).toThrow(/no longer PAUSED/);
+    expect(() =>
+      judgeDecision(action(), approve, { runStatus: 'PAUSED', pastExpiry: true }),
+    ).toThrow(ActionExpiredError);
+    expect(() =>
+      judgeDecision(action(), { ...approve, argsDigest: digestArgs({ service: 'b' }) }, paused),
+    ).toThrow(ArgsDigestMismatchError);
     const decided = action({ status: 'decided', decision: { type: 'reject' } });
     // The same decision is a no-op at any time, also once the run went on.
-    expect(judgeDecision(decided, { actionId: 'act-a', decision: { type: 'reject', message: '' } }, { runStatus: 'RUNNING', pastExpiry: true })).toBe('already-decided');
+    expect(
+      judgeDecision(
+        decided,
+        { actionId: 'act-a', decision: { type: 'reject', message: '' } },
+        { runStatus: 'RUNNING', pastExpiry: true },
+      ),
+    ).toBe('already-decided');
     expect(() => judgeDecision(decided, approve, paused)).toThrow(DecisionConflictError);
-    expect(() => judgeDecision(action({ status: 'cancelled' }), approve, paused)).toThrow(/cancelled with its run/);
+    expect(() => judgeDecision(action({ status: 'cancelled' }), approve, paused)).toThrow(
+      /cancelled with its run/,
+    );
   });
 
   it('resumes a tree when its last action is decided, once, and only while its root is PAUSED', () => {
-    const tree = { rootRunId: 'root', rootStatus: 'PAUSED' as const, rootEpoch: 3, pending: 0, decidedNow: true };
+    const tree = {
+      rootRunId: 'root',
+      rootStatus: 'PAUSED' as const,
+      rootEpoch: 3,
+      pending: 0,
+      decidedNow: true,
+    };
     expect(resumeWhenDecided(tree)).toEqual({ rootRunId: 'root', pausedEpoch: 3 });
     expect(resumeWhenDecided({ ...tree, pending: 1 })).toBeUndefined();
     expect(resumeWhenDecided({ ...tree, decidedNow: false })).toBeUndefined();
@@ -62,7 +82,10 @@ describe('the moves of a run outside an execution', () => {
   });
 
   it('expires an action by rejecting it, or ends its paused tree in ERROR by a transition of the table', () => {
-    expect(expiryMoveOf(action())).toEqual({ kind: 'reject', decision: { type: 'reject', message: APPROVAL_TIMED_OUT } });
+    expect(expiryMoveOf(action())).toEqual({
+      kind: 'reject',
+      decision: { type: 'reject', message: APPROVAL_TIMED_OUT },
+    });
     const move = expiryMoveOf(action({ onTimeout: 'error' }));
     expect(move.kind === 'error' && move.transition).toEqual({ from: ['PAUSED'], to: 'ERROR' });
     expect(move.kind === 'error' && move.error.name).toBe('ApprovalTimeoutError');
@@ -70,15 +93,23 @@ describe('the moves of a run outside an execution', () => {
   });
 
   it('claims a PAUSED run only once its tree is decided, every other status by its status alone', () => {
-    expect(RUN_STATUSES.filter((s) => CLAIM_CONDITION_BY_STATUS[s] === 'tree-decided')).toEqual(['PAUSED']);
+    expect(RUN_STATUSES.filter((s) => CLAIM_CONDITION_BY_STATUS[s] === 'tree-decided')).toEqual([
+      'PAUSED',
+    ]);
   });
 
-  it('asks the queue for a created run\'s first job and a continue\'s job, never for a replayed or queued run', () => {
+  it("asks the queue for a created run's first job and a continue's job, never for a replayed or queued run", () => {
     const run = { runId: 'r1' } as RunRecord;
-    expect(createdRunIntents({ runId: 'r1', replayed: false } as CreatedRun)).toEqual([{ kind: 'enqueue', job: { name: 'run', runId: 'r1' }, cause: 'created' }]);
+    expect(createdRunIntents({ runId: 'r1', replayed: false } as CreatedRun)).toEqual([
+      { kind: 'enqueue', job: { name: 'run', runId: 'r1' }, cause: 'created' },
+    ]);
     expect(createdRunIntents({ runId: 'r1', replayed: true } as CreatedRun)).toEqual([]);
     expect(continueIntents({ action: 'resume', run })).toEqual([
-      { kind: 'enqueue', job: { name: 'continue', runId: 'r1', reason: 'continue' }, cause: 'continued' },
+      {
+        kind: 'enqueue',
+        job: { name: 'continue', runId: 'r1', reason: 'continue' },
+        cause: 'continued',
+      },
     ]);
     expect(continueIntents({ action: 'fork', run: { runId: 'r2' } as RunRecord })).toEqual([
       { kind: 'enqueue', job: { name: 'run', runId: 'r2' }, cause: 'forked' },

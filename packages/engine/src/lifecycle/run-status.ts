@@ -5,7 +5,14 @@
  */
 
 /** Every status a run can be in. */
-export const RUN_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCELLED', 'PAUSED'] as const;
+export const RUN_STATUSES = [
+  'PENDING',
+  'RUNNING',
+  'COMPLETED',
+  'ERROR',
+  'CANCELLED',
+  'PAUSED',
+] as const;
 /** A run's lifecycle status: `PENDING -> RUNNING -> COMPLETED | ERROR | CANCELLED | PAUSED`. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -78,7 +85,9 @@ export const CLAIM_CONDITION_BY_STATUS = {
 } as const satisfies Record<RunStatus, ClaimCondition>;
 
 /** Statuses a `run` job claims: its run was never finished. A `run` job that finds ERROR is a retry of a job whose run already ended. */
-export const RUN_JOB_CLAIMABLE_STATUSES: readonly RunStatus[] = CLAIMABLE_STATUSES.filter((s) => s !== 'ERROR');
+export const RUN_JOB_CLAIMABLE_STATUSES: readonly RunStatus[] = CLAIMABLE_STATUSES.filter(
+  (s) => s !== 'ERROR',
+);
 
 /** Statuses in which a cancel request is accepted. */
 export const CANCELLABLE_STATUSES: readonly RunStatus[] = RUN_TRANSITIONS.cancel.from;
@@ -114,7 +123,9 @@ export const FINISH_EVENT_TYPE = {
 } as const satisfies Record<FinishStatus, string>;
 
 /** Event types after which a run's event stream ends (every finished run's stream holds exactly one). */
-export const FINAL_EVENT_TYPES: readonly string[] = FINAL_STATUSES.map((s) => FINISH_EVENT_TYPE[s as FinishStatus]);
+export const FINAL_EVENT_TYPES: readonly string[] = FINAL_STATUSES.map(
+  (s) => FINISH_EVENT_TYPE[s as FinishStatus],
+);
 
 /** True when `transition` may start from `status`. */
 export function canTransition(status: RunStatus, transition: RunTransitionName): boolean {

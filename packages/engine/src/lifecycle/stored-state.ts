@@ -6,7 +6,11 @@ const TOOL_CALL = z.object({ id: z.string(), name: z.string(), arguments: z.stri
 
 const MESSAGE = z.discriminatedUnion('role', [
   z.object({ role: z.literal('user'), content: z.string() }),
-  z.object({ role: z.literal('assistant'), content: z.string().nullable(), toolCalls: z.array(TOOL_CALL).optional() }),
+  z.object({
+    role: z.literal('assistant'),
+    content: z.string().nullable(),
+    toolCalls: z.array(TOOL_CALL).optional(),
+  }),
   z.object({
     role: z.literal('tool'),
     toolCallId: z.string(),
@@ -25,7 +29,10 @@ export function parseStoredMessages(runId: string, messages: readonly unknown[])
   return messages.map((message, index) => {
     const parsed = MESSAGE.safeParse(message);
     if (!parsed.success) {
-      throw new StoredStateError(runId, `message ${index}: ${z.prettifyError(parsed.error).replaceAll('\n', ' ')}`);
+      throw new StoredStateError(
+        runId,
+        `message ${index}: ${z.prettifyError(parsed.error).replaceAll('\n', ' ')}`,
+      );
     }
     return message as Message;
   });

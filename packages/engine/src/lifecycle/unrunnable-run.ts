@@ -20,7 +20,13 @@ export async function endUnrunnableRun(
   const { store, workerId, clock } = resources;
   const { epoch, run, continueRequest } = await store.claimRun(runId, { workerId, reason, from });
   const info = errorInfo(error);
-  const event = { type: FINISH_EVENT_TYPE.ERROR, runId, epoch, data: { error: info }, at: clock.now().toISOString() };
+  const event = {
+    type: FINISH_EVENT_TYPE.ERROR,
+    runId,
+    epoch,
+    data: { error: info },
+    at: clock.now().toISOString(),
+  };
   const failed = await store.finishRun(runId, epoch, {
     status: 'ERROR',
     content: null,

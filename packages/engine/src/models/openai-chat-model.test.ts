@@ -33,7 +33,8 @@ afterEach(async () => {
   await server.close();
 });
 
-const build: ModelFactory = (baseURL, extra) => new OpenAIChatModel({ model: 'qwen-test', apiKey: 'local', baseURL, ...extra });
+const build: ModelFactory = (baseURL, extra) =>
+  new OpenAIChatModel({ model: 'qwen-test', apiKey: 'local', baseURL, ...extra });
 
 describe('OpenAIChatModel', () => {
   it('streams text and tool-call arguments with stream: true, resolving with the complete turn', async () => {

@@ -58,7 +58,10 @@ export class OpenAIChatModel implements Model {
 }
 
 /** A streamed completion, assembled from its chunks by the client's stream helper, handing on deltas as they come. */
-function assemble(events: EventStream, onDelta: ModelRequest['onDelta']): Promise<OpenAI.Chat.ChatCompletion> {
+function assemble(
+  events: EventStream,
+  onDelta: ModelRequest['onDelta'],
+): Promise<OpenAI.Chat.ChatCompletion> {
   const stream = ChatCompletionStream.fromReadableStream(events);
   if (onDelta) {
     stream.on('content.delta', ({ delta }) => onDelta({ kind: 'text', text: delta }));

@@ -45,9 +45,11 @@ export function malformedResponse(detail: string, cause?: unknown): ModelError {
  */
 function answerOf(error: APIError): string {
   const contentType = error.headers?.get('content-type') ?? '';
-  if (error.status === undefined || error.error !== undefined || /json/i.test(contentType)) return error.message;
+  if (error.status === undefined || error.error !== undefined || /json/i.test(contentType))
+    return error.message;
   const prefix = `${error.status} `;
-  if (!error.message.startsWith(prefix) || error.message === `${prefix}status code (no body)`) return error.message;
+  if (!error.message.startsWith(prefix) || error.message === `${prefix}status code (no body)`)
+    return error.message;
   return describeBody(error.status, contentType, error.message.slice(prefix.length));
 }
 

@@ -43,8 +43,14 @@ export async function readModelReply(request: {
   });
   if (looksLikeEventStream(text)) {
     // An event stream under another content type (some proxies relabel it): read whole, so no live deltas.
-    const relabelled = new Response(text, { status: response.status, headers: { 'content-type': 'text/event-stream' } });
-    return { kind: 'events', events: Stream.fromSSEResponse(relabelled, new AbortController()).toReadableStream() };
+    const relabelled = new Response(text, {
+      status: response.status,
+      headers: { 'content-type': 'text/event-stream' },
+    });
+    return {
+      kind: 'events',
+      events: Stream.fromSSEResponse(relabelled, new AbortController()).toReadableStream(),
+    };
   }
   try {
     return { kind: 'json', body: JSON.parse(text) as unknown };

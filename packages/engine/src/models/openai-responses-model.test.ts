@@ -29,7 +29,8 @@ afterEach(async () => {
   await server.close();
 });
 
-const build: ModelFactory = (baseURL, extra) => new OpenAIResponsesModel({ model: 'gpt-test', apiKey: 'sk-test', baseURL, ...extra });
+const build: ModelFactory = (baseURL, extra) =>
+  new OpenAIResponsesModel({ model: 'gpt-test', apiKey: 'sk-test', baseURL, ...extra });
 
 describe('OpenAIResponsesModel', () => {
   it('streams text and tool-call arguments with stream: true, resolving with the complete turn', async () => {

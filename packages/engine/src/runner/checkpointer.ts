@@ -152,7 +152,12 @@ export class Checkpointer {
       const toolCalls = new Map(this.pendingToolCalls);
       if (final.openCallsResult !== undefined) {
         for (const [id, open] of this.openToolCalls) {
-          toolCalls.set(id, { ...open, status: 'error', result: final.openCallsResult, endedAt: new Date() });
+          toolCalls.set(id, {
+            ...open,
+            status: 'error',
+            result: final.openCallsResult,
+            endedAt: new Date(),
+          });
         }
       }
       const run = await this.store
@@ -165,7 +170,9 @@ export class Checkpointer {
             toolCalls: [...toolCalls.values()],
             usage,
             events: [...this.pendingEvents, event],
-            ...(this.continueRequest === undefined ? {} : { appliesContinueRequest: this.continueRequest }),
+            ...(this.continueRequest === undefined
+              ? {}
+              : { appliesContinueRequest: this.continueRequest }),
           },
           ...(status === 'PAUSED' && { pendingActions: this.pendingActions }),
         })

@@ -15,26 +15,62 @@ const tools = [
       return { sum: a + b };
     },
   }),
-  tool({ name: 'boom', description: 'Throws', parameters: z.object({}), execute: () => { throw new Error('disk on fire'); } }),
+  tool({
+    name: 'boom',
+    description: 'Throws',
+    parameters: z.object({}),
+    execute: () => {
+      throw new Error('disk on fire');
+    },
+  }),
   tool({
     name: 'slow',
     description: 'Hangs',
     parameters: z.object({}),
     timeoutMs: 50,
-    execute: (_args, ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve('late'))),
+    execute: (_args, ctx) =>
+      new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve('late'))),
   }),
-  tool({ name: 'cyclic', description: 'Returns a cycle', parameters: z.object({}), execute: () => { const o: Record<string, unknown> = {}; o.self = o; return o; } }),
+  tool({
+    name: 'cyclic',
+    description: 'Returns a cycle',
+    parameters: z.object({}),
+    execute: () => {
+      const o: Record<string, unknown> = {};
+      o.self = o;
+      return o;
+    },
+  }),
 ];
 
 function context(signal = new AbortController().signal): ToolBatchContext {
-  return { runId: 'run-1', epoch: 3, batch: 2, signal, tools: new Map(tools.map((t) => [t.name, executableFromTool(t)])) };
+  return {
+    runId: 'run-1',
+    epoch: 3,
+    batch: 2,
+    signal,
+    tools: new Map(tools.map((t) => [t.name, executableFromTool(t)])),
+  };
 }
 
 describe('executeToolBatch', () => {
   it('runs the calls of one turn and passes idempotency key and epoch', async () => {
-    const [outcome] = await executeToolBatch([{ id: 'c1', name: 'add', arguments: '{"a":2,"b":3}' }], context());
-    expect(outcome!.message).toEqual({ role: 'tool', toolCallId: 'c1', name: 'add', content: '{"sum":5}' });
-    expect(outcome!.record).toMatchObject({ status: 'completed', batch: 2, idempotencyKey: 'run-1:c1', args: { a: 2, b: 3 } });
+    const [outcome] = await executeToolBatch(
+      [{ id: 'c1', name: 'add', arguments: '{"a":2,"b":3}' }],
+      context(),
+    );
+    expect(outcome!.message).toEqual({
+      role: 'tool',
+      toolCallId: 'c1',
+      name: 'add',
+      content: '{"sum":5}',
+    });
+    expect(outcome!.record).toMatchObject({
+      status: 'completed',
+      batch: 2,
+      idempotencyKey: 'run-1:c1',
+      args: { a: 2, b: 3 },
+    });
     expect(seen.at(-1)).toEqual({ args: { a: 2, b: 3 }, key: 'run-1:c1', epoch: 3 });
   });
 

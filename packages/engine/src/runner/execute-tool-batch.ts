@@ -4,7 +4,13 @@ import { CheckpointWriteError, LeaseLostError } from '../errors.js';
 import { PauseSignal } from './pause-signal.js';
 import { HandoverSignal } from './handover.js';
 import type { ExecutableTool, ToolInvocationResult } from '../executable-tool.js';
-import { finishedOutcome, idempotencyKeyFor, parseToolArguments, recordedArguments, type ToolCallOutcome } from '../tool-call-outcome.js';
+import {
+  finishedOutcome,
+  idempotencyKeyFor,
+  parseToolArguments,
+  recordedArguments,
+  type ToolCallOutcome,
+} from '../tool-call-outcome.js';
 
 /** The run-level facts every call of a batch shares. */
 export interface ToolBatchContext {
@@ -125,7 +131,9 @@ async function invokeWithTimeout(
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const error = new ToolCallFailure(`Tool "${tool.name}" timed out after ${tool.timeoutMs} ms.`);
+      const error = new ToolCallFailure(
+        `Tool "${tool.name}" timed out after ${tool.timeoutMs} ms.`,
+      );
       callController.abort(error);
       reject(error);
     }, tool.timeoutMs);

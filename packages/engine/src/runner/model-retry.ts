@@ -13,7 +13,11 @@ export interface RetryPolicy {
 }
 
 /** Default model retry policy: 5 attempts, exponential backoff from 500 ms with full jitter. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 10_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 5,
+  baseDelayMs: 500,
+  maxDelayMs: 10_000,
+};
 
 /** Full-jitter exponential backoff delay before retry number `attempt` (1-based). */
 export function backoffDelay(policy: RetryPolicy, attempt: number, random = Math.random): number {

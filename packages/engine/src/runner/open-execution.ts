@@ -44,8 +44,18 @@ export async function openExecution(
 ): Promise<OpenedExecution> {
   const { epoch, run } = claim;
   // A run with no checkpoint yet has no history to load.
-  const history = run.lastCheckpointAtMessageIndex > 0 ? await resources.store.loadHistory(run.runId) : { messages: [], toolCalls: [] };
-  const checkpointer = new Checkpointer(resources.store, run.runId, epoch, run.checkpoint, run.lastCheckpointAtMessageIndex, resources.events);
+  const history =
+    run.lastCheckpointAtMessageIndex > 0
+      ? await resources.store.loadHistory(run.runId)
+      : { messages: [], toolCalls: [] };
+  const checkpointer = new Checkpointer(
+    resources.store,
+    run.runId,
+    epoch,
+    run.checkpoint,
+    run.lastCheckpointAtMessageIndex,
+    resources.events,
+  );
   // Taking over from an execution that died: clients drop the text it streamed but never committed.
   if (options.reason === 'recovered' || options.reason === 'reconciled') {
     checkpointer.publishLive('AttemptAbandoned', { epoch: epoch - 1 });
@@ -56,7 +66,10 @@ export async function openExecution(
     entity: run.entity,
     lastCheckpointAtMessageIndex: run.lastCheckpointAtMessageIndex,
     createdAt: run.createdAt.toISOString(),
-    ...(run.parentRunId && { parentRunId: run.parentRunId, parentToolCallId: run.parentToolCallId }),
+    ...(run.parentRunId && {
+      parentRunId: run.parentRunId,
+      parentToolCallId: run.parentToolCallId,
+    }),
   });
   const upgraded = options.definition;
   if (upgraded && upgraded.replaces !== null && upgraded.replaces !== upgraded.hash) {
@@ -67,10 +80,16 @@ export async function openExecution(
 }
 
 /** The turn loop's state for an opened execution: a run with no history starts from its input. */
-export function turnLoopStateFor(resources: EngineResources, claim: Claim, checkpointer: Checkpointer, setup: TurnLoopSetup): TurnLoopState {
+export function turnLoopStateFor(
+  resources: EngineResources,
+  claim: Claim,
+  checkpointer: Checkpointer,
+  setup: TurnLoopSetup,
+): TurnLoopState {
   const { run, epoch } = claim;
   const { entity } = setup;
-  const messages: Message[] = setup.messages.length > 0 ? [...setup.messages] : [{ role: 'user', content: run.input }];
+  const messages: Message[] =
+    setup.messages.length > 0 ? [...setup.messages] : [{ role: 'user', content: run.input }];
   if (setup.messages.length === 0) checkpointer.add(messages);
   const output = entity.outputType ? outputCheckFor(entity.outputType) : undefined;
   const { store } = resources;
@@ -105,7 +124,10 @@ export function turnLoopStateFor(resources: EngineResources, claim: Claim, check
  * exactly once whatever crashes in between.
  */
 export function takeIn(state: TurnLoopState, request: ContinueRequestRecord): void {
-  state.pendingContinue = { requestId: request.requestId, input: request.input === null ? [] : [{ role: 'user', content: request.input }] };
+  state.pendingContinue = {
+    requestId: request.requestId,
+    input: request.input === null ? [] : [{ role: 'user', content: request.input }],
+  };
 }
 
 /**
@@ -114,14 +136,17 @@ export function takeIn(state: TurnLoopState, request: ContinueRequestRecord): vo
  * (a plain name under a parent run) gets its path from its parent runs.
  */
 async function memberPathOf(store: CheckpointStore, run: RunRecord): Promise<string[]> {
-  if (isEntityPath(run.entity.name) || !run.parentRunId) return runEntityPath(run.entity.name, undefined);
+  if (isEntityPath(run.entity.name) || !run.parentRunId)
+    return runEntityPath(run.entity.name, undefined);
   const parent = await store.getRun(run.parentRunId);
   return runEntityPath(run.entity.name, parent && (await memberPathOf(store, parent)));
 }
 
 function instructionsFor(entity: Entity): string {
   if (entity.kind === 'agent') {
-    return [entity.role && `Your role: ${entity.role}`, entity.instructions].filter(Boolean).join('\n\n');
+    return [entity.role && `Your role: ${entity.role}`, entity.instructions]
+      .filter(Boolean)
+      .join('\n\n');
   }
   return entity.instructions;
 }

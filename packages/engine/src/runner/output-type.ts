@@ -2,8 +2,7 @@ import { z } from 'zod';
 
 /** What checking a final answer against an entity's `outputType` gives. */
 export type OutputCheckResult =
-  | { ok: true; content: string; output: unknown }
-  | { ok: false; retryMessage: string };
+  { ok: true; content: string; output: unknown } | { ok: false; retryMessage: string };
 
 /** How a run holds its model to an `outputType`: an instruction, and a check of each final answer. */
 export interface OutputCheck {
@@ -27,10 +26,14 @@ export function outputCheckFor(schema: z.ZodType): OutputCheck {
       try {
         value = JSON.parse(stripCodeFence(content));
       } catch (error) {
-        return { ok: false, retryMessage: retryMessage(`it is not JSON (${(error as Error).message})`) };
+        return {
+          ok: false,
+          retryMessage: retryMessage(`it is not JSON (${(error as Error).message})`),
+        };
       }
       const parsed = schema.safeParse(value);
-      if (!parsed.success) return { ok: false, retryMessage: retryMessage(z.prettifyError(parsed.error)) };
+      if (!parsed.success)
+        return { ok: false, retryMessage: retryMessage(z.prettifyError(parsed.error)) };
       return { ok: true, content: JSON.stringify(parsed.data), output: parsed.data };
     },
   };

@@ -7,10 +7,23 @@ import type { CheckpointMode, ToolCallRecord } from '../run-types.js';
 import { DELEGATE_TOOL_NAME } from '../team.js';
 import type { Checkpointer } from './checkpointer.js';
 import { executeToolBatch, type ToolBatchContext } from './execute-tool-batch.js';
-import { idempotencyKeyFor, recordedArguments, type ToolCallOutcome } from '../tool-call-outcome.js';
+import {
+  idempotencyKeyFor,
+  recordedArguments,
+  type ToolCallOutcome,
+} from '../tool-call-outcome.js';
 import { PauseSignal } from './pause-signal.js';
-import { actionIdempotencyKey, actionSummary, type PendingActionRecord } from '../hitl/pending-action.js';
-import { editedNote, interruptedMessage, planToolCalls, type DecidedCall } from '../hitl/plan-tool-calls.js';
+import {
+  actionIdempotencyKey,
+  actionSummary,
+  type PendingActionRecord,
+} from '../hitl/pending-action.js';
+import {
+  editedNote,
+  interruptedMessage,
+  planToolCalls,
+  type DecidedCall,
+} from '../hitl/plan-tool-calls.js';
 import { respondWithRetry, type RetryPolicy } from './model-retry.js';
 import type { OutputCheck } from './output-type.js';
 import type { ExecutableTool } from '../executable-tool.js';
@@ -92,7 +105,10 @@ export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult>
     const message = await modelTurn(state, specs);
     state.messages.push(message);
     const turnFirst = commitsTurnFirst(state.checkpointer.mode, message);
-    state.checkpointer.add([message], turnFirst ? runningRecords(state.runId, message, batch + 1) : []);
+    state.checkpointer.add(
+      [message],
+      turnFirst ? runningRecords(state.runId, message, batch + 1) : [],
+    );
     if (!hasToolCalls(message)) {
       const checked = state.output?.check(message.content ?? '');
       if (!checked) return { kind: 'answer', content: message.content ?? '' };
@@ -127,7 +143,10 @@ export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult>
  * and a resumed team never delegates again under fresh tool-call ids.
  */
 function commitsTurnFirst(mode: CheckpointMode, message: AssistantMessage): boolean {
-  return mode === 'tool-call' || (message.toolCalls ?? []).some((call) => call.name === DELEGATE_TOOL_NAME);
+  return (
+    mode === 'tool-call' ||
+    (message.toolCalls ?? []).some((call) => call.name === DELEGATE_TOOL_NAME)
+  );
 }
 
 async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<AssistantMessage> {
@@ -137,16 +156,32 @@ async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<Assis
   let offset = 0;
   const onDelta = (delta: ModelStreamDelta) => {
     if (delta.kind !== 'text' || delta.text === '') return;
-    state.checkpointer.publishLive('ModelDelta', { epoch: state.epoch, message_index: messageIndex, offset, text: delta.text });
+    state.checkpointer.publishLive('ModelDelta', {
+      epoch: state.epoch,
+      message_index: messageIndex,
+      offset,
+      text: delta.text,
+    });
     offset += delta.text.length;
   };
   const response = await respondWithRetry(
     state.model,
-    { instructions: state.instructions, messages: state.messages, tools, signal: state.signal, onDelta },
+    {
+      instructions: state.instructions,
+      messages: state.messages,
+      tools,
+      signal: state.signal,
+      onDelta,
+    },
     state.retry,
     (error, attempt, delayMs) => {
       offset = 0;
-      state.emit('ModelRequestCompleted', { retrying: true, attempt, delayMs, error: error.message });
+      state.emit('ModelRequestCompleted', {
+        retrying: true,
+        attempt,
+        delayMs,
+        error: error.message,
+      });
     },
   );
   state.usage = addUsage(state.usage, response.usage);
@@ -188,7 +223,8 @@ async function runBatch(
     signal: state.signal,
     tools: state.tools,
     appContext: state.appContext,
-    onCallStarted: (call) => state.emit('ToolCallStarted', { toolCallId: call.id, name: call.name, batch }),
+    onCallStarted: (call) =>
+      state.emit('ToolCallStarted', { toolCallId: call.id, name: call.name, batch }),
     onCallFinished: finished,
   };
   const outcomes = plan.execute.length > 0 ? await executeToolBatch(plan.execute, context) : [];
@@ -210,21 +246,28 @@ async function runBatch(
  * it run at most once), executed under the action's idempotency key, and
  * its result committed at once in every checkpoint mode.
  */
-async function runDecidedCall(state: TurnLoopState, decided: DecidedCall, context: ToolBatchContext): Promise<void> {
+async function runDecidedCall(
+  state: TurnLoopState,
+  decided: DecidedCall,
+  context: ToolBatchContext,
+): Promise<void> {
   const { call, action } = decided;
   let outcome: ToolCallOutcome;
   if (await state.actions.consume(action.actionId)) {
-    const [executed] = await executeToolBatch([{ ...call, arguments: JSON.stringify(decided.args) }], {
-      ...context,
-      idempotencyKeyOf: () => actionIdempotencyKey(action.actionId),
-      onCallFinished: (result) => {
-        if (decided.edited) {
-          result.message.content = editedNote(decided.args) + result.message.content;
-          result.record.result = result.message.content;
-        }
-        emitOutcome(state, result);
+    const [executed] = await executeToolBatch(
+      [{ ...call, arguments: JSON.stringify(decided.args) }],
+      {
+        ...context,
+        idempotencyKeyOf: () => actionIdempotencyKey(action.actionId),
+        onCallFinished: (result) => {
+          if (decided.edited) {
+            result.message.content = editedNote(decided.args) + result.message.content;
+            result.record.result = result.message.content;
+          }
+          emitOutcome(state, result);
+        },
       },
-    });
+    );
     outcome = executed!;
   } else {
     const content = interruptedMessage(call.name, decided.args, action.actionId);
@@ -300,4 +343,3 @@ function runningRecords(runId: string, message: AssistantMessage, batch: number)
     endedAt: null,
   }));
 }
-

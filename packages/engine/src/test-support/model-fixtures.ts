@@ -40,7 +40,9 @@ export async function expectStreamedTurns(model: Model, server: FakeOpenAIServer
   const text = 'Cairns are piles of stones that mark a trail.';
   server.enqueue({ kind: 'text', text, usage: { input: 11, output: 9 } });
   const deltas: ModelStreamDelta[] = [];
-  const answer = await model.respond(ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta: (d) => deltas.push(d) }));
+  const answer = await model.respond(
+    ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta: (d) => deltas.push(d) }),
+  );
   expect(server.requests.at(-1)?.body['stream']).toBe(true);
   expect(deltas.length).toBeGreaterThan(3);
   expect(deltas.every((d) => d.kind === 'text')).toBe(true);
@@ -56,14 +58,19 @@ export async function expectStreamedTurns(model: Model, server: FakeOpenAIServer
   ];
   server.enqueue({ kind: 'tool_calls', calls });
   const callDeltas: ModelStreamDelta[] = [];
-  const turn = await model.respond(ask([{ role: 'user', content: 'Research cairns.' }], { onDelta: (d) => callDeltas.push(d) }));
+  const turn = await model.respond(
+    ask([{ role: 'user', content: 'Research cairns.' }], { onDelta: (d) => callDeltas.push(d) }),
+  );
   const toolCalls = turn.message.toolCalls ?? [];
-  expect(toolCalls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual(calls.map((c) => [c.name, c.arguments]));
+  expect(toolCalls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual(
+    calls.map((c) => [c.name, c.arguments]),
+  );
   expect(toolCalls.every((c) => /^call_/.test(c.id))).toBe(true);
   expect(new Set(toolCalls.map((c) => c.id)).size).toBe(2);
   const argsByIndex = new Map<number, string>();
   for (const d of callDeltas) {
-    if (d.kind === 'tool-call') argsByIndex.set(d.index, (argsByIndex.get(d.index) ?? '') + d.arguments);
+    if (d.kind === 'tool-call')
+      argsByIndex.set(d.index, (argsByIndex.get(d.index) ?? '') + d.arguments);
   }
   expect([...argsByIndex.values()]).toEqual(toolCalls.map((c) => c.arguments));
   expect(callDeltas.filter((d) => d.kind === 'tool-call').length).toBeGreaterThan(2);
@@ -77,11 +84,18 @@ const CALLS = [{ name: 'slow_search', arguments: { query: 'stone cairns' } }];
 
 /** One text turn and one tool-call turn, asked with `onDelta`: the answers and the deltas seen. */
 async function askBoth(model: Model, server: FakeOpenAIServer) {
-  server.enqueue({ kind: 'text', text: TEXT, usage: { input: 11, output: 9 } }, { kind: 'tool_calls', calls: CALLS });
+  server.enqueue(
+    { kind: 'text', text: TEXT, usage: { input: 11, output: 9 } },
+    { kind: 'tool_calls', calls: CALLS },
+  );
   const deltas: ModelStreamDelta[] = [];
   const onDelta = (d: ModelStreamDelta) => void deltas.push(d);
-  const text = await model.respond(ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta }));
-  const turn = await model.respond(ask([{ role: 'user', content: 'Research cairns.' }], { onDelta }));
+  const text = await model.respond(
+    ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta }),
+  );
+  const turn = await model.respond(
+    ask([{ role: 'user', content: 'Research cairns.' }], { onDelta }),
+  );
   return { text, turn, deltas };
 }
 
@@ -90,7 +104,9 @@ function expectBothAnswers({ text, turn }: Awaited<ReturnType<typeof askBoth>>):
     message: { role: 'assistant', content: TEXT },
     usage: { inputTokens: 11, outputTokens: 9, totalTokens: 20 },
   });
-  expect(turn.message.toolCalls?.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual(CALLS.map((c) => [c.name, c.arguments]));
+  expect(turn.message.toolCalls?.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual(
+    CALLS.map((c) => [c.name, c.arguments]),
+  );
 }
 
 /**
@@ -136,18 +152,24 @@ export async function expectTextOnlyStreamsNameTheFix(build: ModelFactory): Prom
     server.enqueue({ kind: 'text', text: TEXT }, { kind: 'tool_calls', calls: CALLS });
     const deltas: ModelStreamDelta[] = [];
     const onDelta = (d: ModelStreamDelta) => void deltas.push(d);
-    const text = await model.respond(ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta }));
+    const text = await model.respond(
+      ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta }),
+    );
     expect(text.message).toEqual({ role: 'assistant', content: TEXT });
     expect(deltas.map((d) => (d.kind === 'text' ? d.text : '')).join('')).toBe(TEXT);
 
-    const error = await modelError(model.respond(ask([{ role: 'user', content: 'Research cairns.' }], { onDelta })));
+    const error = await modelError(
+      model.respond(ask([{ role: 'user', content: 'Research cairns.' }], { onDelta })),
+    );
     expect(error.retryable).toBe(false);
     expect(error.message).toMatch(/streamed an empty answer/);
     expect(error.message).toContain('stream: false');
     expect(error.message).toContain('CAIRN_MODEL_STREAM=false');
 
     server.enqueue({ kind: 'tool_calls', calls: CALLS });
-    const turn = await build(server.url, { stream: false }).respond(ask([{ role: 'user', content: 'Research cairns.' }], { onDelta }));
+    const turn = await build(server.url, { stream: false }).respond(
+      ask([{ role: 'user', content: 'Research cairns.' }], { onDelta }),
+    );
     expect(turn.message.toolCalls?.map((c) => c.name)).toEqual(['slow_search']);
   } finally {
     await server.close();
@@ -162,9 +184,13 @@ export async function expectMislabelledStreamsRead(build: ModelFactory): Promise
     server.enqueue({ kind: 'text', text: TEXT }, { kind: 'tool_calls', calls: CALLS });
     const deltas: ModelStreamDelta[] = [];
     const onDelta = (d: ModelStreamDelta) => void deltas.push(d);
-    const text = await model.respond(ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta }));
+    const text = await model.respond(
+      ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta }),
+    );
     expect(text.message).toEqual({ role: 'assistant', content: TEXT });
-    const turn = await model.respond(ask([{ role: 'user', content: 'Research cairns.' }], { onDelta }));
+    const turn = await model.respond(
+      ask([{ role: 'user', content: 'Research cairns.' }], { onDelta }),
+    );
     expect(turn.message.toolCalls?.map((c) => c.name)).toEqual(['slow_search']);
   } finally {
     await server.close();
@@ -183,8 +209,15 @@ export async function expectUnreadableBodiesNamed(build: ModelFactory): Promise<
   try {
     for (const stream of [true, false]) {
       const model = build(server.url, { stream });
-      server.enqueue({ kind: 'raw', status: 200, contentType: 'text/html; charset=utf-8', body: page });
-      const ok = await modelError(model.respond(ask([{ role: 'user', content: 'Hi' }], { onDelta: () => undefined })));
+      server.enqueue({
+        kind: 'raw',
+        status: 200,
+        contentType: 'text/html; charset=utf-8',
+        body: page,
+      });
+      const ok = await modelError(
+        model.respond(ask([{ role: 'user', content: 'Hi' }], { onDelta: () => undefined })),
+      );
       expect(ok.retryable).toBe(false);
       expect(ok.status).toBe(200);
       expect(ok.message).toContain('200');
@@ -193,16 +226,30 @@ export async function expectUnreadableBodiesNamed(build: ModelFactory): Promise<
       expect(ok.message).toContain('base URL');
       expect(ok.message.length).toBeLessThan(600);
 
-      server.enqueue({ kind: 'raw', status: 502, contentType: 'text/html', body: `<html><body><h1>502 Bad Gateway</h1>${'y'.repeat(5_000)}</body></html>` });
-      const gateway = await modelError(model.respond(ask([{ role: 'user', content: 'Hi' }], { onDelta: () => undefined })));
+      server.enqueue({
+        kind: 'raw',
+        status: 502,
+        contentType: 'text/html',
+        body: `<html><body><h1>502 Bad Gateway</h1>${'y'.repeat(5_000)}</body></html>`,
+      });
+      const gateway = await modelError(
+        model.respond(ask([{ role: 'user', content: 'Hi' }], { onDelta: () => undefined })),
+      );
       expect(gateway.retryable).toBe(true);
       expect(gateway.status).toBe(502);
       expect(gateway.message).toContain('text/html');
       expect(gateway.message).toContain('<h1>502 Bad Gateway</h1>');
       expect(gateway.message.length).toBeLessThan(600);
 
-      server.enqueue({ kind: 'raw', status: 200, contentType: 'application/json', body: '{"id":"chatcmpl-1","choi' });
-      const cut = await modelError(model.respond(ask([{ role: 'user', content: 'Hi' }], { onDelta: () => undefined })));
+      server.enqueue({
+        kind: 'raw',
+        status: 200,
+        contentType: 'application/json',
+        body: '{"id":"chatcmpl-1","choi',
+      });
+      const cut = await modelError(
+        model.respond(ask([{ role: 'user', content: 'Hi' }], { onDelta: () => undefined })),
+      );
       expect(cut.retryable).toBe(false);
       expect(cut.message).toContain('application/json');
       expect(cut.message).toContain('{"id":"chatcmpl-1","choi');

@@ -79,7 +79,9 @@ const ENDPOINTS: Record<
 };
 
 /** Starts a fake OpenAI server on 127.0.0.1 on a free port. */
-export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {}): Promise<FakeOpenAIServer> {
+export async function startFakeOpenAIServer(
+  options: FakeOpenAIServerOptions = {},
+): Promise<FakeOpenAIServer> {
   const streaming = options.streaming ?? 'sse';
   const queue: FakeOpenAIReply[] = [];
   const requests: FakeOpenAIRequest[] = [];
@@ -103,7 +105,9 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
     }
     const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
     requests.push({ path, body });
-    const reply = queue.shift() ?? (options.decide && replyOfScript(options.decide(contextOfRequest(path, body))));
+    const reply =
+      queue.shift() ??
+      (options.decide && replyOfScript(options.decide(contextOfRequest(path, body))));
     if (!reply) {
       sendJson(res, 500, errorBody('fake server: no scripted reply left', 'server_error', null));
       return;
@@ -115,7 +119,10 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
         sendJson(res, 200, route.malformed());
         return;
       case 'raw':
-        res.writeHead(reply.status, { 'content-type': reply.contentType, 'x-request-id': id('req_', 16) });
+        res.writeHead(reply.status, {
+          'content-type': reply.contentType,
+          'x-request-id': id('req_', 16),
+        });
         res.end(reply.body);
         return;
       case 'error':
@@ -129,7 +136,12 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
         const complete = route.endpoint(reply, body);
         if (body['stream'] !== true || streaming === 'never') sendJson(res, 200, complete);
         else if (streaming === 'text-only') sendSse(res, route.textOnlyStream(complete));
-        else sendSse(res, route.stream(complete, reply), streaming === 'mislabelled' ? 'text/plain; charset=utf-8' : undefined);
+        else
+          sendSse(
+            res,
+            route.stream(complete, reply),
+            streaming === 'mislabelled' ? 'text/plain; charset=utf-8' : undefined,
+          );
       }
     }
   }
@@ -268,27 +280,67 @@ function responsesStream(complete: Record<string, unknown>): SseEvent[] {
   const events: SseEvent[] = [];
   const push = (type: string, fields: Record<string, unknown>) =>
     events.push({ event: type, data: { type, sequence_number: events.length, ...fields } });
-  push('response.created', { response: { ...complete, status: 'in_progress', output: [], usage: null } });
-  push('response.in_progress', { response: { ...complete, status: 'in_progress', output: [], usage: null } });
+  push('response.created', {
+    response: { ...complete, status: 'in_progress', output: [], usage: null },
+  });
+  push('response.in_progress', {
+    response: { ...complete, status: 'in_progress', output: [], usage: null },
+  });
   const output = complete['output'] as Record<string, unknown>[];
   output.forEach((item, output_index) => {
     if (item['type'] === 'message') {
       const text = (item['content'] as { text: string }[])[0]!.text;
-      push('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
+      push('response.output_item.added', {
+        output_index,
+        item: { ...item, status: 'in_progress', content: [] },
+      });
       const part = { type: 'output_text', text: '', annotations: [], logprobs: [] };
-      push('response.content_part.added', { item_id: item['id'], output_index, content_index: 0, part });
+      push('response.content_part.added', {
+        item_id: item['id'],
+        output_index,
+        content_index: 0,
+        part,
+      });
       for (const delta of pieces(text)) {
-        push('response.output_text.delta', { item_id: item['id'], output_index, content_index: 0, delta, logprobs: [] });
+        push('response.output_text.delta', {
+          item_id: item['id'],
+          output_index,
+          content_index: 0,
+          delta,
+          logprobs: [],
+        });
       }
-      push('response.output_text.done', { item_id: item['id'], output_index, content_index: 0, text, logprobs: [] });
-      push('response.content_part.done', { item_id: item['id'], output_index, content_index: 0, part: { ...part, text } });
+      push('response.output_text.done', {
+        item_id: item['id'],
+        output_index,
+        content_index: 0,
+        text,
+        logprobs: [],
+      });
+      push('response.content_part.done', {
+        item_id: item['id'],
+        output_index,
+        content_index: 0,
+        part: { ...part, text },
+      });
     } else {
       const args = item['arguments'] as string;
-      push('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', arguments: '' } });
+      push('response.output_item.added', {
+        output_index,
+        item: { ...item, status: 'in_progress', arguments: '' },
+      });
       for (const delta of pieces(args, 7)) {
-        push('response.function_call_arguments.delta', { item_id: item['id'], output_index, delta });
+        push('response.function_call_arguments.delta', {
+          item_id: item['id'],
+          output_index,
+          delta,
+        });
       }
-      push('response.function_call_arguments.done', { item_id: item['id'], output_index, arguments: args });
+      push('response.function_call_arguments.done', {
+        item_id: item['id'],
+        output_index,
+        arguments: args,
+      });
     }
     push('response.output_item.done', { output_index, item });
   });
@@ -309,13 +361,29 @@ function chatStream(complete: Record<string, unknown>, reply: TextOrToolCalls): 
     data: { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason }] },
   });
   const events: SseEvent[] = [chunk({ role: 'assistant', content: '', refusal: null })];
-  const choice = (complete['choices'] as { message: Record<string, unknown>; finish_reason: string }[])[0]!;
+  const choice = (
+    complete['choices'] as { message: Record<string, unknown>; finish_reason: string }[]
+  )[0]!;
   if (reply.kind === 'text') {
     for (const content of pieces(reply.text)) events.push(chunk({ content }));
   } else {
-    const calls = choice.message['tool_calls'] as { id: string; function: { name: string; arguments: string } }[];
+    const calls = choice.message['tool_calls'] as {
+      id: string;
+      function: { name: string; arguments: string };
+    }[];
     calls.forEach((call, index) => {
-      events.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
+      events.push(
+        chunk({
+          tool_calls: [
+            {
+              index,
+              id: call.id,
+              type: 'function',
+              function: { name: call.function.name, arguments: '' },
+            },
+          ],
+        }),
+      );
       for (const args of pieces(call.function.arguments, 7)) {
         events.push(chunk({ tool_calls: [{ index, function: { arguments: args } }] }));
       }
@@ -329,7 +397,9 @@ function chatStream(complete: Record<string, unknown>, reply: TextOrToolCalls): 
 
 /** The Responses stream of the answer's messages alone: function calls dropped, as a text-only stream drops them. */
 function responsesTextOnlyStream(complete: Record<string, unknown>): SseEvent[] {
-  const output = (complete['output'] as Record<string, unknown>[]).filter((item) => item['type'] === 'message');
+  const output = (complete['output'] as Record<string, unknown>[]).filter(
+    (item) => item['type'] === 'message',
+  );
   return responsesStream({ ...complete, output });
 }
 
@@ -389,7 +459,11 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function sendSse(res: ServerResponse, events: readonly SseEvent[], contentType = 'text/event-stream'): void {
+function sendSse(
+  res: ServerResponse,
+  events: readonly SseEvent[],
+  contentType = 'text/event-stream',
+): void {
   res.writeHead(200, { 'content-type': contentType, 'x-request-id': id('req_', 16) });
   for (const { event, data } of events) {
     const text = typeof data === 'string' ? data : JSON.stringify(data);

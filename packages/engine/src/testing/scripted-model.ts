@@ -61,10 +61,15 @@ export class ScriptedModel implements Model {
             role: 'assistant',
             content: reply.text ?? null,
             toolCalls: reply.toolCalls.map((call, index) => ({
-              id: this.options.toolCallIds === 'fresh' ? `call_${randomUUID()}` : `call_${turn + 1}_${index + 1}`,
+              id:
+                this.options.toolCallIds === 'fresh'
+                  ? `call_${randomUUID()}`
+                  : `call_${turn + 1}_${index + 1}`,
               name: call.name,
               arguments:
-                typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+                typeof call.arguments === 'string'
+                  ? call.arguments
+                  : JSON.stringify(call.arguments),
             })),
           }
         : { role: 'assistant', content: reply.text };

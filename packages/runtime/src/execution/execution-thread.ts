@@ -12,7 +12,12 @@ import { startTracing } from '../tracing/tracing-setup.js';
 import type { WorkerLogger } from '../worker-logger.js';
 import { createInlineExecutor } from './inline-executor.js';
 import type { RunExecutor } from './run-executor.js';
-import type { ExecutionThreadConfig, FromThread, ThreadLogLevel, ToThread } from './thread-protocol.js';
+import type {
+  ExecutionThreadConfig,
+  FromThread,
+  ThreadLogLevel,
+  ToThread,
+} from './thread-protocol.js';
 
 const port = parentPort!;
 const config = workerData as ExecutionThreadConfig;
@@ -22,10 +27,16 @@ const log =
   (level: ThreadLogLevel) =>
   (fields: Record<string, unknown>, message: string): void => {
     const err = fields.err;
-    const plain = err instanceof Error ? { ...fields, err: { name: err.name, message: err.message } } : fields;
+    const plain =
+      err instanceof Error ? { ...fields, err: { name: err.name, message: err.message } } : fields;
     post({ type: 'log', level, fields: plain, message });
   };
-const logger: WorkerLogger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+const logger: WorkerLogger = {
+  debug: log('debug'),
+  info: log('info'),
+  warn: log('warn'),
+  error: log('error'),
+};
 
 let executor: RunExecutor;
 try {
@@ -43,7 +54,9 @@ try {
     versionGraceMs: config.versionGraceMs,
     logger,
     observe: (observation) => post({ type: 'observation', observation }),
-    ...(config.otlpEndpoint && { tracing: startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }) }),
+    ...(config.otlpEndpoint && {
+      tracing: startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }),
+    }),
     live: createLivePublisher({
       backend: config.backend,
       redisUrl: config.redisUrl,

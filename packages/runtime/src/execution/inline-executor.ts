@@ -42,16 +42,26 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
   const live = options.live ?? SILENT_PUBLISHER;
   const observe = options.observe ?? (() => undefined);
   const observer = new RunEventObserver(observe);
-  const tracer = options.tracing && new RunTracer({
-    tracer: options.tracing.tracer,
-    ids: options.tracing.ids,
-    workerId: options.workerId,
-    previousAttempt: async (runId, epoch) => {
-      const attempt = (await options.store.getRunView(runId))?.attempts.find((a) => a.epoch === epoch);
-      return attempt && { workerId: attempt.worker_id, startedAt: new Date(attempt.started_at), endedAt: attempt.ended_at ? new Date(attempt.ended_at) : null };
-    },
-    onError: (error) => logger.debug({ err: error }, 'could not trace an abandoned attempt'),
-  });
+  const tracer =
+    options.tracing &&
+    new RunTracer({
+      tracer: options.tracing.tracer,
+      ids: options.tracing.ids,
+      workerId: options.workerId,
+      previousAttempt: async (runId, epoch) => {
+        const attempt = (await options.store.getRunView(runId))?.attempts.find(
+          (a) => a.epoch === epoch,
+        );
+        return (
+          attempt && {
+            workerId: attempt.worker_id,
+            startedAt: new Date(attempt.started_at),
+            endedAt: attempt.ended_at ? new Date(attempt.ended_at) : null,
+          }
+        );
+      },
+      onError: (error) => logger.debug({ err: error }, 'could not trace an abandoned attempt'),
+    });
   const engine = new Engine({
     store: timeCommits(options.store, ({ runId, startTime, endTime }) => {
       observe({ kind: 'checkpoint-commit', seconds: (endTime - startTime) / 1000 });

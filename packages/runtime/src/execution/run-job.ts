@@ -53,21 +53,37 @@ export interface RunJobDeps {
  * logs how it ended. An {@link Expiry} is the lifecycle's expiry of its
  * pending action. The intents of either are for the queue to carry out.
  */
-export async function runJob(deps: RunJobDeps, request: RunJobRequest, handover: AbortSignal): Promise<RunJobOutcome> {
+export async function runJob(
+  deps: RunJobDeps,
+  request: RunJobRequest,
+  handover: AbortSignal,
+): Promise<RunJobOutcome> {
   const { engine, store, logger } = deps;
   const { work } = request;
   if (work.job === 'expire') {
     const { outcome, intents } = await expireAndResume(store, work.actionId);
-    logger.info({ runId: work.runId, actionId: work.actionId, result: outcome.kind }, 'pending action expiry');
+    logger.info(
+      { runId: work.runId, actionId: work.actionId, result: outcome.kind },
+      'pending action expiry',
+    );
     return { kind: 'expired', result: outcome.kind, intents };
   }
   const pickup = work;
-  logger.info({ runId: pickup.runId, jobId: request.jobId, attemptsStarted: pickup.attemptsStarted }, 'picked up a run');
+  logger.info(
+    { runId: pickup.runId, jobId: request.jobId, attemptsStarted: pickup.attemptsStarted },
+    'picked up a run',
+  );
   const outcome = await engine.processPickup(pickup, { handover });
   if (outcome.kind === 'lease-lost') {
-    logger.warn({ runId: pickup.runId, jobId: request.jobId }, 'lease lost: another execution holds the run; stopping without writing');
+    logger.warn(
+      { runId: pickup.runId, jobId: request.jobId },
+      'lease lost: another execution holds the run; stopping without writing',
+    );
   } else if (outcome.kind === 'finished') {
-    logger.info({ runId: pickup.runId, jobId: request.jobId, status: outcome.status }, 'run finished');
+    logger.info(
+      { runId: pickup.runId, jobId: request.jobId, status: outcome.status },
+      'run finished',
+    );
   } else {
     logger.info({ runId: pickup.runId, jobId: request.jobId, outcome }, 'pickup done');
   }

@@ -118,7 +118,11 @@ class ExecutionThread {
     return this.closed;
   }
 
-  private settle<T>(map: Map<number, Pending<T>>, id: number, settle: (pending: Pending<T>) => void): void {
+  private settle<T>(
+    map: Map<number, Pending<T>>,
+    id: number,
+    settle: (pending: Pending<T>) => void,
+  ): void {
     const pending = map.get(id);
     if (!pending) return;
     map.delete(id);
@@ -129,8 +133,12 @@ class ExecutionThread {
 /** Starts an execution thread from the module next to this file. */
 function startThread(config: ExecutionThreadConfig): Worker {
   const fromSources = import.meta.url.endsWith('.ts');
-  const entry = new URL(fromSources ? './execution-thread.ts' : './execution-thread.js', import.meta.url);
-  if (!fromSources && !TYPESCRIPT_FILE.test(config.registryModule)) return new Worker(entry, { workerData: config });
+  const entry = new URL(
+    fromSources ? './execution-thread.ts' : './execution-thread.js',
+    import.meta.url,
+  );
+  if (!fromSources && !TYPESCRIPT_FILE.test(config.registryModule))
+    return new Worker(entry, { workerData: config });
   // Node 20 does not give worker threads the loader hooks of the parent's `--import tsx` (this
   // repository's sources, or an app run with tsx whose registry module is TypeScript), so the
   // thread registers tsx first.
@@ -158,10 +166,17 @@ function tsxApi(registryModule: string): string {
  */
 export async function createThreadExecutor(options: ThreadExecutorOptions): Promise<RunExecutor> {
   const logger = options.logger ?? SILENT_LOGGER;
-  const onDeath = options.onThreadDeath ?? ((error) => logger.error({ err: error }, 'execution thread died'));
+  const onDeath =
+    options.onThreadDeath ?? ((error) => logger.error({ err: error }, 'execution thread died'));
   const threads = Array.from(
     { length: Math.max(1, options.threads ?? 1) },
-    () => new ExecutionThread(startThread(options.config), logger, onDeath, options.observe ?? (() => undefined)),
+    () =>
+      new ExecutionThread(
+        startThread(options.config),
+        logger,
+        onDeath,
+        options.observe ?? (() => undefined),
+      ),
   );
   try {
     await Promise.all(threads.map((t) => t.ready));
@@ -170,15 +185,18 @@ export async function createThreadExecutor(options: ThreadExecutorOptions): Prom
     throw error;
   }
   const unresponsiveAfterMs = options.unresponsiveAfterMs ?? 300_000;
-  const watchdog = setInterval(() => {
-    for (const thread of threads) {
-      if (Date.now() - thread.lastPong > unresponsiveAfterMs) {
-        onDeath(new Error(`an execution thread has not answered for ${unresponsiveAfterMs} ms`));
-        thread.lastPong = Date.now();
+  const watchdog = setInterval(
+    () => {
+      for (const thread of threads) {
+        if (Date.now() - thread.lastPong > unresponsiveAfterMs) {
+          onDeath(new Error(`an execution thread has not answered for ${unresponsiveAfterMs} ms`));
+          thread.lastPong = Date.now();
+        }
+        thread.send({ type: 'ping' });
       }
-      thread.send({ type: 'ping' });
-    }
-  }, Math.min(PING_INTERVAL_MS, unresponsiveAfterMs / 2));
+    },
+    Math.min(PING_INTERVAL_MS, unresponsiveAfterMs / 2),
+  );
   watchdog.unref();
   const leastBusy = () => threads.reduce((a, b) => (b.executions.size < a.executions.size ? b : a));
   return {

@@ -29,5 +29,7 @@ export function createLivePublisher(options: LiveChannelOptions): LivePublisher 
 
 /** The live subscriber of the queue backend in use. */
 export function createLiveSubscriber(options: LiveChannelOptions): LiveSubscriber {
-  return options.backend === 'redis' ? new RedisLiveSubscriber(redisTargetOf(options)) : new PostgresLiveSubscriber(options.databaseUrl);
+  return options.backend === 'redis'
+    ? new RedisLiveSubscriber(redisTargetOf(options))
+    : new PostgresLiveSubscriber(options.databaseUrl);
 }

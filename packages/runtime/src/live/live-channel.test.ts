@@ -17,7 +17,8 @@ function until<T>(what: string, check: () => T | undefined, timeoutMs = 5000): P
     const tick = () => {
       const value = check();
       if (value !== undefined) return resolve(value);
-      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`));
+      if (Date.now() - started > timeoutMs)
+        return reject(new Error(`timed out waiting for ${what}`));
       setTimeout(tick, 10);
     };
     tick();
@@ -35,7 +36,7 @@ describe.each(backends)('live channel (%s)', (backend) => {
     await db?.drop();
   });
 
-  it('delivers a run\'s events in order, to its own subscribers only', async () => {
+  it("delivers a run's events in order, to its own subscribers only", async () => {
     db = await testDatabase();
     const options = { backend, redisUrl, databaseUrl: db.url };
     publisher = createLivePublisher(options);
@@ -46,18 +47,22 @@ describe.each(backends)('live channel (%s)', (backend) => {
     const gotOther: LiveEvent[] = [];
     const unsubscribe = await subscriber.subscribe(runId, (e) => got.push(e));
     await subscriber.subscribe(other, (e) => gotOther.push(e));
-    const deltas = ['Dur', 'able ', 'runs'].map((text, i) => event(runId, 'ModelDelta', { message_index: 2, offset: i, text }));
+    const deltas = ['Dur', 'able ', 'runs'].map((text, i) =>
+      event(runId, 'ModelDelta', { message_index: 2, offset: i, text }),
+    );
     for (const delta of deltas) publisher.publish(delta);
     publisher.publish(event(other, 'ToolCallStarted'));
     await until('three deltas', () => (got.length === 3 ? got : undefined));
     expect(got).toEqual(deltas);
-    await until('the other run\'s event', () => (gotOther.length === 1 ? gotOther : undefined));
+    await until("the other run's event", () => (gotOther.length === 1 ? gotOther : undefined));
     expect(gotOther[0]!.runId).toBe(other);
 
     await unsubscribe();
     publisher.publish(event(runId, 'ModelDelta', { text: 'after unsubscribe' }));
     publisher.publish(event(other, 'ToolCallCompleted'));
-    await until('the other run\'s second event', () => (gotOther.length === 2 ? gotOther : undefined));
+    await until("the other run's second event", () =>
+      gotOther.length === 2 ? gotOther : undefined,
+    );
     expect(got).toHaveLength(3);
   });
 });

@@ -44,7 +44,9 @@ export const SILENT_PUBLISHER: LivePublisher = {
 export function parseLiveEvent(text: string): LiveEvent | undefined {
   try {
     const value = JSON.parse(text) as Partial<LiveEvent>;
-    return typeof value.type === 'string' && typeof value.runId === 'string' ? (value as LiveEvent) : undefined;
+    return typeof value.type === 'string' && typeof value.runId === 'string'
+      ? (value as LiveEvent)
+      : undefined;
   } catch {
     return undefined;
   }

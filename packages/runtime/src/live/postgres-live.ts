@@ -1,5 +1,11 @@
 import pg from 'pg';
-import { ChannelListeners, liveChannel, type LiveEvent, type LivePublisher, type LiveSubscriber } from './live-event.js';
+import {
+  ChannelListeners,
+  liveChannel,
+  type LiveEvent,
+  type LivePublisher,
+  type LiveSubscriber,
+} from './live-event.js';
 
 /** Postgres' NOTIFY payload limit is 8000 bytes; larger events are dropped (the stored stream has them once committed). */
 const MAX_PAYLOAD_BYTES = 7999;
@@ -72,12 +78,17 @@ export class PostgresLiveSubscriber implements LiveSubscriber {
   constructor(databaseUrl: string) {
     this.client = new pg.Client({ connectionString: databaseUrl });
     this.client.on('error', () => undefined);
-    this.client.on('notification', (message) => this.listeners.dispatch(message.channel, message.payload));
+    this.client.on('notification', (message) =>
+      this.listeners.dispatch(message.channel, message.payload),
+    );
     this.connected = this.client.connect().then(() => undefined);
     this.connected.catch(() => undefined);
   }
 
-  async subscribe(runId: string, listener: (event: LiveEvent) => void): Promise<() => Promise<void>> {
+  async subscribe(
+    runId: string,
+    listener: (event: LiveEvent) => void,
+  ): Promise<() => Promise<void>> {
     await this.connected;
     const channel = liveChannel(runId);
     const name = this.client.escapeIdentifier(channel);

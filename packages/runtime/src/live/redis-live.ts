@@ -1,5 +1,15 @@
-import { createRedisConnection, type RedisConnection, type RedisTarget } from '../redis-connection.js';
-import { ChannelListeners, liveChannel, type LiveEvent, type LivePublisher, type LiveSubscriber } from './live-event.js';
+import {
+  createRedisConnection,
+  type RedisConnection,
+  type RedisTarget,
+} from '../redis-connection.js';
+import {
+  ChannelListeners,
+  liveChannel,
+  type LiveEvent,
+  type LivePublisher,
+  type LiveSubscriber,
+} from './live-event.js';
 
 /** Live events over Redis pub/sub (the Redis backend). */
 export class RedisLivePublisher implements LivePublisher {
@@ -30,10 +40,15 @@ export class RedisLiveSubscriber implements LiveSubscriber {
   constructor(target: RedisTarget) {
     this.redis = createRedisConnection(target);
     this.redis.on('error', () => undefined);
-    this.redis.on('message', (channel: string, text: string) => this.listeners.dispatch(channel, text));
+    this.redis.on('message', (channel: string, text: string) =>
+      this.listeners.dispatch(channel, text),
+    );
   }
 
-  async subscribe(runId: string, listener: (event: LiveEvent) => void): Promise<() => Promise<void>> {
+  async subscribe(
+    runId: string,
+    listener: (event: LiveEvent) => void,
+  ): Promise<() => Promise<void>> {
     const channel = liveChannel(runId);
     if (this.listeners.add(channel, listener)) await this.redis.subscribe(channel);
     return async () => {

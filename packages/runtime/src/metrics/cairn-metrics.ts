@@ -94,7 +94,10 @@ export class CairnMetrics extends PrometheusMetrics {
         return;
       }
       case 'tool-call':
-        this.toolCall.observe({ tool: observation.tool, status: observation.status }, observation.seconds);
+        this.toolCall.observe(
+          { tool: observation.tool, status: observation.status },
+          observation.seconds,
+        );
         return;
       default:
         assertNever(observation);

@@ -10,15 +10,24 @@ export interface MetricsServer {
 }
 
 /** Serves `GET /metrics` (Prometheus text format) on `port`; any other path is a 404. */
-export async function startMetricsServer(metrics: PrometheusMetrics, port: number, host?: string): Promise<MetricsServer> {
+export async function startMetricsServer(
+  metrics: PrometheusMetrics,
+  port: number,
+  host?: string,
+): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: metrics are at GET /metrics\n');
+      res
+        .writeHead(404, { 'Content-Type': 'text/plain' })
+        .end('not found: metrics are at GET /metrics\n');
       return;
     }
     metrics.render().then(
       (text) => res.writeHead(200, { 'Content-Type': metrics.contentType }).end(text),
-      (error: Error) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics failed: ${error.message}\n`),
+      (error: Error) =>
+        res
+          .writeHead(500, { 'Content-Type': 'text/plain' })
+          .end(`metrics failed: ${error.message}\n`),
     );
   });
   await new Promise<void>((resolve, reject) => {

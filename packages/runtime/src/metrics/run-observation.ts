@@ -76,7 +76,12 @@ export class RunEventObserver {
         if (startedAt === undefined) return;
         run.tools.delete(String(data.toolCallId));
         const status = event.type === 'ToolCallError' ? 'error' : 'completed';
-        this.observe({ kind: 'tool-call', tool: String(data.name), status, seconds: (at - startedAt) / 1000 });
+        this.observe({
+          kind: 'tool-call',
+          tool: String(data.name),
+          status,
+          seconds: (at - startedAt) / 1000,
+        });
         return;
       }
       default: {

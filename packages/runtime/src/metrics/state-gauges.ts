@@ -22,7 +22,10 @@ interface QueueCounts {
 
 function countQueues(queues: readonly CountedQueue[]): Promise<QueueCounts[]> {
   return Promise.all(
-    queues.map(async (queue) => ({ queue: queue.name, counts: await queue.getJobCounts().catch(() => undefined) })),
+    queues.map(async (queue) => ({
+      queue: queue.name,
+      counts: await queue.getJobCounts().catch(() => undefined),
+    })),
   );
 }
 
@@ -61,7 +64,8 @@ export function registerStateGauges(registry: Registry, sources: MetricSources):
     async collect() {
       this.reset();
       for (const { queue, counts } of await countJobs()) {
-        for (const [state, count] of Object.entries(counts ?? {})) this.set({ queue, state }, count);
+        for (const [state, count] of Object.entries(counts ?? {}))
+          this.set({ queue, state }, count);
       }
     },
   });

@@ -11,8 +11,12 @@ export interface TimedCommit {
 }
 
 /** The same store, reporting every successful commit (checkpoint or finish) with its timing. */
-export function timeCommits<S extends CommitMethods>(store: S, onCommit: (commit: TimedCommit) => void): S {
-  const timed = <A extends [string, ...unknown[]], R>(commit: (...args: A) => Promise<R>) =>
+export function timeCommits<S extends CommitMethods>(
+  store: S,
+  onCommit: (commit: TimedCommit) => void,
+): S {
+  const timed =
+    <A extends [string, ...unknown[]], R>(commit: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
       const startTime = performance.timeOrigin + performance.now();
       const result = await commit(...args);
@@ -26,7 +30,9 @@ export function timeCommits<S extends CommitMethods>(store: S, onCommit: (commit
       if (property === 'commitCheckpoint') return commitCheckpoint;
       if (property === 'finishRun') return finishRun;
       const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      return typeof value === 'function'
+        ? (value as (...args: unknown[]) => unknown).bind(target)
+        : value;
     },
   });
 }

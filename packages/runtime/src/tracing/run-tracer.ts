@@ -75,7 +75,11 @@ export class RunTracer {
     const { tracer } = this.options;
     switch (event.type) {
       case 'ModelRequestStarted':
-        run.model = tracer.startSpan('cairn.model', { attributes: { 'cairn.model': String(data.model) } }, run.attemptContext);
+        run.model = tracer.startSpan(
+          'cairn.model',
+          { attributes: { 'cairn.model': String(data.model) } },
+          run.attemptContext,
+        );
         return;
       case 'ModelRequestCompleted': {
         const model = run.model;
@@ -83,13 +87,20 @@ export class RunTracer {
         if (data.retrying) {
           model.setStatus({ code: SpanStatusCode.ERROR, message: String(data.error) });
           model.end();
-          run.model = tracer.startSpan('cairn.model', { attributes: { 'cairn.model.retry': Number(data.attempt) } }, run.attemptContext);
+          run.model = tracer.startSpan(
+            'cairn.model',
+            { attributes: { 'cairn.model.retry': Number(data.attempt) } },
+            run.attemptContext,
+          );
           return;
         }
         const usage = data.usage as { inputTokens?: number; outputTokens?: number } | null;
         model.setAttributes({
           'cairn.model.tool_calls': Number(data.toolCalls ?? 0),
-          ...(usage && { 'gen_ai.usage.input_tokens': usage.inputTokens, 'gen_ai.usage.output_tokens': usage.outputTokens }),
+          ...(usage && {
+            'gen_ai.usage.input_tokens': usage.inputTokens,
+            'gen_ai.usage.output_tokens': usage.outputTokens,
+          }),
         });
         model.end();
         run.model = undefined;
@@ -100,7 +111,13 @@ export class RunTracer {
           String(data.toolCallId),
           tracer.startSpan(
             'cairn.tool',
-            { attributes: { 'cairn.tool': String(data.name), 'cairn.tool.call_id': String(data.toolCallId), 'cairn.tool.batch': Number(data.batch) } },
+            {
+              attributes: {
+                'cairn.tool': String(data.name),
+                'cairn.tool.call_id': String(data.toolCallId),
+                'cairn.tool.batch': Number(data.batch),
+              },
+            },
             run.attemptContext,
           ),
         );
@@ -109,7 +126,8 @@ export class RunTracer {
       case 'ToolCallError': {
         const span = run.tools.get(String(data.toolCallId));
         if (!span) return;
-        if (event.type === 'ToolCallError') span.setStatus({ code: SpanStatusCode.ERROR, message: String(data.error) });
+        if (event.type === 'ToolCallError')
+          span.setStatus({ code: SpanStatusCode.ERROR, message: String(data.error) });
         span.end();
         run.tools.delete(String(data.toolCallId));
         return;
@@ -123,7 +141,9 @@ export class RunTracer {
   commit(runId: string, startTime: number, endTime: number): void {
     const run = this.runs.get(runId);
     if (!run) return;
-    this.options.tracer.startSpan('cairn.checkpoint', { startTime }, run.attemptContext).end(endTime);
+    this.options.tracer
+      .startSpan('cairn.checkpoint', { startTime }, run.attemptContext)
+      .end(endTime);
   }
 
   /**
@@ -137,13 +157,15 @@ export class RunTracer {
     this.jobContexts.delete(runId);
     if (!run || outcome === 'lease-lost') return;
     run.attempt.setAttribute('cairn.attempt.outcome', outcome);
-    if (outcome !== 'handed-over') run.attempt.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+    if (outcome !== 'handed-over')
+      run.attempt.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
     run.attempt.end();
   }
 
   private startAttempt(event: RunEvent): void {
     const { data, runId, epoch } = event;
-    const parentRun = typeof data.parentRunId === 'string' ? this.runs.get(data.parentRunId) : undefined;
+    const parentRun =
+      typeof data.parentRunId === 'string' ? this.runs.get(data.parentRunId) : undefined;
     const parent = parentRun
       ? (this.toolContext(parentRun, data.parentToolCallId) ?? parentRun.attemptContext)
       : (this.jobContexts.get(runId) ?? ROOT_CONTEXT);
@@ -170,15 +192,26 @@ export class RunTracer {
       tools: new Map(),
     });
     if (data.reason === 'recovered' || data.reason === 'reconciled') {
-      void this.endAbandoned(runId, epoch - 1, runContext).catch((error: unknown) => this.options.onError?.(error));
+      void this.endAbandoned(runId, epoch - 1, runContext).catch((error: unknown) =>
+        this.options.onError?.(error),
+      );
     }
   }
 
-  private attemptSpan(runId: string, epoch: number, runContext: Context, attributes: Record<string, string>, startTime?: Date): Span {
+  private attemptSpan(
+    runId: string,
+    epoch: number,
+    runContext: Context,
+    attributes: Record<string, string>,
+    startTime?: Date,
+  ): Span {
     return this.options.ids.startWith({ spanId: derivedSpanId('attempt', runId, epoch) }, () =>
       this.options.tracer.startSpan(
         'cairn.attempt',
-        { attributes: { 'cairn.run_id': runId, 'cairn.epoch': epoch, ...attributes }, ...(startTime && { startTime }) },
+        {
+          attributes: { 'cairn.run_id': runId, 'cairn.epoch': epoch, ...attributes },
+          ...(startTime && { startTime }),
+        },
         runContext,
       ),
     );
@@ -196,7 +229,10 @@ export class RunTracer {
       { 'cairn.worker_id': previous.workerId, 'cairn.attempt.outcome': 'abandoned' },
       previous.startedAt,
     );
-    span.setStatus({ code: SpanStatusCode.ERROR, message: 'abandoned: its worker stopped renewing the lock; the run was taken over' });
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: 'abandoned: its worker stopped renewing the lock; the run was taken over',
+    });
     span.end(previous.endedAt ?? new Date());
   }
 
@@ -207,25 +243,34 @@ export class RunTracer {
 
   private finish(runId: string, run: RunSpans, type: string): void {
     run.attempt.setAttribute('cairn.attempt.outcome', type);
-    if (type === FINISH_EVENT_TYPE.ERROR) run.attempt.setStatus({ code: SpanStatusCode.ERROR, message: 'the run ended in ERROR' });
+    if (type === FINISH_EVENT_TYPE.ERROR)
+      run.attempt.setStatus({ code: SpanStatusCode.ERROR, message: 'the run ended in ERROR' });
     run.attempt.end();
     this.runs.delete(runId);
     this.jobContexts.delete(runId);
     // A paused run goes on later: its `cairn.run` span is written once, when it is over.
     if (!FINAL_EVENT_TYPES.includes(type)) return;
     const hasParent = trace.getSpanContext(run.parent) !== undefined;
-    const span = this.options.ids.startWith({ spanId: derivedSpanId('run', runId), traceId: run.traceId }, () =>
-      this.options.tracer.startSpan(
-        'cairn.run',
-        {
-          startTime: run.createdAt,
-          attributes: { 'cairn.run_id': runId, 'cairn.entity': run.entity, 'cairn.outcome': type, 'cairn.attempts': run.epoch },
-          ...(hasParent ? {} : { root: true }),
-        },
-        run.parent,
-      ),
+    const span = this.options.ids.startWith(
+      { spanId: derivedSpanId('run', runId), traceId: run.traceId },
+      () =>
+        this.options.tracer.startSpan(
+          'cairn.run',
+          {
+            startTime: run.createdAt,
+            attributes: {
+              'cairn.run_id': runId,
+              'cairn.entity': run.entity,
+              'cairn.outcome': type,
+              'cairn.attempts': run.epoch,
+            },
+            ...(hasParent ? {} : { root: true }),
+          },
+          run.parent,
+        ),
     );
-    if (type === FINISH_EVENT_TYPE.ERROR) span.setStatus({ code: SpanStatusCode.ERROR, message: 'the run ended in ERROR' });
+    if (type === FINISH_EVENT_TYPE.ERROR)
+      span.setStatus({ code: SpanStatusCode.ERROR, message: 'the run ended in ERROR' });
     span.end();
   }
 }

@@ -37,9 +37,12 @@ export function startTracing(options: TracingOptions): Tracing {
     idGenerator: ids,
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
     spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${options.endpoint.replace(/\/+$/, '')}/v1/traces` }), {
-        scheduledDelayMillis: options.exportDelayMs ?? 200,
-      }),
+      new BatchSpanProcessor(
+        new OTLPTraceExporter({ url: `${options.endpoint.replace(/\/+$/, '')}/v1/traces` }),
+        {
+          scheduledDelayMillis: options.exportDelayMs ?? 200,
+        },
+      ),
     ],
   });
   provider.register();

@@ -10,20 +10,30 @@ function fail(message: string): never {
 }
 
 const url = process.env.DATABASE_URL;
-if (!url) fail('DATABASE_URL is not set: set it to the Postgres URL of the store (postgres://user:pass@host:5432/db)');
+if (!url)
+  fail(
+    'DATABASE_URL is not set: set it to the Postgres URL of the store (postgres://user:pass@host:5432/db)',
+  );
 
 let olderThanMs: number;
 try {
   const { values } = parseArgs({ options: { 'older-than': { type: 'string' } } });
-  const retainDays = process.env.CAIRN_RETAIN_DAYS?.trim() ? Number(process.env.CAIRN_RETAIN_DAYS) : DEFAULT_RETAIN_DAYS;
+  const retainDays = process.env.CAIRN_RETAIN_DAYS?.trim()
+    ? Number(process.env.CAIRN_RETAIN_DAYS)
+    : DEFAULT_RETAIN_DAYS;
   if (values['older-than'] === undefined && (!Number.isInteger(retainDays) || retainDays < 0)) {
-    fail(`CAIRN_RETAIN_DAYS: expected a whole number of days (0 keeps everything), got ${JSON.stringify(process.env.CAIRN_RETAIN_DAYS)}`);
+    fail(
+      `CAIRN_RETAIN_DAYS: expected a whole number of days (0 keeps everything), got ${JSON.stringify(process.env.CAIRN_RETAIN_DAYS)}`,
+    );
   }
   if (values['older-than'] === undefined && retainDays === 0) {
-    console.log('CAIRN_RETAIN_DAYS=0 keeps everything: nothing to prune (pass --older-than to prune by hand)');
+    console.log(
+      'CAIRN_RETAIN_DAYS=0 keeps everything: nothing to prune (pass --older-than to prune by hand)',
+    );
     process.exit(0);
   }
-  olderThanMs = values['older-than'] === undefined ? retainDays * 86_400_000 : parseAge(values['older-than']);
+  olderThanMs =
+    values['older-than'] === undefined ? retainDays * 86_400_000 : parseAge(values['older-than']);
 } catch (error) {
   fail(error instanceof Error ? error.message : String(error));
 }

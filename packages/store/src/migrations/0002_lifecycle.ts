@@ -21,10 +21,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('applied_at', 'timestamptz')
     .execute();
   await db.schema.alterTable('runs').addColumn('waiting_continue_request', 'bigint').execute();
-  await sql`create index runs_waiting_continue on runs (waiting_continue_request) where waiting_continue_request is not null`.execute(db);
-  await sql`create unique index run_continue_requests_one_waiting on run_continue_requests (run_id) where applied_epoch is null`.execute(db);
-  await sql`create index run_continue_requests_by_run on run_continue_requests (run_id, requested_at)`.execute(db);
-  await sql`create unique index runs_one_member_run_per_tool_call on runs (parent_run_id, parent_tool_call_id) where parent_tool_call_id is not null`.execute(db);
+  await sql`create index runs_waiting_continue on runs (waiting_continue_request) where waiting_continue_request is not null`.execute(
+    db,
+  );
+  await sql`create unique index run_continue_requests_one_waiting on run_continue_requests (run_id) where applied_epoch is null`.execute(
+    db,
+  );
+  await sql`create index run_continue_requests_by_run on run_continue_requests (run_id, requested_at)`.execute(
+    db,
+  );
+  await sql`create unique index runs_one_member_run_per_tool_call on runs (parent_run_id, parent_tool_call_id) where parent_tool_call_id is not null`.execute(
+    db,
+  );
 }
 
 /** Drops what {@link up} created. */

@@ -12,7 +12,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('action_id', 'text', (c) => c.primaryKey())
     .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('approval', 'external')`))
     .addColumn('run_id', 'text', (c) => c.notNull().references('runs.run_id').onDelete('cascade'))
-    .addColumn('root_run_id', 'text', (c) => c.notNull().references('runs.run_id').onDelete('cascade'))
+    .addColumn('root_run_id', 'text', (c) =>
+      c.notNull().references('runs.run_id').onDelete('cascade'),
+    )
     .addColumn('member_path', 'jsonb', (c) => c.notNull())
     .addColumn('tool_call_id', 'text', (c) => c.notNull())
     .addColumn('tool', 'text', (c) => c.notNull())
@@ -20,10 +22,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('args_digest', 'text', (c) => c.notNull())
     .addColumn('batch', 'integer', (c) => c.notNull())
     .addColumn('status', 'text', (c) =>
-      c.notNull().defaultTo('pending').check(sql`status in ('pending', 'decided', 'expired', 'cancelled')`),
+      c
+        .notNull()
+        .defaultTo('pending')
+        .check(sql`status in ('pending', 'decided', 'expired', 'cancelled')`),
     )
     .addColumn('decision', 'jsonb')
-    .addColumn('on_timeout', 'text', (c) => c.notNull().check(sql`on_timeout in ('reject', 'error')`))
+    .addColumn('on_timeout', 'text', (c) =>
+      c.notNull().check(sql`on_timeout in ('reject', 'error')`),
+    )
     .addColumn('expires_at', 'timestamptz')
     .addColumn('decided_at', 'timestamptz')
     .addColumn('consumed_at', 'timestamptz')

@@ -33,5 +33,9 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('runs').dropColumn('event_seq').execute();
   await sql`alter table runs reset (fillfactor)`.execute(db);
   await db.schema.dropIndex('runs_status_idx').execute();
-  await db.schema.createIndex('runs_status_idx').on('runs').columns(['status', 'updated_at']).execute();
+  await db.schema
+    .createIndex('runs_status_idx')
+    .on('runs')
+    .columns(['status', 'updated_at'])
+    .execute();
 }

@@ -25,11 +25,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addPrimaryKeyConstraint('run_idempotency_keys_pkey', ['scope', 'idempotency_key'])
     // Deferred: the key is claimed first, so a concurrent request waits on it before any run is written.
-    .addForeignKeyConstraint('run_idempotency_keys_run_id_fkey', ['run_id'], 'runs', ['run_id'], (fk) =>
-      fk.onDelete('cascade').deferrable().initiallyDeferred(),
+    .addForeignKeyConstraint(
+      'run_idempotency_keys_run_id_fkey',
+      ['run_id'],
+      'runs',
+      ['run_id'],
+      (fk) => fk.onDelete('cascade').deferrable().initiallyDeferred(),
     )
     .execute();
-  await db.schema.createIndex('run_idempotency_keys_run_id_idx').on('run_idempotency_keys').column('run_id').execute();
+  await db.schema
+    .createIndex('run_idempotency_keys_run_id_idx')
+    .on('run_idempotency_keys')
+    .column('run_id')
+    .execute();
 }
 
 /** Drops what {@link up} added. */

@@ -9,7 +9,9 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('served_entities')
-    .addColumn('entity_kind', 'text', (c) => c.notNull().check(sql`entity_kind in ('agent', 'team')`))
+    .addColumn('entity_kind', 'text', (c) =>
+      c.notNull().check(sql`entity_kind in ('agent', 'team')`),
+    )
     .addColumn('entity_name', 'text', (c) => c.notNull())
     .addColumn('definition_hash', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('checkpoint', 'text', (c) =>
@@ -18,7 +20,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('worker_id', 'text', (c) => c.notNull())
     .addColumn('first_seen_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('last_seen_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
-    .addPrimaryKeyConstraint('served_entities_pkey', ['entity_kind', 'entity_name', 'definition_hash'])
+    .addPrimaryKeyConstraint('served_entities_pkey', [
+      'entity_kind',
+      'entity_name',
+      'definition_hash',
+    ])
     .execute();
 }
 

@@ -13,7 +13,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
     .addColumn('revoked_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('revoked_browser_sessions_expires_idx').on('revoked_browser_sessions').column('expires_at').execute();
+  await db.schema
+    .createIndex('revoked_browser_sessions_expires_idx')
+    .on('revoked_browser_sessions')
+    .column('expires_at')
+    .execute();
 }
 
 /** Drops `revoked_browser_sessions`. */

@@ -13,9 +13,12 @@ const supportTool = tool<SupportContext>();
 
 /** Slow enough to be interrupted; writes each execution to `USER_APP_LEDGER` so a test can count them. */
 async function slowly<T>(ctx: ToolContext<SupportContext>, name: string, result: T): Promise<T> {
-  await new Promise((resolve) => setTimeout(resolve, Number(process.env.USER_APP_TOOL_DELAY_MS ?? 500)));
+  await new Promise((resolve) =>
+    setTimeout(resolve, Number(process.env.USER_APP_TOOL_DELAY_MS ?? 500)),
+  );
   ctx.signal.throwIfAborted();
-  if (process.env.USER_APP_LEDGER) appendFileSync(process.env.USER_APP_LEDGER, `${name}\t${ctx.idempotencyKey}\n`);
+  if (process.env.USER_APP_LEDGER)
+    appendFileSync(process.env.USER_APP_LEDGER, `${name}\t${ctx.idempotencyKey}\n`);
   return result;
 }
 
@@ -23,14 +26,16 @@ const listOrderLines = supportTool({
   name: 'list_order_lines',
   description: 'Lists the lines of an order.',
   parameters: z.object({ orderId: z.string() }),
-  execute: ({ orderId }, ctx) => slowly(ctx, 'list_order_lines', `${orderId}: ${ORDER_LINES.join(', ')}`),
+  execute: ({ orderId }, ctx) =>
+    slowly(ctx, 'list_order_lines', `${orderId}: ${ORDER_LINES.join(', ')}`),
 });
 
 const checkStock = supportTool({
   name: 'check_stock',
   description: 'Checks how many of one item are in stock.',
   parameters: z.object({ item: z.string() }),
-  execute: ({ item }, ctx) => slowly(ctx, 'check_stock', `${item}: ${ctx.context.warehouse.stockOf(item)} in stock`),
+  execute: ({ item }, ctx) =>
+    slowly(ctx, 'check_stock', `${item}: ${ctx.context.warehouse.stockOf(item)} in stock`),
 });
 
 /** Lists the order, then checks each line's stock, one tool batch per line. */
@@ -41,7 +46,8 @@ export const clerk = new Agent({
   model: new ScriptedModel({
     decide: ({ messages }) => {
       const lists = toolResults(messages, 'list_order_lines');
-      if (lists.length === 0) return { toolCalls: [{ name: 'list_order_lines', arguments: { orderId: 'order-42' } }] };
+      if (lists.length === 0)
+        return { toolCalls: [{ name: 'list_order_lines', arguments: { orderId: 'order-42' } }] };
       const checked = toolResults(messages, 'check_stock');
       const next = ORDER_LINES[checked.length];
       if (next) return { toolCalls: [{ name: 'check_stock', arguments: { item: next } }] };
@@ -59,7 +65,14 @@ export const supportTeam = new Team({
     decide: ({ messages }) => {
       const reports = toolResults(messages, DELEGATE_TOOL_NAME);
       if (reports.length === 0) {
-        return { toolCalls: [{ name: DELEGATE_TOOL_NAME, arguments: { member: 'order-clerk', task: firstUserInput(messages) } }] };
+        return {
+          toolCalls: [
+            {
+              name: DELEGATE_TOOL_NAME,
+              arguments: { member: 'order-clerk', task: firstUserInput(messages) },
+            },
+          ],
+        };
       }
       return { text: `Support answer: ${reports[0]!.content}` };
     },
