@@ -3,12 +3,8 @@ import { ModelError } from '../errors.js';
 import type { Message } from '../messages.js';
 import {
   ask,
-  expectJsonAnswersToStreamRequests,
+  itReadsWhatServersSend,
   expectStreamedTurns,
-  expectStreamOff,
-  expectTextOnlyStreamsNameTheFix,
-  expectMislabelledStreamsRead,
-  expectUnreadableBodiesNamed,
   modelError,
   SEARCH,
   type ModelFactory,
@@ -41,25 +37,7 @@ describe('OpenAIChatModel', () => {
     await expectStreamedTurns(model, server);
   });
 
-  it('reads a JSON answer to a stream: true request (a server that does not stream), with no deltas', async () => {
-    await expectJsonAnswersToStreamRequests(build);
-  });
-
-  it('never asks to stream with stream: false', async () => {
-    await expectStreamOff(build);
-  });
-
-  it('fails an empty streamed tool turn from a text-only stream naming stream: false, which fixes it', async () => {
-    await expectTextOnlyStreamsNameTheFix(build);
-  });
-
-  it('reads an event stream sent under another content type', async () => {
-    await expectMislabelledStreamsRead(build);
-  });
-
-  it('names the status, content type and first bytes of a body that is neither JSON nor a stream', async () => {
-    await expectUnreadableBodiesNamed(build);
-  });
+  itReadsWhatServersSend(build);
 
   it('returns a tool-call turn and sends a system message and tools as JSON Schema', async () => {
     server.enqueue({

@@ -42,7 +42,7 @@ export async function readModelReply(request: {
     );
   });
   if (looksLikeEventStream(text)) {
-    // An event stream under another content type (some proxies relabel it): read whole, so no live deltas.
+    // An event stream under another content type (some proxies relabel it): its deltas come once the whole body is in.
     const relabelled = new Response(text, {
       status: response.status,
       headers: { 'content-type': 'text/event-stream' },

@@ -1,4 +1,4 @@
-import { expect } from 'vitest';
+import { expect, it } from 'vitest';
 import { ModelError } from '../errors.js';
 import type { Message } from '../messages.js';
 import type { Model, ModelRequest, ModelStreamDelta, ToolSpec } from '../model.js';
@@ -114,7 +114,7 @@ function expectBothAnswers({ text, turn }: Awaited<ReturnType<typeof askBoth>>):
  * (as servers that do not stream do): the adapter reads that answer, and
  * reports no live deltas for the turn.
  */
-export async function expectJsonAnswersToStreamRequests(build: ModelFactory): Promise<void> {
+async function expectJsonAnswersToStreamRequests(build: ModelFactory): Promise<void> {
   const server = await startFakeOpenAIServer({ streaming: 'never' });
   try {
     const asked = await askBoth(build(server.url), server);
@@ -127,7 +127,7 @@ export async function expectJsonAnswersToStreamRequests(build: ModelFactory): Pr
 }
 
 /** With `stream: false` the adapter never asks to stream, even when the turn takes deltas. */
-export async function expectStreamOff(build: ModelFactory): Promise<void> {
+async function expectStreamOff(build: ModelFactory): Promise<void> {
   const server = await startFakeOpenAIServer();
   try {
     const asked = await askBoth(build(server.url, { stream: false }), server);
@@ -145,7 +145,7 @@ export async function expectStreamOff(build: ModelFactory): Promise<void> {
  * nothing, so it fails naming the fix (`stream: false`), and with that fix
  * the same server's tool calls come back.
  */
-export async function expectTextOnlyStreamsNameTheFix(build: ModelFactory): Promise<void> {
+async function expectTextOnlyStreamsNameTheFix(build: ModelFactory): Promise<void> {
   const server = await startFakeOpenAIServer({ streaming: 'text-only' });
   try {
     const model = build(server.url);
@@ -176,22 +176,17 @@ export async function expectTextOnlyStreamsNameTheFix(build: ModelFactory): Prom
   }
 }
 
-/** An event stream under another content type (a proxy relabelled it) is still read: text and tool calls come back, with no live deltas. */
-export async function expectMislabelledStreamsRead(build: ModelFactory): Promise<void> {
+/**
+ * An event stream under another content type (a proxy relabelled it) is
+ * still read as one: text, usage and tool calls come back, and its deltas
+ * arrive once the whole body is in.
+ */
+async function expectMislabelledStreamsRead(build: ModelFactory): Promise<void> {
   const server = await startFakeOpenAIServer({ streaming: 'mislabelled' });
   try {
-    const model = build(server.url);
-    server.enqueue({ kind: 'text', text: TEXT }, { kind: 'tool_calls', calls: CALLS });
-    const deltas: ModelStreamDelta[] = [];
-    const onDelta = (d: ModelStreamDelta) => void deltas.push(d);
-    const text = await model.respond(
-      ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta }),
-    );
-    expect(text.message).toEqual({ role: 'assistant', content: TEXT });
-    const turn = await model.respond(
-      ask([{ role: 'user', content: 'Research cairns.' }], { onDelta }),
-    );
-    expect(turn.message.toolCalls?.map((c) => c.name)).toEqual(['slow_search']);
+    const asked = await askBoth(build(server.url), server);
+    expectBothAnswers(asked);
+    expect(asked.deltas.map((d) => (d.kind === 'text' ? d.text : '')).join('')).toBe(TEXT);
   } finally {
     await server.close();
   }
@@ -203,7 +198,7 @@ export async function expectMislabelledStreamsRead(build: ModelFactory): Promise
  * (a gateway's error page passes), not from a 2xx (the same URL answers the
  * same page again; the message points at the base URL), streaming or not.
  */
-export async function expectUnreadableBodiesNamed(build: ModelFactory): Promise<void> {
+async function expectUnreadableBodiesNamed(build: ModelFactory): Promise<void> {
   const server = await startFakeOpenAIServer();
   const page = `<!DOCTYPE html><html><head><title>Welcome</title></head><body>${'x'.repeat(5_000)}</body></html>`;
   try {
@@ -257,4 +252,27 @@ export async function expectUnreadableBodiesNamed(build: ModelFactory): Promise<
   } finally {
     await server.close();
   }
+}
+
+/**
+ * The tests every OpenAI adapter passes against servers as they really are:
+ * one that does not stream, streaming turned off, a stream that carries text
+ * only, a stream under another content type, and a body that is neither.
+ */
+export function itReadsWhatServersSend(build: ModelFactory): void {
+  it('reads a JSON answer to a stream: true request (a server that does not stream), with no deltas', async () => {
+    await expectJsonAnswersToStreamRequests(build);
+  });
+  it('never asks to stream with stream: false', async () => {
+    await expectStreamOff(build);
+  });
+  it('fails an empty streamed tool turn from a text-only stream naming stream: false, which fixes it', async () => {
+    await expectTextOnlyStreamsNameTheFix(build);
+  });
+  it('reads an event stream sent under another content type', async () => {
+    await expectMislabelledStreamsRead(build);
+  });
+  it('names the status, content type and first bytes of a body that is neither JSON nor a stream', async () => {
+    await expectUnreadableBodiesNamed(build);
+  });
 }
