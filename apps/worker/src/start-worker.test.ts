@@ -66,23 +66,14 @@ describe('startWorker from user code', () => {
   });
 
   it('refuses a Registry object with execution threads, naming the option', async () => {
-    await expect(
-      startWorker({
-        databaseUrl: database.url,
-        registry: createRegistry(),
-        executionThreads: 2,
-        env: {},
-        logger: quiet,
-      }),
-    ).rejects.toThrow(ConfigError);
-    await expect(
-      startWorker({
-        databaseUrl: database.url,
-        registry: createRegistry(),
-        executionThreads: 2,
-        env: {},
-        logger: quiet,
-      }),
-    ).rejects.toThrow(/^executionThreads/);
+    const refused = startWorker({
+      databaseUrl: database.url,
+      registry: createRegistry(),
+      executionThreads: 2,
+      env: {},
+      logger: quiet,
+    });
+    await expect(refused).rejects.toThrow(ConfigError);
+    await expect(refused).rejects.toThrow(/^executionThreads/);
   });
 });
