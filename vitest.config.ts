@@ -20,6 +20,8 @@ export default defineConfig({
     // 4 files at a time keep both busy; vitest's default (cores - 1) would run one at a time.
     maxWorkers: Math.max(4, availableParallelism() - 1),
     sequence: { sequencer: ProcessesFirstSequencer },
+    // expect.poll waits for what a page or a process shows; vitest's 1 s is short on a loaded machine.
+    expect: { poll: { timeout: 15_000 } },
     reporters: ['default', './packages/services/src/missing-services-reporter.ts'],
   },
 });
