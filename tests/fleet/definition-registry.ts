@@ -6,8 +6,7 @@
  * - `schema`: v1 whose tool takes one more (optional) parameter;
  * - `prompt-resume`: `prompt`, declaring `onDefinitionChange: 'resume'`.
  * `drafter` works in two slow steps (one tool batch each, so a worker can be
- * SIGKILLed after the first checkpoint; `DRAFT_STEP_MS` each, the first
- * `DRAFT_FIRST_STEP_MS` when set), then answers; its scripted model
+ * SIGKILLed after the first checkpoint), then answers; its scripted model
  * returns fresh tool-call ids, as a real model does.
  */
 import { Agent, Registry, tool } from '@cairn/engine';
@@ -30,11 +29,9 @@ function draftStep(variant: DefinitionVariant) {
     description: 'Drafts one part, slowly',
     parameters: variant === 'schema' ? base.extend({ tone: z.string().optional() }) : base,
     execute: async ({ part }, ctx) => {
-      const ms =
-        part === 1 && process.env.DRAFT_FIRST_STEP_MS
-          ? process.env.DRAFT_FIRST_STEP_MS
-          : process.env.DRAFT_STEP_MS;
-      await new Promise((resolve) => setTimeout(resolve, Number(ms ?? 1500)));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Number(process.env.DRAFT_STEP_MS ?? 1500)),
+      );
       recordExecution('draft_step', ctx.idempotencyKey);
       return `part ${part} drafted`;
     },
