@@ -1,7 +1,10 @@
 import type { CancelStore } from '../run-control-store.js';
 import type { RunRecord } from '../run-types.js';
 import type { JobPort } from './intents.js';
-import { isStatusIn, TERMINAL_STATUSES } from './run-status.js';
+import { isStatusIn, TERMINAL_STATUSES, type RunStatus } from './run-status.js';
+
+/** Statuses in which no worker executes a run, whatever its job's state. */
+const EXECUTED_BY_NO_WORKER = ['PENDING', 'PAUSED'] as const satisfies readonly RunStatus[];
 
 /** What {@link cancelRun} runs on. */
 export interface CancelRunDeps {
@@ -15,8 +18,8 @@ export interface CancelRunDeps {
 
 /**
  * The `cancel` move. The run is marked (`requestCancel`, which refuses a
- * finished or unknown run); a queued run, or one no worker executes (its job
- * waits, or is gone), is cancelled at once by a fenced `forceCancel` under
+ * finished or unknown run); a queued or paused run, or one no worker executes
+ * (its job waits, or is gone), is cancelled at once by a fenced `forceCancel` under
  * the epoch it was marked in, and its waiting job removed; a running one is
  * cancelled by the worker holding it (which aborts its calls and persists
  * CANCELLED with the partial output), or, if that worker does not within
@@ -27,7 +30,9 @@ export async function cancelRun(deps: CancelRunDeps, runId: string): Promise<Run
   const { store, jobs } = deps;
   const requested = await store.requestCancel(runId);
   const live = await jobs.liveJobOf(runId);
-  if (requested.status === 'PENDING' || !live?.active) {
+  // No worker executes a queued or a paused run, even while the job that paused it is still completing:
+  // cancel it here, fenced on the epoch it was marked in (a resume that claimed it since refuses this).
+  if (isStatusIn(requested.status, EXECUTED_BY_NO_WORKER) || !live?.active) {
     const cancelled = await store.forceCancel(runId, { onlyIfEpoch: requested.epoch });
     if (live)
       await jobs.carryOut([{ kind: 'remove-job', runId, jobId: live.jobId, cause: 'cancelled' }]);
