@@ -8,7 +8,7 @@ import { noImportCycle } from './scripts/eslint/no-import-cycle.js';
 const project = './tsconfig.check.json';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'bench/peers/**', '.cairn/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'bench/peers/**', '**/.cairn/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
