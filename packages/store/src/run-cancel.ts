@@ -7,6 +7,7 @@ import { closeRunningToolCalls } from './close-tool-calls.js';
 import { cancelPendingActions } from './pending-actions.js';
 import { toRunRecord } from './run-row.js';
 import type { Database } from './schema.js';
+import { RUN_TRANSITIONS } from '@cairn/engine/store';
 
 /** Options of {@link forceCancel}. */
 export interface ForceCancelOptions {
@@ -20,7 +21,7 @@ export interface ForceCancelOptions {
 }
 
 const CANCEL = {
-  status: 'CANCELLED',
+  status: RUN_TRANSITIONS.cancel.to,
   epoch: sql<number>`epoch + 1`,
   cancel_requested_at: sql<Date>`coalesce(cancel_requested_at, now())`,
   updated_at: sql<Date>`now()`,
