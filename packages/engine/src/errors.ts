@@ -1,3 +1,4 @@
+import type { RateLimitInfo } from './capacity/model-capacity.js';
 /** Base class of every error Cairn's engine throws; `name` is the subclass's name. */
 export class CairnError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -229,10 +230,18 @@ export class ModelError extends CairnError {
     message: string,
     readonly retryable: boolean,
     readonly status?: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; rateLimit?: RateLimitInfo },
   ) {
     super(message, options);
+    this.rateLimit = options?.rateLimit;
   }
+
+  /**
+   * Set on a provider's 429 (what its `retry-after` and `x-ratelimit-*`
+   * headers said, possibly nothing): the request was refused for capacity,
+   * never a failure of the run.
+   */
+  readonly rateLimit: RateLimitInfo | undefined;
 }
 
 /** The run took more model turns than its `maxTurns` allows. */

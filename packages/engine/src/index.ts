@@ -121,3 +121,19 @@ export {
   type PendingActionRecord,
   type PostedDecision,
 } from './hitl/pending-action.js';
+export type {
+  ModelCapacity,
+  CapacityLimit,
+  PermitRequest,
+  Permit,
+  PermitAnswer,
+  PermitOutcome,
+  RateLimitInfo,
+  CapacitySnapshot,
+} from './capacity/model-capacity.js';
+export {
+  parseModelLimits,
+  mergeModelLimits,
+  limitFor,
+  type ModelLimit,
+} from './capacity/model-limits.js';
