@@ -105,6 +105,12 @@ export interface ModelCapacity {
    * puts the waiter in line and says when to ask again.
    */
   tryAcquire(request: PermitRequest): Promise<PermitAnswer>;
+  /**
+   * Extends the lease of the permit's slot while its request runs (a slot
+   * whose holder died is free again once its lease ends). The runner renews
+   * every third of the lease.
+   */
+  renew(permit: Permit): Promise<void>;
   /** Gives the permit's slot back and corrects its token estimate by what was used. */
   release(permit: Permit, outcome: PermitOutcome): Promise<void>;
   /**
