@@ -9,6 +9,7 @@ import type {
   NewRun,
   RunErrorInfo,
   RunRecord,
+  RunWaiting,
   ToolCallRecord,
 } from './run-types.js';
 
@@ -29,6 +30,11 @@ export interface CheckpointDelta {
    * run at all (its entity missing or changed) keeps the request's input for the continue that follows.
    */
   keepsContinueRequest?: string;
+  /**
+   * The run parks for model capacity with this write: it stays RUNNING, its attempt ends (`parked`)
+   * and the run shows what it waits for until its next claim.
+   */
+  park?: RunWaiting;
 }
 
 /** What {@link CheckpointStore.claimRun} takes. */

@@ -4,6 +4,7 @@ import type { RunEventSink } from './events.js';
 import type { Model } from './model.js';
 import type { Registry } from './registry.js';
 import type { RetryPolicy } from './runner/model-retry.js';
+import type { CapacitySettings } from './capacity/model-gate.js';
 
 /** The limits every execution of an engine runs under. */
 export interface EngineLimits {
@@ -55,4 +56,6 @@ export interface EngineResources {
   readonly context: unknown;
   /** A lease check failed (the watch keeps going). */
   readonly onLeaseCheckError: ((error: unknown) => void) | undefined;
+  /** The fleet's model capacity: permits before each model request; undefined: requests go straight out. */
+  readonly capacity: CapacitySettings | undefined;
 }

@@ -24,6 +24,7 @@ import { executeRun, registryOf } from './lifecycle/execute-run.js';
 import { processPickup } from './lifecycle/pickup.js';
 import type { Pickup, PickupOptions, PickupOutcome } from './lifecycle/pickup-types.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
+import type { CapacitySettings } from './capacity/model-gate.js';
 
 /** Options of {@link Engine}. */
 export interface EngineOptions {
@@ -50,6 +51,12 @@ export interface EngineOptions {
   leaseCheckMs?: number;
   /** A lease check failed (the watch keeps going). */
   onLeaseCheckError?: (error: unknown) => void;
+  /**
+   * Governs model requests by the fleet's limits (`CAIRN_MODEL_LIMITS`): a permit before each
+   * request, parking a run that waits longer than the capacity wait. Without it requests go
+   * straight out, and a provider's 429 is waited out in place.
+   */
+  capacity?: CapacitySettings;
 }
 
 /** Default of `CAIRN_VERSION_GRACE_MS`: five minutes, the length of a slow rolling deploy. */
@@ -127,6 +134,7 @@ export class Engine {
       model: options.model,
       context: options.context,
       onLeaseCheckError: options.onLeaseCheckError,
+      capacity: options.capacity,
     };
   }
 

@@ -10,6 +10,8 @@ export const RUN_EVENT_TYPES = [
   'ToolCallCompleted',
   'ToolCallError',
   'CheckpointCommitted',
+  /** `{ model, until, reason, waited_ms }`: no permit for `model` within the wait; the run parks (or, in `run` mode, waits in place) until `until`. */
+  'CapacityWait',
   'RunPaused',
   'RunCompleted',
   'RunError',

@@ -51,6 +51,7 @@ export {
   type EntityKind,
   type RunErrorInfo,
   type RunRecord,
+  type RunWaiting,
   type ToolCallRecord,
   type ToolCallStatus,
 } from './run-types.js';
@@ -137,3 +138,8 @@ export {
   limitFor,
   type ModelLimit,
 } from './capacity/model-limits.js';
+export {
+  ModelGate,
+  DEFAULT_CAPACITY_WAIT_MS,
+  type CapacitySettings,
+} from './capacity/model-gate.js';

@@ -25,7 +25,23 @@ export interface EntityRef {
  * for), `recovered` (its previous worker stalled), `reconciled` (found with no
  * live job), `handover` (its previous worker shut down gracefully).
  */
-export type AttemptReason = 'run' | 'continue' | 'recovered' | 'reconciled' | 'handover';
+export type AttemptReason =
+  | 'run'
+  | 'continue'
+  | 'recovered'
+  | 'reconciled'
+  | 'handover'
+  /** Picked up again after parking for model capacity (never counted toward `CAIRN_MAX_ATTEMPTS`). */
+  | 'capacity';
+
+/** What a RUNNING run that holds no worker waits for: a model's capacity (it parked, its job delayed until `until`). */
+export interface RunWaiting {
+  for: 'capacity';
+  /** The model (`Model.name`) whose limit it waits on. */
+  model: string;
+  /** When its job is due again (ISO 8601). */
+  until: string;
+}
 
 /** A continue asked for, stored with its input until an execution applies it. */
 export interface ContinueRequestRecord {
@@ -73,6 +89,10 @@ export interface RunRecord {
   waitingContinueRequestId: string | null;
   /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */
   definitionHash: string | null;
+  /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits, and is its jobs' queue priority. */
+  priority: number;
+  /** Set while the run is parked for model capacity (RUNNING, no worker holds it); null otherwise. */
+  waiting: RunWaiting | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -150,4 +170,6 @@ export interface NewRun {
    */
   tenantId?: string | null;
   idempotency?: IdempotencyClaim;
+  /** 1 (highest) to 10. A member run passes its team's. @defaultValue 5 */
+  priority?: number;
 }

@@ -40,6 +40,7 @@ export type {
   EntityRef,
   IdempotencyClaim,
   NewRun,
+  RunWaiting,
 } from './run-types.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
 export { isEntityPath, runEntityPath } from './entity-path.js';

@@ -12,7 +12,13 @@ import type { RunQueue } from './queue-backend.js';
 export function catalogJobOf(spec: JobSpec): CatalogJob {
   switch (spec.name) {
     case 'run':
-      return { name: 'run', data: { runId: spec.runId } };
+      return {
+        name: 'run',
+        data: {
+          runId: spec.runId,
+          ...(spec.priority !== undefined && { priority: spec.priority }),
+        },
+      };
     case 'continue':
       return spec.resumeOf !== undefined
         ? resumeJob(spec.runId, spec.resumeOf)

@@ -9,10 +9,24 @@ import { InvalidJobError } from './errors.js';
  */
 const handoverAttempt = z.number().int().nonnegative().optional();
 
+/**
+ * Marks a job parked for model capacity (delayed until the limit expects
+ * room): the pickup whose `attemptsStarted` is this value + 1 claims the run
+ * with reason `capacity`; `waitingSince` (ms since the epoch) is when its
+ * wait began, which keeps its age across parks.
+ */
+const parked = {
+  parkedAttempt: z.number().int().nonnegative().optional(),
+  waitingSince: z.number().int().nonnegative().optional(),
+};
+
+/** The run's priority, 1 (highest) to 10: the job's BullMQ priority. */
+const priority = z.number().int().min(1).max(10).optional();
+
 /** Every job the run queue carries: its data schema and its options. */
 export const JOB_CATALOG = {
   run: {
-    schema: z.object({ runId: z.uuid(), handoverAttempt }),
+    schema: z.object({ runId: z.uuid(), handoverAttempt, ...parked, priority }),
   },
   continue: {
     schema: z
@@ -22,6 +36,8 @@ export const JOB_CATALOG = {
         /** Set on the resume a decision enqueues: the epoch the run paused in, which the job id is derived from. */
         resumeOf: z.number().int().nonnegative().optional(),
         handoverAttempt,
+        ...parked,
+        priority,
       })
       .strict(),
   },
@@ -103,5 +119,10 @@ export function jobOptionsFor(job: CatalogJob): JobsOptions {
       : job.data.resumeOf !== undefined
         ? `continue-${job.data.runId}-resume-${job.data.resumeOf}`
         : `continue-${job.data.runId}-${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-  return { ...DEFAULT_JOB_OPTIONS, jobId, deduplication: { id: runDedupId(job.data.runId) } };
+  return {
+    ...DEFAULT_JOB_OPTIONS,
+    jobId,
+    deduplication: { id: runDedupId(job.data.runId) },
+    ...(job.data.priority !== undefined && { priority: job.data.priority }),
+  };
 }

@@ -1,25 +1,41 @@
-import { UnrecoverableError, WaitingError } from 'bullmq';
+import { DelayedError, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Job } from 'bullmq';
-import { assertNever, dispositionOfError, type JobIntent } from '@cairn/engine/lifecycle';
+import {
+  assertNever,
+  dispositionOfError,
+  type CapacityPark,
+  type JobIntent,
+} from '@cairn/engine/lifecycle';
 import type { RunExecutor, RunJobOutcome, RunJobRequest, WorkerLogger } from '@cairn/runtime';
 import { InvalidJobError } from './errors.js';
 import { parseJob, type CatalogJob } from './job-catalog.js';
 
 /** What a processed job returns (shown in Bull Board). */
-export type JobResult = Exclude<RunJobOutcome, { kind: 'handed-over' } | { kind: 'lease-lost' }>;
+export type JobResult = Exclude<
+  RunJobOutcome,
+  { kind: 'handed-over' } | { kind: 'lease-lost' } | { kind: 'parked' }
+>;
 
 /**
  * Translates a catalog job into the work an executor runs: a `run` or
  * `continue` job is the engine's pickup (with BullMQ's attempt count), an
  * `expire` job the expiry of its pending action.
  */
-export function workOf(job: CatalogJob, attemptsStarted: number): RunJobRequest['work'] {
+export function workOf(
+  job: CatalogJob,
+  attemptsStarted: number,
+  now = Date.now(),
+): RunJobRequest['work'] {
   if (job.name === 'expire')
     return { job: 'expire', runId: job.data.runId, actionId: job.data.actionId };
-  const { runId, handoverAttempt } = job.data;
-  const handedOver = handoverAttempt === undefined ? {} : { handoverAttempt };
-  if (job.name === 'run') return { job: 'run', runId, attemptsStarted, ...handedOver };
-  return { job: 'continue', runId, reason: job.data.reason, attemptsStarted, ...handedOver };
+  const { runId, handoverAttempt, parkedAttempt, waitingSince } = job.data;
+  const marks = {
+    ...(handoverAttempt !== undefined && { handoverAttempt }),
+    ...(parkedAttempt !== undefined && { parkedAttempt }),
+    ...(waitingSince !== undefined && { capacityWaitedMs: Math.max(0, now - waitingSince) }),
+  };
+  if (job.name === 'run') return { job: 'run', runId, attemptsStarted, ...marks };
+  return { job: 'continue', runId, reason: job.data.reason, attemptsStarted, ...marks };
 }
 
 /** What {@link createRunProcessor} needs. */
@@ -59,6 +75,8 @@ export function createRunProcessor(deps: RunProcessorDeps) {
     switch (outcome.kind) {
       case 'handed-over':
         return handBack(job, token, true);
+      case 'parked':
+        return park(job, token, outcome.park);
       case 'lease-lost':
         throw new UnrecoverableError(outcome.message);
       case 'finished':
@@ -90,6 +108,26 @@ export function createRunProcessor(deps: RunProcessorDeps) {
       default:
         return assertNever(disposition);
     }
+  }
+
+  /**
+   * Parks the job for model capacity: delayed until the limit expects room,
+   * marked so that its next pickup claims with reason `capacity`, and
+   * keeping when its wait began (its age among the limit's waiters).
+   */
+  async function park(job: Job, token: string | undefined, park: CapacityPark): Promise<never> {
+    const now = Date.now();
+    await job.updateData({
+      ...(job.data as object),
+      parkedAttempt: job.attemptsStarted,
+      waitingSince: Math.round(now - park.waitedMs),
+    });
+    await job.moveToDelayed(now + park.retryAfterMs, token);
+    logger.info(
+      { runId: (job.data as { runId?: string }).runId, jobId: job.id, ...park },
+      'run parked for model capacity',
+    );
+    throw new DelayedError();
   }
 
   async function handBack(job: Job, token: string | undefined, claimed: boolean): Promise<never> {

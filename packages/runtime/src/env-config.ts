@@ -1,6 +1,12 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { DEFAULT_MAX_ATTEMPTS, DEFAULT_VERSION_GRACE_MS } from '@cairn/engine';
+import {
+  DEFAULT_CAPACITY_WAIT_MS,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_VERSION_GRACE_MS,
+  parseModelLimits,
+  type ModelLimit,
+} from '@cairn/engine';
 import { ConfigError } from './errors.js';
 import { parseKeyRing } from './key-ring-entries.js';
 import {
@@ -98,6 +104,9 @@ const ENV_SCHEMA = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']),
   CAIRN_MAX_ATTEMPTS: positiveInt(DEFAULT_MAX_ATTEMPTS),
   CAIRN_VERSION_GRACE_MS: integerAtLeast(0, DEFAULT_VERSION_GRACE_MS),
+  CAIRN_MODEL_LIMITS: optionalString,
+  CAIRN_CAPACITY_WAIT_MS: integerAtLeast(0, DEFAULT_CAPACITY_WAIT_MS),
+  CAIRN_TENANT_WEIGHTS: optionalString,
   LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
 });
 
@@ -167,6 +176,12 @@ export interface CairnEnvConfig {
   metricsPort?: number;
   /** `OTEL_EXPORTER_OTLP_ENDPOINT`: workers and the producer export traces there over OTLP/HTTP; unset: no tracing. */
   otlpEndpoint?: string;
+  /** `CAIRN_MODEL_LIMITS`: fleet-wide limits per model (they win over a registry's `modelLimits` for the same model). @defaultValue [] */
+  modelLimits: ModelLimit[];
+  /** `CAIRN_CAPACITY_WAIT_MS`: how long a run waits in place for a model permit before it parks. @defaultValue 1000 */
+  capacityWaitMs: number;
+  /** `CAIRN_TENANT_WEIGHTS` (`acme:3,globex:1`): tenants' shares of a limit several wait on; a tenant not listed weighs 1. @defaultValue {} */
+  tenantWeights: Record<string, number>;
   /** @defaultValue 'info' */
   logLevel: (typeof LOG_LEVELS)[number];
 }
@@ -233,8 +248,41 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     migrate: e.CAIRN_MIGRATE === '1' || e.CAIRN_MIGRATE === 'true',
     metricsPort: e.CAIRN_METRICS_PORT >= 0 ? e.CAIRN_METRICS_PORT : undefined,
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+    modelLimits: modelLimitsOf(e.CAIRN_MODEL_LIMITS),
+    capacityWaitMs: e.CAIRN_CAPACITY_WAIT_MS,
+    tenantWeights: tenantWeightsOf(e.CAIRN_TENANT_WEIGHTS),
     logLevel: e.LOG_LEVEL ?? 'info',
   };
+}
+
+function modelLimitsOf(raw: string | undefined): ModelLimit[] {
+  if (raw === undefined) return [];
+  try {
+    return parseModelLimits(raw, 'CAIRN_MODEL_LIMITS');
+  } catch (error) {
+    const message = (error as Error).message.replace(/^CAIRN_MODEL_LIMITS: /, '');
+    throw new ConfigError('CAIRN_MODEL_LIMITS', message);
+  }
+}
+
+/** `acme:3,globex:1`: each entry a tenant and a positive weight. */
+function tenantWeightsOf(raw: string | undefined): Record<string, number> {
+  const weights: Record<string, number> = {};
+  for (const [index, entry] of (raw ?? '').split(',').entries()) {
+    if (entry.trim() === '') continue;
+    const match = /^\s*([^:\s]+)\s*:\s*([0-9]+(?:\.[0-9]+)?)\s*$/.exec(entry);
+    const weight = match ? Number(match[2]) : NaN;
+    if (!match || !(weight > 0)) {
+      throw new ConfigError(
+        'CAIRN_TENANT_WEIGHTS',
+        `entry ${index} ("${entry.trim()}") must be <tenant>:<weight above 0>, e.g. acme:3`,
+      );
+    }
+    if (Object.hasOwn(weights, match[1]!))
+      throw new ConfigError('CAIRN_TENANT_WEIGHTS', `tenant "${match[1]}" is listed twice`);
+    weights[match[1]!] = weight;
+  }
+  return weights;
 }
 
 function keyList(raw: string | undefined): string[] {

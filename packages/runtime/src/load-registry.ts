@@ -1,6 +1,13 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { OpenAIChatModel, OpenAIResponsesModel, Registry, type Model } from '@cairn/engine';
+import {
+  OpenAIChatModel,
+  OpenAIResponsesModel,
+  parseModelLimits,
+  Registry,
+  type Model,
+  type ModelLimit,
+} from '@cairn/engine';
 import { ConfigError } from './errors.js';
 
 /** What `CAIRN_MODEL` and the OpenAI variables say. */
@@ -58,6 +65,8 @@ export interface LoadedRegistryModule {
   registry: Registry;
   /** Undefined when the module exports no `createContext`. */
   context: unknown;
+  /** The module's `modelLimits` export, parsed; empty when it has none. */
+  modelLimits: ModelLimit[];
 }
 
 /**
@@ -80,9 +89,9 @@ export async function loadRegistryModule(
   model?: Model,
 ): Promise<LoadedRegistryModule> {
   const specifier = registrySpecifier(moduleName);
-  let loaded: { createRegistry?: unknown; createContext?: unknown };
+  let loaded: { createRegistry?: unknown; createContext?: unknown; modelLimits?: unknown };
   try {
-    loaded = (await import(specifier)) as { createRegistry?: unknown; createContext?: unknown };
+    loaded = (await import(specifier)) as typeof loaded;
   } catch (cause) {
     throw new ConfigError(
       'CAIRN_REGISTRY',
@@ -111,7 +120,17 @@ export async function loadRegistryModule(
     typeof loaded.createContext === 'function'
       ? await (loaded.createContext as () => unknown)()
       : undefined;
-  return { registry, context };
+  return { registry, context, modelLimits: modelLimitsOf(loaded.modelLimits, moduleName) };
+}
+
+/** The registry module's `modelLimits`, parsed: a malformed entry fails the start, named. */
+function modelLimitsOf(value: unknown, moduleName: string | URL): ModelLimit[] {
+  if (value === undefined) return [];
+  try {
+    return parseModelLimits(value, `modelLimits of "${String(moduleName)}"`);
+  } catch (error) {
+    throw new ConfigError('CAIRN_REGISTRY', (error as Error).message);
+  }
 }
 
 function registrySpecifier(moduleName: string | URL): string {

@@ -11,6 +11,7 @@ export function attemptsSinceProgress(runId: string): RawBuilder<number> {
   return sql<number>`(select count(*)::int
       from run_attempts p
      where p.run_id = ${runId}
+       and p.reason <> 'capacity'
        and p.started_at > greatest(
              coalesce((select created_at from run_messages where run_id = ${runId} order by idx desc limit 1), '-infinity'),
              coalesce((select max(requested_at) from run_continue_requests where run_id = ${runId}), '-infinity')))`;

@@ -96,6 +96,7 @@ export async function claimRun(
           epoch: sql`epoch + 1`,
           status: RUN_TRANSITIONS.claim.to,
           updated_at: sql`now()`,
+          waiting: null,
           ...(claim.definitionHash !== undefined && { definition_hash: claim.definitionHash }),
         })
         .where('run_id', '=', runId)

@@ -49,6 +49,7 @@ export async function createRun(db: Kysely<Database>, run: NewRun): Promise<Crea
         cancel_requested_at: null,
         tenant_id: tenantId,
         definition_hash: run.definitionHash ?? null,
+        ...(run.priority !== undefined && { priority: run.priority }),
       })
       .returningAll()
       .executeTakeFirstOrThrow();

@@ -24,6 +24,8 @@ export function toRunRecord(row: RunRow): RunRecord {
     waitingContinueRequestId:
       row.waiting_continue_request === null ? null : String(row.waiting_continue_request),
     definitionHash: row.definition_hash,
+    priority: row.priority,
+    waiting: row.waiting,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -12,7 +12,7 @@ import type {
   ToolCallStatus,
   Usage,
 } from '@cairn/engine';
-import type { AttemptReason } from '@cairn/engine/store';
+import type { AttemptReason, RunWaiting } from '@cairn/engine/store';
 
 /** A jsonb column: read as parsed JSON, written as JSON text (pg would turn arrays into Postgres arrays). */
 export type Json<T> = ColumnType<T, string, string>;
@@ -61,6 +61,10 @@ export interface RunsTable {
   definition_hash: ColumnType<string | null, string | null | undefined, string | null>;
   /** When a worker first left the run for one with its entity or definition, since its last change; null: never. */
   awaiting_deploy_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits; the jobs' queue priority. */
+  priority: Generated<number>;
+  /** What the run, parked for model capacity, waits for; null while it is not parked. */
+  waiting: ColumnType<RunWaiting | null, string | null | undefined, string | null>;
   schema_version: Generated<number>;
   /** The last event sequence number of the run (0: no event yet). */
   event_seq: Generated<number>;

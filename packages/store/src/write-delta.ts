@@ -95,14 +95,18 @@ export async function writeDelta(
     delta.keepsContinueRequest,
   );
   if (continued.cte) ctes.push(continued.cte);
-  if (finish) {
+  // A finish ends the attempt with the run's status; a park (the run stays RUNNING) with `parked`.
+  const attemptOutcome = finish ? finish.status.toLowerCase() : delta.park && 'parked';
+  if (attemptOutcome) {
     ctes.push(sql`ended_attempt as (
-      update run_attempts a set ended_at = now(), outcome = ${finish.status.toLowerCase()}
+      update run_attempts a set ended_at = now(), outcome = ${attemptOutcome}
         from run where a.run_id = run.run_id and a.epoch = ${epoch})`);
   }
   const final = finish
     ? sql`, status = ${finish.status}, content = ${finish.content}, error = ${finish.error && JSON.stringify(finish.error)}::jsonb`
-    : sql``;
+    : delta.park
+      ? sql`, waiting = ${JSON.stringify(delta.park)}::jsonb`
+      : sql``;
   const { rows } = await sql<RunRow>`
     with run as (
       update runs

@@ -120,7 +120,11 @@ export interface ModelCapacity {
    * one for a model with no configured concurrency). Returns how long the
    * model is paused, in ms.
    */
-  rateLimited(permit: Permit, info: RateLimitInfo, limit: CapacityLimit | undefined): Promise<number>;
+  rateLimited(
+    permit: Permit,
+    info: RateLimitInfo,
+    limit: CapacityLimit | undefined,
+  ): Promise<number>;
   /** Takes a waiter out of line (it parked, or was cancelled). */
   leave(model: string, waiterId: string): Promise<void>;
   /** The state of each model this limiter has seen, for metrics. */

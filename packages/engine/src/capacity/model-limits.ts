@@ -44,13 +44,16 @@ export function parseModelLimits(value: unknown, source: string): ModelLimit[] {
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const field =
-        issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : issue.path.join('.') || 'entry';
+        issue.code === 'unrecognized_keys'
+          ? issue.keys.join(', ')
+          : issue.path.join('.') || 'entry';
       throw new UserError(`${source}: entry ${index}${name}: ${field}: ${issue.message}`);
     }
     const { model, concurrency, requests_per_minute, tokens_per_minute } = parsed.data;
     if (model.includes('*') && !/^[^*]*\*$/.test(model))
       throw new UserError(`${source}: entry ${index}${name}: model: a '*' may only end a prefix`);
-    if (seen.has(model)) throw new UserError(`${source}: entry ${index}${name}: model: listed twice`);
+    if (seen.has(model))
+      throw new UserError(`${source}: entry ${index}${name}: model: listed twice`);
     seen.add(model);
     return {
       model,

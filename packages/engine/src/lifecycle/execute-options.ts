@@ -4,7 +4,19 @@ import type { RunStatus } from './run-status.js';
 
 /** How an execution ended. `handed-over`: stopped at a checkpoint for another worker to resume. */
 export type ExecutionResult =
-  { outcome: 'finished'; run: RunRecord } | { outcome: 'handed-over'; runId: string };
+  | { outcome: 'finished'; run: RunRecord }
+  | { outcome: 'handed-over'; runId: string }
+  /** Parked for model capacity at its last checkpoint: RUNNING, its job due again in `retryAfterMs`. */
+  | { outcome: 'parked'; runId: string; park: CapacityPark };
+
+/** A park for model capacity, as the queue carries it out. */
+export interface CapacityPark {
+  model: string;
+  /** When the limit expects room, in ms from now: the job's delay. */
+  retryAfterMs: number;
+  /** How long the run has waited for its permit so far, across parks. */
+  waitedMs: number;
+}
 
 /** Options of one execution of a run. */
 export interface ExecuteOptions {
@@ -35,6 +47,8 @@ export interface ExecuteOptions {
    * @defaultValue the run's hash is left as it is
    */
   definition?: { hash: string; replaces: string | null };
+  /** How long the run had waited for a model permit before this execution (its job's earlier parks). @defaultValue 0 */
+  capacityWaitedMs?: number;
   /** Called once the run is claimed, with the epoch this execution holds. */
   onClaim?(claim: { epoch: number; run: RunRecord }): void;
 }

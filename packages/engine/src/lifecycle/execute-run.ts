@@ -3,6 +3,8 @@ import { ContinueArrivedError, UserError } from '../errors.js';
 import type { Registry } from '../registry.js';
 import type { RunRecord } from '../run-types.js';
 import { HandoverSignal } from '../runner/handover.js';
+import { CapacityParkSignal } from '../capacity/capacity-park-signal.js';
+import type { Checkpointer } from '../runner/checkpointer.js';
 import { openExecution, takeIn, turnLoopStateFor } from '../runner/open-execution.js';
 import { runTurnLoop, type TurnLoopState } from '../runner/turn-loop.js';
 import { checkAttemptsCap } from './attempts-cap.js';
@@ -43,6 +45,7 @@ export async function executeRun(
       signal,
       handover: options.handover,
       context: options.context,
+      capacityWaitedMs: options.capacityWaitedMs,
     });
     if (claim.continueRequest) takeIn(state, claim.continueRequest);
   } catch (error) {
@@ -58,6 +61,7 @@ export async function executeRun(
       ending = answeredEnding(result.content, state.usage);
     } catch (error) {
       if (error instanceof HandoverSignal) return { outcome: 'handed-over', runId };
+      if (error instanceof CapacityParkSignal) return parked(checkpointer, state, error);
       ending = endingOfError(error, signal, state.messages);
     }
     try {
@@ -75,6 +79,23 @@ export async function executeRun(
 export function registryOf(resources: EngineResources): Registry {
   if (!resources.registry) throw new UserError('engine: executing a run needs a registry');
   return resources.registry;
+}
+
+/**
+ * Parks the run for model capacity (its own model turn, or a member's, got
+ * no permit within the wait): one fenced write keeps it RUNNING at what it
+ * committed, ends the attempt and records what it waits for; the queue
+ * delays its job until the limit expects room.
+ */
+async function parked(
+  checkpointer: Checkpointer,
+  state: TurnLoopState,
+  signal: CapacityParkSignal,
+): Promise<ExecutionResult> {
+  const { model, retryAfterMs, waitedMs } = signal;
+  const until = new Date(Date.now() + retryAfterMs).toISOString();
+  await checkpointer.park(state.usage, { for: 'capacity', model, until }, { waitedMs });
+  return { outcome: 'parked', runId: state.runId, park: { model, retryAfterMs, waitedMs } };
 }
 
 function finished(run: RunRecord): ExecutionResult {

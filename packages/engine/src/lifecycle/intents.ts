@@ -9,12 +9,22 @@ import type { ContinueDecision } from './continue-rules.js';
  */
 export type JobSpec =
   /** A run's first execution (a new run, or a fork). */
-  | { name: 'run'; runId: string }
+  | {
+      name: 'run';
+      runId: string;
+      /** The run's priority (1 highest to 10), the job's queue priority. */
+      priority?: number;
+    }
   /**
    * Another execution of a run. `resumeOf`: the resume of a paused tree whose
    * every action is decided, with the epoch it paused in (one job per pause).
    */
-  | { name: 'continue'; runId: string; reason: Exclude<AttemptReason, 'run'>; resumeOf?: number }
+  | {
+      name: 'continue';
+      runId: string;
+      reason: Exclude<AttemptReason, 'run' | 'capacity'>;
+      resumeOf?: number;
+    }
   /** The expiry of a pending action, delayed until its `expiresAt` (ISO 8601); `runId` is its tree's root run. */
   | { name: 'expire'; runId: string; actionId: string; expiresAt: string };
 
@@ -97,7 +107,13 @@ export function resumeIntent(
 export function createdRunIntents(run: CreatedRun): JobIntent[] {
   return run.replayed
     ? []
-    : [{ kind: 'enqueue', job: { name: 'run', runId: run.runId }, cause: 'created' }];
+    : [
+        {
+          kind: 'enqueue',
+          job: { name: 'run', runId: run.runId, priority: run.priority },
+          cause: 'created',
+        },
+      ];
 }
 
 /**

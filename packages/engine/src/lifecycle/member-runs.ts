@@ -7,6 +7,7 @@ import { MemberRunFailedError, RunNotContinuableError } from '../errors.js';
 import type { CheckpointMode, RunRecord } from '../run-types.js';
 import type { RunMember } from '../runner/delegation.js';
 import { HandoverSignal } from '../runner/handover.js';
+import { CapacityParkSignal } from '../capacity/capacity-park-signal.js';
 import type { ExecuteOptions, ExecutionResult } from './execute-options.js';
 import { PauseSignal } from '../runner/pause-signal.js';
 import { actionSummary } from '../hitl/pending-action.js';
@@ -88,6 +89,7 @@ export function memberRunner(
           from: [...CLAIMABLE_STATUSES, ...RUN_TRANSITIONS.resumeFromPause.from],
         }),
         context: parentOptions.context,
+        capacityWaitedMs: parentOptions.capacityWaitedMs,
         member,
       });
     } catch (error) {
@@ -97,6 +99,11 @@ export function memberRunner(
       throw error;
     }
     if (result.outcome === 'handed-over') throw new HandoverSignal(child.runId);
+    // A member parked for model capacity parks its whole tree: the team's job waits, then resumes it.
+    if (result.outcome === 'parked') {
+      const { model, retryAfterMs, waitedMs } = result.park;
+      throw new CapacityParkSignal(child.runId, model, retryAfterMs, waitedMs);
+    }
     const { run } = result;
     if (run.status === 'COMPLETED') return { output: run.content ?? '', childRunId: run.runId };
     // A team whose member paused is PAUSED too; it resumes after the member.

@@ -1,5 +1,6 @@
 import type { AttemptReason } from '../run-types.js';
 import type { RunStatus } from './run-status.js';
+import type { CapacityPark } from './execute-options.js';
 
 /** One pickup of a queued job, as plain data (it may cross a thread). */
 export interface Pickup {
@@ -12,6 +13,10 @@ export interface Pickup {
   attemptsStarted: number;
   /** Set on a job handed back at shutdown: the pickup after it claims with reason `handover`. */
   handoverAttempt?: number;
+  /** Set on a job parked for model capacity: the pickup after it claims with reason `capacity`. */
+  parkedAttempt?: number;
+  /** How long the run has waited for a model permit across its parks (ms). */
+  capacityWaitedMs?: number;
 }
 
 /** How a pickup ended (shown as the job's return value where it completes the job). */
@@ -20,6 +25,8 @@ export type PickupOutcome =
   | { kind: 'skipped'; status: RunStatus | 'not-found' }
   | { kind: 'cancelled-at-claim' }
   | { kind: 'handed-over' }
+  /** Parked for model capacity: the queue delays the job `park.retryAfterMs` (the run stays RUNNING). */
+  | { kind: 'parked'; park: CapacityPark }
   | { kind: 'lease-lost'; message: string };
 
 /** Options of one pickup. */

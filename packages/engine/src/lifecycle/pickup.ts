@@ -100,9 +100,11 @@ export async function processPickup(
       from: claimable,
       // A run with no hash yet (created before any worker announced one) takes this worker's.
       definition: { hash: workerHash, replaces: runHash },
+      capacityWaitedMs: pickup.capacityWaitedMs,
       onClaim: ({ epoch }) => watch.setEpoch(epoch),
     });
     if (result.outcome === 'handed-over') return { kind: 'handed-over' };
+    if (result.outcome === 'parked') return { kind: 'parked', park: result.park };
     return { kind: 'finished', status: result.run.status };
   } catch (error) {
     return outcomeOfError(error);

@@ -2,7 +2,13 @@ import type { CheckpointStore } from '../checkpoint-store.js';
 import { CheckpointWriteError, ContinueArrivedError, LeaseLostError } from '../errors.js';
 import type { LiveEventType, RunEvent, RunEventSink, RunEventType } from '../events.js';
 import type { Message, Usage } from '../messages.js';
-import type { CheckpointMode, RunErrorInfo, RunRecord, ToolCallRecord } from '../run-types.js';
+import type {
+  CheckpointMode,
+  RunErrorInfo,
+  RunRecord,
+  RunWaiting,
+  ToolCallRecord,
+} from '../run-types.js';
 import type { RunOutcome } from '../checkpoint-store.js';
 import type { NewPendingAction } from '../hitl/pending-action.js';
 
@@ -115,6 +121,41 @@ export class Checkpointer {
         })
         .catch((error: unknown) => this.writeFailed(error));
       this.publish(committed);
+    });
+  }
+
+  /**
+   * Parks the run for model capacity: one fenced write of whatever is
+   * pending with the `CapacityWait` event, which ends the attempt (`parked`)
+   * and shows what the run waits for; the run stays RUNNING. Always writes,
+   * even with nothing pending.
+   */
+  park(usage: Usage, waiting: RunWaiting, wait: Record<string, unknown>): Promise<void> {
+    return this.serialise(async () => {
+      const event = this.event('CapacityWait', {
+        ...wait,
+        model: waiting.model,
+        until: waiting.until,
+      });
+      const messages = this.pendingMessages;
+      const delta = {
+        messages,
+        toolCalls: [...this.pendingToolCalls.values()],
+        usage,
+        events: [...this.pendingEvents, event],
+        park: waiting,
+        ...(this.continueRequest === undefined
+          ? {}
+          : { appliesContinueRequest: this.continueRequest }),
+      };
+      this.pendingMessages = [];
+      this.pendingToolCalls = new Map();
+      this.pendingEvents = [];
+      this.continueRequest = undefined;
+      this.committedIndex = await this.store
+        .commitCheckpoint(this.runId, this.epoch, delta)
+        .catch((error: unknown) => this.writeFailed(error));
+      this.publish(event);
     });
   }
 

@@ -3,6 +3,7 @@ import type { ToolCallRequest } from '../messages.js';
 import { CheckpointWriteError, LeaseLostError } from '../errors.js';
 import { PauseSignal } from './pause-signal.js';
 import { HandoverSignal } from './handover.js';
+import { CapacityParkSignal } from '../capacity/capacity-park-signal.js';
 import type { ExecutableTool, ToolInvocationResult } from '../executable-tool.js';
 import {
   finishedOutcome,
@@ -103,6 +104,7 @@ async function executeToolCall(
 function stopsTheRun(error: unknown): boolean {
   return (
     error instanceof HandoverSignal ||
+    error instanceof CapacityParkSignal ||
     error instanceof PauseSignal ||
     error instanceof LeaseLostError ||
     error instanceof CheckpointWriteError

@@ -1,3 +1,6 @@
+import type { RateLimitInfo } from '../capacity/model-capacity.js';
+import type { ModelGate } from '../capacity/model-gate.js';
+import { estimateTokens } from '../capacity/token-estimate.js';
 import { ModelError } from '../errors.js';
 import type { Model, ModelRequest, ModelResponse } from '../model.js';
 import { abortableSleep } from './abortable-sleep.js';
@@ -25,27 +28,85 @@ export function backoffDelay(policy: RetryPolicy, attempt: number, random = Math
   return Math.round(cap / 2 + (random() * cap) / 2);
 }
 
+/** What {@link respondWithRetry} reports as it goes. */
+export interface ModelCallHooks {
+  /** Takes permits from the fleet's model capacity; without one, requests go straight out. */
+  gate?: ModelGate;
+  /** A retryable failure; the call is retried after `delayMs`. */
+  onRetry?: (error: ModelError, attempt: number, delayMs: number) => void;
+  /** The provider answered 429: the call is asked again after `pausedMs`, never counted as a retry. */
+  onRateLimited?: (error: ModelError, pausedMs: number) => void;
+  /** A permit was granted after `waitedMs` of waiting. */
+  onPermit?: (waitedMs: number) => void;
+}
+
+/** The longest an ungoverned call (no gate) waits in place after a 429 that names no reset. */
+const UNGOVERNED_429_WAIT_MS = 60_000;
+
 /**
- * Calls the model, retrying retryable {@link ModelError}s with backoff and
- * jitter; any other error, or the last retryable one, is thrown.
+ * Calls the model: takes a permit first when a gate governs it (which may
+ * park the run), retries retryable {@link ModelError}s with backoff and
+ * jitter up to the policy's attempts, and treats a provider's 429 as
+ * capacity, not failure: the fleet pauses the model, the call is asked
+ * again (through the gate, which may park the run) and never uses the retry
+ * budget. Any other error, or the last retryable one, is thrown.
  */
 export async function respondWithRetry(
   model: Model,
   request: ModelRequest,
   policy: RetryPolicy,
-  onRetry?: (error: ModelError, attempt: number, delayMs: number) => void,
+  hooks: ModelCallHooks = {},
 ): Promise<ModelResponse> {
-  for (let attempt = 1; ; attempt++) {
+  const { gate } = hooks;
+  for (let attempt = 1; ;) {
+    const taken = gate && (await gate.take(model.name, estimateTokens(request)));
+    if (taken) hooks.onPermit?.(taken.waitedMs);
+    let response: ModelResponse;
     try {
-      return await model.respond(request);
+      response = taken
+        ? await gate.hold(taken.permit, () => model.respond(request))
+        : await model.respond(request);
     } catch (error) {
+      const limited = rateLimitOf(error);
+      if (limited && !request.signal?.aborted) {
+        const pausedMs = taken
+          ? await gate.rateLimited(taken.permit, limited.rateLimit ?? {})
+          : ungovernedPauseMs(limited.rateLimit, policy, attempt);
+        hooks.onRateLimited?.(limited, pausedMs);
+        if (!taken) await abortableSleep(pausedMs, request.signal);
+        continue;
+      }
+      if (taken) await gate.release(taken.permit, undefined);
       request.signal?.throwIfAborted();
       if (!(error instanceof ModelError) || !error.retryable || attempt >= policy.maxAttempts) {
         throw error;
       }
       const delayMs = backoffDelay(policy, attempt);
-      onRetry?.(error, attempt, delayMs);
+      hooks.onRetry?.(error, attempt, delayMs);
       await abortableSleep(delayMs, request.signal);
+      attempt += 1;
+      continue;
     }
+    if (taken) await gate.release(taken.permit, response);
+    return response;
   }
+}
+
+/** The provider's 429, as a {@link ModelError}; undefined for any other error. */
+function rateLimitOf(error: unknown): ModelError | undefined {
+  return error instanceof ModelError && error.status === 429 ? error : undefined;
+}
+
+/** How long a call with no gate waits after a 429: what the provider said, else the policy's backoff. */
+function ungovernedPauseMs(
+  info: RateLimitInfo | undefined,
+  policy: RetryPolicy,
+  attempt: number,
+): number {
+  const said = Math.max(
+    info?.retryAfterMs ?? 0,
+    info?.remainingRequests === 0 ? (info.resetRequestsMs ?? 0) : 0,
+    info?.remainingTokens === 0 ? (info.resetTokensMs ?? 0) : 0,
+  );
+  return Math.min(UNGOVERNED_429_WAIT_MS, said > 0 ? said : backoffDelay(policy, attempt));
 }

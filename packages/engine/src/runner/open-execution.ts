@@ -10,6 +10,7 @@ import { delegationTool, type RunMember } from './delegation.js';
 import { outputCheckFor } from './output-type.js';
 import { executableFromTool, type ExecutableTool } from '../executable-tool.js';
 import type { TurnLoopState } from './turn-loop.js';
+import { ModelGate, type CapacitySettings } from '../capacity/model-gate.js';
 
 /** A claimed run, opened for execution: its checkpointer, and its history as stored. */
 export interface OpenedExecution {
@@ -29,6 +30,8 @@ export interface TurnLoopSetup {
   handover?: AbortSignal;
   /** The app's context for this execution's tools, over the engine's own. */
   context?: unknown;
+  /** How long the run had waited for a model permit before this execution. @defaultValue 0 */
+  capacityWaitedMs?: number;
 }
 
 /**
@@ -102,6 +105,7 @@ export function turnLoopStateFor(
     tools: toolsFor(entity, setup.runMember),
     maxTurns: entity.maxTurns,
     retry: resources.limits.retry,
+    gate: resources.capacity && gateFor(resources.capacity, run, checkpointer, setup),
     messages,
     usage: run.usage,
     checkpointer,
@@ -140,6 +144,33 @@ async function memberPathOf(store: CheckpointStore, run: RunRecord): Promise<str
     return runEntityPath(run.entity.name, undefined);
   const parent = await store.getRun(run.parentRunId);
   return runEntityPath(run.entity.name, parent && (await memberPathOf(store, parent)));
+}
+
+/**
+ * The execution's gate to the fleet's model capacity: a run in `run` mode,
+ * with no checkpoint to stand on, waits in place (announcing it once) where
+ * the others park.
+ */
+function gateFor(
+  settings: CapacitySettings,
+  run: RunRecord,
+  checkpointer: Checkpointer,
+  setup: TurnLoopSetup,
+): ModelGate {
+  const mayPark = run.checkpoint !== 'run';
+  return new ModelGate(settings, {
+    runId: run.runId,
+    tenant: run.tenantId ?? '',
+    priority: run.priority,
+    mayPark,
+    waitedMs: setup.capacityWaitedMs ?? 0,
+    signal: setup.signal,
+    onWait: ({ model, retryAfterMs, reason, waitedMs }) => {
+      if (mayPark) return; // the park's own write stores its CapacityWait
+      const until = new Date(Date.now() + retryAfterMs).toISOString();
+      checkpointer.emit('CapacityWait', { model, until, reason, waitedMs });
+    },
+  });
 }
 
 function instructionsFor(entity: Entity): string {

@@ -27,6 +27,7 @@ import {
 import { respondWithRetry, type RetryPolicy } from './model-retry.js';
 import type { OutputCheck } from './output-type.js';
 import type { ExecutableTool } from '../executable-tool.js';
+import type { ModelGate } from '../capacity/model-gate.js';
 
 /** The state one execution of a run loops over. */
 export interface TurnLoopState {
@@ -37,6 +38,8 @@ export interface TurnLoopState {
   tools: ReadonlyMap<string, ExecutableTool>;
   maxTurns: number;
   retry: RetryPolicy;
+  /** Takes the fleet's permits for model requests (parks the run when none comes); absent: requests go straight out. */
+  gate?: ModelGate;
   /** The full history so far, committed and not. */
   messages: Message[];
   usage: Usage;
@@ -164,6 +167,7 @@ async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<Assis
     });
     offset += delta.text.length;
   };
+  let capacityWaitMs = 0;
   const response = await respondWithRetry(
     state.model,
     {
@@ -174,20 +178,36 @@ async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<Assis
       onDelta,
     },
     state.retry,
-    (error, attempt, delayMs) => {
-      offset = 0;
-      state.emit('ModelRequestCompleted', {
-        retrying: true,
-        attempt,
-        delayMs,
-        error: error.message,
-      });
+    {
+      gate: state.gate,
+      onPermit: (waitedMs) => (capacityWaitMs += waitedMs),
+      onRetry: (error, attempt, delayMs) => {
+        offset = 0;
+        state.emit('ModelRequestCompleted', {
+          retrying: true,
+          attempt,
+          delayMs,
+          error: error.message,
+        });
+      },
+      onRateLimited: (error, pausedMs) => {
+        offset = 0;
+        state.emit('ModelRequestCompleted', {
+          retrying: true,
+          rateLimited: true,
+          model: state.model.name,
+          pausedMs,
+          error: error.message,
+        });
+      },
     },
   );
   state.usage = addUsage(state.usage, response.usage);
   state.emit('ModelRequestCompleted', {
+    model: state.model.name,
     toolCalls: response.message.toolCalls?.length ?? 0,
     usage: response.usage ?? null,
+    ...(capacityWaitMs > 0 && { capacityWaitMs }),
   });
   return response.message;
 }

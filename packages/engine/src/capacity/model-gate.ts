@@ -1,0 +1,144 @@
+import { abortableSleep } from '../runner/abortable-sleep.js';
+import type { Usage } from '../messages.js';
+import { CapacityParkSignal } from './capacity-park-signal.js';
+import type { ModelCapacity, Permit, RateLimitInfo } from './model-capacity.js';
+import { limitFor, type ModelLimit } from './model-limits.js';
+
+/** Default of `CAIRN_CAPACITY_WAIT_MS`: how long a run waits for a permit in place before it parks. */
+export const DEFAULT_CAPACITY_WAIT_MS = 1000;
+
+/** How an engine governs model requests fleet-wide (the worker builds it from its config). */
+export interface CapacitySettings {
+  /** The fleet-wide limiter (on the queue's Redis, or on Postgres). */
+  limiter: ModelCapacity;
+  /** `CAIRN_MODEL_LIMITS` over the registry's `modelLimits`. */
+  limits: readonly ModelLimit[];
+  /** `CAIRN_CAPACITY_WAIT_MS`. @defaultValue {@link DEFAULT_CAPACITY_WAIT_MS} */
+  waitMs?: number;
+  /** `CAIRN_TENANT_WEIGHTS`: a tenant's share of a limit when several wait; absent tenants weigh 1. */
+  tenantWeights?: ReadonlyMap<string, number>;
+  /** The longest a waiter sleeps between two asks (below the limiter's waiter TTL, so it stays in line). @defaultValue 250 */
+  pollMs?: number;
+  /** How often a permit's slot lease is renewed while its request runs (a third of the limiter's lease). @defaultValue 5000 */
+  renewMs?: number;
+  /** A release or renewal failed (the slot's lease ends it instead): reported, never thrown. */
+  onError?: (error: unknown) => void;
+}
+
+/** What one execution's gate knows of its run. */
+export interface GatedRun {
+  runId: string;
+  /** '' for none. */
+  tenant: string;
+  priority: number;
+  /** False in `run` mode (no checkpoint to stand on): the run waits in place instead of parking. */
+  mayPark: boolean;
+  /** How long the run had waited for a permit before this execution (a park's wait, carried by its job). */
+  waitedMs: number;
+  signal: AbortSignal;
+  /** The run starts waiting longer than the capacity wait (it parks, or waits in place): `CapacityWait`. */
+  onWait(wait: { model: string; retryAfterMs: number; reason: string; waitedMs: number }): void;
+}
+
+/**
+ * An execution's door to the fleet's model capacity: takes a permit before
+ * each model request (waiting in place up to the capacity wait, then
+ * parking the run with {@link CapacityParkSignal}), keeps its slot's lease
+ * while the request runs, and gives it back with the response's usage or
+ * the provider's 429.
+ */
+export class ModelGate {
+  private carriedWaitMs: number;
+
+  constructor(
+    private readonly settings: CapacitySettings,
+    private readonly run: GatedRun,
+  ) {
+    this.carriedWaitMs = run.waitedMs;
+  }
+
+  /**
+   * A permit for one request to `model` of about `tokens` tokens. Throws
+   * {@link CapacityParkSignal} once the wait would pass the capacity wait
+   * (never in `run` mode), or the signal's reason when the run is aborted.
+   * Resolves with how long it waited too, for metrics.
+   */
+  async take(model: string, tokens: number): Promise<{ permit: Permit; waitedMs: number }> {
+    const { limiter, tenantWeights } = this.settings;
+    const waitMs = this.settings.waitMs ?? DEFAULT_CAPACITY_WAIT_MS;
+    const pollMs = this.settings.pollMs ?? 250;
+    const limit = limitFor(this.settings.limits, model);
+    const { runId, tenant, priority, signal } = this.run;
+    const started = Date.now();
+    let announced = false;
+    for (;;) {
+      signal.throwIfAborted();
+      const waitedHere = Date.now() - started;
+      const answer = await limiter.tryAcquire({
+        model,
+        limit,
+        waiterId: runId,
+        tenant,
+        weight: tenantWeights?.get(tenant) ?? 1,
+        priority,
+        waitedMs: this.carriedWaitMs + waitedHere,
+        tokens,
+      });
+      if (answer.granted) {
+        const waitedMs = this.carriedWaitMs + waitedHere;
+        this.carriedWaitMs = 0;
+        return { permit: answer.permit, waitedMs };
+      }
+      const { retryAfterMs, reason } = answer;
+      if (waitedHere + retryAfterMs > waitMs && !announced) {
+        announced = true;
+        const wait = { model, retryAfterMs, reason, waitedMs: this.carriedWaitMs + waitedHere };
+        this.run.onWait(wait);
+        if (this.run.mayPark) {
+          await limiter.leave(model, runId).catch((error: unknown) => this.failed(error));
+          throw new CapacityParkSignal(runId, model, retryAfterMs, wait.waitedMs);
+        }
+      }
+      // A little jitter keeps a crowd of waiters from asking in lockstep.
+      const sleepMs = Math.max(1, Math.min(retryAfterMs, pollMs) * (0.8 + Math.random() * 0.4));
+      await abortableSleep(sleepMs, signal);
+    }
+  }
+
+  /** Runs `request` holding `permit`, renewing its slot's lease meanwhile. */
+  async hold<T>(permit: Permit, request: () => Promise<T>): Promise<T> {
+    if (!permit.holdsSlot) return request();
+    const timer = setInterval(() => {
+      this.settings.limiter.renew(permit).catch((error: unknown) => this.failed(error));
+    }, this.settings.renewMs ?? 5000);
+    try {
+      return await request();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  /** Gives the permit back after its request ended: with the usage the response reported when it answered. */
+  async release(permit: Permit, answered: { usage?: Usage } | undefined): Promise<void> {
+    const usedTokens = answered?.usage?.totalTokens;
+    await this.settings.limiter
+      .release(permit, {
+        ok: answered !== undefined,
+        ...(usedTokens !== undefined && usedTokens > 0 && { usedTokens }),
+      })
+      .catch((error: unknown) => this.failed(error));
+  }
+
+  /** The provider answered 429 to the permit's request: the fleet pauses the model; resolves with how long (ms). */
+  rateLimited(permit: Permit, info: RateLimitInfo): Promise<number> {
+    return this.settings.limiter.rateLimited(
+      permit,
+      info,
+      limitFor(this.settings.limits, permit.model),
+    );
+  }
+
+  private failed(error: unknown): void {
+    this.settings.onError?.(error);
+  }
+}
