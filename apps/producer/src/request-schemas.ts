@@ -13,6 +13,8 @@ export const createRunBodySchema = z.strictObject({
   user_id: z.string().min(1).max(200).optional(),
   checkpoint: z.enum(CHECKPOINT_MODES).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits; the jobs' queue priority. */
+  priority: z.number().int().min(1).max(10).optional(),
 });
 
 /** Body of `POST /v1/runs/:run_id/continue` (an empty body is `{}`). */

@@ -73,6 +73,8 @@ export interface CreateRunRequest {
   metadata?: Record<string, unknown>;
   /** The tenant creating the run (its key's); null or absent: an admin key. */
   tenantId?: string | null;
+  /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits, and is its jobs' queue priority. @defaultValue 5 */
+  priority?: number;
   /**
    * Makes the creation idempotent per tenant: the same key with the same request returns the run the
    * first one created (`replayed: true`); with a different request, `IdempotencyKeyReusedError`.
@@ -177,6 +179,15 @@ export class Engine {
     if (request.checkpoint !== undefined && !CHECKPOINT_MODES.includes(request.checkpoint)) {
       throw new UserError(`checkpoint must be one of ${CHECKPOINT_MODES.join(', ')}`);
     }
+    const { priority } = request;
+    if (
+      priority !== undefined &&
+      !(Number.isInteger(priority) && priority >= 1 && priority <= 10)
+    ) {
+      throw new UserError(
+        `priority must be an integer from 1 (highest) to 10, got ${String(priority)}`,
+      );
+    }
     return this.store.createRun({
       entity: request.entity,
       input: request.input,
@@ -186,6 +197,7 @@ export class Engine {
       definitionHash: entity.definitionHash,
       metadata: request.metadata,
       tenantId: request.tenantId ?? null,
+      ...(priority !== undefined && { priority }),
       ...(request.idempotencyKey !== undefined && {
         idempotency: {
           scope: request.tenantId ?? '',
@@ -197,6 +209,7 @@ export class Engine {
             userId: request.userId,
             checkpoint: request.checkpoint,
             metadata: request.metadata,
+            priority: request.priority,
           }),
         },
       }),

@@ -40,6 +40,7 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
         userId: body.user_id,
         checkpoint: body.checkpoint,
         metadata: body.metadata,
+        priority: body.priority,
         tenantId: requestPrincipal(c).tenantId,
         idempotencyKey: idempotencyKeyOf(c),
       });

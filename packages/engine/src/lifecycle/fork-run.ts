@@ -21,6 +21,7 @@ export async function forkRun(
     input,
     sessionId: source.sessionId,
     tenantId: source.tenantId,
+    priority: source.priority,
     userId: source.userId,
     checkpoint: source.checkpoint,
     // A fork is a new run: it starts on the entity's current definition.

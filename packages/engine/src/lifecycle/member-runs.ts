@@ -64,6 +64,7 @@ export function memberRunner(
         userId: parent.userId,
         parentRunId: parent.runId,
         parentToolCallId: context.toolCallId,
+        priority: parent.priority,
         // A team execution that lost its run (a zombie) must not start member work.
         parentEpoch: parent.epoch,
         checkpoint: strongerMode(parent.checkpoint, member.checkpoint),
