@@ -26,6 +26,8 @@ export interface CreateRunParams extends EntityRef {
   user_id?: string;
   checkpoint?: CheckpointMode;
   metadata?: Record<string, unknown>;
+  /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits. @defaultValue 5 */
+  priority?: number;
 }
 
 /** Options of `runs.create`. */

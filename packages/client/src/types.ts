@@ -63,6 +63,7 @@ export interface ToolCallView {
 export interface AttemptView {
   epoch: number;
   worker_id: string;
+  /** `run`, `continue`, `recovered`, `reconciled`, `handover` or `capacity` (picked up again after parking for model capacity). */
   reason: string;
   started_at: string;
   ended_at: string | null;
@@ -113,8 +114,19 @@ export interface RunView {
   cancel_requested_at: string | null;
   /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */
   definition_hash: string | null;
+  /** 1 (highest) to 10. */
+  priority: number;
+  /** While the run is parked for model capacity (RUNNING, no worker holds it): what it waits for and until when. */
+  waiting: RunWaiting | null;
   created_at: string;
   updated_at: string;
+}
+
+/** What a run parked for model capacity waits for: `model`'s limit, its job due again at `until` (ISO 8601). */
+export interface RunWaiting {
+  for: 'capacity';
+  model: string;
+  until: string;
 }
 
 /** What `POST /v1/{agents,teams}/:name/runs` answers. */

@@ -9,7 +9,7 @@ import type {
   ToolCallStatus,
   Usage,
 } from '@cairn/engine';
-import type { AttemptReason, EntityRef } from '@cairn/engine/store';
+import type { AttemptReason, EntityRef, RunWaiting } from '@cairn/engine/store';
 import type { Database, PendingActionRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
 import { withStoredResult } from './run-row.js';
 import { tenantKeyOf, type SessionKey } from './session-key.js';
@@ -82,6 +82,10 @@ export interface RunView {
   cancel_requested_at: string | null;
   /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */
   definition_hash: string | null;
+  /** 1 (highest) to 10: its order among the tenant's runs waiting for a model's permits. */
+  priority: number;
+  /** While the run is parked for model capacity (RUNNING, no worker holds it): what it waits for, and until when its job is due. */
+  waiting: RunWaiting | null;
   created_at: string;
   updated_at: string;
 }
@@ -97,6 +101,7 @@ export type RunSummaryView = Pick<
   | 'checkpoint'
   | 'last_checkpoint_at_message_index'
   | 'error'
+  | 'waiting'
   | 'created_at'
   | 'updated_at'
 >;
@@ -243,6 +248,7 @@ export function toRunSummaryView(row: RunRow): RunSummaryView {
     checkpoint: row.checkpoint,
     last_checkpoint_at_message_index: row.last_checkpoint_at_message_index,
     error: row.error,
+    waiting: row.waiting,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -277,6 +283,8 @@ function toRunView(
     metadata: row.metadata,
     cancel_requested_at: row.cancel_requested_at?.toISOString() ?? null,
     definition_hash: row.definition_hash,
+    priority: row.priority,
+    waiting: row.waiting,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
