@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  FakeQuotaKeeper,
+  type FakeModelQuota,
+  type FakeQuota,
+  type FakeQuotaLedger,
+} from './fake-openai-quota.js';
 import type { FakeOpenAIReply, FakeToolCall, FakeUsage } from './fake-openai-reply.js';
 import { contextOfRequest, replyOfScript } from './fake-openai-script.js';
 import type { ScriptContext, ScriptedReply } from './scripted-model.js';
@@ -26,6 +32,19 @@ export interface FakeOpenAIServerOptions {
    * another process) runs without queueing each turn.
    */
   decide?: (context: ScriptContext) => ScriptedReply;
+  /**
+   * Per-model limits enforced as a provider does: a request past them gets a
+   * 429 with `retry-after` and `x-ratelimit-*` headers and is not answered.
+   * `decide` is asked before the quota, so it may be asked again for a
+   * request the quota refused.
+   */
+  quota?: FakeQuota;
+  /**
+   * How long each answer waits before it is sent (a streamed one before its
+   * first event), as a model takes time; 429s are sent at once.
+   * @defaultValue 0
+   */
+  latencyMs?: number;
 }
 
 /** A request the fake server received. */
@@ -38,8 +57,12 @@ export interface FakeOpenAIRequest {
 export interface FakeOpenAIServer {
   /** Base URL for the openai client, e.g. `http://127.0.0.1:43121/v1`. */
   readonly url: string;
-  /** Every model request received, in order. */
+  /** Every model request received, in order (those the quota refused too). */
   readonly requests: FakeOpenAIRequest[];
+  /** What the quota accepted and refused, per model. */
+  readonly quota: FakeQuotaLedger;
+  /** Changes a model's quota from now on (undefined: unlimited), e.g. halves it for a quota storm. */
+  setQuota(model: string, limits: FakeModelQuota | undefined): void;
   /** Queues the reply to the next model request; with none queued the server answers 500. */
   enqueue(...replies: FakeOpenAIReply[]): void;
   /** Stops the server, dropping hung requests. */
@@ -85,6 +108,7 @@ export async function startFakeOpenAIServer(
   const streaming = options.streaming ?? 'sse';
   const queue: FakeOpenAIReply[] = [];
   const requests: FakeOpenAIRequest[] = [];
+  const quota = new FakeQuotaKeeper(options.quota, options.latencyMs);
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -105,9 +129,20 @@ export async function startFakeOpenAIServer(
     }
     const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
     requests.push({ path, body });
+    const queued = queue[0];
     const reply =
-      queue.shift() ??
-      (options.decide && replyOfScript(options.decide(contextOfRequest(path, body))));
+      queued ?? (options.decide && replyOfScript(options.decide(contextOfRequest(path, body))));
+    const model = typeof body['model'] === 'string' ? body['model'] : '';
+    const admission = quota.admit(model, reply ? tokensOfReply(reply, body) : 0);
+    if (!admission.admitted) {
+      sendJson(res, admission.status, admission.body, admission.headers);
+      return;
+    }
+    res.once('close', admission.release);
+    if (res.destroyed) admission.release(); // the client went while its body was read
+    if (queued) queue.shift();
+    await latency(options.latencyMs ?? 0, res);
+    if (res.destroyed) return;
     if (!reply) {
       sendJson(res, 500, errorBody('fake server: no scripted reply left', 'server_error', null));
       return;
@@ -155,6 +190,8 @@ export async function startFakeOpenAIServer(
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    quota: quota.ledger,
+    setQuota: (model, limits) => quota.setQuota(model, limits),
     enqueue: (...replies) => void queue.push(...replies),
     close: () =>
       new Promise<void>((resolve, reject) => {
@@ -436,6 +473,27 @@ function usageOf(reply: TextOrToolCalls, body: Record<string, unknown>): FakeUsa
   return reply.usage ?? { input: tokens(JSON.stringify(body)), output: tokens(produced) };
 }
 
+/** The tokens a reply counts against a quota: its usage total; an answer without usage counts none. */
+function tokensOfReply(reply: FakeOpenAIReply, body: Record<string, unknown>): number {
+  if (reply.kind !== 'text' && reply.kind !== 'tool_calls') return 0;
+  const usage = usageOf(reply, body);
+  return usage.input + usage.output;
+}
+
+/** Waits `ms` before an answer is sent, or less if the client goes first. */
+function latency(ms: number, res: ServerResponse): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.once('close', done);
+  });
+}
+
 function tokens(text: string): number {
   return Math.max(1, Math.ceil(text.length / 4));
 }
@@ -472,9 +530,15 @@ function sendSse(
   res.end();
 }
 
-function sendJson(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
+    ...headers,
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(text),
     'x-request-id': id('req_', 16),

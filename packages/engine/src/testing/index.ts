@@ -14,3 +14,4 @@ export {
   type FakeStreaming,
 } from './fake-openai-server.js';
 export type { FakeOpenAIReply, FakeToolCall, FakeUsage } from './fake-openai-reply.js';
+export type { FakeModelQuota, FakeQuota, FakeQuotaLedger } from './fake-openai-quota.js';
