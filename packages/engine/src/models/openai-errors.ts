@@ -1,14 +1,24 @@
 import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { ModelError } from '../errors.js';
 import { describeBody } from './openai-reply.js';
+import { rateLimitInfoOf } from './rate-limit-headers.js';
 
 /** HTTP statuses worth retrying besides 5xx: timeout, conflict, rate limit. */
 const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 409, 429]);
 
 /**
+ * The code of OpenAI's 429 for an account out of credit: a billing failure,
+ * not a rate limit, so no wait makes room.
+ */
+const INSUFFICIENT_QUOTA = 'insufficient_quota';
+
+/**
  * Turns an error thrown by the openai client into what an adapter should throw:
  * the abort reason when `signal` was aborted (so cancellation propagates as an
- * abort, never as a retryable failure), else a {@link ModelError}.
+ * abort, never as a retryable failure), else a {@link ModelError}. A 429 carries
+ * what its rate-limit headers said as `rateLimit` (the runner waits for
+ * capacity instead of counting a failure), except OpenAI's
+ * `insufficient_quota`, which fails without retrying.
  */
 export function toModelError(error: unknown, signal: AbortSignal | undefined): unknown {
   if (signal?.aborted) return signal.reason ?? error;
@@ -21,13 +31,14 @@ export function toModelError(error: unknown, signal: AbortSignal | undefined): u
   }
   if (error instanceof APIError) {
     const code = typeof error.code === 'string' ? ` (${error.code})` : '';
+    const outOfCredit = error.code === INSUFFICIENT_QUOTA || error.type === INSUFFICIENT_QUOTA;
     return new ModelError(
       `model request failed: ${answerOf(error)}${code}`,
-      isRetryable(error),
+      !outOfCredit && isRetryable(error),
       error.status,
-      {
-        cause: error,
-      },
+      error.status === 429 && !outOfCredit
+        ? { cause: error, rateLimit: rateLimitInfoOf(error.headers ?? new Headers()) }
+        : { cause: error },
     );
   }
   return malformedResponse(error instanceof Error ? error.message : String(error), error);
