@@ -9,6 +9,10 @@ export { createDb } from './create-db.js';
 export type { CreateDbOptions } from './create-db.js';
 export { assertMigrated, migrate } from './migrate.js';
 export { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
+export {
+  PostgresModelCapacity,
+  type PostgresModelCapacityOptions,
+} from './model-capacity/postgres-model-capacity.js';
 export type { StoreHitl, StoreOps, StoreReads, StoreWrites } from './store-parts.js';
 export type { BrowserSessionRevocations } from './browser-session-revocations.js';
 export { isPostgresUnavailable } from './postgres-unavailable.js';
