@@ -1,14 +1,15 @@
-import { Registry, type Model } from '@cairn/engine';
+import { Registry, type CapacitySettings, type Model } from '@cairn/engine';
 import { RunQueue, startReconciler, startRunWorker } from '@cairn/queue';
 import {
   CairnMetrics,
+  capacitySettingsOf,
   ConfigError,
   createInlineExecutor,
   createThreadExecutor,
   createLivePublisher,
-  loadRegistry,
   loadRegistryModule,
   modelFromSpec,
+  openModelCapacity,
   openStoreDb,
   resolveEnvConfig,
   startRetention,
@@ -120,11 +121,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     });
   const model = modelFromSpec(config);
   // With execution threads, each thread builds the module's context itself; this thread needs only the entities.
+  // Loading the module checks its `modelLimits` too: a malformed entry refuses the start, named.
   const loaded = inMainThread
-    ? { registry: registrySource, context: undefined }
-    : config.executionThreads === 0
-      ? await loadRegistryModule(registryModule!, model)
-      : { registry: await loadRegistry(registryModule!, model), context: undefined };
+    ? { registry: registrySource, context: undefined, modelLimits: [] }
+    : await loadRegistryModule(registryModule!, model);
   const { registry } = loaded;
   const context = givenContext ?? loaded.context;
 
@@ -155,6 +155,22 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     });
     closers.push(() => runQueue.close());
     const store = new PostgresCheckpointStore(db);
+    const limiter = openModelCapacity({
+      backend: config.queueBackend,
+      redisUrl: config.redisUrl,
+      redisCluster: config.redisCluster,
+      queueName: config.queueName,
+      queuePrefix: config.queuePrefix,
+      store,
+    });
+    closers.push(() => limiter.close());
+    const capacity = capacitySettingsOf(
+      limiter.capacity,
+      config,
+      loaded.modelLimits,
+      (error: unknown) =>
+        logger.debug({ err: error }, 'model capacity: a release or renewal failed'),
+    );
     const metrics = new CairnMetrics({
       queues: [runQueue.queue],
       countPausedRuns: () => store.countRunsByStatus('PAUSED'),
@@ -174,6 +190,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       logger,
       onFatal,
       metrics,
+      capacity,
     });
     const worker = startRunWorker({
       runQueue,
@@ -224,6 +241,7 @@ async function createExecutor(deps: {
   logger: WorkerLogger;
   onFatal: (error: Error) => void;
   metrics: CairnMetrics;
+  capacity: CapacitySettings;
 }): Promise<RunExecutor> {
   const { config, logger } = deps;
   const leaseCheckMs = Math.max(100, Math.floor(config.lockMs / 2));
@@ -237,6 +255,7 @@ async function createExecutor(deps: {
       leaseCheckMs,
       maxAttempts: config.maxAttempts,
       versionGraceMs: config.versionGraceMs,
+      capacity: deps.capacity,
       logger,
       observe: (observation) => deps.metrics.observe(observation),
       ...(config.otlpEndpoint && {
@@ -272,6 +291,13 @@ async function createExecutor(deps: {
       redisUrl: config.redisUrl,
       redisCluster: config.redisCluster,
       dbPoolMax: Math.max(4, Math.ceil(config.workerConcurrency / config.executionThreads) + 2),
+      queueName: config.queueName,
+      queuePrefix: config.queuePrefix,
+      capacity: {
+        modelLimits: config.modelLimits,
+        capacityWaitMs: config.capacityWaitMs,
+        tenantWeights: config.tenantWeights,
+      },
     },
   });
 }

@@ -31,6 +31,10 @@ export {
   queuePrefixFor,
   type RedisConnection,
 } from './redis-connection.js';
+export {
+  RedisModelCapacity,
+  type RedisModelCapacityOptions,
+} from './capacity/redis-model-capacity.js';
 export type { LiveEvent, LiveSubscriber } from './live/live-event.js';
 export { createLivePublisher, createLiveSubscriber } from './live/create-live.js';
 export { CairnMetrics } from './metrics/cairn-metrics.js';
@@ -43,3 +47,5 @@ export type { RunExecutor } from './execution/run-executor.js';
 export type { RunJobRequest, RunJobOutcome } from './execution/run-job.js';
 export { createInlineExecutor } from './execution/inline-executor.js';
 export { createThreadExecutor } from './execution/thread-executor.js';
+export { openModelCapacity, type OpenModelCapacity } from './capacity/open-model-capacity.js';
+export { capacitySettingsOf, type CapacityConfig } from './capacity/capacity-settings.js';

@@ -66,6 +66,7 @@ import { getRunView, getSessionView } from './run-view.js';
 import type { SessionKey } from './session-key.js';
 import type { RunView, RunViewOptions, SessionView } from './run-view.js';
 import type { Database } from './schema.js';
+import { PostgresModelCapacity } from './model-capacity/postgres-model-capacity.js';
 
 /**
  * The engine's `CheckpointStore` on Postgres, its `DecisionStore`,
@@ -86,8 +87,12 @@ export class PostgresCheckpointStore
   /** Signed-out browser sessions of the run pages: what the producer records at sign-out and checks on every page. */
   readonly browserSessions: BrowserSessionRevocations;
 
+  /** The fleet's model limiter on this database (the PostgreSQL queue backend's; Redis holds it otherwise). */
+  readonly modelCapacity: PostgresModelCapacity;
+
   constructor(readonly db: Kysely<Database>) {
     this.browserSessions = new BrowserSessionRevocations(db);
+    this.modelCapacity = new PostgresModelCapacity(db);
   }
 
   /** Resolves once Postgres answers a read of the runs table (a readiness probe); rejects with the driver's error otherwise. */

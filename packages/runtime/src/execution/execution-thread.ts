@@ -7,6 +7,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { serializeError } from '@cairn/engine/lifecycle';
 import { createDb, PostgresCheckpointStore } from '@cairn/store';
 import { createLivePublisher } from '../live/create-live.js';
+import { capacitySettingsOf } from '../capacity/capacity-settings.js';
+import { openModelCapacity } from '../capacity/open-model-capacity.js';
 import { loadRegistryModule, modelFromSpec } from '../load-registry.js';
 import { startTracing } from '../tracing/tracing-setup.js';
 import type { WorkerLogger } from '../worker-logger.js';
@@ -41,10 +43,19 @@ const logger: WorkerLogger = {
 let executor: RunExecutor;
 try {
   const model = modelFromSpec(config);
-  const { registry, context } = await loadRegistryModule(config.registryModule, model);
+  const { registry, context, modelLimits } = await loadRegistryModule(config.registryModule, model);
   const db = createDb(config.databaseUrl, { max: config.dbPoolMax });
+  const store = new PostgresCheckpointStore(db);
+  const limiter = openModelCapacity({
+    backend: config.backend,
+    redisUrl: config.redisUrl,
+    redisCluster: config.redisCluster,
+    queueName: config.queueName,
+    queuePrefix: config.queuePrefix,
+    store,
+  });
   executor = createInlineExecutor({
-    store: new PostgresCheckpointStore(db),
+    store,
     registry,
     workerId: config.workerId,
     model,
@@ -52,6 +63,9 @@ try {
     leaseCheckMs: config.leaseCheckMs,
     maxAttempts: config.maxAttempts,
     versionGraceMs: config.versionGraceMs,
+    capacity: capacitySettingsOf(limiter.capacity, config.capacity, modelLimits, (error) =>
+      logger.debug({ err: error }, 'model capacity: a release or renewal failed'),
+    ),
     logger,
     observe: (observation) => post({ type: 'observation', observation }),
     ...(config.otlpEndpoint && {
@@ -64,7 +78,10 @@ try {
       databaseUrl: config.databaseUrl,
       onError: (error) => logger.debug({ err: error }, 'could not publish a live event'),
     }),
-    onClose: () => db.destroy(),
+    onClose: async () => {
+      await limiter.close();
+      await db.destroy();
+    },
   });
   post({ type: 'ready' });
 } catch (error) {

@@ -1,4 +1,4 @@
-import { Engine, type Model, type Registry } from '@cairn/engine';
+import { Engine, type CapacitySettings, type Model, type Registry } from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
 import { SILENT_PUBLISHER, type LivePublisher } from '../live/live-event.js';
 import { RunEventObserver, type RunObserver } from '../metrics/run-observation.js';
@@ -32,6 +32,8 @@ export interface InlineExecutorOptions {
   observe?: RunObserver;
   /** Traces the runs (`startTracing`); without it no span is made. */
   tracing?: Tracing;
+  /** Fleet-wide permits for model requests; absent: requests go straight out. */
+  capacity?: CapacitySettings;
   /** Called by `close()` (e.g. to destroy the store's pool). */
   onClose?: () => Promise<void>;
 }
@@ -74,6 +76,7 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
     maxAttempts: options.maxAttempts,
     versionGraceMs: options.versionGraceMs,
     leaseCheckMs: options.leaseCheckMs ?? 1000,
+    capacity: options.capacity,
     onLeaseCheckError: (error) => logger.warn({ err: error }, 'lease check failed'),
     onEvent: (event) => {
       live.publish(event);

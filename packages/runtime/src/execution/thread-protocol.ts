@@ -1,6 +1,7 @@
 import type { SerializedError } from '@cairn/engine/lifecycle';
 import type { RunObservation } from '../metrics/run-observation.js';
 import type { QueueBackendKind } from '../queue-backend-kind.js';
+import type { CapacityConfig } from '../capacity/capacity-settings.js';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';
 
 /** What an execution thread is started with (`workerData`): plain values only. */
@@ -29,6 +30,11 @@ export interface ExecutionThreadConfig {
   otlpEndpoint?: string;
   /** Postgres connections of this thread's pool. */
   dbPoolMax: number;
+  /** The queue's name and prefix, under which the limiter keeps its Redis keys. */
+  queueName: string;
+  queuePrefix?: string;
+  /** `CAIRN_MODEL_LIMITS`, `CAIRN_CAPACITY_WAIT_MS`, `CAIRN_TENANT_WEIGHTS`. */
+  capacity: CapacityConfig;
 }
 
 /** Messages from the worker's main thread to an execution thread. */
