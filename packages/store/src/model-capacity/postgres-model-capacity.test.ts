@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Permit, PermitAnswer, PermitRequest } from '@cairn/engine';
 import { createDb } from '../create-db.js';
 import * as migration from '../migrations/0009_b_model_capacity.js';
@@ -62,9 +63,11 @@ describe('PostgresModelCapacity', () => {
       return rows.length;
     };
     const created = await objects();
-    await migration.down(ctx.db);
+    // Migrations take a database of no particular schema.
+    const db = ctx.db as unknown as Kysely<unknown>;
+    await migration.down(db);
     expect(await objects()).toBe(0);
-    await migration.up(ctx.db);
+    await migration.up(db);
     expect(await objects()).toBe(created);
     const capacity = new PostgresModelCapacity(ctx.db);
     permitOf(await capacity.tryAcquire(request({ limit: { concurrency: 1 } })));
