@@ -35,10 +35,6 @@ export {
   RedisModelCapacity,
   type RedisModelCapacityOptions,
 } from './capacity/redis-model-capacity.js';
-export {
-  RedisModelCapacity,
-  type RedisModelCapacityOptions,
-} from './capacity/redis-model-capacity.js';
 export type { LiveEvent, LiveSubscriber } from './live/live-event.js';
 export { createLivePublisher, createLiveSubscriber } from './live/create-live.js';
 export { CairnMetrics } from './metrics/cairn-metrics.js';
