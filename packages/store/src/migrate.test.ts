@@ -45,6 +45,11 @@ describe('migrate', () => {
       await db.destroy();
     }
     expect(await tableNames(database.url)).toEqual([
+      'cairn_capacity_grants',
+      'cairn_capacity_models',
+      'cairn_capacity_slots',
+      'cairn_capacity_tenants',
+      'cairn_capacity_waiters',
       'kysely_migration',
       'kysely_migration_lock',
       'pending_actions',
