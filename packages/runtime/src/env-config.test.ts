@@ -84,4 +84,49 @@ describe('parseEnvConfig', () => {
       /^CAIRN_SESSION_SECRET: must be at least 32 characters long \(e\.g\. openssl rand -hex 32\)$/,
     );
   });
+
+  it('reads model capacity settings, refusing a malformed limit by entry and field', () => {
+    const config = parseEnvConfig({
+      DATABASE_URL: DB,
+      CAIRN_MODEL_LIMITS:
+        '[{"model":"openai-chat:gpt-x","concurrency":8,"requests_per_minute":500},{"model":"openai:*","tokens_per_minute":200000}]',
+      CAIRN_CAPACITY_WAIT_MS: '2500',
+      CAIRN_TENANT_WEIGHTS: 'acme:3, globex:1',
+    });
+    expect(config.modelLimits).toEqual([
+      { model: 'openai-chat:gpt-x', concurrency: 8, requestsPerMinute: 500 },
+      { model: 'openai:*', tokensPerMinute: 200000 },
+    ]);
+    expect(config.capacityWaitMs).toBe(2500);
+    expect(config.tenantWeights).toEqual({ acme: 3, globex: 1 });
+    expect(parseEnvConfig({ DATABASE_URL: DB })).toMatchObject({
+      modelLimits: [],
+      capacityWaitMs: 1000,
+      tenantWeights: {},
+    });
+
+    const limits = (value: string) => () =>
+      parseEnvConfig({ DATABASE_URL: DB, CAIRN_MODEL_LIMITS: value });
+    expect(limits('[{"model":"a","concurrency":0}]')).toThrow(
+      /^CAIRN_MODEL_LIMITS: entry 0 \(a\): concurrency: /,
+    );
+    expect(limits('[{"model":"a"},{"model":"b","requests_per_minute":"fast"}]')).toThrow(
+      /^CAIRN_MODEL_LIMITS: entry 1 \(b\): requests_per_minute: /,
+    );
+    expect(limits('[{"model":"a","tokens_per_minut":5}]')).toThrow(
+      /^CAIRN_MODEL_LIMITS: entry 0 \(a\): tokens_per_minut: /,
+    );
+    expect(limits('[{"concurrency":2}]')).toThrow(/^CAIRN_MODEL_LIMITS: entry 0: model: /);
+    expect(limits('{"model":"a"}')).toThrow(/^CAIRN_MODEL_LIMITS: expected a JSON array/);
+    expect(limits('[{"model":')).toThrow(/^CAIRN_MODEL_LIMITS: not JSON/);
+    expect(() =>
+      parseEnvConfig({ DATABASE_URL: DB, CAIRN_TENANT_WEIGHTS: 'acme:3,globex' }),
+    ).toThrow(/^CAIRN_TENANT_WEIGHTS: entry 1 \("globex"\)/);
+    expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_TENANT_WEIGHTS: 'acme:0' })).toThrow(
+      /^CAIRN_TENANT_WEIGHTS: entry 0/,
+    );
+    expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_CAPACITY_WAIT_MS: '-1' })).toThrow(
+      /^CAIRN_CAPACITY_WAIT_MS/,
+    );
+  });
 });
