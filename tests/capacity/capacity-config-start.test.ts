@@ -1,0 +1,51 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnApp } from '@cairn/services';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startWorker } from '../../apps/worker/src/start-worker.js';
+
+// Nothing listens there: a worker that got past its configuration would fail on connecting instead.
+const UNREACHABLE_DB = 'postgres://cairn:cairn@127.0.0.1:1/cairn';
+const BAD_LIMITS_REGISTRY = fileURLToPath(new URL('./bad-limits-registry.ts', import.meta.url));
+
+let dir: string | undefined;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+describe('model limits that do not parse', () => {
+  it('make `npm run worker` exit 2 naming the CAIRN_MODEL_LIMITS entry and field', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cairn-limits-'));
+    const logFile = join(dir, 'worker.log');
+    const worker = spawnApp('worker', {
+      name: 'worker',
+      logFile,
+      env: {
+        DATABASE_URL: UNREACHABLE_DB,
+        REDIS_URL: undefined,
+        CAIRN_MODEL_LIMITS: '[{"model":"a","concurrency":2},{"model":"b","concurrency":"lots"}]',
+      },
+    });
+    expect(await worker.exited).toBe(2);
+    expect(readFileSync(logFile, 'utf8')).toMatch(
+      /worker: bad configuration: CAIRN_MODEL_LIMITS: entry 1 \(b\): concurrency: /,
+    );
+  });
+
+  it("stop a worker whose registry module exports malformed modelLimits, naming the module's entry", async () => {
+    const error = await startWorker({
+      registry: BAD_LIMITS_REGISTRY,
+      env: { DATABASE_URL: UNREACHABLE_DB },
+    }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.name).toBe('ConfigError');
+    expect(error!.message).toMatch(
+      /^CAIRN_REGISTRY: modelLimits of ".*bad-limits-registry\.ts": entry 1 \(openai-chat:\*\): requests_per_minute: /,
+    );
+  });
+});
