@@ -25,6 +25,8 @@ const CANCEL = {
   epoch: sql<number>`epoch + 1`,
   cancel_requested_at: sql<Date>`coalesce(cancel_requested_at, now())`,
   updated_at: sql<Date>`now()`,
+  // A run cancelled while parked for model capacity waits for nothing any more.
+  waiting: null,
 } as const;
 
 /** Sets `cancel_requested_at` for the worker holding the run to see; throws `RunNotFoundError` or `RunAlreadyTerminalError`. */
