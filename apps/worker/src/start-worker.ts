@@ -174,6 +174,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     const metrics = new CairnMetrics({
       queues: [runQueue.queue],
       countPausedRuns: () => store.countRunsByStatus('PAUSED'),
+      modelCapacity: limiter.capacity,
     });
     if (config.metricsPort !== undefined) {
       const server = await startMetricsServer(metrics, config.metricsPort);

@@ -207,7 +207,8 @@ async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<Assis
     model: state.model.name,
     toolCalls: response.message.toolCalls?.length ?? 0,
     usage: response.usage ?? null,
-    ...(capacityWaitMs > 0 && { capacityWaitMs }),
+    // The tenant the permits were asked for: metrics label the wait with it.
+    ...(capacityWaitMs > 0 && { capacityWaitMs, tenant: state.gate?.tenant ?? '' }),
   });
   return response.message;
 }

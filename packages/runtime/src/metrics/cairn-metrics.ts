@@ -5,11 +5,14 @@ import { registerStateGauges, type MetricSources } from './state-gauges.js';
 import type { RunObservation } from './run-observation.js';
 
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+/** Waits for model permits: from a poll or two to a provider's reset minutes away. */
+const WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
 /**
  * A worker's Prometheus metrics (DESIGN.md "Observability") on a prom-client
  * registry: run counters and latency histograms fed by {@link RunObservation}s,
- * and the state gauges (queue depth by state, paused runs) read at scrape time.
+ * and the state gauges (queue depth by state, paused runs, the model limiter's
+ * waiters and caps) read at scrape time.
  */
 export class CairnMetrics extends PrometheusMetrics {
   private readonly runsFinished: Counter<'entity' | 'status'>;
@@ -19,6 +22,8 @@ export class CairnMetrics extends PrometheusMetrics {
   private readonly modelRequest: Histogram<'model'>;
   private readonly modelTokens: Counter<'model' | 'kind'>;
   private readonly toolCall: Histogram<'tool' | 'status'>;
+  private readonly rateLimited: Counter<'model'>;
+  private readonly capacityWait: Histogram<'model' | 'tenant'>;
 
   constructor(sources: MetricSources = {}) {
     super();
@@ -66,6 +71,19 @@ export class CairnMetrics extends PrometheusMetrics {
       buckets: SECONDS_BUCKETS,
       registers,
     });
+    this.rateLimited = new Counter({
+      name: 'cairn_model_rate_limited_total',
+      help: "Model requests a provider answered 429 (the model's limit then pauses the fleet), by model.",
+      labelNames: ['model'],
+      registers,
+    });
+    this.capacityWait = new Histogram({
+      name: 'cairn_model_capacity_wait_seconds',
+      help: "How long a model turn waited for the fleet's permits, parks included, by model and tenant ('' for none); observed when the permit comes.",
+      labelNames: ['model', 'tenant'],
+      buckets: WAIT_BUCKETS,
+      registers,
+    });
     registerStateGauges(this.registry, sources);
   }
 
@@ -96,6 +114,15 @@ export class CairnMetrics extends PrometheusMetrics {
       case 'tool-call':
         this.toolCall.observe(
           { tool: observation.tool, status: observation.status },
+          observation.seconds,
+        );
+        return;
+      case 'rate-limited':
+        this.rateLimited.inc({ model: observation.model });
+        return;
+      case 'capacity-wait':
+        this.capacityWait.observe(
+          { model: observation.model, tenant: observation.tenant },
           observation.seconds,
         );
         return;

@@ -10,7 +10,11 @@ export type RunObservation =
   | { kind: 'lease-lost' }
   | { kind: 'checkpoint-commit'; seconds: number }
   | { kind: 'model-request'; model: string; seconds: number; usage: Usage | null }
-  | { kind: 'tool-call'; tool: string; status: 'completed' | 'error'; seconds: number };
+  | { kind: 'tool-call'; tool: string; status: 'completed' | 'error'; seconds: number }
+  /** A provider answered a model request 429 (the fleet pauses the model). */
+  | { kind: 'rate-limited'; model: string }
+  /** A model turn got its permits after waiting this long (across parks); tenant '' for none. */
+  | { kind: 'capacity-wait'; model: string; tenant: string; seconds: number };
 
 /** Receives observations (the metrics registry, or a thread's port to it). */
 export type RunObserver = (observation: RunObservation) => void;
@@ -29,8 +33,8 @@ interface RunTimers {
 /**
  * Turns a run's events into observations: pairs `ModelRequestStarted` with
  * its `ModelRequestCompleted` and each `ToolCallStarted` with its end, and
- * reads claims and finishes. The engine's sink is synchronous, so the time
- * an event arrives is the time it happened.
+ * reads claims, finishes, 429s and waits for model permits. The engine's
+ * sink is synchronous, so the time an event arrives is the time it happened.
  */
 export class RunEventObserver {
   private readonly runs = new Map<string, RunTimers>();
@@ -57,6 +61,7 @@ export class RunEventObserver {
         run.model = { name: String(data.model), startedAt: at };
         return;
       case 'ModelRequestCompleted':
+        this.capacity(data);
         if (!run.model) return;
         this.observe({
           kind: 'model-request',
@@ -92,6 +97,24 @@ export class RunEventObserver {
       }
     }
   };
+
+  /**
+   * A 429 (`rateLimited`), and the wait for permits a model turn's answer
+   * reports (`capacityWaitMs`: the whole wait, parks included, observed once
+   * when the permit comes; a park itself is not observed, or its wait would
+   * count twice).
+   */
+  private capacity(data: Record<string, unknown>): void {
+    const model = String(data.model);
+    if (data.rateLimited === true) this.observe({ kind: 'rate-limited', model });
+    if (data.retrying || typeof data.capacityWaitMs !== 'number') return;
+    this.observe({
+      kind: 'capacity-wait',
+      model,
+      tenant: typeof data.tenant === 'string' ? data.tenant : '',
+      seconds: data.capacityWaitMs / 1000,
+    });
+  }
 
   /** Forgets a run whose execution stopped without a closing event (lease lost, hand-over, crash of the store). */
   forget(runId: string): void {

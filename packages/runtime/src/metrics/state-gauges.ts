@@ -1,3 +1,4 @@
+import type { CapacitySnapshot, ModelCapacity } from '@cairn/engine';
 import { Gauge, type Registry } from 'prom-client';
 
 /** A queue whose job counts `cairn_queue_jobs` reports: a BullMQ `Queue`. */
@@ -12,6 +13,8 @@ export interface MetricSources {
   queues?: readonly CountedQueue[];
   /** How many runs are PAUSED waiting for decisions. */
   countPausedRuns?: () => Promise<number>;
+  /** The fleet's model limiter (a worker's main-thread one): its waiters and concurrency caps per model. */
+  modelCapacity?: Pick<ModelCapacity, 'snapshot'>;
 }
 
 interface QueueCounts {
@@ -30,11 +33,13 @@ function countQueues(queues: readonly CountedQueue[]): Promise<QueueCounts[]> {
 }
 
 /**
- * Registers the gauges of what the store and the queues hold now, read at
- * each scrape: `cairn_runs_paused`, `cairn_queue_up`, `cairn_queue_jobs{queue,state}`.
+ * Registers the gauges of what the store, the queues and the model limiter
+ * hold now, read at each scrape: `cairn_runs_paused`, `cairn_queue_up`,
+ * `cairn_queue_jobs{queue,state}`, `cairn_model_permits_waiting{model}`,
+ * `cairn_model_concurrency_limit{model}`.
  */
 export function registerStateGauges(registry: Registry, sources: MetricSources): void {
-  const { countPausedRuns, queues = [] } = sources;
+  const { countPausedRuns, queues = [], modelCapacity } = sources;
   const registers = [registry];
   new Gauge({
     name: 'cairn_runs_paused',
@@ -66,6 +71,43 @@ export function registerStateGauges(registry: Registry, sources: MetricSources):
       for (const { queue, counts } of await countJobs()) {
         for (const [state, count] of Object.entries(counts ?? {}))
           this.set({ queue, state }, count);
+      }
+    },
+  });
+  if (modelCapacity) registerCapacityGauges(registry, modelCapacity);
+}
+
+/** The limiter's gauges, both from one snapshot per scrape; a limiter that does not answer leaves them empty. */
+function registerCapacityGauges(
+  registry: Registry,
+  capacity: Pick<ModelCapacity, 'snapshot'>,
+): void {
+  const registers = [registry];
+  let reading: Promise<CapacitySnapshot[]> | undefined;
+  const snapshot = () =>
+    (reading ??= capacity
+      .snapshot()
+      .catch(() => [])
+      .finally(() => (reading = undefined)));
+  new Gauge({
+    name: 'cairn_model_permits_waiting',
+    help: "Runs waiting in line for a model's permit, fleet-wide (a parked run has left the line until its job is due).",
+    labelNames: ['model'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const { model, waiting } of await snapshot()) this.set({ model }, waiting);
+    },
+  });
+  new Gauge({
+    name: 'cairn_model_concurrency_limit',
+    help: "A model's concurrency cap in force now, fleet-wide (halved by a 429, grown back on success); absent: no cap.",
+    labelNames: ['model'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const { model, concurrencyLimit } of await snapshot()) {
+        if (concurrencyLimit !== undefined) this.set({ model }, concurrencyLimit);
       }
     },
   });

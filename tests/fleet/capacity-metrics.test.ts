@@ -1,0 +1,143 @@
+import type { Permit } from '@cairn/engine';
+import { openModelCapacity, type OpenModelCapacity } from '@cairn/runtime';
+import { freePort, hasTestRedis, testRedisUrl } from '@cairn/services';
+import { afterEach, expect, it } from 'vitest';
+import { QUEUE_BACKENDS, RESEARCHER, startFleet, waitFor, type Fleet } from './fleet.js';
+
+// A worker process's model capacity gauges come from its main thread's limiter at each scrape;
+// its runs (in an execution thread) report their waits for permits across the thread.
+
+const MODEL = 'scripted:researcher';
+// The limiter lives beside the queue: on its Redis, or on Postgres with the PostgreSQL backend.
+const backends = QUEUE_BACKENDS.filter((backend) => backend !== 'redis' || hasTestRedis());
+
+let fleet: Fleet | undefined;
+let limiter: OpenModelCapacity | undefined;
+afterEach(async () => {
+  await limiter?.close();
+  await fleet?.stop();
+  limiter = fleet = undefined;
+});
+
+/** Scrapes `/metrics` and returns its samples as `name{labels}` → value. */
+async function scrape(url: string): Promise<Map<string, number>> {
+  const response = await fetch(url);
+  expect(response.status).toBe(200);
+  const samples = new Map<string, number>();
+  for (const line of (await response.text()).split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const cut = line.lastIndexOf(' ');
+    samples.set(line.slice(0, cut), Number(line.slice(cut + 1)));
+  }
+  return samples;
+}
+
+/**
+ * A fleet with one worker serving metrics, its model limited to one request
+ * at a time, and that one slot held by another run of the fleet (taken on
+ * the fleet's limiter, where the worker opens it).
+ */
+async function fleetWithTheSlotHeld(
+  backend: (typeof backends)[number],
+  env: Record<string, string> = {},
+): Promise<{ f: Fleet; url: string; permit: Permit; limiter: OpenModelCapacity }> {
+  fleet = await startFleet({ backend, toolDelayMs: 50 });
+  const port = await freePort();
+  await fleet.spawnWorker('a', {
+    CAIRN_METRICS_PORT: String(port),
+    CAIRN_MODEL_LIMITS: JSON.stringify([{ model: MODEL, concurrency: 1 }]),
+    ...env,
+  });
+  limiter = openModelCapacity({
+    backend,
+    redisUrl: backend === 'redis' ? testRedisUrl() : undefined,
+    queueName: fleet.client.runQueue.name,
+    store: fleet.client.store,
+  });
+  const held = await limiter.capacity.tryAcquire({
+    model: MODEL,
+    limit: { concurrency: 1 },
+    waiterId: 'another-run',
+    tenant: '',
+    weight: 1,
+    priority: 5,
+    waitedMs: 0,
+    tokens: 1,
+  });
+  if (!held.granted) throw new Error(`the slot was not free: ${held.reason}`);
+  return { f: fleet, url: `http://127.0.0.1:${port}/metrics`, permit: held.permit, limiter };
+}
+
+it.each(backends)(
+  "a worker's /metrics shows a model's waiting runs and concurrency cap, then the run's wait for its permit by tenant (%s)",
+  async (backend) => {
+    const { f, url, permit, limiter } = await fleetWithTheSlotHeld(backend);
+    // `run` mode waits in place (in line) rather than parking.
+    const run = await f.client.enqueueRun({
+      entity: RESEARCHER,
+      input: "Research 'cairns'",
+      checkpoint: 'run',
+      tenantId: 'acme',
+    });
+    let samples = new Map<string, number>();
+    await waitFor(
+      async () => {
+        samples = await scrape(url);
+        return samples.get(`cairn_model_permits_waiting{model="${MODEL}"}`) === 1;
+      },
+      20_000,
+      'the run to wait in line for a permit',
+      f.workers[0]!.exited,
+    );
+    expect(samples.get(`cairn_model_concurrency_limit{model="${MODEL}"}`)).toBe(1);
+    expect(await f.client.getRunStatus(run.runId)).toBe('RUNNING');
+
+    await limiter.capacity.release(permit, { ok: true });
+    expect((await f.client.waitForRun(run.runId, { timeoutMs: 30_000 })).status).toBe('COMPLETED');
+    samples = await scrape(url);
+    expect(samples.get(`cairn_model_permits_waiting{model="${MODEL}"}`)).toBe(0);
+    // Its first turn waited for the slot; the later ones found it free.
+    expect(
+      samples.get(`cairn_model_capacity_wait_seconds_count{model="${MODEL}",tenant="acme"}`),
+    ).toBe(1);
+    expect(
+      samples.get(`cairn_model_capacity_wait_seconds_sum{model="${MODEL}",tenant="acme"}`),
+    ).toBeGreaterThan(0);
+    expect(samples.get(`cairn_run_claims_total{reason="run"}`)).toBe(1);
+  },
+);
+
+it.each(backends)(
+  'a run that parks for capacity is observed once, when its permit comes, with the whole wait, parks included (%s)',
+  async (backend) => {
+    const { f, url, permit, limiter } = await fleetWithTheSlotHeld(backend, {
+      CAIRN_CAPACITY_WAIT_MS: '100',
+    });
+    const run = await f.client.enqueueRun({
+      entity: RESEARCHER,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
+      tenantId: 'acme',
+    });
+    await waitFor(
+      async () => (await f.client.getRun(run.runId))?.waiting?.model === MODEL,
+      20_000,
+      'the run to park for the model',
+      f.workers[0]!.exited,
+    );
+    // The run began waiting before this reading and gets its permit after the release.
+    const parkSeenAt = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const releasedAt = Date.now();
+    await limiter.capacity.release(permit, { ok: true });
+    expect((await f.client.waitForRun(run.runId, { timeoutMs: 30_000 })).status).toBe('COMPLETED');
+
+    const samples = await scrape(url);
+    const series = `{model="${MODEL}",tenant="acme"}`;
+    expect(samples.get(`cairn_model_capacity_wait_seconds_count${series}`)).toBe(1);
+    expect(samples.get(`cairn_model_capacity_wait_seconds_sum${series}`)).toBeGreaterThanOrEqual(
+      (releasedAt - parkSeenAt) / 1000,
+    );
+    expect(samples.get(`cairn_run_claims_total{reason="capacity"}`)).toBeGreaterThanOrEqual(1);
+  },
+);
