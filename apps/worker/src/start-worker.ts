@@ -1,4 +1,10 @@
-import { Registry, type CapacitySettings, type Model } from '@cairn/engine';
+import {
+  mergeModelPrices,
+  Registry,
+  type CapacitySettings,
+  type Model,
+  type ModelPrices,
+} from '@cairn/engine';
 import { RunQueue, startReconciler, startRunWorker } from '@cairn/queue';
 import {
   CairnMetrics,
@@ -123,7 +129,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
   // With execution threads, each thread builds the module's context itself; this thread needs only the entities.
   // Loading the module checks its `modelLimits` too: a malformed entry refuses the start, named.
   const loaded = inMainThread
-    ? { registry: registrySource, context: undefined, modelLimits: [] }
+    ? { registry: registrySource, context: undefined, modelLimits: [], modelPrices: new Map() }
     : await loadRegistryModule(registryModule!, model);
   const { registry } = loaded;
   const context = givenContext ?? loaded.context;
@@ -192,6 +198,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       onFatal,
       metrics,
       capacity,
+      prices: mergeModelPrices(loaded.modelPrices, new Map(Object.entries(config.modelPrices))),
     });
     const worker = startRunWorker({
       runQueue,
@@ -243,6 +250,7 @@ async function createExecutor(deps: {
   onFatal: (error: Error) => void;
   metrics: CairnMetrics;
   capacity: CapacitySettings;
+  prices: ModelPrices;
 }): Promise<RunExecutor> {
   const { config, logger } = deps;
   const leaseCheckMs = Math.max(100, Math.floor(config.lockMs / 2));
@@ -257,6 +265,7 @@ async function createExecutor(deps: {
       maxAttempts: config.maxAttempts,
       versionGraceMs: config.versionGraceMs,
       capacity: deps.capacity,
+      prices: deps.prices,
       logger,
       observe: (observation) => deps.metrics.observe(observation),
       ...(config.otlpEndpoint && {
@@ -299,6 +308,7 @@ async function createExecutor(deps: {
         capacityWaitMs: config.capacityWaitMs,
         tenantWeights: config.tenantWeights,
       },
+      modelPrices: config.modelPrices,
     },
   });
 }

@@ -31,11 +31,20 @@ export type Message =
   | { role: 'assistant'; content: string | null; toolCalls?: ToolCallRequest[] }
   | { role: 'tool'; toolCallId: string; name: string; content: string; isError?: boolean };
 
-/** Token usage summed over a run's model calls. */
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
+/** One model's usage in a run: tokens as the provider reported them, and their cost. */
+export interface ModelUsage {
+  input_tokens: number;
+  /** Input tokens served from the provider's prompt cache (a part of `input_tokens`). */
+  cached_input_tokens: number;
+  output_tokens: number;
+  /** USD at the workers' `CAIRN_MODEL_PRICES` (0 for a model with no price). */
+  cost_usd: number;
+}
+
+/** Token usage and cost summed over a run's model responses (or its tree's), by model too. */
+export interface Usage extends ModelUsage {
+  total_tokens: number;
+  by_model: Record<string, ModelUsage>;
 }
 
 /** Why a run ended in ERROR. */
@@ -109,7 +118,10 @@ export interface RunView {
   /** Undecided actions of this run and of its member runs. */
   pending_actions: PendingActionView[];
   error: RunErrorInfo | null;
+  /** What the run's own model responses used and cost. */
   usage: Usage;
+  /** The same over the run's tree (a team with its member runs). */
+  usage_total: Usage;
   metadata: Record<string, unknown>;
   cancel_requested_at: string | null;
   /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */

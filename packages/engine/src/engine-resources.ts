@@ -5,6 +5,7 @@ import type { Model } from './model.js';
 import type { Registry } from './registry.js';
 import type { RetryPolicy } from './runner/model-retry.js';
 import type { CapacitySettings } from './capacity/model-gate.js';
+import type { ModelPrices } from './spend/model-prices.js';
 
 /** The limits every execution of an engine runs under. */
 export interface EngineLimits {
@@ -56,6 +57,8 @@ export interface EngineResources {
   readonly context: unknown;
   /** A lease check failed (the watch keeps going). */
   readonly onLeaseCheckError: ((error: unknown) => void) | undefined;
+  /** Prices by model (`CAIRN_MODEL_PRICES`, a registry's `modelPrices`): the cost kept with each run's usage. */
+  readonly prices: ModelPrices | undefined;
   /** The fleet's model capacity: permits before each model request; undefined: requests go straight out. */
   readonly capacity: CapacitySettings | undefined;
 }

@@ -25,6 +25,7 @@ import { processPickup } from './lifecycle/pickup.js';
 import type { Pickup, PickupOptions, PickupOutcome } from './lifecycle/pickup-types.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
 import type { CapacitySettings } from './capacity/model-gate.js';
+import type { ModelPrices } from './spend/model-prices.js';
 
 /** Options of {@link Engine}. */
 export interface EngineOptions {
@@ -57,6 +58,8 @@ export interface EngineOptions {
    * straight out, and a provider's 429 is waited out in place.
    */
   capacity?: CapacitySettings;
+  /** Prices by model (`parseModelPrices`): each response's cost is kept with the run's usage, in micro-dollars. */
+  prices?: ModelPrices;
 }
 
 /** Default of `CAIRN_VERSION_GRACE_MS`: five minutes, the length of a slow rolling deploy. */
@@ -137,6 +140,7 @@ export class Engine {
       context: options.context,
       onLeaseCheckError: options.onLeaseCheckError,
       capacity: options.capacity,
+      prices: options.prices,
     };
   }
 

@@ -42,6 +42,7 @@ export type {
   ToolResultMessage,
   ToolCallRequest,
   Usage,
+  ModelUsage,
 } from './messages.js';
 export type { Model, ModelRequest, ModelResponse, ModelStreamDelta, ToolSpec } from './model.js';
 export {
@@ -143,3 +144,18 @@ export {
   DEFAULT_CAPACITY_WAIT_MS,
   type CapacitySettings,
 } from './capacity/model-gate.js';
+export {
+  parseModelPrices,
+  mergeModelPrices,
+  priceFor,
+  costMicroUsd,
+  type ModelPrice,
+  type ModelPrices,
+} from './spend/model-prices.js';
+export {
+  usageView,
+  sumUsage,
+  usdOf,
+  type UsageView,
+  type ModelUsageView,
+} from './spend/run-usage.js';

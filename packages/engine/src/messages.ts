@@ -33,17 +33,33 @@ export interface ToolResultMessage {
 /** A message of a run's history. System instructions are not stored: they come from the entity. */
 export type Message = UserMessage | AssistantMessage | ToolResultMessage;
 
-/** Token usage summed over a run's model calls. */
+/** Token usage of one model response, or summed over a run's model calls. */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
+  /** Input tokens the provider served from its prompt cache (a part of `inputTokens`, billed at the cached price). */
+  cachedInputTokens?: number;
+  /** A run's cost in integer micro-dollars, at the prices in force when each response came (0 for a model with no price). */
+  costMicroUsd?: number;
+  /** A run's usage per model (`Model.name`). */
+  byModel?: Record<string, ModelUsage>;
 }
 
-/** Adds two usage records. */
+/** A run's usage of one model. */
+export interface ModelUsage {
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  /** Integer micro-dollars. */
+  costMicroUsd: number;
+}
+
+/** Adds two usage records (token counts only; see `addResponseUsage` for a run's per-model cost). */
 export function addUsage(a: Usage, b: Usage | undefined): Usage {
   if (!b) return a;
   return {
+    ...a,
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     totalTokens: a.totalTokens + b.totalTokens,

@@ -5,7 +5,9 @@ import {
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_VERSION_GRACE_MS,
   parseModelLimits,
+  parseModelPrices,
   type ModelLimit,
+  type ModelPrice,
 } from '@cairn/engine';
 import { ConfigError } from './errors.js';
 import { parseKeyRing } from './key-ring-entries.js';
@@ -107,6 +109,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_MODEL_LIMITS: optionalString,
   CAIRN_CAPACITY_WAIT_MS: integerAtLeast(0, DEFAULT_CAPACITY_WAIT_MS),
   CAIRN_TENANT_WEIGHTS: optionalString,
+  CAIRN_MODEL_PRICES: optionalString,
   LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
 });
 
@@ -182,6 +185,8 @@ export interface CairnEnvConfig {
   capacityWaitMs: number;
   /** `CAIRN_TENANT_WEIGHTS` (`acme:3,globex:1`): tenants' shares of a limit several wait on; a tenant not listed weighs 1. @defaultValue {} */
   tenantWeights: Record<string, number>;
+  /** `CAIRN_MODEL_PRICES`: USD per million tokens by model (they win over a registry's `modelPrices`), as `parseModelPrices` reads them. @defaultValue {} */
+  modelPrices: Record<string, ModelPrice>;
   /** @defaultValue 'info' */
   logLevel: (typeof LOG_LEVELS)[number];
 }
@@ -251,8 +256,19 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     modelLimits: modelLimitsOf(e.CAIRN_MODEL_LIMITS),
     capacityWaitMs: e.CAIRN_CAPACITY_WAIT_MS,
     tenantWeights: tenantWeightsOf(e.CAIRN_TENANT_WEIGHTS),
+    modelPrices: modelPricesOf(e.CAIRN_MODEL_PRICES),
     logLevel: e.LOG_LEVEL ?? 'info',
   };
+}
+
+function modelPricesOf(raw: string | undefined): Record<string, ModelPrice> {
+  if (raw === undefined) return {};
+  try {
+    return Object.fromEntries(parseModelPrices(raw, 'CAIRN_MODEL_PRICES'));
+  } catch (error) {
+    const message = (error as Error).message.replace(/^CAIRN_MODEL_PRICES: /, '');
+    throw new ConfigError('CAIRN_MODEL_PRICES', message);
+  }
 }
 
 function modelLimitsOf(raw: string | undefined): ModelLimit[] {

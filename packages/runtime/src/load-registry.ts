@@ -4,9 +4,11 @@ import {
   OpenAIChatModel,
   OpenAIResponsesModel,
   parseModelLimits,
+  parseModelPrices,
   Registry,
   type Model,
   type ModelLimit,
+  type ModelPrices,
 } from '@cairn/engine';
 import { ConfigError } from './errors.js';
 
@@ -67,6 +69,8 @@ export interface LoadedRegistryModule {
   context: unknown;
   /** The module's `modelLimits` export, parsed; empty when it has none. */
   modelLimits: ModelLimit[];
+  /** The module's `modelPrices` export, parsed; empty when it has none. */
+  modelPrices: ModelPrices;
 }
 
 /**
@@ -89,7 +93,12 @@ export async function loadRegistryModule(
   model?: Model,
 ): Promise<LoadedRegistryModule> {
   const specifier = registrySpecifier(moduleName);
-  let loaded: { createRegistry?: unknown; createContext?: unknown; modelLimits?: unknown };
+  let loaded: {
+    createRegistry?: unknown;
+    createContext?: unknown;
+    modelLimits?: unknown;
+    modelPrices?: unknown;
+  };
   try {
     loaded = (await import(specifier)) as typeof loaded;
   } catch (cause) {
@@ -120,7 +129,22 @@ export async function loadRegistryModule(
     typeof loaded.createContext === 'function'
       ? await (loaded.createContext as () => unknown)()
       : undefined;
-  return { registry, context, modelLimits: modelLimitsOf(loaded.modelLimits, moduleName) };
+  return {
+    registry,
+    context,
+    modelLimits: modelLimitsOf(loaded.modelLimits, moduleName),
+    modelPrices: modelPricesOf(loaded.modelPrices, moduleName),
+  };
+}
+
+/** The registry module's `modelPrices`, parsed: a malformed entry fails the start, named. */
+function modelPricesOf(value: unknown, moduleName: string | URL): ModelPrices {
+  if (value === undefined) return new Map();
+  try {
+    return parseModelPrices(value, `modelPrices of "${String(moduleName)}"`);
+  } catch (error) {
+    throw new ConfigError('CAIRN_REGISTRY', (error as Error).message);
+  }
 }
 
 /** The registry module's `modelLimits`, parsed: a malformed entry fails the start, named. */

@@ -60,9 +60,14 @@ describe('run and session views', () => {
       last_checkpoint_at_message_index: 6,
       epoch: 2,
       error: null,
-      usage: { totalTokens: 10 },
+      usage: { total_tokens: 10, input_tokens: 5, output_tokens: 5, cost_usd: 0 },
       metadata: { m: 1 },
     });
+    // The tree's usage: the team's own and its member runs', recursively.
+    expect(view!.usage_total.total_tokens).toBe(
+      view!.usage.total_tokens + view!.member_runs[0]!.usage_total.total_tokens,
+    );
+    expect(view!.usage_total.total_tokens).toBe(110);
     expect(view?.messages).toEqual([
       ...history(1),
       ...batchDelta(1).messages,

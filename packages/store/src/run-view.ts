@@ -8,7 +8,9 @@ import type {
   RunStatus,
   ToolCallStatus,
   Usage,
+  UsageView,
 } from '@cairn/engine';
+import { sumUsage, usageView } from '@cairn/engine';
 import type { AttemptReason, EntityRef, RunWaiting } from '@cairn/engine/store';
 import type { Database, PendingActionRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
 import { withStoredResult } from './run-row.js';
@@ -77,7 +79,10 @@ export interface RunView {
   /** Undecided actions of this run and of its member runs. */
   pending_actions: PendingActionView[];
   error: RunErrorInfo | null;
-  usage: Usage;
+  /** What the run's own model responses used and cost. */
+  usage: UsageView;
+  /** The same over the run's tree: the run and its member runs, recursively. */
+  usage_total: UsageView;
   metadata: Record<string, unknown>;
   cancel_requested_at: string | null;
   /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */
@@ -101,6 +106,7 @@ export type RunSummaryView = Pick<
   | 'checkpoint'
   | 'last_checkpoint_at_message_index'
   | 'error'
+  | 'usage'
   | 'waiting'
   | 'created_at'
   | 'updated_at'
@@ -193,6 +199,8 @@ export async function getRunView(
     if (view.run_id !== runId && view.parent_run_id)
       views.get(view.parent_run_id)?.member_runs.push(view);
   }
+  const root = views.get(runId);
+  if (root) addTreeUsage(root, new Map(runs.map((r) => [r.run_id, r.usage])));
   for (const action of actions) {
     // Listed on the run that made the call and on every run above it in the tree.
     for (
@@ -204,6 +212,16 @@ export async function getRunView(
     }
   }
   return views.get(runId);
+}
+
+/** Sets each view's `usage_total`: its own usage and its member runs' totals. */
+function addTreeUsage(view: RunView, usageOf: ReadonlyMap<string, Usage>): Usage {
+  const total = sumUsage([
+    usageOf.get(view.run_id)!,
+    ...view.member_runs.map((member) => addTreeUsage(member, usageOf)),
+  ]);
+  view.usage_total = usageView(total);
+  return total;
 }
 
 /** The session with summaries of its top-level runs, or undefined when there is none. */
@@ -248,6 +266,7 @@ export function toRunSummaryView(row: RunRow): RunSummaryView {
     checkpoint: row.checkpoint,
     last_checkpoint_at_message_index: row.last_checkpoint_at_message_index,
     error: row.error,
+    usage: usageView(row.usage),
     waiting: row.waiting,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
@@ -279,7 +298,8 @@ function toRunView(
     attempts,
     pending_actions: [],
     error: row.error,
-    usage: row.usage,
+    usage: usageView(row.usage),
+    usage_total: usageView(row.usage),
     metadata: row.metadata,
     cancel_requested_at: row.cancel_requested_at?.toISOString() ?? null,
     definition_hash: row.definition_hash,

@@ -8,7 +8,7 @@ import {
 } from '@cairn/engine';
 import type { RunMessagesPage, RunView } from '@cairn/store';
 import { html } from 'hono/html';
-import { attemptTimeline, type CheckpointMark } from './attempt-timeline.js';
+import { attemptTimeline, type CapacityWaitMark, type CheckpointMark } from './attempt-timeline.js';
 import { memberRuns } from './member-runs.js';
 import { messagePager } from './message-pager.js';
 import {
@@ -21,12 +21,15 @@ import {
   type Viewer,
 } from './page-layout.js';
 import { pendingActions } from './pending-actions.js';
+import { waitingNote } from './run-waiting.js';
 import { toolBatches } from './tool-batches.js';
 
 /** What a run page shows besides the run view itself. */
 export interface RunPageData {
   run: RunView;
   checkpoints: readonly CheckpointMark[];
+  /** The run's `CapacityWait`s: each attempt that parked (or waited in place) for model capacity. */
+  capacityWaits: readonly CapacityWaitMark[];
   messages: RunMessagesPage;
   messagePage: number;
   now: Date;
@@ -58,11 +61,19 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
     >
       <section data-refresh="header" class="run-header">
         <h1><code>${run.run_id}</code> ${statusBadge(run.status)}</h1>
+        ${run.waiting ? html`<p class="run-waiting">${waitingNote(run.waiting, data.now)}</p>` : ''}
         <dl>
           <dt>Entity</dt>
           <dd>${run.entity.kind} <strong>${run.entity.name}</strong></dd>
           <dt>Checkpoint mode</dt>
           <dd>${run.checkpoint}</dd>
+          <dt>Priority</dt>
+          <dd data-priority="${run.priority}">
+            ${run.priority}
+            <span class="muted"
+              >(1 first … 10 last among its tenant's runs waiting for a model)</span
+            >
+          </dd>
           ${
             run.definition_hash === null
               ? ''
@@ -89,8 +100,8 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
           <dd>message ${run.last_checkpoint_at_message_index} · epoch ${run.epoch}</dd>
           <dt>Usage</dt>
           <dd>
-            ${run.usage.totalTokens} tokens (${run.usage.inputTokens} in, ${run.usage.outputTokens}
-            out)
+            ${run.usage.total_tokens} tokens (${run.usage.input_tokens} in,
+            ${run.usage.output_tokens} out)
           </dd>
           ${
             run.cancel_requested_at
@@ -137,7 +148,9 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
 
       <section>
         <h2>Attempts</h2>
-        <div data-refresh="timeline">${attemptTimeline(run, data.checkpoints, data.now)}</div>
+        <div data-refresh="timeline">
+          ${attemptTimeline(run, data.checkpoints, data.now, data.capacityWaits)}
+        </div>
       </section>
 
       <section>

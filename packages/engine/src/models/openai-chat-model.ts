@@ -126,6 +126,9 @@ function fromCompletion(completion: OpenAI.Chat.ChatCompletion): ModelResponse {
             inputTokens: usage.prompt_tokens,
             outputTokens: usage.completion_tokens,
             totalTokens: usage.total_tokens,
+            ...(usage.prompt_tokens_details?.cached_tokens && {
+              cachedInputTokens: usage.prompt_tokens_details.cached_tokens,
+            }),
           },
         }
       : {}),

@@ -141,6 +141,9 @@ function fromResponse(response: Response): ModelResponse {
             inputTokens: usage.input_tokens,
             outputTokens: usage.output_tokens,
             totalTokens: usage.total_tokens,
+            ...(usage.input_tokens_details?.cached_tokens && {
+              cachedInputTokens: usage.input_tokens_details.cached_tokens,
+            }),
           },
         }
       : {}),

@@ -105,6 +105,7 @@ export function turnLoopStateFor(
     tools: toolsFor(entity, setup.runMember),
     maxTurns: entity.maxTurns,
     retry: resources.limits.retry,
+    prices: resources.prices,
     gate: resources.capacity && gateFor(resources.capacity, run, checkpointer, setup),
     messages,
     usage: run.usage,

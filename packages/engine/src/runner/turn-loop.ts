@@ -1,6 +1,7 @@
 import { MaxTurnsExceededError } from '../errors.js';
 import type { AssistantMessage, Message, ToolCallRequest, Usage } from '../messages.js';
-import { addUsage } from '../messages.js';
+import { addResponseUsage } from '../spend/run-usage.js';
+import type { ModelPrices } from '../spend/model-prices.js';
 import type { Model, ModelStreamDelta, ToolSpec } from '../model.js';
 import type { RunEventType } from '../events.js';
 import type { CheckpointMode, ToolCallRecord } from '../run-types.js';
@@ -38,6 +39,8 @@ export interface TurnLoopState {
   tools: ReadonlyMap<string, ExecutableTool>;
   maxTurns: number;
   retry: RetryPolicy;
+  /** Prices by model: each response's cost is added to the run's usage. */
+  prices?: ModelPrices;
   /** Takes the fleet's permits for model requests (parks the run when none comes); absent: requests go straight out. */
   gate?: ModelGate;
   /** The full history so far, committed and not. */
@@ -202,7 +205,7 @@ async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<Assis
       },
     },
   );
-  state.usage = addUsage(state.usage, response.usage);
+  state.usage = addResponseUsage(state.usage, state.model.name, response.usage, state.prices);
   state.emit('ModelRequestCompleted', {
     model: state.model.name,
     toolCalls: response.message.toolCalls?.length ?? 0,

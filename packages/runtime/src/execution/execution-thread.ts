@@ -4,6 +4,7 @@
  * main thread from renewing BullMQ's job locks.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { mergeModelPrices } from '@cairn/engine';
 import { serializeError } from '@cairn/engine/lifecycle';
 import { createDb, PostgresCheckpointStore } from '@cairn/store';
 import { createLivePublisher } from '../live/create-live.js';
@@ -43,7 +44,10 @@ const logger: WorkerLogger = {
 let executor: RunExecutor;
 try {
   const model = modelFromSpec(config);
-  const { registry, context, modelLimits } = await loadRegistryModule(config.registryModule, model);
+  const { registry, context, modelLimits, modelPrices } = await loadRegistryModule(
+    config.registryModule,
+    model,
+  );
   const db = createDb(config.databaseUrl, { max: config.dbPoolMax });
   const store = new PostgresCheckpointStore(db);
   const limiter = openModelCapacity({
@@ -63,6 +67,7 @@ try {
     leaseCheckMs: config.leaseCheckMs,
     maxAttempts: config.maxAttempts,
     versionGraceMs: config.versionGraceMs,
+    prices: mergeModelPrices(modelPrices, new Map(Object.entries(config.modelPrices))),
     capacity: capacitySettingsOf(limiter.capacity, config.capacity, modelLimits, (error) =>
       logger.debug({ err: error }, 'model capacity: a release or renewal failed'),
     ),

@@ -1,4 +1,10 @@
-import { Engine, type CapacitySettings, type Model, type Registry } from '@cairn/engine';
+import {
+  Engine,
+  type CapacitySettings,
+  type Model,
+  type ModelPrices,
+  type Registry,
+} from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
 import { SILENT_PUBLISHER, type LivePublisher } from '../live/live-event.js';
 import { RunEventObserver, type RunObserver } from '../metrics/run-observation.js';
@@ -34,6 +40,8 @@ export interface InlineExecutorOptions {
   tracing?: Tracing;
   /** Fleet-wide permits for model requests; absent: requests go straight out. */
   capacity?: CapacitySettings;
+  /** Prices by model: each response's cost is kept with the run's usage. */
+  prices?: ModelPrices;
   /** Called by `close()` (e.g. to destroy the store's pool). */
   onClose?: () => Promise<void>;
 }
@@ -77,6 +85,7 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
     versionGraceMs: options.versionGraceMs,
     leaseCheckMs: options.leaseCheckMs ?? 1000,
     capacity: options.capacity,
+    prices: options.prices,
     onLeaseCheckError: (error) => logger.warn({ err: error }, 'lease check failed'),
     onEvent: (event) => {
       live.publish(event);

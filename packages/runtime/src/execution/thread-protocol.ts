@@ -1,3 +1,4 @@
+import type { ModelPrice } from '@cairn/engine';
 import type { SerializedError } from '@cairn/engine/lifecycle';
 import type { RunObservation } from '../metrics/run-observation.js';
 import type { QueueBackendKind } from '../queue-backend-kind.js';
@@ -35,6 +36,8 @@ export interface ExecutionThreadConfig {
   queuePrefix?: string;
   /** `CAIRN_MODEL_LIMITS`, `CAIRN_CAPACITY_WAIT_MS`, `CAIRN_TENANT_WEIGHTS`. */
   capacity: CapacityConfig;
+  /** `CAIRN_MODEL_PRICES`, as parsed. */
+  modelPrices: Record<string, ModelPrice>;
 }
 
 /** Messages from the worker's main thread to an execution thread. */
