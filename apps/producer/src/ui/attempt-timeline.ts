@@ -1,6 +1,7 @@
 import type { AttemptView, StoredEvent } from '@cairn/store';
 import { html } from 'hono/html';
 import { timeTag, type Html } from './page-layout.js';
+import { dueTag } from './run-waiting.js';
 
 /** A committed checkpoint as the timeline marks it. */
 export interface CheckpointMark {
@@ -28,15 +29,58 @@ export function checkpointMarks(events: readonly StoredEvent[]): CheckpointMark[
   });
 }
 
+/** A `CapacityWait` as the timeline shows it: the attempt that found no permit for the model, and until when. */
+export interface CapacityWaitMark {
+  epoch: number;
+  model: string;
+  until: string;
+}
+
+/** The waits of `CapacityWait` events (epoch, model, until): a park, or a wait in place in `run` mode. */
+export function capacityWaitMarks(events: readonly StoredEvent[]): CapacityWaitMark[] {
+  return events.map((event) => {
+    const data = (event.data ?? {}) as { epoch?: unknown; model?: unknown; until?: unknown };
+    return {
+      epoch: typeof data.epoch === 'number' ? data.epoch : 0,
+      model: typeof data.model === 'string' ? data.model : 'unknown',
+      until: typeof data.until === 'string' ? data.until : event.createdAt.toISOString(),
+    };
+  });
+}
+
+/** Why an attempt began, in words where the bare reason would puzzle. */
+function reasonLabel(reason: AttemptView['reason']): Html | string {
+  if (reason !== 'capacity') return reason;
+  return html`<span
+      class="reason reason-capacity"
+      title="picked up again after parking for model capacity (never counted toward the attempts cap)"
+      >capacity</span
+    >
+    (resumed after waiting for model capacity)`;
+}
+
+/** How an attempt ended: a park names the model it found no permit for, and when its job was due. */
+function outcomeLabel(how: string, wait: CapacityWaitMark | undefined, now: Date): Html {
+  const outcome = html`<span class="outcome outcome-${how}">${how}</span>`;
+  if (!wait) return outcome;
+  if (how === 'parked')
+    return html`${outcome} for model capacity: <code>${wait.model}</code>, due
+      ${dueTag(wait.until, now)}`;
+  return html`${outcome} · waited in place for model capacity: <code>${wait.model}</code>`;
+}
+
 /**
  * One lane per attempt (claim) of the run on a shared time axis, from the
  * run's creation to its last activity (or `now` while an attempt is open),
  * with each checkpoint marked on the lane of the execution that committed it.
+ * An attempt that parked for model capacity says for which model; the one
+ * that resumed it says why it began.
  */
 export function attemptTimeline(
   run: { created_at: string; updated_at: string; attempts: readonly AttemptView[] },
   checkpoints: readonly CheckpointMark[],
   now: Date,
+  capacityWaits: readonly CapacityWaitMark[] = [],
 ): Html {
   if (run.attempts.length === 0)
     return html`<p class="empty">No attempt yet: the run waits for a worker.</p>`;
@@ -55,17 +99,19 @@ export function attemptTimeline(
       const width = Math.max(0.5, Number(at(ended)) - Number(left)).toFixed(2);
       const how = attempt.ended_at ? (attempt.outcome ?? 'ended') : 'running';
       const marks = checkpoints.filter((c) => c.epoch === attempt.epoch);
+      const wait = capacityWaits.findLast((w) => w.epoch === attempt.epoch);
       return html`<div
         class="lane"
         data-epoch="${attempt.epoch}"
         data-worker="${attempt.worker_id}"
+        data-reason="${attempt.reason}"
         data-outcome="${how}"
       >
         <div class="lane-label">
-          <strong>#${attempt.epoch}</strong> <code>${attempt.worker_id}</code> · ${attempt.reason} ·
-          ${timeTag(attempt.started_at)} →
+          <strong>#${attempt.epoch}</strong> <code>${attempt.worker_id}</code> ·
+          ${reasonLabel(attempt.reason)} · ${timeTag(attempt.started_at)} →
           ${attempt.ended_at ? timeTag(attempt.ended_at) : html`<em>now</em>`} ·
-          <span class="outcome outcome-${how}">${how}</span> · ${marks.length}
+          ${outcomeLabel(how, wait, now)} · ${marks.length}
           checkpoint${marks.length === 1 ? '' : 's'}
         </div>
         <div class="track">

@@ -2,6 +2,7 @@ import { RUN_STATUSES, type RunStatus } from '@cairn/engine';
 import type { RunListPage } from '@cairn/store';
 import { html } from 'hono/html';
 import { pageLayout, statusBadge, timeTag, type Html, type Viewer } from './page-layout.js';
+import { waitingNote } from './run-waiting.js';
 
 /** The run list's filter, as the query string gives it. */
 export interface RunListQuery {
@@ -70,7 +71,9 @@ export function runListPage(query: RunListQuery, page: RunListPage, viewer: View
                         >
                       </td>
                       <td>${run.entity.kind} <strong>${run.entity.name}</strong></td>
-                      <td>${statusBadge(run.status)}</td>
+                      <td>
+                        ${statusBadge(run.status)}${run.waiting ? html` · ${waitingNote(run.waiting)}` : ''}
+                      </td>
                       <td>${run.checkpoint}</td>
                       <td>${timeTag(run.created_at)}</td>
                       <td>${timeTag(run.updated_at)}</td>

@@ -18,7 +18,7 @@ import { formBody } from '../form-body.js';
 import type { ProducerClient } from '../producer-client.js';
 import type { AuthFailureReason } from '../producer-metrics.js';
 import type { SignInThrottle } from '../sign-in-throttle.js';
-import { checkpointMarks } from './attempt-timeline.js';
+import { capacityWaitMarks, checkpointMarks } from './attempt-timeline.js';
 import { loginPage } from './login-page.js';
 import { MESSAGES_PER_PAGE, messagePageNumber } from './message-pager.js';
 import { pageLayout, type Viewer } from './page-layout.js';
@@ -109,20 +109,22 @@ export function uiRoutes({
     }
     const first = await client.listRunMessages(runId, { offset: 0, limit: 0 });
     const messagePage = messagePageNumber(first.total, requestedPage);
-    const [messages, checkpoints] = await Promise.all([
+    const [messages, timelineEvents] = await Promise.all([
       client.listRunMessages(runId, {
         offset: (messagePage - 1) * MESSAGES_PER_PAGE,
         limit: MESSAGES_PER_PAGE,
       }),
-      client.listEventsOfTypes(runId, ['CheckpointCommitted']),
+      client.listEventsOfTypes(runId, ['CheckpointCommitted', 'CapacityWait']),
     ]);
+    const ofType = (type: string) => timelineEvents.filter((event) => event.type === type);
     return c.html(
       runPage(
         {
           run,
           messages,
           messagePage,
-          checkpoints: checkpointMarks(checkpoints),
+          checkpoints: checkpointMarks(ofType('CheckpointCommitted')),
+          capacityWaits: capacityWaitMarks(ofType('CapacityWait')),
           now: new Date(),
           liveText,
         },
