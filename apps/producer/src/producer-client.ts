@@ -20,7 +20,7 @@ import type {
   StoredEvent,
 } from '@cairn/store';
 
-/** What a continue request asks for (the HTTP body: `input`, `fork`, `upgrade`). */
+/** What a continue request asks for (the HTTP body: `input`, `fork`, `upgrade`, `deadline_ms`). */
 export type ContinueRunOptions = ContinueRequest;
 
 /** What a continue did: resumed the run, found it already queued, or forked a new run. */

@@ -142,7 +142,12 @@ export class ProducerService implements ProducerClient {
    */
   async continueRun(runId: string, options: ContinueRunOptions = {}): Promise<ContinueRunResult> {
     const decision = await this.engine
-      .continueRun(runId, { fork: options.fork, input: options.input, upgrade: options.upgrade })
+      .continueRun(runId, {
+        fork: options.fork,
+        input: options.input,
+        upgrade: options.upgrade,
+        deadlineMs: options.deadlineMs,
+      })
       .catch((error: unknown) => this.namePendingActions(error));
     await carryOutIntents(this.runQueue, continueIntents(decision));
     return decision;

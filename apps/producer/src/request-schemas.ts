@@ -1,10 +1,17 @@
-import { CHECKPOINT_MODES } from '@cairn/engine';
+import { CHECKPOINT_MODES, MAX_DEADLINE_MS } from '@cairn/engine';
 import { z } from 'zod';
 
 /** Longest accepted `input` by default, in characters (a longer one is a 422, see `AppLimits`). */
 export const MAX_INPUT_LENGTH = 100_000;
 
 const input = z.string().refine((value) => value.trim() !== '', 'must be a non-empty string');
+
+/** A deadline in ms: a positive integer, at most 365 days. */
+const deadlineMs = z
+  .number({ error: 'must be a positive integer number of milliseconds' })
+  .int('must be a positive integer number of milliseconds')
+  .positive('must be a positive integer number of milliseconds')
+  .max(MAX_DEADLINE_MS, `must be at most ${MAX_DEADLINE_MS} (365 days)`);
 
 /** Body of `POST /v1/agents/:name/runs` and `POST /v1/teams/:name/runs`. */
 export const createRunBodySchema = z.strictObject({
@@ -15,6 +22,8 @@ export const createRunBodySchema = z.strictObject({
   metadata: z.record(z.string(), z.unknown()).optional(),
   /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits; the jobs' queue priority. */
   priority: z.number().int().min(1).max(10).optional(),
+  /** The run must end within this many ms of its creation (default: the entity's `maxDurationMs`). */
+  deadline_ms: deadlineMs.optional(),
 });
 
 /** Body of `POST /v1/runs/:run_id/continue` (an empty body is `{}`). */
@@ -23,6 +32,8 @@ export const continueRunBodySchema = z.strictObject({
   fork: z.boolean().optional(),
   /** Resume a RUNNING or ERROR run on the workers' current definition of its entity. */
   upgrade: z.boolean().optional(),
+  /** A new deadline, in ms from the continue (a fork: from its creation); required to resume a run past its deadline. */
+  deadline_ms: deadlineMs.optional(),
 });
 
 const actionId = z.string().min(1).max(200);

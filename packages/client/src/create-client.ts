@@ -28,6 +28,11 @@ export interface CreateRunParams extends EntityRef {
   metadata?: Record<string, unknown>;
   /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits. @defaultValue 5 */
   priority?: number;
+  /**
+   * The run must end within this many ms of its creation (at most 365 days), else it ends in ERROR
+   * (`DeadlineExceededError`). @defaultValue the entity's `maxDurationMs`, else none
+   */
+  deadline_ms?: number;
 }
 
 /** Options of `runs.create`. */

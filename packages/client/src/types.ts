@@ -130,6 +130,11 @@ export interface RunView {
   priority: number;
   /** While the run is parked for model capacity (RUNNING, no worker holds it): what it waits for and until when. */
   waiting: RunWaiting | null;
+  /**
+   * When the run must have ended (ISO 8601; a member run's is its team's); null: no deadline. A run
+   * still going at its deadline ends in ERROR (`DeadlineExceededError`).
+   */
+  deadline_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -170,6 +175,11 @@ export interface ContinueRunBody {
    * differs from the run's `definition_hash` (a run that ended in `DefinitionChangedError`).
    */
   upgrade?: boolean;
+  /**
+   * A new deadline: the run must end within this many ms of the continue (a fork: of its creation).
+   * Required to resume a run whose deadline has passed (409 otherwise).
+   */
+  deadline_ms?: number;
 }
 
 /** One human-in-the-loop decision (DESIGN.md "Human in the loop"). */

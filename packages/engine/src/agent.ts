@@ -3,6 +3,7 @@ import {
   DEFINITION_CHANGE_POLICIES,
   type DefinitionChangePolicy,
 } from './definition-change-policy.js';
+import { isDeadlineMs, MAX_DEADLINE_MS } from './deadline-ms.js';
 import { ENTITY_PATH_SEPARATOR } from './entity-path.js';
 import { UserError } from './errors.js';
 import type { Model } from './model.js';
@@ -41,6 +42,12 @@ export interface AgentOptions<Output = unknown> {
    * accepts the change and resumes it on this one. @defaultValue 'error'
    */
   onDefinitionChange?: DefinitionChangePolicy;
+  /**
+   * The deadline of a run of this agent created without `deadline_ms`: it must end within this many
+   * ms of its creation, else it ends in ERROR (`DeadlineExceededError`). Not part of the definition
+   * hash (it bounds new runs; a run keeps the deadline it was created with). @defaultValue no deadline
+   */
+  maxDurationMs?: number;
 }
 
 /** The fields agents and teams share, as {@link validateEntityOptions} checks them. */
@@ -51,6 +58,7 @@ export interface SharedEntityOptions {
   maxTurns?: number;
   version?: string;
   onDefinitionChange?: string;
+  maxDurationMs?: number;
 }
 
 const ENTITY_NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
@@ -98,6 +106,11 @@ export function validateEntityOptions(kind: string, options: SharedEntityOptions
       `${kind} "${options.name}": onDefinitionChange must be one of ${DEFINITION_CHANGE_POLICIES.join(', ')}`,
     );
   }
+  if (options.maxDurationMs !== undefined && !isDeadlineMs(options.maxDurationMs)) {
+    throw new UserError(
+      `${kind} "${options.name}": maxDurationMs must be a positive integer number of milliseconds, at most ${MAX_DEADLINE_MS} (365 days)`,
+    );
+  }
 }
 
 /** An LLM with tools and instructions, run by the engine's turn loop. */
@@ -113,6 +126,8 @@ export class Agent<Output = unknown> {
   readonly outputType: z.ZodType<Output> | undefined;
   readonly version: string | undefined;
   readonly onDefinitionChange: DefinitionChangePolicy;
+  /** The deadline of its runs created without one, in ms from creation; undefined: none. */
+  readonly maxDurationMs: number | undefined;
 
   constructor(options: AgentOptions<Output>) {
     validateEntityOptions('agent', options);
@@ -128,5 +143,6 @@ export class Agent<Output = unknown> {
     this.outputType = options.outputType;
     this.version = options.version;
     this.onDefinitionChange = options.onDefinitionChange ?? 'error';
+    this.maxDurationMs = options.maxDurationMs;
   }
 }

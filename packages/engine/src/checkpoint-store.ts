@@ -124,12 +124,18 @@ export interface CheckpointStore {
   findMemberRun(parentRunId: string, toolCallId: string): Promise<RunRecord | undefined>;
   /**
    * Stores a continue request (with its input) in the same statement that
-   * checks the run is in one of `statuses` and that no other request waits;
-   * an `upgrade` without input while one waits sets `upgrade` on that one.
+   * checks the run is in one of `statuses` and that no other request waits,
+   * with `deadlineMs` setting the run's new deadline that many ms from now;
+   * an `upgrade` or a `deadlineMs` without input while one waits is merged into that one.
    */
   recordContinueRequest(
     runId: string,
-    request: { input: string | null; upgrade?: boolean; statuses: readonly RunStatus[] },
+    request: {
+      input: string | null;
+      upgrade?: boolean;
+      statuses: readonly RunStatus[];
+      deadlineMs?: number;
+    },
   ): Promise<
     | { recorded: true; request: ContinueRequestRecord }
     | { recorded: false; reason: 'waiting' | 'status' | 'not-found' }

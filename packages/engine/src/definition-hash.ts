@@ -15,7 +15,7 @@ const cache = new WeakMap<Agent | Team, string>();
  * hash, so a changed member changes its team), checkpoint mode and
  * `version`. Canonical JSON (object keys sorted) through SHA-256, first
  * {@link DEFINITION_HASH_LENGTH} hex digits: the same in every process.
- * Tool descriptions and code, `maxTurns`, `outputType` and
+ * Tool descriptions and code, `maxTurns`, `maxDurationMs`, `outputType` and
  * `onDefinitionChange` are not part of it. Computed once per entity object.
  */
 export function definitionHashOf(entity: Agent | Team): string {

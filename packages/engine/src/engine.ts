@@ -4,6 +4,7 @@ import { canonicalDigest } from './canonical-digest.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import { SYSTEM_CLOCK, type EngineResources } from './engine-resources.js';
 import type { EntityCatalog } from './entity-catalog.js';
+import { assertDeadlineMs } from './deadline-ms.js';
 import { EntityNotFoundError, UserError } from './errors.js';
 import type { RunEventSink } from './events.js';
 import type { Model } from './model.js';
@@ -78,6 +79,11 @@ export interface CreateRunRequest {
   tenantId?: string | null;
   /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits, and is its jobs' queue priority. @defaultValue 5 */
   priority?: number;
+  /**
+   * The run must end within this many ms of its creation (at most 365 days): at its deadline
+   * its calls are aborted and it ends in ERROR (`DeadlineExceededError`). @defaultValue the entity's `maxDurationMs`, else none
+   */
+  deadlineMs?: number;
   /**
    * Makes the creation idempotent per tenant: the same key with the same request returns the run the
    * first one created (`replayed: true`); with a different request, `IdempotencyKeyReusedError`.
@@ -192,6 +198,8 @@ export class Engine {
         `priority must be an integer from 1 (highest) to 10, got ${String(priority)}`,
       );
     }
+    assertDeadlineMs('deadlineMs', request.deadlineMs);
+    const deadlineMs = request.deadlineMs ?? entity.maxDurationMs;
     return this.store.createRun({
       entity: request.entity,
       input: request.input,
@@ -202,6 +210,7 @@ export class Engine {
       metadata: request.metadata,
       tenantId: request.tenantId ?? null,
       ...(priority !== undefined && { priority }),
+      ...(deadlineMs !== undefined && { deadlineMs }),
       ...(request.idempotencyKey !== undefined && {
         idempotency: {
           scope: request.tenantId ?? '',
@@ -214,6 +223,7 @@ export class Engine {
             checkpoint: request.checkpoint,
             metadata: request.metadata,
             priority: request.priority,
+            deadlineMs: request.deadlineMs,
           }),
         },
       }),

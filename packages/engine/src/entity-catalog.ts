@@ -1,6 +1,6 @@
 import type { CheckpointMode, EntityKind, EntityRef } from './run-types.js';
 
-/** What creating a run needs to know of an entity, without its code: that it exists, its default checkpoint mode and its definition hash. */
+/** What creating a run needs to know of an entity, without its code: that it exists, its default checkpoint mode and deadline, and its definition hash. */
 export interface EntityInfo {
   kind: EntityKind;
   name: string;
@@ -8,6 +8,8 @@ export interface EntityInfo {
   checkpoint: CheckpointMode;
   /** The digest of its definition (`definitionHashOf`), stamped on the runs created of it; null when the catalog does not know it. */
   definitionHash: string | null;
+  /** The deadline of a run that names none, in ms from its creation (its `maxDurationMs`); absent: none. */
+  maxDurationMs?: number;
 }
 
 /**

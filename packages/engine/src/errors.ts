@@ -254,6 +254,23 @@ export class MaxTurnsExceededError extends CairnError {
   }
 }
 
+/**
+ * The run passed its deadline (`deadline_ms` at its creation, or its
+ * entity's `maxDurationMs`; a member run's is its team's): its in-flight
+ * model and tool calls were aborted and it ended in ERROR. `continue` with a
+ * new `deadline_ms` resumes it.
+ */
+export class DeadlineExceededError extends CairnError {
+  constructor(
+    readonly runId: string,
+    readonly deadlineAt: Date,
+  ) {
+    super(
+      `run ${runId} passed its deadline (${deadlineAt.toISOString()}); continue it with a new deadline_ms to resume it`,
+    );
+  }
+}
+
 /** Exhaustiveness guard for `switch` statements over unions. */
 export function assertNever(value: never): never {
   throw new Error(`unexpected value: ${JSON.stringify(value)}`);

@@ -27,6 +27,7 @@ export {
   CancelRequestedError,
   ModelError,
   MaxTurnsExceededError,
+  DeadlineExceededError,
   DecisionError,
   ActionNotFoundError,
   DecisionConflictError,
@@ -106,6 +107,7 @@ export {
   type RunResult,
 } from './engine.js';
 export { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
+export { MAX_DEADLINE_MS } from './deadline-ms.js';
 export type { ContinueRequest } from './lifecycle/continue-run.js';
 export type { ExecuteOptions, ExecutionResult } from './lifecycle/execute-options.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';

@@ -133,6 +133,7 @@ export class Registry implements EntityCatalog {
       name: ref.name,
       checkpoint: entity.checkpoint,
       definitionHash: definitionHashOf(entity),
+      ...(entity.maxDurationMs !== undefined && { maxDurationMs: entity.maxDurationMs }),
     };
   }
 

@@ -12,7 +12,7 @@ import type {
   PostedDecision,
 } from './hitl/pending-action.js';
 import type { RunStatus } from './lifecycle/run-status.js';
-import type { RunRecord } from './run-types.js';
+import type { RunErrorInfo, RunRecord } from './run-types.js';
 
 /** Checks a decision against its action before it is recorded (the tool's schema for edited args); throws to refuse. */
 export type DecisionValidator = (action: PendingActionRecord, decision: ActionDecision) => void;
@@ -84,4 +84,33 @@ export interface RecoveryStore extends Pick<DecisionStore, 'expireAction'> {
   ): Promise<{ runId: string; epoch: number }[]>;
   /** Ids of undecided actions whose `expires_at` passed at least `graceMs` ago, oldest first. */
   listOverdueActions(graceMs: number, limit: number): Promise<string[]>;
+  /** Top-level runs in one of `statuses` whose deadline passed at least `graceMs` ago, earliest deadline first. */
+  listRunsPastDeadline(
+    statuses: readonly RunStatus[],
+    graceMs: number,
+    limit: number,
+  ): Promise<RunPastDeadline[]>;
+  /**
+   * Ends a run past its deadline that no execution ended, with its member runs in `statuses`, in
+   * one transaction: ERROR with `errorOf(run)`, epoch + 1 (a live execution's later writes lose),
+   * open attempts and `running` tool rows closed, a `RunError` stored on each. Fenced: only while
+   * the run is in one of `statuses` with `epoch`. Returns the ended runs (the run first), or
+   * undefined when its status or epoch moved on.
+   */
+  endPastDeadline(
+    runId: string,
+    fence: {
+      epoch: number;
+      statuses: readonly RunStatus[];
+      errorOf(run: { runId: string; deadlineAt: Date }): RunErrorInfo;
+    },
+  ): Promise<string[] | undefined>;
+}
+
+/** A run the reconciler found past its deadline. */
+export interface RunPastDeadline {
+  runId: string;
+  /** The epoch it was read at: the end is fenced on it. */
+  epoch: number;
+  deadlineAt: Date;
 }

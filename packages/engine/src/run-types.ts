@@ -93,6 +93,11 @@ export interface RunRecord {
   priority: number;
   /** Set while the run is parked for model capacity (RUNNING, no worker holds it); null otherwise. */
   waiting: RunWaiting | null;
+  /**
+   * When the run must have ended: at this time its execution aborts its model and tool calls and ends
+   * it in ERROR (`DeadlineExceededError`). A member run's is its team's. Null: no deadline.
+   */
+  deadlineAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -172,4 +177,8 @@ export interface NewRun {
   idempotency?: IdempotencyClaim;
   /** 1 (highest) to 10. A member run passes its team's. @defaultValue 5 */
   priority?: number;
+  /** The run must end within this many ms of its creation (counted by the store's clock, from `created_at`). */
+  deadlineMs?: number;
+  /** The run must end by this time: a member run passes its team's deadline. Ignored with `deadlineMs`. */
+  deadlineAt?: Date | null;
 }

@@ -20,6 +20,7 @@ export type {
   ExpiryOutcome,
   RecoveryStore,
   RunCursor,
+  RunPastDeadline,
 } from './run-control-store.js';
 // The lifecycle's rules a store's compare-and-set statements are built from.
 export {

@@ -31,6 +31,12 @@ export interface TeamOptions<Output = unknown> {
   version?: string;
   /** As an agent's `onDefinitionChange`; a team's run resumed on a new definition takes its member runs along. @defaultValue 'error' */
   onDefinitionChange?: DefinitionChangePolicy;
+  /**
+   * As an agent's `maxDurationMs`: the deadline of a run of this team created without `deadline_ms`.
+   * Its member runs share the team run's deadline (a member's own `maxDurationMs` bounds only runs
+   * created of it directly). @defaultValue no deadline
+   */
+  maxDurationMs?: number;
 }
 
 /**
@@ -52,6 +58,8 @@ export class Team<Output = unknown> {
   readonly outputType: z.ZodType<Output> | undefined;
   readonly version: string | undefined;
   readonly onDefinitionChange: DefinitionChangePolicy;
+  /** The deadline of its runs created without one, in ms from creation; undefined: none. */
+  readonly maxDurationMs: number | undefined;
 
   constructor(options: TeamOptions<Output>) {
     validateEntityOptions('team', options);
@@ -83,6 +91,7 @@ export class Team<Output = unknown> {
     this.outputType = options.outputType;
     this.version = options.version;
     this.onDefinitionChange = options.onDefinitionChange ?? 'error';
+    this.maxDurationMs = options.maxDurationMs;
   }
 
   /** The member called `name`, if any. */

@@ -89,7 +89,13 @@ describe('reconcileOnce', () => {
           runQueue: client.runQueue,
           olderThanMs: 0,
         });
-        expect(skipped).toEqual({ locked: false, checked: 0, enqueued: [], expired: [] });
+        expect(skipped).toEqual({
+          locked: false,
+          checked: 0,
+          enqueued: [],
+          expired: [],
+          ended: [],
+        });
         await sql`select pg_advisory_unlock(${ADVISORY_LOCKS.reconciler.toString()}::bigint)`.execute(
           connection,
         );

@@ -29,20 +29,23 @@ export interface ReconcileResult {
   enqueued: string[];
   /** Overdue actions this pass expired (their `expire` job never ran). */
   expired: string[];
+  /** Runs past their deadline by more than `olderThanMs` this pass ended in ERROR (no execution had): the runs, not their members. */
+  ended: string[];
   /** Where the scan of live runs stopped: the next pass starts after it; undefined once it reached the end. */
   cursor?: RunCursor;
 }
 
 /**
- * One pass of the lifecycle's `recover` move (`recoveryIntents`: which runs
- * need a job, and the overdue actions it expires), whose intents this
+ * One pass of the lifecycle's `recover` move (`recoveryIntents`: the runs
+ * past their deadline it ends, which runs need a job, and the overdue
+ * actions it expires), whose intents this
  * carries out on the run queue: a `continue` with reason `reconciled` for
  * top-level runs left PENDING or RUNNING with no live job (Redis lost,
  * enqueue failed after the row was written), the resume of PAUSED ones with
  * every action decided and no resume job; idempotent.
  * Bounded: one worker at a time (a Postgres advisory lock), at most
- * `batchSize` runs of each kind per pass, read through the partial index on
- * top-level runs by status; `after` continues the scan where the last pass stopped.
+ * `batchSize` runs of each kind per pass, read through the partial indexes on
+ * top-level runs by status and by deadline; `after` continues the scan where the last pass stopped.
  */
 export async function reconcileOnce(
   options: ReconcileOptions & { after?: RunCursor },
@@ -50,7 +53,9 @@ export async function reconcileOnce(
   const outcome = await options.store.withAdvisoryLock(ADVISORY_LOCKS.reconciler, () =>
     reconcileBatch(options),
   );
-  return outcome.locked ? outcome.result : { locked: false, checked: 0, enqueued: [], expired: [] };
+  return outcome.locked
+    ? outcome.result
+    : { locked: false, checked: 0, enqueued: [], expired: [], ended: [] };
 }
 
 async function reconcileBatch(
@@ -63,6 +68,11 @@ async function reconcileBatch(
     limit: options.batchSize ?? DEFAULT_RECONCILE_BATCH,
     after: options.after,
   });
+  for (const { runId, deadlineAt, runIds } of plan.deadlines)
+    logger.info(
+      { runId, deadlineAt: deadlineAt.toISOString(), memberRunIds: runIds.slice(1) },
+      'ended a run past its deadline that no execution ended',
+    );
   for (const { actionId, result } of plan.expired)
     logger.info({ actionId, result }, 'reconciled an overdue action whose expiry never ran');
   const results = await carryOutIntents(runQueue, plan.intents);
@@ -89,6 +99,7 @@ async function reconcileBatch(
     checked,
     enqueued,
     expired: plan.expired.map((e) => e.actionId),
+    ended: plan.deadlines.map((d) => d.runId),
     cursor: plan.cursor,
   };
 }

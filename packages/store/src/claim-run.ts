@@ -67,13 +67,15 @@ function claimConditionOn(
  * statement the open attempt is superseded and this claim's attempt
  * inserted, both only when the UPDATE claimed the run. A member run claimed
  * with `parentEpoch` first share-locks its team's row in the same
- * transaction (`LeaseLostError` once the team was claimed since). Throws
+ * transaction (`LeaseLostError` once the team was claimed since) and takes
+ * its team's deadline (`teamRunId`, set by that recursion). Throws
  * `RunNotFoundError` or `RunNotContinuableError` when nothing was claimed.
  */
 export async function claimRun(
   db: Kysely<Database>,
   runId: string,
   claim: ClaimRequest,
+  teamRunId?: string,
 ): Promise<Claim> {
   if (claim.parentEpoch !== undefined) {
     const parentEpoch = claim.parentEpoch;
@@ -83,8 +85,9 @@ export async function claimRun(
         .select('parent_run_id')
         .where('run_id', '=', runId)
         .executeTakeFirst();
-      if (child?.parent_run_id) await assertParentHeld(trx, child.parent_run_id, parentEpoch);
-      return claimRun(trx, runId, { ...claim, parentEpoch: undefined });
+      if (!child?.parent_run_id) return claimRun(trx, runId, { ...claim, parentEpoch: undefined });
+      await assertParentHeld(trx, child.parent_run_id, parentEpoch);
+      return claimRun(trx, runId, { ...claim, parentEpoch: undefined }, child.parent_run_id);
     });
   }
   const from = claim.from ?? CLAIMABLE_STATUSES;
@@ -98,6 +101,10 @@ export async function claimRun(
           updated_at: sql`now()`,
           waiting: null,
           ...(claim.definitionHash !== undefined && { definition_hash: claim.definitionHash }),
+          // A member run's deadline is its team's, as it is now (a continue may have moved it).
+          ...(teamRunId !== undefined && {
+            deadline_at: sql<Date | null>`(select p.deadline_at from runs p where p.run_id = ${teamRunId})`,
+          }),
         })
         .where('run_id', '=', runId)
         .where(claimableFrom(runId, from))

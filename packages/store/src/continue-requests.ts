@@ -13,21 +13,29 @@ export type RecordedContinue =
  * Stores a continue request with its input in ONE statement that checks the
  * run's status (and that no other request waits) under the run's row lock,
  * and names it in `runs.waiting_continue_request`, so a finish racing it is
- * refused until an execution applies it. An `upgrade` without input while
- * another request waits is merged into that one (it is then `recorded`):
- * the execution that takes it in may resume on a changed definition.
+ * refused until an execution applies it; `deadlineMs` moves the run's
+ * deadline to that many ms from now in the same statement. An `upgrade` or a
+ * `deadlineMs` without input while another request waits is merged into that
+ * one (it is then `recorded`): the execution that takes it in may resume on a
+ * changed definition, before the new deadline.
  */
 export async function recordContinueRequest(
   db: Kysely<Database>,
   runId: string,
-  request: { input: string | null; upgrade: boolean; statuses: readonly RunStatus[] },
+  request: {
+    input: string | null;
+    upgrade: boolean;
+    statuses: readonly RunStatus[];
+    deadlineMs?: number;
+  },
 ): Promise<RecordedContinue> {
   const { input, upgrade, statuses } = request;
+  const deadline = newDeadline(request.deadlineMs);
   const { rows } = await sql<{ request_id: string; requested_at: Date }>`
     with run as (
       update runs
          set waiting_continue_request = nextval(pg_get_serial_sequence('run_continue_requests', 'request_id')),
-             updated_at = now()
+             updated_at = now()${deadline}
        where run_id = ${runId} and status = any(${statuses}) and waiting_continue_request is null
       returning run_id, waiting_continue_request
     )
@@ -40,8 +48,8 @@ export async function recordContinueRequest(
       recorded: true,
       request: { requestId: row.request_id, input, upgrade, requestedAt: row.requested_at },
     };
-  if (upgrade && input === null) {
-    const merged = await mergeUpgrade(db, runId, statuses);
+  if ((upgrade || request.deadlineMs !== undefined) && input === null) {
+    const merged = await mergeIntoWaiting(db, runId, statuses, upgrade, deadline);
     if (merged) return { recorded: true, request: merged };
   }
   const run = await db
@@ -57,31 +65,49 @@ export async function recordContinueRequest(
   };
 }
 
-/** Sets `upgrade` on the run's waiting request, in one statement that checks the status; the request, or undefined when none waits. */
-async function mergeUpgrade(
+/**
+ * Merges an input-less continue into the run's waiting request, in one statement that checks the
+ * status: sets its `upgrade` (when asked) and the run's new `deadline`; the request, or undefined
+ * when none waits.
+ */
+async function mergeIntoWaiting(
   db: Kysely<Database>,
   runId: string,
   statuses: readonly RunStatus[],
+  upgrade: boolean,
+  deadline: RawBuilder<unknown>,
 ): Promise<ContinueRequestRecord | undefined> {
-  const { rows } = await sql<{ request_id: string; input: string | null; requested_at: Date }>`
+  const { rows } = await sql<{
+    request_id: string;
+    input: string | null;
+    upgrade: boolean;
+    requested_at: Date;
+  }>`
     with run as (
-      update runs set updated_at = now()
+      update runs set updated_at = now()${deadline}
        where run_id = ${runId} and status = any(${statuses}) and waiting_continue_request is not null
       returning waiting_continue_request
     )
-    update run_continue_requests c set upgrade = true
+    update run_continue_requests c set upgrade = c.upgrade or ${upgrade}
       from run
      where c.request_id = run.waiting_continue_request and c.applied_epoch is null
-    returning c.request_id::text, c.input, c.requested_at`.execute(db);
+    returning c.request_id::text, c.input, c.upgrade, c.requested_at`.execute(db);
   const row = rows[0];
   return (
     row && {
       requestId: row.request_id,
       input: row.input,
-      upgrade: true,
+      upgrade: row.upgrade,
       requestedAt: row.requested_at,
     }
   );
+}
+
+/** The `SET` fragment of a continue's new deadline, `deadlineMs` from now (the store's clock); empty without one. */
+function newDeadline(deadlineMs: number | undefined): RawBuilder<unknown> {
+  return deadlineMs === undefined
+    ? sql``
+    : sql`, deadline_at = now() + ${deadlineMs}::double precision * interval '1 millisecond'`;
 }
 
 /** The waiting request `requestId` of the run, with its input. */

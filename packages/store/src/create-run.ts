@@ -50,6 +50,11 @@ export async function createRun(db: Kysely<Database>, run: NewRun): Promise<Crea
         tenant_id: tenantId,
         definition_hash: run.definitionHash ?? null,
         ...(run.priority !== undefined && { priority: run.priority }),
+        // Counted from the row's own `created_at` (the same `now()`), on the store's clock.
+        deadline_at:
+          run.deadlineMs !== undefined
+            ? sql<Date>`now() + ${run.deadlineMs}::double precision * interval '1 millisecond'`
+            : (run.deadlineAt ?? null),
       })
       .returningAll()
       .executeTakeFirstOrThrow();

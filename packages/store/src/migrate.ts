@@ -17,6 +17,7 @@ import * as m0007e from './migrations/0007_e_run_list.js';
 import * as m0008a from './migrations/0008_a_tenant_sessions.js';
 import * as m0009a from './migrations/0009_a_capacity_waits.js';
 import * as m0009b from './migrations/0009_b_model_capacity.js';
+import * as m0010a from './migrations/0010_a_deadlines.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -36,6 +37,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0008_a_tenant_sessions': m0008a,
   '0009_a_capacity_waits': m0009a,
   '0009_b_model_capacity': m0009b,
+  '0010_a_deadlines': m0010a,
 });
 
 /**

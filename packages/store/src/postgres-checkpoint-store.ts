@@ -23,6 +23,7 @@ import {
   type RunHistory,
   type RunLease,
   type RunOutcome,
+  type RunPastDeadline,
   ContinueArrivedError,
   EXECUTING_STATUS,
   FINISH_WAITS_FOR_CONTINUE,
@@ -58,6 +59,7 @@ import {
   listResumablePausedRuns,
   listRunActions,
 } from './pending-actions.js';
+import { endPastDeadline, listRunsPastDeadline, type DeadlineFence } from './run-deadline.js';
 import { listRuns } from './run-list.js';
 import type { RunListFilter, RunListPage } from './run-list.js';
 import { listRunMessages } from './run-messages-page.js';
@@ -212,7 +214,12 @@ export class PostgresCheckpointStore
 
   recordContinueRequest(
     runId: string,
-    request: { input: string | null; upgrade?: boolean; statuses: readonly RunStatus[] },
+    request: {
+      input: string | null;
+      upgrade?: boolean;
+      statuses: readonly RunStatus[];
+      deadlineMs?: number;
+    },
   ): Promise<RecordedContinue> {
     return recordContinueRequest(this.db, runId, { ...request, upgrade: request.upgrade ?? false });
   }
@@ -412,6 +419,20 @@ export class PostgresCheckpointStore
   /** {@link listOverdueActions}: ids of undecided actions overdue by `graceMs`, oldest first. */
   listOverdueActions(graceMs: number, limit: number): Promise<string[]> {
     return listOverdueActions(this.db, graceMs, limit);
+  }
+
+  /** Top-level runs in one of `statuses` whose deadline passed at least `graceMs` ago, earliest first (see `listRunsPastDeadline`). */
+  listRunsPastDeadline(
+    statuses: readonly RunStatus[],
+    graceMs: number,
+    limit: number,
+  ): Promise<RunPastDeadline[]> {
+    return listRunsPastDeadline(this.db, statuses, graceMs, limit);
+  }
+
+  /** Ends a run past its deadline, with its live member runs, fenced on its epoch (see `endPastDeadline`). */
+  endPastDeadline(runId: string, fence: DeadlineFence): Promise<string[] | undefined> {
+    return endPastDeadline(this.db, runId, fence);
   }
 
   /** Paused top-level runs with every action decided, paused at least `olderThanMs` ago: resumes never enqueued. */

@@ -91,6 +91,8 @@ export interface RunView {
   priority: number;
   /** While the run is parked for model capacity (RUNNING, no worker holds it): what it waits for, and until when its job is due. */
   waiting: RunWaiting | null;
+  /** When the run must have ended (ISO 8601; a member run's is its team's); null: no deadline. */
+  deadline_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -305,6 +307,7 @@ function toRunView(
     definition_hash: row.definition_hash,
     priority: row.priority,
     waiting: row.waiting,
+    deadline_at: row.deadline_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

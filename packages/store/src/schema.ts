@@ -65,6 +65,8 @@ export interface RunsTable {
   priority: Generated<number>;
   /** What the run, parked for model capacity, waits for; null while it is not parked. */
   waiting: ColumnType<RunWaiting | null, string | null | undefined, string | null>;
+  /** When the run must have ended (null: no deadline); a member run's is its team's. */
+  deadline_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   schema_version: Generated<number>;
   /** The last event sequence number of the run (0: no event yet). */
   event_seq: Generated<number>;
@@ -196,6 +198,8 @@ export interface ServedEntitiesTable {
   /** '' when the worker's registry gives no definition hash. */
   definition_hash: Generated<string>;
   checkpoint: CheckpointMode;
+  /** The entity's `maxDurationMs` (the default deadline of its runs, in ms); null: none. */
+  max_duration_ms: ColumnType<number | null, number | null | undefined, number | null>;
   worker_id: string;
   first_seen_at: Generated<Date>;
   last_seen_at: Generated<Date>;

@@ -61,12 +61,15 @@ export class ServedEntityCatalog implements EntityCatalog {
           entity_name: e.name,
           definition_hash: e.definitionHash ?? NO_DEFINITION_HASH,
           checkpoint: e.checkpoint,
+          max_duration_ms: e.maxDurationMs ?? null,
           worker_id: workerId,
         })),
       )
       .onConflict((oc) =>
         oc.columns(['entity_kind', 'entity_name', 'definition_hash']).doUpdateSet({
           checkpoint: (eb) => eb.ref('excluded.checkpoint'),
+          // Not part of the definition hash: the worker that announced it last tells it.
+          max_duration_ms: (eb) => eb.ref('excluded.max_duration_ms'),
           worker_id: (eb) => eb.ref('excluded.worker_id'),
           last_seen_at: sql<Date>`now()`,
         }),
@@ -95,7 +98,7 @@ export class ServedEntityCatalog implements EntityCatalog {
   async describe(ref: EntityRef): Promise<EntityInfo> {
     const row = await this.db
       .selectFrom('served_entities')
-      .select(['entity_kind', 'entity_name', 'checkpoint', 'definition_hash'])
+      .select(['entity_kind', 'entity_name', 'checkpoint', 'definition_hash', 'max_duration_ms'])
       .where('entity_kind', '=', ref.kind)
       .where('entity_name', '=', ref.name)
       .orderBy(isLive, 'desc')
@@ -110,6 +113,7 @@ export class ServedEntityCatalog implements EntityCatalog {
         name: row.entity_name,
         checkpoint: row.checkpoint,
         definitionHash: hashOf(row.definition_hash),
+        ...(row.max_duration_ms !== null && { maxDurationMs: row.max_duration_ms }),
       };
     if (!isEntityPath(ref.name)) {
       const paths = await this.memberPathsNamed(ref);
@@ -173,6 +177,7 @@ export class ServedEntityCatalog implements EntityCatalog {
       name: row.entity_name,
       checkpoint: row.checkpoint,
       definitionHash: hashOf(row.definition_hash),
+      ...(row.max_duration_ms !== null && { maxDurationMs: row.max_duration_ms }),
       workerId: row.worker_id,
       firstSeenAt: row.first_seen_at,
       lastSeenAt: row.last_seen_at,

@@ -41,6 +41,7 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
         checkpoint: body.checkpoint,
         metadata: body.metadata,
         priority: body.priority,
+        deadlineMs: body.deadline_ms,
         tenantId: requestPrincipal(c).tenantId,
         idempotencyKey: idempotencyKeyOf(c),
       });
@@ -64,7 +65,11 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
     // A fork joins its source's session: the run's tenant's, whichever key asks.
     if (body.fork)
       await assertSessionHasRoom(client, await client.runSession(c.req.param('run_id')), limits);
-    const { action, run } = await client.continueRun(c.req.param('run_id'), body);
+    const { deadline_ms: deadlineMs, ...rest } = body;
+    const { action, run } = await client.continueRun(c.req.param('run_id'), {
+      ...rest,
+      deadlineMs,
+    });
     if (action !== 'already-queued') metrics.recordEnqueue(run.entity.kind, action);
     return c.json({ ...runStatus(run), action }, 202);
   });

@@ -1,5 +1,6 @@
 import { assertNever, RunNotContinuableError, RunNotFoundError } from '../errors.js';
 import type { RunRecord } from '../run-types.js';
+import { deadlinePassed } from './deadline.js';
 import { RUN_STATUSES, type RunStatus } from './run-status.js';
 
 /** What a continue request does to a run. */
@@ -27,7 +28,8 @@ export const CONTINUE_IN_PLACE_STATUSES: readonly RunStatus[] = RUN_STATUSES.fil
 );
 
 /**
- * Applies {@link CONTINUE_RULES} to a run: RUNNING and ERROR resume in place,
+ * Applies {@link CONTINUE_RULES} to a run: RUNNING and ERROR resume in place
+ * (past its deadline only with a new `deadlineMs`),
  * PENDING is already queued (refused with an input, which it would drop), COMPLETED forks only when asked, CANCELLED never
  * continues, PAUSED resumes by itself once its pending actions are decided. `upgrade` (resume on a changed
  * definition) applies to a resume in place only: refused on a queued run and with a fork, never ignored.
@@ -35,12 +37,21 @@ export const CONTINUE_IN_PLACE_STATUSES: readonly RunStatus[] = RUN_STATUSES.fil
 export function decideContinue(
   runId: string,
   run: RunRecord | undefined,
-  options: { fork?: boolean; input?: string; upgrade?: boolean },
+  options: { fork?: boolean; input?: string; upgrade?: boolean; deadlineMs?: number },
+  now: Date = new Date(),
 ): ContinueDecision {
   if (!run) throw new RunNotFoundError(runId);
   const rule = CONTINUE_RULES[run.status];
   switch (rule) {
     case 'resume':
+      // Resumed past its deadline it would only end again at once: it needs a new one.
+      if (options.deadlineMs === undefined && deadlinePassed(run, now)) {
+        throw new RunNotContinuableError(
+          runId,
+          run.status,
+          `its deadline passed at ${run.deadlineAt!.toISOString()}; continue with deadline_ms to give it a new one, counted from the continue`,
+        );
+      }
       return { action: 'resume', run };
     case 'already-queued':
       // A queued run has no turn to continue yet: its input would be dropped, so it is refused, never ignored.
@@ -56,6 +67,13 @@ export function decideContinue(
           runId,
           run.status,
           'it has not started yet, so there is nothing to upgrade; a queued run no worker with its definition takes ends in ERROR after CAIRN_VERSION_GRACE_MS, and can be continued with upgrade then',
+        );
+      }
+      if (options.deadlineMs !== undefined) {
+        throw new RunNotContinuableError(
+          runId,
+          run.status,
+          'it has not started yet, so its deadline still counts from its creation; a queued run past its deadline ends in ERROR and can be continued with deadline_ms then',
         );
       }
       return { action: 'already-queued', run };

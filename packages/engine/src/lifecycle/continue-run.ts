@@ -1,4 +1,5 @@
 import type { EngineResources } from '../engine-resources.js';
+import { assertDeadlineMs } from '../deadline-ms.js';
 import { ContinuePendingError } from '../errors.js';
 import {
   CONTINUE_IN_PLACE_STATUSES,
@@ -18,11 +19,16 @@ export interface ContinueRequest {
    * differs from the run's `definitionHash` (a run that ended in `DefinitionChangedError`).
    */
   upgrade?: boolean;
+  /**
+   * A new deadline: the run must end within this many ms of the continue (a fork: of its creation).
+   * Required to resume a run whose deadline has passed. @defaultValue the run's deadline stays (a fork: its entity's `maxDurationMs`)
+   */
+  deadlineMs?: number;
 }
 
 /**
  * Applies the continue rules ({@link decideContinue}) to a run: a resume in
- * place stores the continue with its input in the statement that checks the
+ * place stores the continue with its input (and its new deadline) in the statement that checks the
  * status (the first execution that commits applies it, once), and applies the
  * rules again when the status moved between the read and that write; a fork
  * creates the new run ({@link forkRun}). Throws `ContinuePendingError` when
@@ -33,9 +39,12 @@ export async function continueRun(
   runId: string,
   request: ContinueRequest = {},
 ): Promise<ContinueDecision> {
+  assertDeadlineMs('deadlineMs', request.deadlineMs);
   for (;;) {
-    const decision = decideContinue(runId, await resources.store.getRun(runId), request);
-    if (decision.action === 'fork') return forkRun(resources, decision.run, request.input);
+    const run = await resources.store.getRun(runId);
+    const decision = decideContinue(runId, run, request, resources.clock.now());
+    if (decision.action === 'fork')
+      return forkRun(resources, decision.run, request.input, request.deadlineMs);
     if (decision.action !== 'resume') return decision;
     const resumed = await recordContinue(resources, runId, request);
     if (resumed) return resumed;
@@ -54,6 +63,7 @@ async function recordContinue(
     input,
     upgrade: request.upgrade === true,
     statuses: CONTINUE_IN_PLACE_STATUSES,
+    ...(request.deadlineMs !== undefined && { deadlineMs: request.deadlineMs }),
   });
   const run = await store.getRun(runId);
   if (recorded.recorded) return { action: 'resume', run: run! };

@@ -3,6 +3,7 @@ import {
   assertNever,
   CairnError,
   CheckpointWriteError,
+  DeadlineExceededError,
   DefinitionChangedError,
   EntityAwaitingDeployError,
   EntityNotFoundError,
@@ -30,6 +31,7 @@ export const ERROR_KINDS = [
   'attempts-exhausted',
   'model',
   'max-turns',
+  'deadline',
   'member-failed',
   'user',
   'unexpected',
@@ -76,6 +78,7 @@ export function errorKindOf(error: unknown): ErrorKind {
   if (error instanceof AttemptsExhaustedError) return 'attempts-exhausted';
   if (error instanceof ModelError) return 'model';
   if (error instanceof MaxTurnsExceededError) return 'max-turns';
+  if (error instanceof DeadlineExceededError) return 'deadline';
   if (error instanceof MemberRunFailedError) return 'member-failed';
   if (error instanceof UserError) return 'user';
   return 'unexpected';
@@ -96,6 +99,7 @@ export function dispositionOf(kind: ErrorKind): ErrorDisposition {
     case 'attempts-exhausted':
     case 'model':
     case 'max-turns':
+    case 'deadline':
     case 'member-failed':
     case 'user':
     case 'unexpected':

@@ -1,6 +1,7 @@
 import type { EngineResources } from '../engine-resources.js';
 import { ContinueArrivedError, UserError } from '../errors.js';
 import type { Registry } from '../registry.js';
+import type { Claim } from '../checkpoint-store.js';
 import type { RunRecord } from '../run-types.js';
 import { HandoverSignal } from '../runner/handover.js';
 import { CapacityParkSignal } from '../capacity/capacity-park-signal.js';
@@ -9,6 +10,7 @@ import { openExecution, takeIn, turnLoopStateFor } from '../runner/open-executio
 import { runTurnLoop, type TurnLoopState } from '../runner/turn-loop.js';
 import { checkAttemptsCap } from './attempts-cap.js';
 import { claimExecution } from './claim-execution.js';
+import { deadlineSignal } from './deadline.js';
 import type { ExecuteOptions, ExecutionResult } from './execute-options.js';
 import { memberRunner } from './member-runs.js';
 import { answeredEnding, endingOfError, writeEnding, type RunEnding } from './run-ending.js';
@@ -19,9 +21,10 @@ import { parseStoredMessages } from './stored-state.js';
  * runner open the execution and run the turn loop, and decides how it ends.
  * A run that cannot make progress (claimed more than `maxAttempts` times with
  * no new checkpoint, its stored state unreadable, its entity unknown) ends in
- * ERROR saying which; a finish refused because a continue arrived takes that
- * continue's input in and runs on. Throws `LeaseLostError` when another
- * execution claimed the run meanwhile.
+ * ERROR saying which; so does one that reaches its deadline (its calls
+ * aborted, what finished committed). A finish refused because a continue
+ * arrived takes that continue's input in and runs on. Throws
+ * `LeaseLostError` when another execution claimed the run meanwhile.
  */
 export async function executeRun(
   resources: EngineResources,
@@ -29,10 +32,29 @@ export async function executeRun(
   options: ExecuteOptions,
 ): Promise<ExecutionResult> {
   const claim = await claimExecution(resources, runId, options);
+  options.onClaim?.({ epoch: claim.epoch, run: claim.run });
+  // The deadline's timer is armed from the row the claim returned: no read of its own.
+  const execution = deadlineSignal(claim.run, options.signal, resources.clock);
+  try {
+    return await executeClaimed(resources, claim, options, execution.signal);
+  } finally {
+    execution.stop();
+  }
+}
+
+async function executeClaimed(
+  resources: EngineResources,
+  claim: Claim,
+  options: ExecuteOptions,
+  signal: AbortSignal,
+): Promise<ExecutionResult> {
   const { run } = claim;
-  options.onClaim?.({ epoch: claim.epoch, run });
+  const { runId } = run;
   const { checkpointer, storedMessages } = await openExecution(resources, claim, options);
-  const signal = options.signal ?? new AbortController().signal;
+  // An execution that cannot run at all leaves a waiting continue's input for the next continue.
+  const keeps = claim.continueRequest
+    ? { continueRequest: claim.continueRequest.requestId }
+    : undefined;
 
   let state: TurnLoopState;
   try {
@@ -48,8 +70,11 @@ export async function executeRun(
       capacityWaitedMs: options.capacityWaitedMs,
     });
     if (claim.continueRequest) takeIn(state, claim.continueRequest);
+    // Claimed at or past its deadline (or cancelled meanwhile): nothing runs.
+    signal.throwIfAborted();
   } catch (error) {
-    return finished(await writeEnding(checkpointer, endingOfError(error, signal, []), run.usage));
+    const ending = endingOfError(error, signal, []);
+    return finished(await writeEnding(checkpointer, ending, run.usage, keeps));
   }
 
   for (;;) {
@@ -68,6 +93,11 @@ export async function executeRun(
       return finished(await writeEnding(checkpointer, ending, state.usage));
     } catch (error) {
       if (!(error instanceof ContinueArrivedError)) throw error;
+      // Stopped at its deadline: nothing more runs here, so the continue's input waits for the next continue.
+      if (ending.status === 'ERROR' && signal.aborted) {
+        const kept = { continueRequest: error.requestId };
+        return finished(await writeEnding(checkpointer, ending, state.usage, kept));
+      }
       // A continue arrived while this execution ran: answer its input too, then finish.
       const request = await resources.store.readContinueRequest(runId, error.requestId);
       if (request) takeIn(state, request);

@@ -23,5 +23,6 @@ export {
 } from './intents.js';
 export { decideAndResume } from './decide-actions.js';
 export { expireAndResume, pickupIntents } from './expire-actions.js';
-export { recoveryIntents } from './recovery.js';
+export { recoveryIntents, type RecoveryPlan } from './recovery.js';
+export type { DeadlineEnding } from './deadline.js';
 export { cancelRun } from './cancel-run.js';

@@ -69,6 +69,8 @@ export function memberRunner(
         parentEpoch: parent.epoch,
         checkpoint: strongerMode(parent.checkpoint, member.checkpoint),
         definitionHash: definitionHashOf(member),
+        // What is left of its team's deadline (each claim of it takes its team's again).
+        deadlineAt: parent.deadlineAt,
       }));
     const reason =
       child.status === 'PENDING'

@@ -2,6 +2,7 @@ import type { CheckpointStore } from '../checkpoint-store.js';
 import type { EngineResources } from '../engine-resources.js';
 import { definitionHashOf } from '../definition-hash.js';
 import {
+  DeadlineExceededError,
   DefinitionChangedError,
   EntityAwaitingDeployError,
   LeaseLostError,
@@ -12,6 +13,7 @@ import {
 import type { Entity } from '../registry.js';
 import type { RunRecord } from '../run-types.js';
 import { attemptReasonFor } from './attempt-reason.js';
+import { deadlinePassed } from './deadline.js';
 import type { Pickup, PickupOptions, PickupOutcome } from './pickup-types.js';
 import { dispositionOfError } from './error-disposition.js';
 import { executeRun, registryOf } from './execute-run.js';
@@ -27,7 +29,9 @@ import { endUnrunnableRun } from './unrunnable-run.js';
 /**
  * What a pickup of a job does, in order: skip a run that needs no work (gone,
  * finished, paused, or errored under a `run` job), cancel at claim when a
- * cancel was requested, resolve the entity BEFORE claiming (unknown, or
+ * cancel was requested, end a run past its deadline in ERROR in one claim
+ * without running anything (skip one that ended so already and waits for no
+ * continue), resolve the entity BEFORE claiming (unknown, or
  * known with another definition hash than the run's and no upgrade asked
  * for nor `onDefinitionChange: 'resume'`: retried through the version grace
  * period, counted from the first pickup that left the run since it last
@@ -54,6 +58,13 @@ export async function processPickup(
     return { kind: 'cancelled-at-claim' };
   }
   const reason = attemptReasonFor(pickup, run);
+  if (run.deadlineAt !== null && deadlinePassed(run, resources.clock.now())) {
+    // Ended at its deadline already (a job picked up late, e.g. a dead worker's, unlocked at last): nothing to do.
+    if (run.status === 'ERROR' && run.waitingContinueRequestId === null)
+      return { kind: 'skipped', status: run.status };
+    const error = new DeadlineExceededError(runId, run.deadlineAt);
+    return finishedOrLost(() => endUnrunnableRun(resources, runId, reason, error, claimable));
+  }
   const { kind, name } = run.entity;
   if (!registry.has(run.entity)) {
     const graceLeftMs = await versionGraceLeftMs(resources, run);

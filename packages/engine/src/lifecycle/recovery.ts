@@ -1,5 +1,6 @@
 import type { ExpiryOutcome, RecoveryStore, RunCursor } from '../run-control-store.js';
 import { CONTINUE_IN_PLACE_STATUSES } from './continue-rules.js';
+import { deadlinePassed, endRunsPastDeadline, type DeadlineEnding } from './deadline.js';
 import { expireAndResume } from './expire-actions.js';
 import { resumeIntent, type JobIntent } from './intents.js';
 import { LIVE_STATUSES } from './run-status.js';
@@ -12,6 +13,8 @@ export interface RecoveryOptions {
   limit: number;
   /** Where the last scan of live runs stopped. */
   after?: RunCursor;
+  /** The time now, to tell runs past their deadline. @defaultValue the wall clock */
+  now?: Date;
 }
 
 /** What one recovery scan found and did. */
@@ -25,14 +28,19 @@ export interface RecoveryPlan {
   intents: JobIntent[];
   /** Overdue actions this scan expired, and how. */
   expired: { actionId: string; result: Exclude<ExpiryOutcome['kind'], 'unchanged'> }[];
+  /** Runs past their deadline by more than `olderThanMs` that this scan ended in ERROR (no execution had). */
+  deadlines: DeadlineEnding[];
   /** Where the scan of live runs stopped: the next scan starts after it; undefined once it reached the end. */
   cursor?: RunCursor;
 }
 
 /**
- * The `recover` move: which runs need a job. Runs left PENDING or RUNNING
+ * The `recover` move: first the runs past their deadline by more than
+ * `olderThanMs` that no execution ended ({@link endRunsPastDeadline}: ended
+ * here); then which runs need a job. Runs left PENDING or RUNNING
  * with no live job (the queue lost it, or the enqueue failed after the row
- * was written), ERROR runs whose stored continue never reached the queue,
+ * was written), ERROR runs whose stored continue never reached the queue
+ * (but those past their deadline, which wait for a continue with a new one),
  * PAUSED trees with every action decided whose resume was never enqueued (or
  * ran out of retries), and undecided actions past their expiry whose delayed
  * `expire` job never ran (expired here). Idempotent: a run has at most one
@@ -43,6 +51,8 @@ export async function recoveryIntents(
   options: RecoveryOptions,
 ): Promise<RecoveryPlan> {
   const { olderThanMs, limit } = options;
+  const now = options.now ?? new Date();
+  const deadlines = await endRunsPastDeadline(store, { graceMs: olderThanMs, limit });
   const live = await store.listRunsByStatus(LIVE_STATUSES, olderThanMs, {
     topLevelOnly: true,
     limit,
@@ -51,11 +61,14 @@ export async function recoveryIntents(
   const runs = [
     ...live,
     // An ERROR run whose continue was stored but whose job never made it to the queue.
-    ...(await store.listRunsWithWaitingContinue(
-      CONTINUE_IN_PLACE_STATUSES.filter((s) => !LIVE_STATUSES.includes(s)),
-      olderThanMs,
-      limit,
-    )),
+    // (Past its deadline it waits for a continue that gives it a new one: its pickup would only end it again.)
+    ...(
+      await store.listRunsWithWaitingContinue(
+        CONTINUE_IN_PLACE_STATUSES.filter((s) => !LIVE_STATUSES.includes(s)),
+        olderThanMs,
+        limit,
+      )
+    ).filter((run) => !deadlinePassed(run, now)),
   ];
   const intents: JobIntent[] = runs
     // A member run is its team's business: never recovered on its own.
@@ -81,5 +94,5 @@ export async function recoveryIntents(
   const last = live.at(-1);
   const cursor =
     live.length === limit && last ? { updatedAt: last.updatedAt, runId: last.runId } : undefined;
-  return { intents, expired, ...(cursor && { cursor }) };
+  return { intents, expired, deadlines, ...(cursor && { cursor }) };
 }

@@ -1,4 +1,4 @@
-import { assertNever, LeaseLostError } from '../errors.js';
+import { assertNever, DeadlineExceededError, LeaseLostError } from '../errors.js';
 import type { Message, Usage } from '../messages.js';
 import type { RunErrorInfo, RunRecord } from '../run-types.js';
 import type { Checkpointer } from '../runner/checkpointer.js';
@@ -21,9 +21,10 @@ export function answeredEnding(content: string, usage: Usage): RunEnding {
 }
 
 /**
- * How an error ends the run: a pause PAUSED, a cancel (its signal aborted)
- * CANCELLED with the last assistant text, any other `end-run-in-error` error
- * ERROR. Rethrown when the run is not this execution's to end: a lost lease
+ * How an error ends the run: a pause PAUSED, its deadline (the signal aborted
+ * with `DeadlineExceededError`) ERROR with that error, a cancel (its signal
+ * aborted otherwise) CANCELLED with the last assistant text, any other
+ * `end-run-in-error` error ERROR. Rethrown when the run is not this execution's to end: a lost lease
  * belongs to another execution, a `retry-job` error resumes from the last checkpoint.
  */
 export function endingOfError(
@@ -44,6 +45,10 @@ export function endingOfError(
     default:
       return assertNever(disposition);
   }
+  if (signal.aborted && signal.reason instanceof DeadlineExceededError) {
+    const info = errorInfo(signal.reason);
+    return { status: 'ERROR', content: null, error: info, event: { error: info } };
+  }
   if (signal.aborted) {
     const partial = lastAssistantText(messages);
     return { status: 'CANCELLED', content: partial, error: null, event: { content: partial } };
@@ -56,18 +61,21 @@ export function endingOfError(
  * Writes the ending with its final event (stored in the same statement); a
  * final status closes the tool rows left `running` with
  * {@link interruptedToolResult}. Rejects with `ContinueArrivedError` when a
- * continue arrived that the execution has not taken in.
+ * continue arrived that the execution has not taken in, unless `keeps` names
+ * it: then the continue waits, its input untaken, for the next continue.
  */
 export function writeEnding(
   checkpointer: Checkpointer,
   ending: RunEnding,
   usage: Usage,
+  keeps?: { continueRequest: string },
 ): Promise<RunRecord> {
   const { status } = ending;
   return checkpointer.finish(status, ending.content, ending.error, usage, {
     type: FINISH_EVENT_TYPE[status],
     data: ending.event,
     ...(FINAL_STATUSES.includes(status) && { openCallsResult: interruptedToolResult(status) }),
+    ...(keeps && { keepsContinueRequest: keeps.continueRequest }),
   });
 }
 

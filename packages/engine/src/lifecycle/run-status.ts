@@ -45,6 +45,12 @@ export const RUN_TRANSITIONS = {
   approvalTimeout: { from: ['PAUSED'], to: 'ERROR' },
   /** Cancelled: queued, running or paused. */
   cancel: { from: ['PENDING', 'RUNNING', 'PAUSED'], to: 'CANCELLED' },
+  /**
+   * The run passed its deadline and no execution ended it (its worker died, or none took its job in
+   * time): ended in ERROR (`DeadlineExceededError`) outside any execution, with its live member runs,
+   * by a fenced write that moves the epoch on (continuable by hand with a new deadline).
+   */
+  deadline: { from: ['PENDING', 'RUNNING'], to: 'ERROR' },
 } as const satisfies Record<string, RunTransition>;
 
 /**

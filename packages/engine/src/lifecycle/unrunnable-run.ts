@@ -5,7 +5,7 @@ import { FINISH_EVENT_TYPE, type RunStatus } from './run-status.js';
 
 /**
  * Ends a run this engine cannot execute (its entity unknown, or known with
- * another definition, after the version grace period) in ERROR, in one claim
+ * another definition, after the version grace period; or past its deadline) in ERROR, in one claim
  * from one of `from` (a decided PAUSED run's resume included) and its fenced
  * finish: its attempt shows who ended it and why. Nothing ran, so a waiting
  * continue's input (and its upgrade) stays for the next continue.

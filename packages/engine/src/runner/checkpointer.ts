@@ -18,6 +18,8 @@ export interface FinalEvent {
   data: Record<string, unknown>;
   /** Set when the finish closes the tool rows still `running`: the result they get (the lifecycle says when). */
   openCallsResult?: string;
+  /** A waiting continue request the finish leaves waiting, untaken (an execution stopped at its deadline). */
+  keepsContinueRequest?: string;
 }
 
 /**
@@ -214,6 +216,9 @@ export class Checkpointer {
             ...(this.continueRequest === undefined
               ? {}
               : { appliesContinueRequest: this.continueRequest }),
+            ...(final.keepsContinueRequest !== undefined && {
+              keepsContinueRequest: final.keepsContinueRequest,
+            }),
           },
           ...(status === 'PAUSED' && { pendingActions: this.pendingActions }),
         })

@@ -47,6 +47,8 @@ export async function executeToolBatch(
   calls: readonly ToolCallRequest[],
   context: ToolBatchContext,
 ): Promise<ToolCallOutcome[]> {
+  // A call started under a signal aborted already would never see the abort.
+  context.signal.throwIfAborted();
   const outcomes = await Promise.all(calls.map((call) => executeToolCall(call, context)));
   context.signal.throwIfAborted();
   return outcomes;
