@@ -25,6 +25,11 @@ export interface CapacitySettings {
   onError?: (error: unknown) => void;
 }
 
+/** How long a tree waited for a permit before this pickup (its parks), until its first permit reports it. */
+export interface CarriedWait {
+  ms: number;
+}
+
 /** What one execution's gate knows of its run. */
 export interface GatedRun {
   runId: string;
@@ -33,8 +38,8 @@ export interface GatedRun {
   priority: number;
   /** False in `run` mode (no checkpoint to stand on): the run waits in place instead of parking. */
   mayPark: boolean;
-  /** How long the run had waited for a permit before this execution (a park's wait, carried by its job). */
-  waitedMs: number;
+  /** How long the tree had waited for a permit before this pickup (a park's wait, carried by its job), shared by its executions. */
+  carried: CarriedWait;
   signal: AbortSignal;
   /** The run starts waiting longer than the capacity wait (it parks, or waits in place): `CapacityWait`. */
   onWait(wait: { model: string; retryAfterMs: number; reason: string; waitedMs: number }): void;
@@ -48,13 +53,10 @@ export interface GatedRun {
  * the provider's 429.
  */
 export class ModelGate {
-  private carriedWaitMs: number;
-
   constructor(
     private readonly settings: CapacitySettings,
     private readonly run: GatedRun,
   ) {
-    this.carriedWaitMs = run.waitedMs;
   }
 
   /** The run's tenant ('' for none), as the limiter's fairness sees it: the label of its waits in metrics. */
@@ -86,18 +88,18 @@ export class ModelGate {
         tenant,
         weight: tenantWeights?.get(tenant) ?? 1,
         priority,
-        waitedMs: this.carriedWaitMs + waitedHere,
+        waitedMs: this.run.carried.ms + waitedHere,
         tokens,
       });
       if (answer.granted) {
-        const waitedMs = this.carriedWaitMs + waitedHere;
-        this.carriedWaitMs = 0;
+        const waitedMs = this.run.carried.ms + waitedHere;
+        this.run.carried.ms = 0;
         return { permit: answer.permit, waitedMs };
       }
       const { retryAfterMs, reason } = answer;
       if (waitedHere + retryAfterMs > waitMs && !announced) {
         announced = true;
-        const wait = { model, retryAfterMs, reason, waitedMs: this.carriedWaitMs + waitedHere };
+        const wait = { model, retryAfterMs, reason, waitedMs: this.run.carried.ms + waitedHere };
         this.run.onWait(wait);
         if (this.run.mayPark) {
           await limiter.leave(model, runId).catch((error: unknown) => this.failed(error));

@@ -1,4 +1,5 @@
 import type { Entity } from '../registry.js';
+import type { CarriedWait } from '../capacity/model-gate.js';
 import type { AttemptReason, RunRecord } from '../run-types.js';
 import type { RunStatus } from './run-status.js';
 
@@ -49,6 +50,11 @@ export interface ExecuteOptions {
   definition?: { hash: string; replaces: string | null };
   /** How long the run had waited for a model permit before this execution (its job's earlier parks). @defaultValue 0 */
   capacityWaitedMs?: number;
+  /**
+   * For a member run: its tree's carried wait, shared so that only the first permit the tree
+   * gets reports it (set by the team's execution from its own `capacityWaitedMs`).
+   */
+  carriedWait?: CarriedWait;
   /** Called once the run is claimed, with the epoch this execution holds. */
   onClaim?(claim: { epoch: number; run: RunRecord }): void;
 }

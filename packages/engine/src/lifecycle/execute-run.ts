@@ -56,6 +56,8 @@ async function executeClaimed(
     ? { continueRequest: claim.continueRequest.requestId }
     : undefined;
 
+  // The wait this pickup carries (its parks) is reported by the tree's first permit only.
+  const carriedWait = options.carriedWait ?? { ms: options.capacityWaitedMs ?? 0 };
   let state: TurnLoopState;
   try {
     checkAttemptsCap(claim, resources.limits.maxAttempts);
@@ -63,11 +65,11 @@ async function executeClaimed(
     state = turnLoopStateFor(resources, claim, checkpointer, {
       entity: options.member ?? registryOf(resources).get(run.entity),
       messages,
-      runMember: memberRunner(resources, executeRun, run, options),
+      runMember: memberRunner(resources, executeRun, run, { ...options, carriedWait }),
       signal,
       handover: options.handover,
       context: options.context,
-      capacityWaitedMs: options.capacityWaitedMs,
+      carriedWait,
     });
     if (claim.continueRequest) takeIn(state, claim.continueRequest);
     // Claimed at or past its deadline (or cancelled meanwhile): nothing runs.

@@ -92,7 +92,7 @@ export function memberRunner(
           from: [...CLAIMABLE_STATUSES, ...RUN_TRANSITIONS.resumeFromPause.from],
         }),
         context: parentOptions.context,
-        capacityWaitedMs: parentOptions.capacityWaitedMs,
+        carriedWait: parentOptions.carriedWait,
         member,
       });
     } catch (error) {

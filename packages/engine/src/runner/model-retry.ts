@@ -38,6 +38,8 @@ export interface ModelCallHooks {
   onRateLimited?: (error: ModelError, pausedMs: number) => void;
   /** A permit was granted after `waitedMs` of waiting. */
   onPermit?: (waitedMs: number) => void;
+  /** The request goes out now (after its permit), on each try. */
+  onRequest?: () => void;
 }
 
 /** The longest an ungoverned call (no gate) waits in place after a 429 that names no reset. */
@@ -62,6 +64,7 @@ export async function respondWithRetry(
     const taken = gate && (await gate.take(model.name, estimateTokens(request)));
     if (taken) hooks.onPermit?.(taken.waitedMs);
     let response: ModelResponse;
+    hooks.onRequest?.();
     try {
       response = taken
         ? await gate.hold(taken.permit, () => model.respond(request))

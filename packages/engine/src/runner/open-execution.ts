@@ -10,7 +10,7 @@ import { delegationTool, type RunMember } from './delegation.js';
 import { outputCheckFor } from './output-type.js';
 import { executableFromTool, type ExecutableTool } from '../executable-tool.js';
 import type { TurnLoopState } from './turn-loop.js';
-import { ModelGate, type CapacitySettings } from '../capacity/model-gate.js';
+import { ModelGate, type CapacitySettings, type CarriedWait } from '../capacity/model-gate.js';
 
 /** A claimed run, opened for execution: its checkpointer, and its history as stored. */
 export interface OpenedExecution {
@@ -31,7 +31,7 @@ export interface TurnLoopSetup {
   /** The app's context for this execution's tools, over the engine's own. */
   context?: unknown;
   /** How long the run had waited for a model permit before this execution. @defaultValue 0 */
-  capacityWaitedMs?: number;
+  carriedWait: CarriedWait;
 }
 
 /**
@@ -164,7 +164,7 @@ function gateFor(
     tenant: run.tenantId ?? '',
     priority: run.priority,
     mayPark,
-    waitedMs: setup.capacityWaitedMs ?? 0,
+    carried: setup.carriedWait,
     signal: setup.signal,
     onWait: ({ model, retryAfterMs, reason, waitedMs }) => {
       if (mayPark) return; // the park's own write stores its CapacityWait

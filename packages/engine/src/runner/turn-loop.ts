@@ -156,7 +156,13 @@ function commitsTurnFirst(mode: CheckpointMode, message: AssistantMessage): bool
 }
 
 async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<AssistantMessage> {
-  state.emit('ModelRequestStarted', { model: state.model.name, messages: state.messages.length });
+  // Announced when the request goes out, after its permit: a capacity wait is not the model's time.
+  let started = false;
+  const announce = () => {
+    if (started) return;
+    started = true;
+    state.emit('ModelRequestStarted', { model: state.model.name, messages: state.messages.length });
+  };
   // Streamed text goes out live as `ModelDelta`s; `offset` places each piece, so a retry restarts at 0.
   const messageIndex = state.messages.length;
   let offset = 0;
@@ -183,6 +189,7 @@ async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<Assis
     state.retry,
     {
       gate: state.gate,
+      onRequest: announce,
       onPermit: (waitedMs) => (capacityWaitMs += waitedMs),
       onRetry: (error, attempt, delayMs) => {
         offset = 0;
