@@ -6,6 +6,8 @@
  *   (`... 60000 ms ...`), then an answer; every step writes to the tool
  *   ledger (`CAIRN_TOOL_LEDGER`) when it starts, finishes, or is aborted
  *   (with the abort reason's class name);
+ * - `bounded`: `stepper` with `maxDurationMs` (`DEADLINE_MAX_DURATION_MS`,
+ *   default 60 s): the deadline of its runs created without one;
  * - `deadline-team`: delegates the task to its member `stepper` once, then
  *   answers with the member's answer.
  */
@@ -114,5 +116,12 @@ export function createRegistry(): Registry {
     members: [stepper],
     checkpoint: 'tool-batch',
   });
-  return new Registry({ agents: [stepper], teams: [team] });
+  const bounded = new Agent({
+    name: 'bounded',
+    model: new ScriptedModel({ ...fresh, decide: stepperScript }),
+    tools: [quickStep, longStep],
+    checkpoint: 'tool-batch',
+    maxDurationMs: Number(process.env.DEADLINE_MAX_DURATION_MS ?? 60_000),
+  });
+  return new Registry({ agents: [stepper, bounded], teams: [team] });
 }

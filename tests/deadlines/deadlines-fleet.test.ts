@@ -1,0 +1,196 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Conflict, createClient } from '@cairn/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { requiresBackend } from '@cairn/services';
+import type { QueueBackendKind } from '@cairn/runtime';
+import { FLEET_BACKEND, QUEUE_BACKENDS, startFleet, waitFor, type Fleet } from '../fleet/fleet.js';
+import { ledgerKey } from './deadline-registry.js';
+
+const DEADLINE_REGISTRY = fileURLToPath(new URL('./deadline-registry.ts', import.meta.url));
+const STEPPER = { kind: 'agent', name: 'stepper' } as const;
+const TEAM = { kind: 'team', name: 'deadline-team' } as const;
+/** Long enough for a worker under load to pick the run up and commit its quick step first. */
+const DEADLINE_MS = 6000;
+/** A long step the deadline must cut short: the run ends long before it would return. */
+const LONG_INPUT = 'Work: long steps take 120000 ms';
+
+let fleet: Fleet | undefined;
+afterEach(async () => {
+  await fleet?.stop();
+  fleet = undefined;
+});
+
+function start(backend: QueueBackendKind = FLEET_BACKEND): Promise<Fleet> {
+  return startFleet({ backend, registryModule: DEADLINE_REGISTRY });
+}
+
+/** The tool ledger's entries (`long_step:aborted:DeadlineExceededError`, ...), in order. */
+function ledger(f: Fleet): string[] {
+  try {
+    return readFileSync(f.ledgerFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('\t')[0]!);
+  } catch {
+    return [];
+  }
+}
+
+async function finalEvents(f: Fleet, runId: string): Promise<string[]> {
+  const events = await f.client.listEventsOfTypes(runId, ['RunCompleted', 'RunError']);
+  return events.map((e) => e.type);
+}
+
+describe(`deadlines under real workers (${FLEET_BACKEND})`, () => {
+  it('aborts the tool in flight at the deadline (its signal says why) and ends the run in ERROR, the earlier batch committed', async () => {
+    fleet = await start();
+    const f = fleet;
+    await f.spawnWorker('a');
+    const run = await f.client.enqueueRun({
+      entity: STEPPER,
+      input: LONG_INPUT,
+      deadlineMs: DEADLINE_MS,
+    });
+
+    const done = await f.client.waitForRun(run.runId, { timeoutMs: 60_000 });
+    expect(done.status).toBe('ERROR');
+    expect(done.error).toMatchObject({
+      name: 'DeadlineExceededError',
+      message: expect.stringContaining(`run ${run.runId} passed its deadline`),
+    });
+    // Ended by the worker's own timer, at or after its deadline and long before the step would have returned.
+    expect(done.updatedAt.getTime()).toBeGreaterThanOrEqual(run.deadlineAt!.getTime());
+    expect(ledger(f)).toEqual([
+      ledgerKey('quick_step', 'finished'),
+      ledgerKey('long_step', 'started'),
+      ledgerKey('long_step', 'aborted:DeadlineExceededError'),
+    ]);
+    const view = (await f.client.getRun(run.runId))!;
+    expect(view.last_checkpoint_at_message_index).toBe(3);
+    expect(view.tools.map((c) => [c.name, c.status])).toEqual([['quick_step', 'completed']]);
+    expect(view.attempts.map((a) => [a.worker_id, a.reason, a.outcome])).toEqual([
+      ['a', 'run', 'error'],
+    ]);
+    expect(await finalEvents(f, run.runId)).toEqual(['RunError']);
+  });
+
+  it("stops a team's member run at the team's deadline: its tool is aborted and both runs end in ERROR", async () => {
+    fleet = await start();
+    const f = fleet;
+    await f.spawnWorker('a');
+    const run = await f.client.enqueueRun({
+      entity: TEAM,
+      input: LONG_INPUT,
+      deadlineMs: DEADLINE_MS,
+    });
+
+    const done = await f.client.waitForRun(run.runId, { timeoutMs: 60_000 });
+    expect(done.status).toBe('ERROR');
+    expect(done.error?.name).toBe('DeadlineExceededError');
+    const view = (await f.client.getRun(run.runId))!;
+    const member = view.member_runs[0]!;
+    expect(member).toMatchObject({
+      status: 'ERROR',
+      // What was left of the team's deadline: the same instant.
+      deadline_at: view.deadline_at,
+      error: {
+        name: 'DeadlineExceededError',
+        message: expect.stringContaining(`run ${member.run_id} passed its deadline`),
+      },
+    });
+    expect(ledger(f)).toContain(ledgerKey('long_step', 'aborted:DeadlineExceededError'));
+    expect(ledger(f)).not.toContain(ledgerKey('long_step', 'finished'));
+    expect(await finalEvents(f, run.runId)).toEqual(['RunError']);
+    expect(await finalEvents(f, member.run_id)).toEqual(['RunError']);
+  });
+
+  it('resumes a run ended by its deadline when continued with a new deadline_ms, and it completes; without one the continue is a 409', async () => {
+    fleet = await start();
+    const f = fleet;
+    await f.spawnWorker('a', { DEADLINE_MAX_DURATION_MS: String(DEADLINE_MS) });
+    const producer = await f.spawnProducer('producer');
+    const cairn = createClient({ baseUrl: producer.baseUrl });
+
+    // No deadline_ms: the deadline is the entity's maxDurationMs, as its worker announced it.
+    const created = await cairn.runs.create({ kind: 'agent', name: 'bounded', input: LONG_INPUT });
+    const ended = await cairn.runs.wait(created.run_id, { timeoutMs: 60_000 });
+    expect(ended.status).toBe('ERROR');
+    expect(ended.error?.name).toBe('DeadlineExceededError');
+    expect(Date.parse(ended.deadline_at!) - Date.parse(ended.created_at)).toBe(DEADLINE_MS);
+
+    const refused = cairn.runs.continue(created.run_id, { input: 'Resume: 200 ms' });
+    await expect(refused).rejects.toBeInstanceOf(Conflict);
+    await expect(refused).rejects.toThrow(/deadline_ms/);
+
+    const resumed = await cairn.runs.continue(created.run_id, {
+      input: 'Resume: long steps take 200 ms',
+      deadline_ms: 120_000,
+    });
+    expect(resumed.action).toBe('resume');
+    const done = await cairn.runs.wait(created.run_id, { timeoutMs: 60_000 });
+    expect(done).toMatchObject({
+      status: 'COMPLETED',
+      content: 'finished: long step of 200 ms done',
+      error: null,
+    });
+    expect(Date.parse(done.deadline_at!)).toBeGreaterThan(Date.parse(ended.deadline_at!));
+    expect(done.attempts.map((at) => [at.reason, at.outcome])).toEqual([
+      ['run', 'error'],
+      ['continue', 'completed'],
+    ]);
+    // It went on from its checkpoint: the quick step ran once, the cut-short step again, to its end.
+    expect(ledger(f)).toEqual([
+      ledgerKey('quick_step', 'finished'),
+      ledgerKey('long_step', 'started'),
+      ledgerKey('long_step', 'aborted:DeadlineExceededError'),
+      ledgerKey('long_step', 'started'),
+      ledgerKey('long_step', 'finished'),
+    ]);
+  });
+});
+
+for (const backend of QUEUE_BACKENDS)
+  describe(`deadlines of dead workers (${backend})`, requiresBackend(backend), () => {
+    it('ends the run of a SIGKILLed worker at its deadline through the reconciler when no worker can take its job', async () => {
+      fleet = await start(backend);
+      const f = fleet;
+      // Its job stays locked for a minute after the kill: no other worker takes it before the deadline.
+      const a = await f.spawnWorker('a', { CAIRN_LOCK_MS: '60000' });
+      const run = await f.client.enqueueRun({
+        entity: STEPPER,
+        input: LONG_INPUT,
+        deadlineMs: DEADLINE_MS,
+      });
+      await waitFor(
+        () => ledger(f).includes(ledgerKey('long_step', 'started')),
+        30_000,
+        'the long step to start',
+      );
+      a.kill('SIGKILL');
+      await a.exited;
+      const b = await f.spawnWorker('b', {
+        CAIRN_RECONCILE_INTERVAL_MS: '250',
+        CAIRN_RECONCILE_AFTER_MS: '500',
+      });
+
+      const done = await f.client.waitForRun(run.runId, { timeoutMs: 60_000 });
+      expect(done.status).toBe('ERROR');
+      expect(done.error).toMatchObject({
+        name: 'DeadlineExceededError',
+        message: expect.stringContaining(`run ${run.runId} passed its deadline`),
+      });
+      // Left to its own worker until the deadline had passed by the grace.
+      expect(done.updatedAt.getTime()).toBeGreaterThanOrEqual(run.deadlineAt!.getTime() + 500);
+      await b.waitForLog('ended a run past its deadline that no execution ended');
+      const view = (await f.client.getRun(run.runId))!;
+      // Nobody claimed it again: the dead worker's attempt is closed with the ending.
+      expect(view.attempts.map((at) => [at.worker_id, at.outcome])).toEqual([['a', 'error']]);
+      expect(view.last_checkpoint_at_message_index).toBe(3);
+      expect(ledger(f).filter((e) => e.startsWith('long_step'))).toEqual([
+        ledgerKey('long_step', 'started'),
+      ]);
+      expect(await finalEvents(f, run.runId)).toEqual(['RunError']);
+      expect(b.alive).toBe(true);
+    });
+  });
