@@ -18,6 +18,7 @@ import {
 import type { Section } from './lib/section.js';
 import { BenchServices } from './lib/services.js';
 import { checkpointCommitSection } from './sections/checkpoint-commit.js';
+import { deadlinesSection } from './sections/deadlines.js';
 import { historyFlatSection } from './sections/history-flat.js';
 import { memorySection } from './sections/memory.js';
 import { peersSection } from './sections/peers.js';
@@ -31,6 +32,7 @@ const SECTIONS: readonly Section[] = [
   peersSection,
   throughputSection,
   recoverySection,
+  deadlinesSection,
 ];
 
 const RESULTS_PATH = fileURLToPath(new URL('./results/latest.json', import.meta.url));
