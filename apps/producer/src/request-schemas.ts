@@ -13,6 +13,16 @@ const deadlineMs = z
   .positive('must be a positive integer number of milliseconds')
   .max(MAX_DEADLINE_MS, `must be at most ${MAX_DEADLINE_MS} (365 days)`);
 
+/** A budget: at least one of its limits, each positive. */
+const budgetSchema = z
+  .strictObject({
+    max_tokens: z.number().int().positive().optional(),
+    max_cost_usd: z.number().positive().finite().optional(),
+  })
+  .refine((b) => b.max_tokens !== undefined || b.max_cost_usd !== undefined, {
+    message: 'give max_tokens or max_cost_usd',
+  });
+
 /** Body of `POST /v1/agents/:name/runs` and `POST /v1/teams/:name/runs`. */
 export const createRunBodySchema = z.strictObject({
   input,
@@ -24,6 +34,8 @@ export const createRunBodySchema = z.strictObject({
   priority: z.number().int().min(1).max(10).optional(),
   /** The run must end within this many ms of its creation (default: the entity's `maxDurationMs`). */
   deadline_ms: deadlineMs.optional(),
+  /** What the run's tree may spend before it pauses for a person (the entity's `budget` when absent). */
+  budget: budgetSchema.optional(),
 });
 
 /** Body of `POST /v1/runs/:run_id/continue` (an empty body is `{}`). */
@@ -44,7 +56,13 @@ const argsDigest = z
 
 /** One decision of `POST /v1/runs/:run_id/decisions`, by `type`. */
 export const decisionSchema = z.discriminatedUnion('type', [
-  z.strictObject({ action_id: actionId, type: z.literal('approve'), args_digest: argsDigest }),
+  z.strictObject({
+    action_id: actionId,
+    type: z.literal('approve'),
+    args_digest: argsDigest,
+    /** For a budget action: the raised budget (each limit above what was spent). */
+    budget: budgetSchema.optional(),
+  }),
   z.strictObject({
     action_id: actionId,
     type: z.literal('edit'),

@@ -82,7 +82,8 @@ export interface AttemptView {
 /** A tool call waiting for a person (human in the loop): approve, edit or reject it, or supply its result. */
 export interface PendingActionView {
   action_id: string;
-  kind: 'approval' | 'external';
+  /** `budget`: the run's tree would pass its budget; approve with a raised `budget`, or reject. */
+  kind: 'approval' | 'external' | 'budget';
   /** The run that made the call (the member run for a member's action). */
   run_id: string;
   member_path: string[];
@@ -122,6 +123,8 @@ export interface RunView {
   usage: Usage;
   /** The same over the run's tree (a team with its member runs). */
   usage_total: Usage;
+  /** What the run's tree may spend (raised by approved budget actions); null: no budget. */
+  budget: { max_tokens: number | null; max_cost_usd: number | null } | null;
   metadata: Record<string, unknown>;
   cancel_requested_at: string | null;
   /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */
@@ -183,12 +186,14 @@ export interface ContinueRunBody {
 }
 
 /** One human-in-the-loop decision (DESIGN.md "Human in the loop"). */
-export type Decision = { action_id: string; args_digest?: string } & (
-  | { type: 'approve' }
-  | { type: 'edit'; args: Record<string, unknown> }
-  | { type: 'reject'; message?: string }
-  | { type: 'result'; output: string; is_error?: boolean }
-);
+export type Decision = { action_id: string; args_digest?: string } &
+  /** For a budget action, `budget` raises the run's budget (each limit above what was spent). */
+  (
+    | { type: 'approve'; budget?: { max_tokens?: number; max_cost_usd?: number } }
+    | { type: 'edit'; args: Record<string, unknown> }
+    | { type: 'reject'; message?: string }
+    | { type: 'result'; output: string; is_error?: boolean }
+  );
 
 /** What `POST /v1/runs/:run_id/decisions` answers. */
 export interface DecisionsResult {

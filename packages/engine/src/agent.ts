@@ -4,6 +4,7 @@ import {
   type DefinitionChangePolicy,
 } from './definition-change-policy.js';
 import { isDeadlineMs, MAX_DEADLINE_MS } from './deadline-ms.js';
+import { budgetOf, type Budget, type BudgetOption } from './spend/budget-option.js';
 import { ENTITY_PATH_SEPARATOR } from './entity-path.js';
 import { UserError } from './errors.js';
 import type { Model } from './model.js';
@@ -48,6 +49,11 @@ export interface AgentOptions<Output = unknown> {
    * hash (it bounds new runs; a run keeps the deadline it was created with). @defaultValue no deadline
    */
   maxDurationMs?: number;
+  /**
+   * The budget of a run of this agent created without one: what its tree may spend (tokens, USD)
+   * before it pauses for a person to raise it. Not part of the definition hash. @defaultValue none
+   */
+  budget?: BudgetOption;
 }
 
 /** The fields agents and teams share, as {@link validateEntityOptions} checks them. */
@@ -59,6 +65,7 @@ export interface SharedEntityOptions {
   version?: string;
   onDefinitionChange?: string;
   maxDurationMs?: number;
+  budget?: BudgetOption;
 }
 
 const ENTITY_NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
@@ -128,6 +135,8 @@ export class Agent<Output = unknown> {
   readonly onDefinitionChange: DefinitionChangePolicy;
   /** The deadline of its runs created without one, in ms from creation; undefined: none. */
   readonly maxDurationMs: number | undefined;
+  /** The budget of its runs created without one; undefined: none. */
+  readonly budget: Budget | undefined;
 
   constructor(options: AgentOptions<Output>) {
     validateEntityOptions('agent', options);
@@ -144,5 +153,6 @@ export class Agent<Output = unknown> {
     this.version = options.version;
     this.onDefinitionChange = options.onDefinitionChange ?? 'error';
     this.maxDurationMs = options.maxDurationMs;
+    this.budget = budgetOf(options.budget, `agent "${options.name}": budget`);
   }
 }

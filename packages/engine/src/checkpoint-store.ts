@@ -65,6 +65,8 @@ export interface RunLease {
   epoch: number;
   status: RunStatus;
   cancelRequestedAt: Date | null;
+  /** The run's deadline now (a continue may have moved it since the claim). */
+  deadlineAt: Date | null;
 }
 
 /** A run's durable history up to its last checkpoint. */
@@ -107,6 +109,8 @@ export interface CheckpointStore {
   claimRun(runId: string, claim: ClaimRequest): Promise<Claim>;
   /** Messages `[0, lastCheckpointAtMessageIndex)` and the tool calls committed with them. */
   loadHistory(runId: string): Promise<RunHistory>;
+  /** The usage of every run of `rootRunId`'s tree (itself and its member runs, recursively): what a budget is held to. */
+  treeUsage(rootRunId: string): Promise<Usage[]>;
   /**
    * Appends the delta and advances `lastCheckpointAtMessageIndex`, status
    * RUNNING, in one transaction, only if `epoch` still holds the run;
@@ -149,7 +153,7 @@ export interface CheckpointStore {
    * period counts from it.
    */
   awaitDeploy(runId: string): Promise<number | undefined>;
-  /** The run's epoch, status and cancel request (one indexed read), or undefined. */
+  /** The run's epoch, status, cancel request and deadline (one indexed read), or undefined. */
   readLease(runId: string): Promise<RunLease | undefined>;
   /**
    * Cancels a run nobody executes (queued, or its worker dead): CANCELLED,

@@ -27,6 +27,7 @@ import type { Pickup, PickupOptions, PickupOutcome } from './lifecycle/pickup-ty
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
 import type { CapacitySettings } from './capacity/model-gate.js';
 import type { ModelPrices } from './spend/model-prices.js';
+import { budgetOf, type BudgetOption } from './spend/budget-option.js';
 
 /** Options of {@link Engine}. */
 export interface EngineOptions {
@@ -84,6 +85,8 @@ export interface CreateRunRequest {
    * its calls are aborted and it ends in ERROR (`DeadlineExceededError`). @defaultValue the entity's `maxDurationMs`, else none
    */
   deadlineMs?: number;
+  /** What the run's tree may spend before it pauses for a person to raise it. @defaultValue the entity's `budget`, else none */
+  budget?: BudgetOption;
   /**
    * Makes the creation idempotent per tenant: the same key with the same request returns the run the
    * first one created (`replayed: true`); with a different request, `IdempotencyKeyReusedError`.
@@ -200,6 +203,7 @@ export class Engine {
     }
     assertDeadlineMs('deadlineMs', request.deadlineMs);
     const deadlineMs = request.deadlineMs ?? entity.maxDurationMs;
+    const budget = budgetOf(request.budget, 'budget') ?? entity.budget;
     return this.store.createRun({
       entity: request.entity,
       input: request.input,
@@ -211,6 +215,7 @@ export class Engine {
       tenantId: request.tenantId ?? null,
       ...(priority !== undefined && { priority }),
       ...(deadlineMs !== undefined && { deadlineMs }),
+      ...(budget !== undefined && { budget }),
       ...(request.idempotencyKey !== undefined && {
         idempotency: {
           scope: request.tenantId ?? '',
@@ -224,6 +229,7 @@ export class Engine {
             metadata: request.metadata,
             priority: request.priority,
             deadlineMs: request.deadlineMs,
+            budget: request.budget,
           }),
         },
       }),

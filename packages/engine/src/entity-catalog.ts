@@ -1,3 +1,4 @@
+import type { Budget } from './spend/budget-option.js';
 import type { CheckpointMode, EntityKind, EntityRef } from './run-types.js';
 
 /** What creating a run needs to know of an entity, without its code: that it exists, its default checkpoint mode and deadline, and its definition hash. */
@@ -10,6 +11,8 @@ export interface EntityInfo {
   definitionHash: string | null;
   /** The deadline of a run that names none, in ms from its creation (its `maxDurationMs`); absent: none. */
   maxDurationMs?: number;
+  /** The budget of a run that names none (its `budget` option, in micro-dollars); absent: none. */
+  budget?: Budget;
 }
 
 /**

@@ -323,6 +323,19 @@ export class ArgsDigestMismatchError extends DecisionError {
 /** The decision does not fit the action: edited arguments invalid for the tool, or a decision type the action's kind does not take (HTTP 422). */
 export class InvalidDecisionError extends DecisionError {}
 
+/** A person rejected raising a run's budget (its budget action): the run ends in ERROR. */
+export class BudgetExceededError extends CairnError {
+  constructor(
+    readonly runId: string,
+    readonly actionId: string,
+    reason: string,
+  ) {
+    super(
+      `run ${runId}: its budget is spent and raising it was rejected (action ${actionId})${reason ? `: ${reason}` : ''}`,
+    );
+  }
+}
+
 /** A gated call's action expired with `onTimeout: 'error'`: the run ends in ERROR. */
 export class ApprovalTimeoutError extends CairnError {
   constructor(

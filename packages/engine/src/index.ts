@@ -161,3 +161,5 @@ export {
   type UsageView,
   type ModelUsageView,
 } from './spend/run-usage.js';
+export { BudgetExceededError } from './errors.js';
+export { budgetOf, type Budget, type BudgetOption } from './spend/budget-option.js';

@@ -134,6 +134,7 @@ export class Registry implements EntityCatalog {
       checkpoint: entity.checkpoint,
       definitionHash: definitionHashOf(entity),
       ...(entity.maxDurationMs !== undefined && { maxDurationMs: entity.maxDurationMs }),
+      ...(entity.budget !== undefined && { budget: entity.budget }),
     };
   }
 

@@ -1,3 +1,4 @@
+import type { Budget } from './spend/budget-option.js';
 import type { RunStatus } from './lifecycle/run-status.js';
 import type { Message, Usage } from './messages.js';
 
@@ -93,6 +94,8 @@ export interface RunRecord {
   priority: number;
   /** Set while the run is parked for model capacity (RUNNING, no worker holds it); null otherwise. */
   waiting: RunWaiting | null;
+  /** What the run's tree may spend (a root run's; a member run is held to its root's); null: no budget. */
+  budget: Budget | null;
   /**
    * When the run must have ended: at this time its execution aborts its model and tool calls and ends
    * it in ERROR (`DeadlineExceededError`). A member run's is its team's. Null: no deadline.
@@ -177,6 +180,8 @@ export interface NewRun {
   idempotency?: IdempotencyClaim;
   /** 1 (highest) to 10. A member run passes its team's. @defaultValue 5 */
   priority?: number;
+  /** What the run's tree may spend; absent: no budget. */
+  budget?: Budget;
   /** The run must end within this many ms of its creation (counted by the store's clock, from `created_at`). */
   deadlineMs?: number;
   /** The run must end by this time: a member run passes its team's deadline. Ignored with `deadlineMs`. */

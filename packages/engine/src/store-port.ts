@@ -43,6 +43,8 @@ export type {
   NewRun,
   RunWaiting,
 } from './run-types.js';
+export type { Budget } from './spend/budget-option.js';
+export { raisedBudget } from './spend/budget.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
 export { isEntityPath, runEntityPath } from './entity-path.js';
 export { DEFAULT_CHECKPOINT_MODE } from './agent.js';

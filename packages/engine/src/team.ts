@@ -1,4 +1,5 @@
 import type { Agent } from './agent.js';
+import { budgetOf, type Budget, type BudgetOption } from './spend/budget-option.js';
 import { DEFAULT_CHECKPOINT_MODE, DEFAULT_MAX_TURNS, validateEntityOptions } from './agent.js';
 import { UserError } from './errors.js';
 import type { z } from 'zod';
@@ -37,6 +38,8 @@ export interface TeamOptions<Output = unknown> {
    * created of it directly). @defaultValue no deadline
    */
   maxDurationMs?: number;
+  /** As an agent's `budget`: what a run of this team's tree (the team and its member runs) may spend. @defaultValue none */
+  budget?: BudgetOption;
 }
 
 /**
@@ -60,6 +63,8 @@ export class Team<Output = unknown> {
   readonly onDefinitionChange: DefinitionChangePolicy;
   /** The deadline of its runs created without one, in ms from creation; undefined: none. */
   readonly maxDurationMs: number | undefined;
+  /** The budget of its runs created without one (covering its member runs); undefined: none. */
+  readonly budget: Budget | undefined;
 
   constructor(options: TeamOptions<Output>) {
     validateEntityOptions('team', options);
@@ -92,6 +97,7 @@ export class Team<Output = unknown> {
     this.version = options.version;
     this.onDefinitionChange = options.onDefinitionChange ?? 'error';
     this.maxDurationMs = options.maxDurationMs;
+    this.budget = budgetOf(options.budget, `team "${options.name}": budget`);
   }
 
   /** The member called `name`, if any. */

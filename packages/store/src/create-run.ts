@@ -50,6 +50,7 @@ export async function createRun(db: Kysely<Database>, run: NewRun): Promise<Crea
         tenant_id: tenantId,
         definition_hash: run.definitionHash ?? null,
         ...(run.priority !== undefined && { priority: run.priority }),
+        ...(run.budget !== undefined && { budget: JSON.stringify(run.budget) }),
         // Counted from the row's own `created_at` (the same `now()`), on the store's clock.
         deadline_at:
           run.deadlineMs !== undefined

@@ -18,6 +18,7 @@ import * as m0008a from './migrations/0008_a_tenant_sessions.js';
 import * as m0009a from './migrations/0009_a_capacity_waits.js';
 import * as m0009b from './migrations/0009_b_model_capacity.js';
 import * as m0010a from './migrations/0010_a_deadlines.js';
+import * as m0010b from './migrations/0010_b_budgets.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -38,6 +39,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0009_a_capacity_waits': m0009a,
   '0009_b_model_capacity': m0009b,
   '0010_a_deadlines': m0010a,
+  '0010_b_budgets': m0010b,
 });
 
 /**

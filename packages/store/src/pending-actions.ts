@@ -17,6 +17,7 @@ import {
   expiryMoveOf,
   judgeDecision,
   normalizeDecision,
+  raisedBudget,
   resumeWhenDecided,
 } from '@cairn/engine/store';
 import {
@@ -154,7 +155,7 @@ export async function decideActions(
     const rootRunId = await rootRunOf(trx, runId);
     const root = await trx
       .selectFrom('runs')
-      .select(['status', 'epoch'])
+      .select(['status', 'epoch', 'budget'])
       .where('run_id', '=', rootRunId)
       .forUpdate()
       .executeTakeFirstOrThrow();
@@ -213,6 +214,15 @@ export async function decideActions(
         );
       found.action = toPendingActionRecord(updated);
       applied.push(action.actionId);
+      // An approved budget action raises the budget of the tree: its root's.
+      if (action.kind === 'budget' && posted.decision.type === 'approve') {
+        root.budget = raisedBudget(action, root.budget, posted.decision.budget ?? {});
+        await trx
+          .updateTable('runs')
+          .set({ budget: JSON.stringify(root.budget) })
+          .where('run_id', '=', rootRunId)
+          .execute();
+      }
       const decided = {
         type: 'ActionDecided',
         data: {

@@ -26,6 +26,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     definitionHash: row.definition_hash,
     priority: row.priority,
     waiting: row.waiting,
+    budget: row.budget,
     deadlineAt: row.deadline_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -10,7 +10,7 @@ import type {
   Usage,
   UsageView,
 } from '@cairn/engine';
-import { sumUsage, usageView } from '@cairn/engine';
+import { sumUsage, usageView, usdOf } from '@cairn/engine';
 import type { AttemptReason, EntityRef, RunWaiting } from '@cairn/engine/store';
 import type { Database, PendingActionRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
 import { withStoredResult } from './run-row.js';
@@ -83,6 +83,8 @@ export interface RunView {
   usage: UsageView;
   /** The same over the run's tree: the run and its member runs, recursively. */
   usage_total: UsageView;
+  /** What the run's tree may spend (a root run's, raised by approved budget actions); null: no budget. */
+  budget: { max_tokens: number | null; max_cost_usd: number | null } | null;
   metadata: Record<string, unknown>;
   cancel_requested_at: string | null;
   /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */
@@ -302,6 +304,11 @@ function toRunView(
     error: row.error,
     usage: usageView(row.usage),
     usage_total: usageView(row.usage),
+    budget: row.budget && {
+      max_tokens: row.budget.maxTokens ?? null,
+      max_cost_usd:
+        row.budget.maxCostMicroUsd === undefined ? null : usdOf(row.budget.maxCostMicroUsd),
+    },
     metadata: row.metadata,
     cancel_requested_at: row.cancel_requested_at?.toISOString() ?? null,
     definition_hash: row.definition_hash,

@@ -12,7 +12,7 @@ import type {
   ToolCallStatus,
   Usage,
 } from '@cairn/engine';
-import type { AttemptReason, RunWaiting } from '@cairn/engine/store';
+import type { AttemptReason, Budget, RunWaiting } from '@cairn/engine/store';
 
 /** A jsonb column: read as parsed JSON, written as JSON text (pg would turn arrays into Postgres arrays). */
 export type Json<T> = ColumnType<T, string, string>;
@@ -63,6 +63,8 @@ export interface RunsTable {
   awaiting_deploy_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits; the jobs' queue priority. */
   priority: Generated<number>;
+  /** What a root run's tree may spend (`{ maxTokens?, maxCostMicroUsd? }`); null: no budget. */
+  budget: ColumnType<Budget | null, string | null | undefined, string | null>;
   /** What the run, parked for model capacity, waits for; null while it is not parked. */
   waiting: ColumnType<RunWaiting | null, string | null | undefined, string | null>;
   /** When the run must have ended (null: no deadline); a member run's is its team's. */
@@ -200,6 +202,8 @@ export interface ServedEntitiesTable {
   checkpoint: CheckpointMode;
   /** The entity's `maxDurationMs` (the default deadline of its runs, in ms); null: none. */
   max_duration_ms: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The entity's `budget` (the default budget of its runs); null: none. */
+  budget: ColumnType<Budget | null, string | null | undefined, string | null>;
   worker_id: string;
   first_seen_at: Generated<Date>;
   last_seen_at: Generated<Date>;

@@ -62,6 +62,7 @@ export class ServedEntityCatalog implements EntityCatalog {
           definition_hash: e.definitionHash ?? NO_DEFINITION_HASH,
           checkpoint: e.checkpoint,
           max_duration_ms: e.maxDurationMs ?? null,
+          budget: e.budget ? JSON.stringify(e.budget) : null,
           worker_id: workerId,
         })),
       )
@@ -70,6 +71,7 @@ export class ServedEntityCatalog implements EntityCatalog {
           checkpoint: (eb) => eb.ref('excluded.checkpoint'),
           // Not part of the definition hash: the worker that announced it last tells it.
           max_duration_ms: (eb) => eb.ref('excluded.max_duration_ms'),
+          budget: (eb) => eb.ref('excluded.budget'),
           worker_id: (eb) => eb.ref('excluded.worker_id'),
           last_seen_at: sql<Date>`now()`,
         }),
@@ -98,7 +100,14 @@ export class ServedEntityCatalog implements EntityCatalog {
   async describe(ref: EntityRef): Promise<EntityInfo> {
     const row = await this.db
       .selectFrom('served_entities')
-      .select(['entity_kind', 'entity_name', 'checkpoint', 'definition_hash', 'max_duration_ms'])
+      .select([
+        'entity_kind',
+        'entity_name',
+        'checkpoint',
+        'definition_hash',
+        'max_duration_ms',
+        'budget',
+      ])
       .where('entity_kind', '=', ref.kind)
       .where('entity_name', '=', ref.name)
       .orderBy(isLive, 'desc')
@@ -114,6 +123,7 @@ export class ServedEntityCatalog implements EntityCatalog {
         checkpoint: row.checkpoint,
         definitionHash: hashOf(row.definition_hash),
         ...(row.max_duration_ms !== null && { maxDurationMs: row.max_duration_ms }),
+        ...(row.budget !== null && { budget: row.budget }),
       };
     if (!isEntityPath(ref.name)) {
       const paths = await this.memberPathsNamed(ref);
@@ -178,6 +188,7 @@ export class ServedEntityCatalog implements EntityCatalog {
       checkpoint: row.checkpoint,
       definitionHash: hashOf(row.definition_hash),
       ...(row.max_duration_ms !== null && { maxDurationMs: row.max_duration_ms }),
+      ...(row.budget !== null && { budget: row.budget }),
       workerId: row.worker_id,
       firstSeenAt: row.first_seen_at,
       lastSeenAt: row.last_seen_at,

@@ -1,4 +1,10 @@
-import type { ActionDecision, EntityKind, PostedDecision, RunRecord } from '@cairn/engine';
+import type {
+  ActionDecision,
+  BudgetOption,
+  EntityKind,
+  PostedDecision,
+  RunRecord,
+} from '@cairn/engine';
 import { RunNotFoundError } from '@cairn/engine';
 import { Hono } from 'hono';
 import { requestPrincipal } from '../api-key-auth.js';
@@ -42,6 +48,7 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
         metadata: body.metadata,
         priority: body.priority,
         deadlineMs: body.deadline_ms,
+        ...(body.budget && { budget: budgetOptionOf(body.budget) }),
         tenantId: requestPrincipal(c).tenantId,
         idempotencyKey: idempotencyKeyOf(c),
       });
@@ -97,10 +104,18 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
   return app;
 }
 
+/** A budget as the API names its fields, as the engine takes it. */
+function budgetOptionOf(budget: { max_tokens?: number; max_cost_usd?: number }): BudgetOption {
+  return {
+    ...(budget.max_tokens !== undefined && { maxTokens: budget.max_tokens }),
+    ...(budget.max_cost_usd !== undefined && { maxCostUsd: budget.max_cost_usd }),
+  };
+}
+
 function toPostedDecision(d: DecisionsBody['decisions'][number]): PostedDecision {
   const decision: ActionDecision =
     d.type === 'approve'
-      ? { type: 'approve' }
+      ? { type: 'approve', ...(d.budget && { budget: budgetOptionOf(d.budget) }) }
       : d.type === 'edit'
         ? { type: 'edit', args: d.args }
         : d.type === 'reject'

@@ -1,8 +1,13 @@
 import { canonicalDigest } from '../canonical-digest.js';
 import type { ApprovalTimeoutOutcome } from '../tool.js';
+import type { BudgetOption } from '../spend/budget-option.js';
 
-/** `approval`: a person approves, edits or rejects the call; `external`: a person (or another system) supplies its result. */
-export const ACTION_KINDS = ['approval', 'external'] as const;
+/**
+ * `approval`: a person approves, edits or rejects the call; `external`: a person (or another
+ * system) supplies its result; `budget`: the run's tree would pass its budget with its next model
+ * request, and a person raises the budget (approve) or ends the run (reject).
+ */
+export const ACTION_KINDS = ['approval', 'external', 'budget'] as const;
 /** One of {@link ACTION_KINDS}. */
 export type ActionKind = (typeof ACTION_KINDS)[number];
 
@@ -21,7 +26,8 @@ export type DecisionType = (typeof DECISION_TYPES)[number];
 
 /** What a person decided about one gated call. */
 export type ActionDecision =
-  | { type: 'approve' }
+  /** For a budget action, `budget` holds the raised limits (each above what was spent). */
+  | { type: 'approve'; budget?: BudgetOption }
   | { type: 'edit'; args: Record<string, unknown> }
   | { type: 'reject'; message?: string }
   | { type: 'result'; output: string; isError?: boolean };

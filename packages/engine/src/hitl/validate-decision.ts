@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidDecisionError } from '../errors.js';
 import type { ActionDecision, PendingActionRecord } from './pending-action.js';
+import { raisedBudget } from '../spend/budget.js';
 
 /**
  * Checks that a decision fits its action before it is recorded: `result`
@@ -9,6 +10,7 @@ import type { ActionDecision, PendingActionRecord } from './pending-action.js';
  * (so a producer with no tool code checks them). Throws `InvalidDecisionError`.
  */
 export function validateDecision(action: PendingActionRecord, decision: ActionDecision): void {
+  if (action.kind === 'budget') return validateBudgetDecision(action, decision);
   if (action.kind === 'approval' && decision.type === 'result') {
     throw new InvalidDecisionError(
       action.actionId,
@@ -29,6 +31,25 @@ export function validateDecision(action: PendingActionRecord, decision: ActionDe
     throw new InvalidDecisionError(
       action.actionId,
       `action ${action.actionId}: edited args are invalid for tool "${action.tool}": ${z.prettifyError(parsed.error)}`,
+    );
+  }
+}
+
+/** A budget action takes `approve` with a raised `budget` (each limit above what was spent) or `reject`. */
+function validateBudgetDecision(action: PendingActionRecord, decision: ActionDecision): void {
+  if (decision.type === 'reject') return;
+  if (decision.type !== 'approve' || decision.budget === undefined) {
+    throw new InvalidDecisionError(
+      action.actionId,
+      `action ${action.actionId} is a budget: decide approve with a raised budget ({ "type": "approve", "budget": { "max_cost_usd": ... } }) or reject`,
+    );
+  }
+  try {
+    raisedBudget(action, null, decision.budget);
+  } catch (error) {
+    throw new InvalidDecisionError(
+      action.actionId,
+      `action ${action.actionId}: ${(error as Error).message}`,
     );
   }
 }

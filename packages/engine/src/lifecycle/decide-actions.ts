@@ -98,7 +98,7 @@ export function resumeWhenDecided(
 export function normalizeDecision(decision: ActionDecision): ActionDecision {
   switch (decision.type) {
     case 'approve':
-      return { type: 'approve' };
+      return decision.budget ? { type: 'approve', budget: decision.budget } : { type: 'approve' };
     case 'edit':
       return { type: 'edit', args: decision.args };
     case 'reject':

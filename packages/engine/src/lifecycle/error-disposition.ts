@@ -1,6 +1,7 @@
 import {
   AttemptsExhaustedError,
   assertNever,
+  BudgetExceededError,
   CairnError,
   CheckpointWriteError,
   DeadlineExceededError,
@@ -33,6 +34,7 @@ export const ERROR_KINDS = [
   'max-turns',
   'deadline',
   'member-failed',
+  'budget',
   'user',
   'unexpected',
 ] as const;
@@ -80,6 +82,7 @@ export function errorKindOf(error: unknown): ErrorKind {
   if (error instanceof MaxTurnsExceededError) return 'max-turns';
   if (error instanceof DeadlineExceededError) return 'deadline';
   if (error instanceof MemberRunFailedError) return 'member-failed';
+  if (error instanceof BudgetExceededError) return 'budget';
   if (error instanceof UserError) return 'user';
   return 'unexpected';
 }
@@ -101,6 +104,7 @@ export function dispositionOf(kind: ErrorKind): ErrorDisposition {
     case 'max-turns':
     case 'deadline':
     case 'member-failed':
+    case 'budget':
     case 'user':
     case 'unexpected':
       return 'end-run-in-error';

@@ -1,5 +1,6 @@
 import type { Entity } from '../registry.js';
 import type { CarriedWait } from '../capacity/model-gate.js';
+import type { TreeSpend } from '../spend/budget.js';
 import type { AttemptReason, RunRecord } from '../run-types.js';
 import type { RunStatus } from './run-status.js';
 
@@ -55,6 +56,15 @@ export interface ExecuteOptions {
    * gets reports it (set by the team's execution from its own `capacityWaitedMs`).
    */
   carriedWait?: CarriedWait;
-  /** Called once the run is claimed, with the epoch this execution holds. */
-  onClaim?(claim: { epoch: number; run: RunRecord }): void;
+  /** For a member run: its tree's spend, shared with the team (whose root's budget it is held to). */
+  spend?: TreeSpend;
+  /**
+   * Called once the run is claimed, with the epoch this execution holds and how to move the
+   * deadline it runs under (a continue's `deadline_ms` while it runs).
+   */
+  onClaim?(claim: {
+    epoch: number;
+    run: RunRecord;
+    moveDeadline(deadlineAt: Date | null): void;
+  }): void;
 }

@@ -5,6 +5,8 @@ import type { Claim } from '../checkpoint-store.js';
 import type { RunRecord } from '../run-types.js';
 import { HandoverSignal } from '../runner/handover.js';
 import { CapacityParkSignal } from '../capacity/capacity-park-signal.js';
+import { TreeSpend } from '../spend/budget.js';
+import { sumUsage } from '../spend/run-usage.js';
 import type { Checkpointer } from '../runner/checkpointer.js';
 import { openExecution, takeIn, turnLoopStateFor } from '../runner/open-execution.js';
 import { runTurnLoop, type TurnLoopState } from '../runner/turn-loop.js';
@@ -32,9 +34,15 @@ export async function executeRun(
   options: ExecuteOptions,
 ): Promise<ExecutionResult> {
   const claim = await claimExecution(resources, runId, options);
-  options.onClaim?.({ epoch: claim.epoch, run: claim.run });
-  // The deadline's timer is armed from the row the claim returned: no read of its own.
-  const execution = deadlineSignal(claim.run, options.signal, resources.clock);
+  // The deadline's timer is armed from the row the claim returned: no read of its own. A member
+  // run's deadline is its team's, which reaches it through its team's signal.
+  const member = options.parentEpoch !== undefined;
+  const execution = deadlineSignal(
+    member ? { runId, deadlineAt: null } : claim.run,
+    options.signal,
+    resources.clock,
+  );
+  options.onClaim?.({ epoch: claim.epoch, run: claim.run, moveDeadline: execution.moveTo });
   try {
     return await executeClaimed(resources, claim, options, execution.signal);
   } finally {
@@ -60,16 +68,18 @@ async function executeClaimed(
   const carriedWait = options.carriedWait ?? { ms: options.capacityWaitedMs ?? 0 };
   let state: TurnLoopState;
   try {
+    const spend = options.spend ?? (await treeSpendOf(resources, run));
     checkAttemptsCap(claim, resources.limits.maxAttempts);
     const messages = parseStoredMessages(runId, storedMessages);
     state = turnLoopStateFor(resources, claim, checkpointer, {
       entity: options.member ?? registryOf(resources).get(run.entity),
       messages,
-      runMember: memberRunner(resources, executeRun, run, { ...options, carriedWait }),
+      runMember: memberRunner(resources, executeRun, run, { ...options, carriedWait, spend }),
       signal,
       handover: options.handover,
       context: options.context,
       carriedWait,
+      spend,
     });
     if (claim.continueRequest) takeIn(state, claim.continueRequest);
     // Claimed at or past its deadline (or cancelled meanwhile): nothing runs.
@@ -132,4 +142,14 @@ async function parked(
 
 function finished(run: RunRecord): ExecutionResult {
   return { outcome: 'finished', run };
+}
+
+/**
+ * A root run's tree spend: its budget (raised by approved budget actions)
+ * and what its tree has spent, read once at the claim, only for a run with
+ * a budget (a run without one checks nothing).
+ */
+async function treeSpendOf(resources: EngineResources, run: RunRecord): Promise<TreeSpend> {
+  if (!run.budget) return TreeSpend.of(undefined, run.usage);
+  return TreeSpend.of(run.budget, sumUsage(await resources.store.treeUsage(run.runId)));
 }

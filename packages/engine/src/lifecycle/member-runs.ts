@@ -93,6 +93,7 @@ export function memberRunner(
         }),
         context: parentOptions.context,
         carriedWait: parentOptions.carriedWait,
+        spend: parentOptions.spend,
         member,
       });
     } catch (error) {

@@ -11,6 +11,7 @@ import { outputCheckFor } from './output-type.js';
 import { executableFromTool, type ExecutableTool } from '../executable-tool.js';
 import type { TurnLoopState } from './turn-loop.js';
 import { ModelGate, type CapacitySettings, type CarriedWait } from '../capacity/model-gate.js';
+import type { TreeSpend } from '../spend/budget.js';
 
 /** A claimed run, opened for execution: its checkpointer, and its history as stored. */
 export interface OpenedExecution {
@@ -32,6 +33,8 @@ export interface TurnLoopSetup {
   context?: unknown;
   /** How long the run had waited for a model permit before this execution. @defaultValue 0 */
   carriedWait: CarriedWait;
+  /** The tree's spend the run is held to. */
+  spend: TreeSpend;
 }
 
 /**
@@ -106,6 +109,7 @@ export function turnLoopStateFor(
     maxTurns: entity.maxTurns,
     retry: resources.limits.retry,
     prices: resources.prices,
+    spend: setup.spend,
     gate: resources.capacity && gateFor(resources.capacity, run, checkpointer, setup),
     messages,
     usage: run.usage,

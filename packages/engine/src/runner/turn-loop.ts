@@ -2,6 +2,9 @@ import { MaxTurnsExceededError } from '../errors.js';
 import type { AssistantMessage, Message, ToolCallRequest, Usage } from '../messages.js';
 import { addResponseUsage } from '../spend/run-usage.js';
 import type { ModelPrices } from '../spend/model-prices.js';
+import type { TreeSpend } from '../spend/budget.js';
+import { estimateTokens } from '../capacity/token-estimate.js';
+import { checkBudget } from './budget-check.js';
 import type { Model, ModelStreamDelta, ToolSpec } from '../model.js';
 import type { RunEventType } from '../events.js';
 import type { CheckpointMode, ToolCallRecord } from '../run-types.js';
@@ -41,6 +44,8 @@ export interface TurnLoopState {
   retry: RetryPolicy;
   /** Prices by model: each response's cost is added to the run's usage. */
   prices?: ModelPrices;
+  /** What the run's tree spent and may spend: each model request is checked against it first. */
+  spend?: TreeSpend;
   /** Takes the fleet's permits for model requests (parks the run when none comes); absent: requests go straight out. */
   gate?: ModelGate;
   /** The full history so far, committed and not. */
@@ -156,6 +161,8 @@ function commitsTurnFirst(mode: CheckpointMode, message: AssistantMessage): bool
 }
 
 async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<AssistantMessage> {
+  const request = { instructions: state.instructions, messages: state.messages, tools };
+  await checkBudget(state, estimateTokens(request));
   // Announced when the request goes out, after its permit: a capacity wait is not the model's time.
   let started = false;
   const announce = () => {
@@ -212,7 +219,12 @@ async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<Assis
       },
     },
   );
+  const before = state.usage;
   state.usage = addResponseUsage(state.usage, state.model.name, response.usage, state.prices);
+  state.spend?.add(
+    state.usage.totalTokens - before.totalTokens,
+    (state.usage.costMicroUsd ?? 0) - (before.costMicroUsd ?? 0),
+  );
   state.emit('ModelRequestCompleted', {
     model: state.model.name,
     toolCalls: response.message.toolCalls?.length ?? 0,
