@@ -58,6 +58,8 @@ export interface Claim {
   claimsSinceProgress: number;
   /** The continue request waiting to be applied, with its input, if any. */
   continueRequest: ContinueRequestRecord | null;
+  /** For a run with a budget: the usage of every run of its tree, read by the claim (null without a budget). */
+  treeUsage: Usage[] | null;
 }
 
 /** What an execution reads to see whether it still holds its run. */
@@ -109,8 +111,6 @@ export interface CheckpointStore {
   claimRun(runId: string, claim: ClaimRequest): Promise<Claim>;
   /** Messages `[0, lastCheckpointAtMessageIndex)` and the tool calls committed with them. */
   loadHistory(runId: string): Promise<RunHistory>;
-  /** The usage of every run of `rootRunId`'s tree (itself and its member runs, recursively): what a budget is held to. */
-  treeUsage(rootRunId: string): Promise<Usage[]>;
   /**
    * Appends the delta and advances `lastCheckpointAtMessageIndex`, status
    * RUNNING, in one transaction, only if `epoch` still holds the run;

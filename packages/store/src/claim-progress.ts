@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
+import type { Usage } from '@cairn/engine';
 
 /**
  * For a claim's statement: the run's attempts since its last progress, its
@@ -15,6 +16,20 @@ export function attemptsSinceProgress(runId: string): RawBuilder<number> {
        and p.started_at > greatest(
              coalesce((select created_at from run_messages where run_id = ${runId} order by idx desc limit 1), '-infinity'),
              coalesce((select max(requested_at) from run_continue_requests where run_id = ${runId}), '-infinity')))`;
+}
+
+/**
+ * For a claim's statement: the usage of every run of the claimed run's tree
+ * (itself and its member runs, recursively), only when it has a budget
+ * (null otherwise): what its budget is held to, read by the claim itself.
+ */
+export function budgetedTreeUsage(runId: string): RawBuilder<Usage[] | null> {
+  return sql<Usage[] | null>`(case when run.budget is null then null else (
+      with recursive tree(run_id) as (
+        select ${runId}::text
+        union all
+        select r.run_id from runs r join tree on r.parent_run_id = tree.run_id)
+      select coalesce(jsonb_agg(t.usage), '[]'::jsonb) from runs t where t.run_id in (select run_id from tree)) end)`;
 }
 
 /** For a claim's statement: the run's waiting continue request (`{ request_id, input, upgrade, requested_at }`), or null. */

@@ -11,7 +11,11 @@ import {
   type ClaimCondition,
   RUN_TRANSITIONS,
 } from '@cairn/engine/store';
-import { attemptsSinceProgress, waitingContinueRequest } from './claim-progress.js';
+import {
+  attemptsSinceProgress,
+  budgetedTreeUsage,
+  waitingContinueRequest,
+} from './claim-progress.js';
 import { assertParentHeld } from './parent-fence.js';
 import { toRunRecord } from './run-row.js';
 import type { Database } from './schema.js';
@@ -138,6 +142,7 @@ export async function claimRun(
     .select([
       attemptsSinceProgress(runId).as('attempts_since_progress'),
       waitingContinueRequest().as('continue_request'),
+      budgetedTreeUsage(runId).as('tree_usage'),
     ])
     .executeTakeFirst();
   if (!row) {
@@ -159,6 +164,7 @@ export async function claimRun(
     run: toRunRecord(row),
     // The attempt this statement inserts is not visible to it: count it here.
     claimsSinceProgress: row.attempts_since_progress + 1,
+    treeUsage: row.tree_usage,
     continueRequest: request && {
       requestId: request.request_id,
       input: request.input,

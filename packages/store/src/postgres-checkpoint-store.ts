@@ -8,7 +8,6 @@ import type {
   PostedDecision,
   RunRecord,
   RunStatus,
-  Usage,
 } from '@cairn/engine';
 import {
   type CancelStore,
@@ -118,28 +117,6 @@ export class PostgresCheckpointStore
 
   claimRun(runId: string, claim: ClaimRequest): Promise<Claim> {
     return claimRun(this.db, runId, claim);
-  }
-
-  /** One recursive read of the tree's rows' usage (only for a run with a budget, at its claim). */
-  async treeUsage(rootRunId: string): Promise<Usage[]> {
-    const rows = await this.db
-      .withRecursive('tree(run_id)', (qb) =>
-        qb
-          .selectFrom('runs')
-          .select('run_id')
-          .where('run_id', '=', rootRunId)
-          .unionAll((u) =>
-            u
-              .selectFrom('runs as r')
-              .innerJoin('tree', 'tree.run_id', 'r.parent_run_id')
-              .select('r.run_id'),
-          ),
-      )
-      .selectFrom('runs')
-      .select('usage')
-      .where('runs.run_id', 'in', (eb) => eb.selectFrom('tree').select('tree.run_id'))
-      .execute();
-    return rows.map((row) => row.usage);
   }
 
   async loadHistory(runId: string): Promise<RunHistory> {

@@ -68,7 +68,7 @@ async function executeClaimed(
   const carriedWait = options.carriedWait ?? { ms: options.capacityWaitedMs ?? 0 };
   let state: TurnLoopState;
   try {
-    const spend = options.spend ?? (await treeSpendOf(resources, run));
+    const spend = options.spend ?? treeSpendOf(claim);
     checkAttemptsCap(claim, resources.limits.maxAttempts);
     const messages = parseStoredMessages(runId, storedMessages);
     state = turnLoopStateFor(resources, claim, checkpointer, {
@@ -146,10 +146,11 @@ function finished(run: RunRecord): ExecutionResult {
 
 /**
  * A root run's tree spend: its budget (raised by approved budget actions)
- * and what its tree has spent, read once at the claim, only for a run with
- * a budget (a run without one checks nothing).
+ * and what its tree has spent, which the claim read for a run with a budget
+ * (a run without one checks nothing).
  */
-async function treeSpendOf(resources: EngineResources, run: RunRecord): Promise<TreeSpend> {
+function treeSpendOf(claim: Claim): TreeSpend {
+  const { run, treeUsage } = claim;
   if (!run.budget) return TreeSpend.of(undefined, run.usage);
-  return TreeSpend.of(run.budget, sumUsage(await resources.store.treeUsage(run.runId)));
+  return TreeSpend.of(run.budget, sumUsage(treeUsage ?? [run.usage]));
 }
