@@ -104,7 +104,9 @@ it(`workers and the producer serve Prometheus metrics of real runs, including a 
     survivorSamples.get('cairn_model_request_seconds_count{model="scripted:researcher"}'),
   ).toBeGreaterThanOrEqual(2);
   expect(
-    survivorSamples.get('cairn_model_tokens_total{model="scripted:researcher",kind="output"}'),
+    survivorSamples.get(
+      'cairn_model_tokens_total{model="scripted:researcher",tenant="",kind="output"}',
+    ),
   ).toBeGreaterThan(0);
   expect(survivorSamples.get('cairn_checkpoint_commit_seconds_count')).toBeGreaterThanOrEqual(2);
   expect(survivorSamples.get('cairn_runs_paused')).toBe(0);

@@ -59,11 +59,6 @@ export class ModelGate {
   ) {
   }
 
-  /** The run's tenant ('' for none), as the limiter's fairness sees it: the label of its waits in metrics. */
-  get tenant(): string {
-    return this.run.tenant;
-  }
-
   /**
    * A permit for one request to `model` of about `tokens` tokens. Throws
    * {@link CapacityParkSignal} once the wait would pass the capacity wait

@@ -111,6 +111,7 @@ export function turnLoopStateFor(
     prices: resources.prices,
     spend: setup.spend,
     gate: resources.capacity && gateFor(resources.capacity, run, checkpointer, setup),
+    tenant: run.tenantId ?? '',
     messages,
     usage: run.usage,
     checkpointer,

@@ -48,6 +48,8 @@ export interface TurnLoopState {
   spend?: TreeSpend;
   /** Takes the fleet's permits for model requests (parks the run when none comes); absent: requests go straight out. */
   gate?: ModelGate;
+  /** The run's tenant ('' for none): each model turn's answer names it, for metrics. */
+  tenant: string;
   /** The full history so far, committed and not. */
   messages: Message[];
   usage: Usage;
@@ -221,16 +223,17 @@ async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<Assis
   );
   const before = state.usage;
   state.usage = addResponseUsage(state.usage, state.model.name, response.usage, state.prices);
-  state.spend?.add(
-    state.usage.totalTokens - before.totalTokens,
-    (state.usage.costMicroUsd ?? 0) - (before.costMicroUsd ?? 0),
-  );
+  const costMicroUsd = (state.usage.costMicroUsd ?? 0) - (before.costMicroUsd ?? 0);
+  state.spend?.add(state.usage.totalTokens - before.totalTokens, costMicroUsd);
   state.emit('ModelRequestCompleted', {
     model: state.model.name,
     toolCalls: response.message.toolCalls?.length ?? 0,
     usage: response.usage ?? null,
-    // The tenant the permits were asked for: metrics label the wait with it.
-    ...(capacityWaitMs > 0 && { capacityWaitMs, tenant: state.gate?.tenant ?? '' }),
+    // The response's cost at this worker's prices, and the run's tenant (the one its permits were
+    // asked for): metrics label tokens, cost and the capacity wait with it.
+    costMicroUsd,
+    tenant: state.tenant,
+    ...(capacityWaitMs > 0 && { capacityWaitMs }),
   });
   return response.message;
 }

@@ -10,6 +10,8 @@ export interface FakeToolCall {
 export interface FakeUsage {
   input: number;
   output: number;
+  /** The part of `input` served from the prompt cache (`cached_tokens`). @defaultValue 0 */
+  cached?: number;
 }
 
 /** What the fake server answers to the next model request. */

@@ -249,7 +249,7 @@ function responsesReply(
     truncation: 'disabled',
     usage: {
       input_tokens: usage.input,
-      input_tokens_details: { cached_tokens: 0 },
+      input_tokens_details: { cached_tokens: usage.cached ?? 0 },
       output_tokens: usage.output,
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: usage.input + usage.output,
@@ -292,7 +292,7 @@ function chatReply(reply: TextOrToolCalls, body: Record<string, unknown>): Recor
       prompt_tokens: usage.input,
       completion_tokens: usage.output,
       total_tokens: usage.input + usage.output,
-      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+      prompt_tokens_details: { cached_tokens: usage.cached ?? 0, audio_tokens: 0 },
       completion_tokens_details: {
         reasoning_tokens: 0,
         audio_tokens: 0,

@@ -20,7 +20,8 @@ export class CairnMetrics extends PrometheusMetrics {
   private readonly leaseLost: Counter;
   private readonly checkpointCommit: Histogram;
   private readonly modelRequest: Histogram<'model'>;
-  private readonly modelTokens: Counter<'model' | 'kind'>;
+  private readonly modelTokens: Counter<'model' | 'tenant' | 'kind'>;
+  private readonly modelCost: Counter<'model' | 'tenant'>;
   private readonly toolCall: Histogram<'tool' | 'status'>;
   private readonly rateLimited: Counter<'model'>;
   private readonly capacityWait: Histogram<'model' | 'tenant'>;
@@ -60,8 +61,14 @@ export class CairnMetrics extends PrometheusMetrics {
     });
     this.modelTokens = new Counter({
       name: 'cairn_model_tokens_total',
-      help: 'Tokens the models reported, by model and kind (input, output).',
-      labelNames: ['model', 'kind'],
+      help: "Tokens the models reported, by model, tenant ('' for none) and kind: input (cached included), cached_input (the part of input served from the provider's cache), output.",
+      labelNames: ['model', 'tenant', 'kind'],
+      registers,
+    });
+    this.modelCost = new Counter({
+      name: 'cairn_model_cost_usd_total',
+      help: "What the model responses cost in USD at the worker's prices (CAIRN_MODEL_PRICES; 0 for a model without one), by model and tenant ('' for none).",
+      labelNames: ['model', 'tenant'],
       registers,
     });
     this.toolCall = new Histogram({
@@ -103,11 +110,16 @@ export class CairnMetrics extends PrometheusMetrics {
         this.checkpointCommit.observe(observation.seconds);
         return;
       case 'model-request': {
-        const { model, usage } = observation;
+        const { model, tenant, usage } = observation;
         this.modelRequest.observe({ model }, observation.seconds);
         if (usage) {
-          this.modelTokens.inc({ model, kind: 'input' }, usage.inputTokens);
-          this.modelTokens.inc({ model, kind: 'output' }, usage.outputTokens);
+          this.modelTokens.inc({ model, tenant, kind: 'input' }, usage.inputTokens);
+          this.modelTokens.inc(
+            { model, tenant, kind: 'cached_input' },
+            usage.cachedInputTokens ?? 0,
+          );
+          this.modelTokens.inc({ model, tenant, kind: 'output' }, usage.outputTokens);
+          this.modelCost.inc({ model, tenant }, observation.costMicroUsd / 1_000_000);
         }
         return;
       }

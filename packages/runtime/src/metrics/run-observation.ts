@@ -9,7 +9,18 @@ export type RunObservation =
   | { kind: 'finished'; entity: string; status: RunStatus }
   | { kind: 'lease-lost' }
   | { kind: 'checkpoint-commit'; seconds: number }
-  | { kind: 'model-request'; model: string; seconds: number; usage: Usage | null }
+  /**
+   * A model request's time; for the turn's answer (not a retry), the usage the provider reported,
+   * its cost in micro-dollars at the worker's prices and the run's tenant ('' for none).
+   */
+  | {
+      kind: 'model-request';
+      model: string;
+      seconds: number;
+      usage: Usage | null;
+      costMicroUsd: number;
+      tenant: string;
+    }
   | { kind: 'tool-call'; tool: string; status: 'completed' | 'error'; seconds: number }
   /** A provider answered a model request 429 (the fleet pauses the model). */
   | { kind: 'rate-limited'; model: string }
@@ -68,6 +79,9 @@ export class RunEventObserver {
           model: run.model.name,
           seconds: (at - run.model.startedAt) / 1000,
           usage: data.retrying ? null : ((data.usage as Usage | null | undefined) ?? null),
+          costMicroUsd:
+            !data.retrying && typeof data.costMicroUsd === 'number' ? data.costMicroUsd : 0,
+          tenant: tenantOf(data),
         });
         // A retry is a new request of the same model, timed from now.
         run.model = data.retrying ? { name: run.model.name, startedAt: at } : undefined;
@@ -111,7 +125,7 @@ export class RunEventObserver {
     this.observe({
       kind: 'capacity-wait',
       model,
-      tenant: typeof data.tenant === 'string' ? data.tenant : '',
+      tenant: tenantOf(data),
       seconds: data.capacityWaitMs / 1000,
     });
   }
@@ -120,4 +134,9 @@ export class RunEventObserver {
   forget(runId: string): void {
     this.runs.delete(runId);
   }
+}
+
+/** The run's tenant a model turn's answer names ('' for none, and for events written before it did). */
+function tenantOf(data: Record<string, unknown>): string {
+  return typeof data.tenant === 'string' ? data.tenant : '';
 }
