@@ -75,6 +75,38 @@ describe(`deadlines under real workers (${FLEET_BACKEND})`, () => {
     expect(await finalEvents(f, run.runId)).toEqual(['RunError']);
   });
 
+  it('lets a running run go on past its old deadline once a continue gave it a new one', async () => {
+    fleet = await start();
+    const f = fleet;
+    await f.spawnWorker('a');
+    const run = await f.client.enqueueRun({
+      entity: STEPPER,
+      input: 'Work: long steps take 12000 ms',
+      deadlineMs: 8000,
+    });
+    await waitFor(
+      () => ledger(f).includes(ledgerKey('long_step', 'started')),
+      30_000,
+      'the long step to start',
+    );
+    const continued = await f.client.continueRun(run.runId, { deadlineMs: 120_000 });
+    expect(continued.action).toBe('resume');
+
+    const done = await f.client.waitForRun(run.runId, { timeoutMs: 60_000 });
+    expect(done).toMatchObject({
+      status: 'COMPLETED',
+      content: 'finished: long step of 12000 ms done',
+    });
+    expect(done.deadlineAt!.getTime()).toBeGreaterThan(run.deadlineAt!.getTime());
+    // The execution that held it followed the new deadline: one attempt, the step never cut short.
+    const view = (await f.client.getRun(run.runId))!;
+    expect(view.attempts.map((a) => [a.worker_id, a.outcome])).toEqual([['a', 'completed']]);
+    expect(ledger(f).filter((e) => e.startsWith('long_step'))).toEqual([
+      ledgerKey('long_step', 'started'),
+      ledgerKey('long_step', 'finished'),
+    ]);
+  });
+
   it("stops a team's member run at the team's deadline: its tool is aborted and both runs end in ERROR", async () => {
     fleet = await start();
     const f = fleet;

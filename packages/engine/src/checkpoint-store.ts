@@ -144,6 +144,14 @@ export interface CheckpointStore {
     | { recorded: true; request: ContinueRequestRecord }
     | { recorded: false; reason: 'waiting' | 'status' | 'not-found' }
   >;
+  /**
+   * Moves the run's deadline to `deadlineMs` from now (the store's clock), in one statement that
+   * checks it is in one of `statuses`; false when it is not (or there is no such run).
+   */
+  moveDeadline(
+    runId: string,
+    request: { deadlineMs: number; statuses: readonly RunStatus[] },
+  ): Promise<boolean>;
   /** The waiting continue request `requestId` of the run, if it still waits. */
   readContinueRequest(runId: string, requestId: string): Promise<ContinueRequestRecord | null>;
   /**

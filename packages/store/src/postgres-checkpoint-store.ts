@@ -59,7 +59,12 @@ import {
   listResumablePausedRuns,
   listRunActions,
 } from './pending-actions.js';
-import { endPastDeadline, listRunsPastDeadline, type DeadlineFence } from './run-deadline.js';
+import {
+  endPastDeadline,
+  listRunsPastDeadline,
+  moveDeadline,
+  type DeadlineFence,
+} from './run-deadline.js';
 import { listRuns } from './run-list.js';
 import type { RunListFilter, RunListPage } from './run-list.js';
 import { listRunMessages } from './run-messages-page.js';
@@ -222,6 +227,13 @@ export class PostgresCheckpointStore
     },
   ): Promise<RecordedContinue> {
     return recordContinueRequest(this.db, runId, { ...request, upgrade: request.upgrade ?? false });
+  }
+
+  moveDeadline(
+    runId: string,
+    request: { deadlineMs: number; statuses: readonly RunStatus[] },
+  ): Promise<boolean> {
+    return moveDeadline(this.db, runId, request.deadlineMs, request.statuses);
   }
 
   readContinueRequest(runId: string, requestId: string): Promise<ContinueRequestRecord | null> {

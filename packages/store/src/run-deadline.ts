@@ -6,6 +6,30 @@ import { closeRunningToolCalls } from './close-tool-calls.js';
 import { appendEvents } from './run-events.js';
 import type { Database } from './schema.js';
 
+/**
+ * Moves the run's deadline to `deadlineMs` from now, in one statement that
+ * checks its status; false when the run is in none of `statuses` (or is gone).
+ */
+export async function moveDeadline(
+  db: Kysely<Database>,
+  runId: string,
+  deadlineMs: number,
+  statuses: readonly RunStatus[],
+): Promise<boolean> {
+  if (statuses.length === 0) return false;
+  const row = await db
+    .updateTable('runs')
+    .set({
+      deadline_at: sql<Date>`now() + ${deadlineMs}::double precision * interval '1 millisecond'`,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('run_id', '=', runId)
+    .where('status', 'in', statuses)
+    .returning('run_id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** What {@link endPastDeadline} is fenced on, and the error each run it ends gets. */
 export interface DeadlineFence {
   epoch: number;

@@ -7,6 +7,8 @@ import {
   type ContinueDecision,
 } from './continue-rules.js';
 import { forkRun } from './fork-run.js';
+import { EXECUTING_STATUS } from './run-status.js';
+import type { RunRecord } from '../run-types.js';
 
 /** What `continueRun` takes. */
 export interface ContinueRequest {
@@ -46,9 +48,38 @@ export async function continueRun(
     if (decision.action === 'fork')
       return forkRun(resources, decision.run, request.input, request.deadlineMs);
     if (decision.action !== 'resume') return decision;
-    const resumed = await recordContinue(resources, runId, request);
+    const resumed = movesDeadlineOnly(request, decision.run)
+      ? await moveRunningDeadline(resources, runId, request.deadlineMs!)
+      : await recordContinue(resources, runId, request);
     if (resumed) return resumed;
   }
+}
+
+/**
+ * A continue that only gives a RUNNING run a new deadline: the execution holding it follows the
+ * new deadline (its lease watch reads it), with no continue request to take in, so no turn is
+ * added; a run no worker holds is resumed by the continue's job as any other.
+ */
+function movesDeadlineOnly(request: ContinueRequest, run: RunRecord): boolean {
+  return (
+    request.deadlineMs !== undefined &&
+    !request.input?.trim() &&
+    request.upgrade !== true &&
+    run.status === EXECUTING_STATUS
+  );
+}
+
+/** Moves a RUNNING run's deadline; undefined when it is no longer RUNNING (the rules are applied again). */
+async function moveRunningDeadline(
+  resources: EngineResources,
+  runId: string,
+  deadlineMs: number,
+): Promise<ContinueDecision | undefined> {
+  const { store } = resources;
+  if (!(await store.moveDeadline(runId, { deadlineMs, statuses: [EXECUTING_STATUS] })))
+    return undefined;
+  const run = await store.getRun(runId);
+  return run && { action: 'resume', run };
 }
 
 /** Stores a resume-in-place continue; undefined when the run left the statuses a continue resumes from. */

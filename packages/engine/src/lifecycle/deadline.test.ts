@@ -67,6 +67,21 @@ describe("an execution's deadline", () => {
     execution.stop();
   });
 
+  it('follows a deadline a continue moved while the execution runs: it aborts at the new one', async () => {
+    const execution = deadlineSignal(
+      { runId: 'r1', deadlineAt: inMs(40) },
+      undefined,
+      SYSTEM_CLOCK,
+    );
+    const later = inMs(150);
+    execution.moveTo(later);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(execution.signal.aborted).toBe(false);
+    await once(execution.signal, 'abort');
+    expect(execution.signal.reason).toMatchObject({ runId: 'r1', deadlineAt: later });
+    execution.stop();
+  });
+
   it('never aborts a run without a deadline, nor once its execution stopped', async () => {
     const free = deadlineSignal({ runId: 'r1', deadlineAt: null }, undefined, SYSTEM_CLOCK);
     const stopped = deadlineSignal({ runId: 'r2', deadlineAt: inMs(20) }, undefined, SYSTEM_CLOCK);

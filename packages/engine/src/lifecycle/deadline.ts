@@ -13,6 +13,8 @@ export function deadlinePassed(run: Pick<RunRecord, 'deadlineAt'>, now: Date): b
 /** An execution's abort signal with its run's deadline in it; `stop()` once the execution is over. */
 export interface ExecutionSignal {
   signal: AbortSignal;
+  /** Re-arms the timer for a deadline a continue moved while the execution runs (nothing once aborted). */
+  moveTo(deadlineAt: Date | null): void;
   stop(): void;
 }
 
@@ -33,24 +35,30 @@ export function deadlineSignal(
 ): ExecutionSignal {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
   const onOuter = () => controller.abort(restated(run.runId, outer?.reason));
   const stop = () => {
+    stopped = true;
     clearTimeout(timer);
     outer?.removeEventListener('abort', onOuter);
   };
   if (outer?.aborted) onOuter();
   else outer?.addEventListener('abort', onOuter, { once: true });
-  const { deadlineAt } = run;
-  if (deadlineAt !== null) {
-    const arm = () => {
-      if (controller.signal.aborted) return;
-      const leftMs = deadlineAt.getTime() - clock.now().getTime();
-      if (leftMs <= 0) controller.abort(new DeadlineExceededError(run.runId, deadlineAt));
-      else timer = setTimeout(arm, Math.min(leftMs, MAX_TIMER_MS));
-    };
+  let { deadlineAt } = run;
+  const arm = () => {
+    clearTimeout(timer);
+    if (stopped || controller.signal.aborted || deadlineAt === null) return;
+    const leftMs = deadlineAt.getTime() - clock.now().getTime();
+    if (leftMs <= 0) controller.abort(new DeadlineExceededError(run.runId, deadlineAt));
+    else timer = setTimeout(arm, Math.min(leftMs, MAX_TIMER_MS));
+  };
+  arm();
+  const moveTo = (to: Date | null) => {
+    if (to?.getTime() === deadlineAt?.getTime()) return;
+    deadlineAt = to;
     arm();
-  }
-  return { signal: controller.signal, stop };
+  };
+  return { signal: controller.signal, moveTo, stop };
 }
 
 /** A team's deadline reaching its member run is the member's own (its deadline is its team's). */

@@ -17,6 +17,8 @@ export interface LeaseWatchOptions {
 export interface LeaseWatch {
   /** The epoch this execution claimed, once known (from the execution's `onClaim`). */
   setEpoch(epoch: number): void;
+  /** Told the run's deadline at every read while the epoch holds: a continue may move it while the run executes. */
+  followDeadline(listener: (deadlineAt: Date | null) => void): void;
   /** Reads the row now (also done every `intervalMs`). */
   check(): Promise<void>;
   stop(): void;
@@ -26,11 +28,13 @@ export interface LeaseWatch {
  * Polls the run's row while an execution holds it, because a queue may tell
  * a worker it lost its job only when it finishes: a moved epoch (another
  * worker claimed the run, or a forced cancel) aborts with `LeaseLostError`,
- * a cancel request aborts with {@link CancelRequestedError}.
+ * a cancel request aborts with {@link CancelRequestedError}; the deadline
+ * read goes to the execution's deadline (moved by a continue's `deadline_ms`).
  */
 export function watchLease(options: LeaseWatchOptions): LeaseWatch {
   const { store, runId, controller } = options;
   let epoch: number | undefined;
+  let onDeadline: ((deadlineAt: Date | null) => void) | undefined;
   let running = false;
   const check = async () => {
     if (controller.signal.aborted || running) return;
@@ -41,6 +45,7 @@ export function watchLease(options: LeaseWatchOptions): LeaseWatch {
       if (epoch !== undefined && lease.epoch !== epoch)
         controller.abort(new LeaseLostError(runId, epoch));
       else if (lease.cancelRequestedAt) controller.abort(new CancelRequestedError(runId));
+      else if (epoch !== undefined) onDeadline?.(lease.deadlineAt);
     } catch (error) {
       options.onError?.(error);
     } finally {
@@ -52,6 +57,9 @@ export function watchLease(options: LeaseWatchOptions): LeaseWatch {
   return {
     setEpoch: (value) => {
       epoch ??= value;
+    },
+    followDeadline: (listener) => {
+      onDeadline = listener;
     },
     check,
     stop: () => clearInterval(timer),

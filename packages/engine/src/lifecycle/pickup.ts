@@ -112,7 +112,10 @@ export async function processPickup(
       // A run with no hash yet (created before any worker announced one) takes this worker's.
       definition: { hash: workerHash, replaces: runHash },
       capacityWaitedMs: pickup.capacityWaitedMs,
-      onClaim: ({ epoch }) => watch.setEpoch(epoch),
+      onClaim: ({ epoch, moveDeadline }) => {
+        watch.setEpoch(epoch);
+        watch.followDeadline(moveDeadline);
+      },
     });
     if (result.outcome === 'handed-over') return { kind: 'handed-over' };
     if (result.outcome === 'parked') return { kind: 'parked', park: result.park };
