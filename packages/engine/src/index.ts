@@ -161,5 +161,14 @@ export {
   type UsageView,
   type ModelUsageView,
 } from './spend/run-usage.js';
-export { BudgetExceededError } from './errors.js';
+export { BudgetExceededError, TenantBudgetExhaustedError } from './errors.js';
 export { budgetOf, type Budget, type BudgetOption } from './spend/budget-option.js';
+export {
+  parseTenantBudgets,
+  TENANT_SPEND_REFRESH_MS,
+  type TenantBudgets,
+  type TenantBudgetActionArgs,
+  type TenantDaySpend,
+} from './spend/tenant-budget.js';
+export type { BudgetActionArgs } from './spend/budget.js';
+export { pauseMsOf, DEFAULT_RATE_LIMIT_PAUSE_MS } from './capacity/rate-limit-pause.js';

@@ -1,6 +1,7 @@
 import type { RateLimitInfo } from '../capacity/model-capacity.js';
 import type { ModelGate } from '../capacity/model-gate.js';
 import { estimateTokens } from '../capacity/token-estimate.js';
+import { pauseMsOf } from '../capacity/rate-limit-pause.js';
 import { ModelError } from '../errors.js';
 import type { Model, ModelRequest, ModelResponse } from '../model.js';
 import { abortableSleep } from './abortable-sleep.js';
@@ -74,7 +75,7 @@ export async function respondWithRetry(
       if (limited && !request.signal?.aborted) {
         const pausedMs = taken
           ? await gate.rateLimited(taken.permit, limited.rateLimit ?? {})
-          : ungovernedPauseMs(limited.rateLimit, policy, attempt);
+          : ungovernedPauseMs(limited.rateLimit);
         hooks.onRateLimited?.(limited, pausedMs);
         if (!taken) await abortableSleep(pausedMs, request.signal);
         continue;
@@ -100,16 +101,7 @@ function rateLimitOf(error: unknown): ModelError | undefined {
   return error instanceof ModelError && error.status === 429 ? error : undefined;
 }
 
-/** How long a call with no gate waits after a 429: what the provider said, else the policy's backoff. */
-function ungovernedPauseMs(
-  info: RateLimitInfo | undefined,
-  policy: RetryPolicy,
-  attempt: number,
-): number {
-  const said = Math.max(
-    info?.retryAfterMs ?? 0,
-    info?.remainingRequests === 0 ? (info.resetRequestsMs ?? 0) : 0,
-    info?.remainingTokens === 0 ? (info.resetTokensMs ?? 0) : 0,
-  );
-  return Math.min(UNGOVERNED_429_WAIT_MS, said > 0 ? said : backoffDelay(policy, attempt));
+/** How long a call with no gate waits after a 429: what the provider said (capped). */
+function ungovernedPauseMs(info: RateLimitInfo | undefined): number {
+  return Math.min(UNGOVERNED_429_WAIT_MS, pauseMsOf(info ?? {}));
 }

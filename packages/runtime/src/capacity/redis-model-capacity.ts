@@ -9,6 +9,7 @@ import type {
   PermitRequest,
   RateLimitInfo,
 } from '@cairn/engine';
+import { pauseMsOf } from '@cairn/engine';
 import type { RedisConnection } from '../redis-connection.js';
 import {
   ACQUIRE_SCRIPT,
@@ -59,21 +60,6 @@ const REFUSAL_REASONS = new Set<string>([
 
 /** An optional limit as a script argument: '' for none. */
 const optional = (value: number | undefined): string => (value === undefined ? '' : String(value));
-
-/**
- * How long a 429 pauses its model, in ms: the longest of `retry-after` and the
- * reset of each exhausted limit; with none of those, the first reset given,
- * else one second.
- */
-function pauseMsOf(info: RateLimitInfo): number {
-  const pause = Math.max(
-    info.retryAfterMs ?? 0,
-    info.remainingRequests === 0 ? (info.resetRequestsMs ?? 0) : 0,
-    info.remainingTokens === 0 ? (info.resetTokensMs ?? 0) : 0,
-  );
-  const chosen = pause > 0 ? pause : (info.resetRequestsMs ?? info.resetTokensMs ?? 1000);
-  return Number.isFinite(chosen) ? Math.max(0, chosen) : 1000;
-}
 
 /**
  * The fleet-wide {@link ModelCapacity} on the queue's Redis: every call is one

@@ -456,23 +456,13 @@ const UP: readonly RawBuilder<unknown>[] = [
     language plpgsql as $$
     declare
       v_concurrency double precision := (a->>'concurrency')::double precision;
-      v_reset_requests double precision := (a->>'resetRequestsMs')::double precision;
-      v_reset_tokens double precision := (a->>'resetTokensMs')::double precision;
       v_permit bigint := (a->>'permitId')::bigint;
-      v_pause double precision;
+      -- The provider's pause, as the engine's pauseMsOf reads its 429.
+      v_pause double precision := (a->>'pauseMs')::double precision;
       v_cap double precision;
       r cairn_capacity_models;
       v_now timestamptz;
     begin
-      v_pause := greatest(
-        coalesce((a->>'retryAfterMs')::double precision, 0),
-        case when (a->>'remainingRequests')::double precision = 0
-          then coalesce(v_reset_requests, 0) else 0 end,
-        case when (a->>'remainingTokens')::double precision = 0
-          then coalesce(v_reset_tokens, 0) else 0 end);
-      if v_pause <= 0 then
-        v_pause := coalesce(v_reset_requests, v_reset_tokens, 1000);
-      end if;
       r := cairn_capacity_lock(a->>'model', true);
       v_now := clock_timestamp();
       r := cairn_capacity_prune(r, v_now, a);

@@ -10,6 +10,7 @@ import type {
   PermitRequest,
   RateLimitInfo,
 } from '@cairn/engine';
+import { pauseMsOf } from '@cairn/engine';
 import type { Database } from '../schema.js';
 
 /** Options of {@link PostgresModelCapacity}. */
@@ -106,7 +107,7 @@ export class PostgresModelCapacity implements ModelCapacity {
       model: permit.model,
       permitId: permit.id,
       ...limitArgs(limit),
-      ...info,
+      pauseMs: pauseMsOf(info),
     });
   }
 
