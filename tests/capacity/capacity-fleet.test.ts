@@ -1,0 +1,319 @@
+/**
+ * Model capacity across a fleet (DESIGN "Model capacity"): three worker
+ * processes on each queue backend (and its limiter: Redis, or Postgres with
+ * BullMQ's PostgreSQL backend) against a provider-like server that answers
+ * 429 past its quota. One fleet and one server per backend serve every case,
+ * each case on a model of its own, so the server's ledger per model is the
+ * case's.
+ */
+import { fileURLToPath } from 'node:url';
+import { DELEGATE_TOOL_NAME } from '@cairn/engine';
+import {
+  firstUserInput,
+  startFakeOpenAIServer,
+  type FakeOpenAIServer,
+} from '@cairn/engine/testing';
+import { requiresBackend } from '@cairn/services';
+import type { RunView } from '@cairn/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  allTools,
+  holderOf,
+  QUEUE_BACKENDS,
+  startFleet,
+  waitFor,
+  type Fleet,
+  type SpawnedProducer,
+} from '../fleet/fleet.js';
+import {
+  agentOn,
+  capacityScript,
+  createRegistry,
+  epochOfResult,
+  modelName,
+  readToolLedger,
+  teamOn,
+  type CapacityModel,
+} from './capacity-registry.js';
+
+const REGISTRY = fileURLToPath(new URL('./capacity-registry.ts', import.meta.url));
+/** Each case waits on processes and on a provider's pace: a loaded machine takes its time. */
+const TEST_TIMEOUT_MS = 150_000;
+/** How long each answer of the provider takes. */
+const LATENCY_MS = 300;
+/** The workers' `CAIRN_MAX_ATTEMPTS`: claims without progress a run may take (capacity claims not counted). */
+const MAX_ATTEMPTS = 2;
+
+/** Requests per minute of the `metered` model, at the provider and in the fleet's limit. */
+const METERED_RPM = 6;
+
+/**
+ * The provider's quota per model, and the fleet's limits (`CAIRN_MODEL_LIMITS`):
+ * `paced`, `guarded` and `metered` are limited exactly as the provider limits
+ * them, `single` to one request at a time, `unruled` is limited by the
+ * provider only, `free` by nobody.
+ */
+const QUOTA = {
+  paced: { concurrency: 2 },
+  unruled: { concurrency: 2 },
+  single: { concurrency: 1 },
+  guarded: { concurrency: 2 },
+  metered: { requestsPerMinute: METERED_RPM },
+} as const satisfies Partial<Record<CapacityModel, object>>;
+const MODEL_LIMITS = [
+  { model: modelName('paced'), concurrency: 2 },
+  { model: modelName('single'), concurrency: 1 },
+  { model: modelName('guarded'), concurrency: 2 },
+  { model: modelName('metered'), requests_per_minute: METERED_RPM },
+];
+
+type RunRef = { kind: 'agent' | 'team'; name: string };
+
+let startups: Promise<unknown> = Promise.resolve();
+/** Runs `start` once every start before it is done: starting processes takes the CPU, and a loaded machine's start-ups time out side by side. */
+function oneAtATime(start: () => Promise<void>): Promise<void> {
+  const started = startups.then(start);
+  startups = started.catch(() => undefined);
+  return started;
+}
+
+// The backends' fleets run side by side (each mostly waits on its provider); each one's cases run in turn.
+for (const backend of QUEUE_BACKENDS)
+  describe.concurrent(
+    `model capacity across a fleet of workers (${backend})`,
+    requiresBackend(backend),
+    () => {
+      let fleet: Fleet;
+      let server: FakeOpenAIServer;
+      let producer: SpawnedProducer;
+      /** Every request the provider received: the input of the run (or of its team) that sent it, and when. */
+      const arrivals: { input: string; at: number }[] = [];
+      /** Runs on the `metered` model, submitted as the fleet starts: a limit per minute takes a minute to show. */
+      let meteredRuns: string[] = [];
+
+      beforeAll(async () => {
+        server = await startFakeOpenAIServer({
+          decide: (context) => {
+            arrivals.push({ input: firstUserInput(context.messages), at: Date.now() });
+            return capacityScript(context);
+          },
+          latencyMs: LATENCY_MS,
+          quota: { perModel: QUOTA },
+        });
+        fleet = await startFleet({
+          backend,
+          // A lock long enough that a worker slowed by a loaded machine keeps its runs (a takeover is a claim without progress).
+          lockMs: 5_000,
+          stalledIntervalMs: 1_000,
+          registryModule: REGISTRY,
+          registry: createRegistry({ baseUrl: server.url }),
+        });
+        const env = {
+          OPENAI_BASE_URL: server.url,
+          WORKER_CONCURRENCY: '2',
+          CAIRN_MODEL_LIMITS: JSON.stringify(MODEL_LIMITS),
+          CAIRN_CAPACITY_WAIT_MS: '150',
+          CAIRN_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
+        };
+        await oneAtATime(async () => {
+          for (const name of ['a', 'b', 'c']) await fleet.spawnWorker(name, env);
+          producer = await fleet.spawnProducer('producer');
+        });
+        meteredRuns = await submit(agentOn('metered'), 2);
+      }, TEST_TIMEOUT_MS);
+      afterAll(async () => {
+        await fleet?.stop();
+        await server?.close();
+      });
+
+      async function submit(entity: RunRef, n: number): Promise<string[]> {
+        const runs = await Promise.all(
+          Array.from({ length: n }, (_, i) =>
+            fleet.client.enqueueRun({ entity, input: `${entity.name} topic ${i}` }),
+          ),
+        );
+        return runs.map((r) => r.runId);
+      }
+
+      async function finished(runIds: readonly string[]): Promise<RunView[]> {
+        await Promise.all(runIds.map((id) => fleet.client.waitForRun(id, { timeoutMs: 120_000 })));
+        return Promise.all(runIds.map(async (id) => (await fleet.client.getRun(id))!));
+      }
+
+      /** The run as `GET /v1/runs/:id` shows it. */
+      async function runPage(runId: string): Promise<RunView> {
+        return (await (await fetch(`${producer.baseUrl}/v1/runs/${runId}`)).json()) as RunView;
+      }
+
+      function expectAllCompleted(views: readonly RunView[]): void {
+        expect(views.map((v) => `${v.input}: ${v.status}`)).toEqual(
+          views.map((v) => `${v.input}: COMPLETED`),
+        );
+        for (const v of views) expect(v.content).toContain(`Report on ${v.input}`);
+      }
+
+      describe.sequential('each case on a model of its own', () => {
+        it(
+          'a limit equal to the provider quota: every run completes and the provider never answers 429',
+          async () => {
+            const views = await finished(await submit(agentOn('paced'), 6));
+            expectAllCompleted(views);
+            // Six worker slots asked a model that takes two requests at once: the fleet kept to two.
+            expect(server.quota.rejected('paced')).toBe(0);
+            expect(server.quota.accepted('paced')).toBeGreaterThanOrEqual(6 * 4);
+          },
+          TEST_TIMEOUT_MS,
+        );
+
+        it(
+          'no limit configured and a quota the fleet exceeds: 429s come back, then the fleet governs the model itself, every run completes',
+          async () => {
+            const views = await finished(await submit(agentOn('unruled'), 6));
+            // A 429 is capacity, not failure: no run in ERROR, none out of model retries.
+            expectAllCompleted(views);
+            const rejected = server.quota.rejected('unruled');
+            const accepted = server.quota.accepted('unruled');
+            expect(accepted).toBeGreaterThanOrEqual(6 * 4);
+            expect(rejected).toBeGreaterThan(0);
+            // Governed from the first 429 on (paused, then an adaptive limit): 429s stay well below the answers.
+            expect(rejected).toBeLessThan(accepted / 2);
+          },
+          TEST_TIMEOUT_MS,
+        );
+
+        it(
+          'runs park for capacity: RUNNING with waiting shown, claimed again with reason capacity, never counted toward CAIRN_MAX_ATTEMPTS; a run on an unlimited model goes by',
+          async () => {
+            const ids = await submit(agentOn('single'), 6);
+
+            // What GET /v1/runs/:id shows while a run is parked: RUNNING, held by no worker, waiting for the model.
+            let parked: RunView | undefined;
+            await waitFor(
+              async () => {
+                for (const view of await Promise.all(ids.map(runPage)))
+                  if (view.waiting !== null && holderOf(view) === undefined) parked = view;
+                return parked !== undefined;
+              },
+              60_000,
+              'a run shown parked',
+            );
+            expect(parked!.status).toBe('RUNNING');
+            expect(parked!.waiting).toEqual({
+              for: 'capacity',
+              model: modelName('single'),
+              until: expect.any(String),
+            });
+            expect(parked!.attempts.at(-1)!.outcome).toBe('parked');
+
+            // Six runs take turns at one request at a time: a run on another model does not wait behind them.
+            const [free] = await finished(await submit(agentOn('free'), 1));
+            expectAllCompleted([free!]);
+            const behind = await Promise.all(ids.map((id) => fleet.client.getRunStatus(id)));
+            expect(
+              behind.filter((status) => status === 'RUNNING' || status === 'PENDING').length,
+            ).toBeGreaterThan(0);
+
+            const views = await finished(ids);
+            expectAllCompleted(views);
+            for (const v of views) expect(v.waiting).toBeNull();
+            const parks = views.map((v) => v.attempts.filter((a) => a.outcome === 'parked').length);
+            const capacityClaims = views.map(
+              (v) => v.attempts.filter((a) => a.reason === 'capacity').length,
+            );
+            // Every park was followed by a claim with reason capacity.
+            expect(capacityClaims).toEqual(parks);
+            // Some run parked more often than CAIRN_MAX_ATTEMPTS allows claims without progress, and still completed.
+            expect(Math.max(...parks)).toBeGreaterThan(MAX_ATTEMPTS);
+            expect(server.quota.rejected('single')).toBe(0);
+            expect(server.quota.accepted('free')).toBeGreaterThanOrEqual(4);
+          },
+          TEST_TIMEOUT_MS,
+        );
+
+        it(
+          'a worker SIGKILLed while runs are parked and it holds a permit: every run completes, no committed tool batch runs again',
+          async () => {
+            const ids = [
+              ...(await submit(agentOn('guarded'), 2)),
+              ...(await submit(teamOn('guarded'), 2)),
+            ];
+            const runOfInput = new Map(
+              (await Promise.all(ids.map(async (id) => (await fleet.client.getRun(id))!))).map(
+                (v) => [v.input, v.run_id],
+              ),
+            );
+
+            // The kill point: a run is parked, and a request of a run the victim holds is in flight (one of the two permits).
+            let victim: (typeof fleet.workers)[number] | undefined;
+            let held: string | undefined;
+            await waitFor(
+              async () => {
+                const views = await Promise.all(
+                  ids.map(async (id) => (await fleet.client.getRun(id))!),
+                );
+                if (!views.some((v) => v.waiting !== null && holderOf(v) === undefined))
+                  return false;
+                const last = arrivals.filter((a) => runOfInput.has(a.input)).at(-1);
+                if (!last || Date.now() - last.at > LATENCY_MS / 2) return false;
+                held = runOfInput.get(last.input);
+                const holder = holderOf(views.find((v) => v.run_id === held));
+                victim = fleet.workers.find((w) => w.id === holder && w.alive);
+                return victim !== undefined;
+              },
+              60_000,
+              'a parked run while a request is in flight',
+            );
+            victim!.kill('SIGKILL');
+            await victim!.exited;
+
+            const views = await finished(ids);
+            expect(views.map((v) => v.status)).toEqual(views.map(() => 'COMPLETED'));
+            for (const v of views) expect(v.content).toContain(v.input);
+            const heldView = views.find((v) => v.run_id === held)!;
+            expect(
+              heldView.attempts.some((a) => a.reason === 'recovered' && a.worker_id !== victim!.id),
+            ).toBe(true);
+
+            // A committed tool result names the execution that produced it: that one ran once, and none after it.
+            const ledger = readToolLedger(fleet.ledgerFile);
+            const committed = views
+              .flatMap(allTools)
+              .filter((t) => t.name !== DELEGATE_TOOL_NAME && t.status === 'completed');
+            expect(committed).toHaveLength(4 * 3);
+            for (const t of committed) {
+              const epoch = epochOfResult(t.result)!;
+              const executions = ledger.filter((e) => e.idempotencyKey === t.idempotency_key);
+              const label = `${t.name} ${t.idempotency_key}`;
+              expect(
+                executions.filter((e) => e.epoch === epoch),
+                label,
+              ).toHaveLength(1);
+              expect(
+                executions.filter((e) => e.epoch > epoch),
+                label,
+              ).toHaveLength(0);
+            }
+            // The turn the victim had in flight was asked again; its permit was not handed out while that request could still run.
+            expect(server.quota.accepted('guarded')).toBeGreaterThan(2 * 4 + 2 * 6);
+            expect(server.quota.rejected('guarded')).toBe(0);
+          },
+          TEST_TIMEOUT_MS,
+        );
+
+        it(
+          'a limit per minute equal to the provider quota: runs that need more requests than a minute allows wait parked for the window, and the provider never answers 429',
+          async () => {
+            const views = await finished(meteredRuns);
+            expectAllCompleted(views);
+            // Eight requests against six a minute: the last ones waited for the first to leave the window, parked.
+            expect(views.some((v) => v.attempts.some((a) => a.outcome === 'parked'))).toBe(true);
+            // A 429 here is a request the limiter let go before the provider's window had room: the provider
+            // counts a request from its receipt, which comes after the permit by however long the worker took to send it.
+            expect(server.quota.rejected('metered')).toBe(0);
+            expect(server.quota.accepted('metered')).toBeGreaterThanOrEqual(2 * 4);
+          },
+          TEST_TIMEOUT_MS,
+        );
+      });
+    },
+  );
