@@ -88,6 +88,7 @@ describe('a run with a budget', () => {
     // Nothing was asked of the model: the budget is checked before the first request.
     expect(server.requests).toHaveLength(0);
     expect(action!.args).toEqual({
+      scope: 'run',
       spent: { tokens: 0, cost_usd: 0 },
       budget: { max_tokens: 1, max_cost_usd: null },
     });

@@ -10,6 +10,7 @@ import {
   RunNotContinuableError,
   ContinuePendingError,
   RunNotFoundError,
+  TenantBudgetExhaustedError,
   UserError,
 } from '@cairn/engine';
 import {
@@ -37,6 +38,14 @@ export interface ErrorBody {
   error: string;
   message: string;
   issues?: { path: string; message: string }[];
+  /** `budget_exhausted`: the tenant's spent UTC day, what it spent and its day budget. */
+  budget?: {
+    scope: 'tenant';
+    tenant: string;
+    day: string;
+    spent_usd: number;
+    max_cost_usd: number;
+  };
 }
 
 /** An error as the API answers it: status, JSON body, extra headers. */
@@ -84,6 +93,23 @@ export function toErrorResponse(error: unknown): ErrorResponse {
     return reply(415, 'unsupported_media_type', error);
   if (error instanceof FieldTooLongError) return reply(422, 'field_too_long', error);
   if (error instanceof TooManyRunsError) return reply(429, 'too_many_runs', error);
+  if (error instanceof TenantBudgetExhaustedError) {
+    return {
+      status: 429,
+      body: {
+        ...reply(429, 'budget_exhausted', error).body,
+        budget: {
+          scope: 'tenant',
+          tenant: error.tenantId,
+          day: error.day,
+          spent_usd: error.spentUsd,
+          max_cost_usd: error.budgetUsd,
+        },
+      },
+      // The next UTC day, when the tenant's budget is whole again.
+      headers: { 'Retry-After': String(error.retryAfterS) },
+    };
+  }
   if (error instanceof TooManyStreamsError) {
     return {
       ...reply(429, 'too_many_streams', error),

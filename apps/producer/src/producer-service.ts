@@ -10,6 +10,7 @@ import {
   type Registry,
   type RunRecord,
   type RunStatus,
+  type TenantBudgets,
 } from '@cairn/engine';
 import {
   cancelRun,
@@ -50,6 +51,11 @@ export interface ProducerServiceConfig {
   registry?: Registry;
   /** Apply the store's migrations first (tests, demo). @defaultValue false */
   migrate?: boolean;
+  /**
+   * USD each tenant may spend per UTC day (`CAIRN_TENANT_BUDGETS`): a spent tenant's new runs are
+   * refused with `TenantBudgetExhaustedError` (429). @defaultValue none
+   */
+  tenantBudgets?: TenantBudgets;
 }
 
 /** What the service's constructor takes: wired dependencies. */
@@ -111,6 +117,7 @@ export class ProducerService implements ProducerClient {
       store,
       catalog: config.registry ?? new ServedEntityCatalog(db),
       workerId: 'producer',
+      tenantBudgets: config.tenantBudgets,
     });
     return new ProducerService({
       engine,
@@ -125,7 +132,8 @@ export class ProducerService implements ProducerClient {
 
   /**
    * Creates the run (PENDING) and enqueues its `run` job; if the enqueue fails, the reconciler picks the run up.
-   * Throws `EntityNotFoundError` for a name the catalog refuses (`EntityNotServedError`, listing what live workers serve).
+   * Throws `EntityNotFoundError` for a name the catalog refuses (`EntityNotServedError`, listing what live workers serve),
+   * `TenantBudgetExhaustedError` when the request's tenant has spent its day budget (`tenantBudgets`).
    * A request whose idempotency key created a run before gets that run back (`replayed`), enqueued nothing.
    */
   async enqueueRun(request: CreateRunRequest): Promise<CreatedRun> {

@@ -72,6 +72,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
     },
     registry,
     migrate: config.migrate,
+    tenantBudgets: config.tenantBudgets,
   });
   const tracing = config.otlpEndpoint
     ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-producer' })

@@ -266,6 +266,7 @@ async function createExecutor(deps: {
       versionGraceMs: config.versionGraceMs,
       capacity: deps.capacity,
       prices: deps.prices,
+      tenantBudgets: config.tenantBudgets,
       logger,
       observe: (observation) => deps.metrics.observe(observation),
       ...(config.otlpEndpoint && {
@@ -309,6 +310,7 @@ async function createExecutor(deps: {
         tenantWeights: config.tenantWeights,
       },
       modelPrices: config.modelPrices,
+      tenantBudgets: config.tenantBudgets,
     },
   });
 }

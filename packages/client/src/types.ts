@@ -82,7 +82,11 @@ export interface AttemptView {
 /** A tool call waiting for a person (human in the loop): approve, edit or reject it, or supply its result. */
 export interface PendingActionView {
   action_id: string;
-  /** `budget`: the run's tree would pass its budget; approve with a raised `budget`, or reject. */
+  /**
+   * `budget`: the run's tree would pass its budget (`args.scope` `"run"`: approve with a raised
+   * `budget`, or reject), or its tenant's day budget is spent (`"tenant"`, with `tenant` and `day`:
+   * approve as is to let the run go on for the rest of that UTC day, or reject).
+   */
   kind: 'approval' | 'external' | 'budget';
   /** The run that made the call (the member run for a member's action). */
   run_id: string;
@@ -187,7 +191,7 @@ export interface ContinueRunBody {
 
 /** One human-in-the-loop decision (DESIGN.md "Human in the loop"). */
 export type Decision = { action_id: string; args_digest?: string } &
-  /** For a budget action, `budget` raises the run's budget (each limit above what was spent). */
+  /** For a run's budget action, `budget` raises the run's budget (each limit above what was spent); a tenant's takes none. */
   (
     | { type: 'approve'; budget?: { max_tokens?: number; max_cost_usd?: number } }
     | { type: 'edit'; args: Record<string, unknown> }

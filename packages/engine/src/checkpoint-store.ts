@@ -2,6 +2,7 @@ import type { NewPendingAction, PendingActionRecord } from './hitl/pending-actio
 import type { FinishStatus, RunStatus } from './lifecycle/run-status.js';
 import type { RunEvent } from './events.js';
 import type { Message, Usage } from './messages.js';
+import type { TenantDaySpend } from './spend/tenant-budget.js';
 import type {
   AttemptReason,
   CreatedRun,
@@ -179,4 +180,9 @@ export interface CheckpointStore {
    * `LeaseLostError` when `epoch` no longer holds the run.
    */
   consumeAction(runId: string, epoch: number, actionId: string): Promise<boolean>;
+  /**
+   * The tenant's spend on the current UTC day (by the store's clock), as the commits of its runs
+   * counted it fleet-wide, and the seconds until the next UTC day: one read.
+   */
+  tenantDaySpend(tenantId: string): Promise<TenantDaySpend>;
 }

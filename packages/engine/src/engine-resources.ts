@@ -6,6 +6,7 @@ import type { Registry } from './registry.js';
 import type { RetryPolicy } from './runner/model-retry.js';
 import type { CapacitySettings } from './capacity/model-gate.js';
 import type { ModelPrices } from './spend/model-prices.js';
+import type { TenantBudgets, TenantSpendLedger } from './spend/tenant-budget.js';
 
 /** The limits every execution of an engine runs under. */
 export interface EngineLimits {
@@ -61,4 +62,8 @@ export interface EngineResources {
   readonly prices: ModelPrices | undefined;
   /** The fleet's model capacity: permits before each model request; undefined: requests go straight out. */
   readonly capacity: CapacitySettings | undefined;
+  /** USD each tenant may spend per UTC day (`CAIRN_TENANT_BUDGETS`); undefined: no tenant is held to one. */
+  readonly tenantBudgets: TenantBudgets | undefined;
+  /** This engine's view of its tenants' day spend (set with `tenantBudgets`): no round trip per model request. */
+  readonly tenantSpend: TenantSpendLedger | undefined;
 }

@@ -28,6 +28,11 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js'
 import type { CapacitySettings } from './capacity/model-gate.js';
 import type { ModelPrices } from './spend/model-prices.js';
 import { budgetOf, type BudgetOption } from './spend/budget-option.js';
+import {
+  assertTenantDayOpen,
+  TenantSpendLedger,
+  type TenantBudgets,
+} from './spend/tenant-budget.js';
 
 /** Options of {@link Engine}. */
 export interface EngineOptions {
@@ -62,6 +67,32 @@ export interface EngineOptions {
   capacity?: CapacitySettings;
   /** Prices by model (`parseModelPrices`): each response's cost is kept with the run's usage, in micro-dollars. */
   prices?: ModelPrices;
+  /**
+   * USD each tenant may spend per UTC day, counted fleet-wide (`CAIRN_TENANT_BUDGETS`, `parseTenantBudgets`):
+   * a spent tenant's new runs are refused (`TenantBudgetExhaustedError`) and its running runs pause
+   * with a budget action at their next model request. @defaultValue none
+   */
+  tenantBudgets?: TenantBudgets;
+}
+
+/** The engine's tenant budgets (checked) and, with any, its ledger of their day spend. */
+function tenantSpendOf(
+  options: EngineOptions,
+): Pick<EngineResources, 'tenantBudgets' | 'tenantSpend'> {
+  const budgets = options.tenantBudgets;
+  if (!budgets || Object.keys(budgets).length === 0)
+    return { tenantBudgets: undefined, tenantSpend: undefined };
+  for (const [tenant, usd] of Object.entries(budgets)) {
+    if (!(Number.isFinite(usd) && usd > 0))
+      throw new UserError(
+        `tenantBudgets.${tenant} must be a positive number of USD per UTC day, got ${String(usd)}`,
+      );
+  }
+  const { store } = options;
+  return {
+    tenantBudgets: budgets,
+    tenantSpend: new TenantSpendLedger((tenantId) => store.tenantDaySpend(tenantId)),
+  };
 }
 
 /** Default of `CAIRN_VERSION_GRACE_MS`: five minutes, the length of a slow rolling deploy. */
@@ -150,6 +181,7 @@ export class Engine {
       onLeaseCheckError: options.onLeaseCheckError,
       capacity: options.capacity,
       prices: options.prices,
+      ...tenantSpendOf(options),
     };
   }
 
@@ -204,6 +236,11 @@ export class Engine {
     assertDeadlineMs('deadlineMs', request.deadlineMs);
     const deadlineMs = request.deadlineMs ?? entity.maxDurationMs;
     const budget = budgetOf(request.budget, 'budget') ?? entity.budget;
+    await assertTenantDayOpen(
+      (tenantId) => this.store.tenantDaySpend(tenantId),
+      this.resources.tenantBudgets,
+      request.tenantId ?? null,
+    );
     return this.store.createRun({
       entity: request.entity,
       input: request.input,

@@ -323,15 +323,34 @@ export class ArgsDigestMismatchError extends DecisionError {
 /** The decision does not fit the action: edited arguments invalid for the tool, or a decision type the action's kind does not take (HTTP 422). */
 export class InvalidDecisionError extends DecisionError {}
 
-/** A person rejected raising a run's budget (its budget action): the run ends in ERROR. */
+/** A person rejected raising a run's budget, or going on past its tenant's spent day (its budget action): the run ends in ERROR. */
 export class BudgetExceededError extends CairnError {
   constructor(
     readonly runId: string,
     readonly actionId: string,
     reason: string,
+    /** Whose budget was spent: the run's (its tree's) or its tenant's day. */
+    readonly scope: 'run' | 'tenant' = 'run',
   ) {
     super(
-      `run ${runId}: its budget is spent and raising it was rejected (action ${actionId})${reason ? `: ${reason}` : ''}`,
+      `run ${runId}: ${scope === 'tenant' ? "its tenant's day budget is spent and going on was rejected" : 'its budget is spent and raising it was rejected'} (action ${actionId})${reason ? `: ${reason}` : ''}`,
+    );
+  }
+}
+
+/** A tenant whose day budget (`CAIRN_TENANT_BUDGETS`) is spent creates no run until the next UTC day (HTTP 429 `budget_exhausted`). */
+export class TenantBudgetExhaustedError extends CairnError {
+  constructor(
+    readonly tenantId: string,
+    /** The spent UTC day, `YYYY-MM-DD`. */
+    readonly day: string,
+    readonly spentUsd: number,
+    readonly budgetUsd: number,
+    /** Seconds until the next UTC day, when the tenant may create runs again. */
+    readonly retryAfterS: number,
+  ) {
+    super(
+      `tenant ${tenantId} has spent its budget for ${day} (UTC): $${spentUsd} of $${budgetUsd} (CAIRN_TENANT_BUDGETS); new runs are accepted again in ${retryAfterS} s, at the next UTC day`,
     );
   }
 }

@@ -96,6 +96,8 @@ export interface RunRecord {
   waiting: RunWaiting | null;
   /** What the run's tree may spend (a root run's; a member run is held to its root's); null: no budget. */
   budget: Budget | null;
+  /** The UTC day (`YYYY-MM-DD`) a person let this root run's tree go on past its tenant's spent day budget; null: none. */
+  tenantBudgetExemptDay: string | null;
   /**
    * When the run must have ended: at this time its execution aborts its model and tool calls and ends
    * it in ERROR (`DeadlineExceededError`). A member run's is its team's. Null: no deadline.

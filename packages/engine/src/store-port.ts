@@ -44,7 +44,8 @@ export type {
   RunWaiting,
 } from './run-types.js';
 export type { Budget } from './spend/budget-option.js';
-export { raisedBudget } from './spend/budget.js';
+export { budgetApproval, type BudgetApproval } from './spend/budget.js';
+export type { TenantDaySpend } from './spend/tenant-budget.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
 export { isEntityPath, runEntityPath } from './entity-path.js';
 export { DEFAULT_CHECKPOINT_MODE } from './agent.js';

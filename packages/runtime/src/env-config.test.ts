@@ -129,4 +129,22 @@ describe('parseEnvConfig', () => {
       /^CAIRN_CAPACITY_WAIT_MS/,
     );
   });
+
+  it('reads tenant day budgets in USD, refusing a malformed entry by its place and text', () => {
+    expect(
+      parseEnvConfig({ DATABASE_URL: DB, CAIRN_TENANT_BUDGETS: 'acme:25, globex:0.5' })
+        .tenantBudgets,
+    ).toEqual({ acme: 25, globex: 0.5 });
+    expect(parseEnvConfig({ DATABASE_URL: DB }).tenantBudgets).toEqual({});
+    const budgets = (value: string) => () =>
+      parseEnvConfig({ DATABASE_URL: DB, CAIRN_TENANT_BUDGETS: value });
+    expect(budgets('acme:25,globex')).toThrow(
+      /^CAIRN_TENANT_BUDGETS: entry 1 \("globex"\) must be <tenant>:<USD per UTC day above 0>/,
+    );
+    expect(budgets('acme:0')).toThrow(/^CAIRN_TENANT_BUDGETS: entry 0 \("acme:0"\)/);
+    expect(budgets('acme:$25')).toThrow(/^CAIRN_TENANT_BUDGETS: entry 0 \("acme:\$25"\)/);
+    expect(budgets('acme:1,acme:2')).toThrow(
+      /^CAIRN_TENANT_BUDGETS: tenant "acme" is listed twice/,
+    );
+  });
 });

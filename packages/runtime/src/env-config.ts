@@ -6,8 +6,10 @@ import {
   DEFAULT_VERSION_GRACE_MS,
   parseModelLimits,
   parseModelPrices,
+  parseTenantBudgets,
   type ModelLimit,
   type ModelPrice,
+  type TenantBudgets,
 } from '@cairn/engine';
 import { ConfigError } from './errors.js';
 import { parseKeyRing } from './key-ring-entries.js';
@@ -110,6 +112,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_CAPACITY_WAIT_MS: integerAtLeast(0, DEFAULT_CAPACITY_WAIT_MS),
   CAIRN_TENANT_WEIGHTS: optionalString,
   CAIRN_MODEL_PRICES: optionalString,
+  CAIRN_TENANT_BUDGETS: optionalString,
   LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
 });
 
@@ -187,6 +190,11 @@ export interface CairnEnvConfig {
   tenantWeights: Record<string, number>;
   /** `CAIRN_MODEL_PRICES`: USD per million tokens by model (they win over a registry's `modelPrices`), as `parseModelPrices` reads them. @defaultValue {} */
   modelPrices: Record<string, ModelPrice>;
+  /**
+   * `CAIRN_TENANT_BUDGETS` (`acme:25,globex:5`): USD each tenant may spend per UTC day, counted fleet-wide;
+   * a spent tenant's new runs get 429 and its running runs pause with a budget action. @defaultValue {}
+   */
+  tenantBudgets: TenantBudgets;
   /** @defaultValue 'info' */
   logLevel: (typeof LOG_LEVELS)[number];
 }
@@ -257,6 +265,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     capacityWaitMs: e.CAIRN_CAPACITY_WAIT_MS,
     tenantWeights: tenantWeightsOf(e.CAIRN_TENANT_WEIGHTS),
     modelPrices: modelPricesOf(e.CAIRN_MODEL_PRICES),
+    tenantBudgets: tenantBudgetsOf(e.CAIRN_TENANT_BUDGETS),
     logLevel: e.LOG_LEVEL ?? 'info',
   };
 }
@@ -268,6 +277,16 @@ function modelPricesOf(raw: string | undefined): Record<string, ModelPrice> {
   } catch (error) {
     const message = (error as Error).message.replace(/^CAIRN_MODEL_PRICES: /, '');
     throw new ConfigError('CAIRN_MODEL_PRICES', message);
+  }
+}
+
+function tenantBudgetsOf(raw: string | undefined): TenantBudgets {
+  if (raw === undefined) return {};
+  try {
+    return parseTenantBudgets(raw, 'CAIRN_TENANT_BUDGETS');
+  } catch (error) {
+    const message = (error as Error).message.replace(/^CAIRN_TENANT_BUDGETS: /, '');
+    throw new ConfigError('CAIRN_TENANT_BUDGETS', message);
   }
 }
 

@@ -62,6 +62,7 @@ describe('migrate', () => {
       'runs',
       'served_entities',
       'sessions',
+      'tenant_day_spend',
       'tool_calls',
     ]);
   });

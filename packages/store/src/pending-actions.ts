@@ -16,8 +16,8 @@ import type {
 import {
   expiryMoveOf,
   judgeDecision,
+  budgetApproval,
   normalizeDecision,
-  raisedBudget,
   resumeWhenDecided,
 } from '@cairn/engine/store';
 import {
@@ -214,12 +214,18 @@ export async function decideActions(
         );
       found.action = toPendingActionRecord(updated);
       applied.push(action.actionId);
-      // An approved budget action raises the budget of the tree: its root's.
+      // An approved budget action raises the budget of the tree (its root's), or lets the tree go
+      // on past its tenant's spent day for the rest of that day (recorded on its root).
       if (action.kind === 'budget' && posted.decision.type === 'approve') {
-        root.budget = raisedBudget(action, root.budget, posted.decision.budget ?? {});
+        const approval = budgetApproval(action, root.budget, posted.decision.budget);
+        if (approval.kind === 'raise') root.budget = approval.budget;
         await trx
           .updateTable('runs')
-          .set({ budget: JSON.stringify(root.budget) })
+          .set(
+            approval.kind === 'raise'
+              ? { budget: JSON.stringify(approval.budget) }
+              : { tenant_budget_exempt_day: approval.day },
+          )
           .where('run_id', '=', rootRunId)
           .execute();
       }

@@ -24,6 +24,7 @@ import {
   type RunLease,
   type RunOutcome,
   type RunPastDeadline,
+  type TenantDaySpend,
   ContinueArrivedError,
   EXECUTING_STATUS,
   FINISH_WAITS_FOR_CONTINUE,
@@ -42,6 +43,7 @@ import { BrowserSessionRevocations } from './browser-session-revocations.js';
 import { deleteSession } from './delete-session.js';
 import { pruneFinishedRuns, type PruneOptions, type PruneResult } from './retention.js';
 import { writeDelta } from './write-delta.js';
+import { readTenantDaySpend } from './tenant-day-spend.js';
 import { claimRun } from './claim-run.js';
 import { forceCancel, requestCancel } from './run-cancel.js';
 import type { ForceCancelOptions } from './run-cancel.js';
@@ -426,6 +428,10 @@ export class PostgresCheckpointStore
   /** Claims a decided action for execution, fenced by `epoch`; false when it was consumed before. */
   consumeAction(runId: string, epoch: number, actionId: string): Promise<boolean> {
     return consumeAction(this.db, runId, epoch, actionId);
+  }
+
+  tenantDaySpend(tenantId: string): Promise<TenantDaySpend> {
+    return readTenantDaySpend(this.db, tenantId);
   }
 
   /** Expires the action if it is still undecided past its `expires_at`. */

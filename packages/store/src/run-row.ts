@@ -27,6 +27,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     priority: row.priority,
     waiting: row.waiting,
     budget: row.budget,
+    tenantBudgetExemptDay: row.tenant_budget_exempt_day,
     deadlineAt: row.deadline_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -65,6 +65,8 @@ export interface RunsTable {
   priority: Generated<number>;
   /** What a root run's tree may spend (`{ maxTokens?, maxCostMicroUsd? }`); null: no budget. */
   budget: ColumnType<Budget | null, string | null | undefined, string | null>;
+  /** The UTC day (`YYYY-MM-DD`) a person let the root run's tree go on past its tenant's spent day budget; null: none. */
+  tenant_budget_exempt_day: ColumnType<string | null, string | null | undefined, string | null>;
   /** What the run, parked for model capacity, waits for; null while it is not parked. */
   waiting: ColumnType<RunWaiting | null, string | null | undefined, string | null>;
   /** When the run must have ended (null: no deadline); a member run's is its team's. */
@@ -184,6 +186,16 @@ export interface Database {
   run_idempotency_keys: RunIdempotencyKeysTable;
   run_continue_requests: RunContinueRequestsTable;
   revoked_browser_sessions: RevokedBrowserSessionsTable;
+  tenant_day_spend: TenantDaySpendTable;
+}
+
+/** The `tenant_day_spend` table: what each tenant's runs cost per UTC day, counted by the commits of their turns. */
+export interface TenantDaySpendTable {
+  tenant_id: string;
+  /** The UTC day (a `date`; read it as `day::text`). */
+  day: ColumnType<string, string, never>;
+  /** Integer micro-dollars (bigint, read as a number). */
+  cost_micro_usd: Generated<number>;
 }
 
 /** The `revoked_browser_sessions` table: signed-out browser sessions, until their cookie expires. */

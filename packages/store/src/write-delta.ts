@@ -49,8 +49,9 @@ export type DeltaFinish = Pick<RunOutcome, 'status' | 'content' | 'error'>;
  * holds the run nothing at all is written and `LeaseLostError` is thrown.
  * It appends the messages, stores each tool result once (in its tool
  * message), inserts new calls plainly and updates the `running` rows of
- * calls that finished, and stores the delta's events; a finish also sets the
- * final status and ends the attempt. Its cost depends on the delta only.
+ * calls that finished, stores the delta's events, and adds what the delta
+ * cost to its tenant's UTC day; a finish also sets the final status and ends
+ * the attempt. Its cost depends on the delta only.
  */
 export async function writeDelta(
   db: Kysely<Database>,
@@ -87,6 +88,8 @@ export async function writeDelta(
     );
   }
   if (k > 0) ctes.push(sql`new_events as (${insertEventsAfter(events.map(toStoredEvent))})`);
+  const cost = delta.usage.costMicroUsd ?? 0;
+  if (cost > 0) ctes.push(...tenantDaySpend(runId, cost));
   const continued = continueFragments(
     runId,
     epoch,
@@ -124,6 +127,27 @@ export async function writeDelta(
   const row = rows[0];
   if (!row) throw new LeaseLostError(runId, epoch);
   return row;
+}
+
+/**
+ * The commit's cost added to its tenant's UTC day (`tenant_day_spend`), by
+ * the database's clock: what the run's cumulative cost `cost` adds to the
+ * cost stored before this statement, only when that is positive and the run
+ * has a tenant. The `prior_cost` read sees the row as it was before the fenced
+ * update (one snapshot for the whole statement).
+ */
+function tenantDaySpend(runId: string, cost: number): RawBuilder<unknown>[] {
+  return [
+    sql`prior_cost as (
+      select coalesce((usage->>'costMicroUsd')::numeric, 0)::bigint as cost from runs where run_id = ${runId})`,
+    sql`tenant_spend as (
+      insert into tenant_day_spend (tenant_id, day, cost_micro_usd)
+      select run.tenant_id, (now() at time zone 'utc')::date, ${cost}::bigint - prior_cost.cost
+        from run, prior_cost
+       where run.tenant_id is not null and ${cost}::bigint > prior_cost.cost
+      on conflict (tenant_id, day) do update
+        set cost_micro_usd = tenant_day_spend.cost_micro_usd + excluded.cost_micro_usd)`,
+  ];
 }
 
 /** The delta's calls, the latest record of each id, each result stored once: in its tool message when the delta has it. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InvalidDecisionError } from '../errors.js';
 import type { ActionDecision, PendingActionRecord } from './pending-action.js';
-import { raisedBudget } from '../spend/budget.js';
+import { budgetApproval, isTenantBudgetAction } from '../spend/budget.js';
 
 /**
  * Checks that a decision fits its action before it is recorded: `result`
@@ -35,17 +35,24 @@ export function validateDecision(action: PendingActionRecord, decision: ActionDe
   }
 }
 
-/** A budget action takes `approve` with a raised `budget` (each limit above what was spent) or `reject`. */
+/**
+ * A budget action takes `approve` or `reject`: the run's own budget is
+ * approved with a raised `budget` (each limit above what was spent); its
+ * tenant's spent day is approved as is (the run goes on for the rest of that UTC day).
+ */
 function validateBudgetDecision(action: PendingActionRecord, decision: ActionDecision): void {
   if (decision.type === 'reject') return;
-  if (decision.type !== 'approve' || decision.budget === undefined) {
+  const tenant = isTenantBudgetAction(action.args) ? action.args : undefined;
+  if (decision.type !== 'approve' || (decision.budget === undefined && !tenant)) {
     throw new InvalidDecisionError(
       action.actionId,
-      `action ${action.actionId} is a budget: decide approve with a raised budget ({ "type": "approve", "budget": { "max_cost_usd": ... } }) or reject`,
+      tenant
+        ? `action ${action.actionId} is tenant ${tenant.tenant}'s spent day: decide approve (the run goes on for the rest of ${tenant.day}, UTC) or reject`
+        : `action ${action.actionId} is a budget: decide approve with a raised budget ({ "type": "approve", "budget": { "max_cost_usd": ... } }) or reject`,
     );
   }
   try {
-    raisedBudget(action, null, decision.budget);
+    budgetApproval(action, null, decision.budget);
   } catch (error) {
     throw new InvalidDecisionError(
       action.actionId,

@@ -7,6 +7,7 @@ import { HandoverSignal } from '../runner/handover.js';
 import { CapacityParkSignal } from '../capacity/capacity-park-signal.js';
 import { TreeSpend } from '../spend/budget.js';
 import { sumUsage } from '../spend/run-usage.js';
+import { tenantBudgetOf, type TenantHold } from '../spend/tenant-budget.js';
 import type { Checkpointer } from '../runner/checkpointer.js';
 import { openExecution, takeIn, turnLoopStateFor } from '../runner/open-execution.js';
 import { runTurnLoop, type TurnLoopState } from '../runner/turn-loop.js';
@@ -69,6 +70,8 @@ async function executeClaimed(
   let state: TurnLoopState;
   try {
     const spend = options.spend ?? treeSpendOf(claim);
+    // A root's execution holds its tree to its tenant's day budget too (members share the root's).
+    if (!options.spend) spend.tenant = tenantHoldOf(resources, run);
     checkAttemptsCap(claim, resources.limits.maxAttempts);
     const messages = parseStoredMessages(runId, storedMessages);
     state = turnLoopStateFor(resources, claim, checkpointer, {
@@ -153,4 +156,20 @@ function treeSpendOf(claim: Claim): TreeSpend {
   const { run, treeUsage } = claim;
   if (!run.budget) return TreeSpend.of(undefined, run.usage);
   return TreeSpend.of(run.budget, sumUsage(treeUsage ?? [run.usage]));
+}
+
+/**
+ * The tenant's day budget a root run's tree is held to, with the day a
+ * person let it go on past it; undefined when its tenant has none.
+ */
+function tenantHoldOf(resources: EngineResources, run: RunRecord): TenantHold | undefined {
+  const maxMicroUsd = tenantBudgetOf(resources.tenantBudgets, run.tenantId);
+  if (maxMicroUsd === undefined || !resources.tenantSpend || run.tenantId === null)
+    return undefined;
+  return {
+    tenantId: run.tenantId,
+    maxMicroUsd,
+    ledger: resources.tenantSpend,
+    exemptDay: run.tenantBudgetExemptDay,
+  };
 }

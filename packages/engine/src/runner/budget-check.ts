@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { BudgetExceededError } from '../errors.js';
+import { BudgetExceededError, StoreUnavailableError } from '../errors.js';
 import { actionSummary } from '../hitl/pending-action.js';
-import { budgetAction } from '../spend/budget.js';
+import { budgetAction, isTenantBudgetAction, type AnyBudgetActionArgs } from '../spend/budget.js';
+import { spentTenantDay } from '../spend/tenant-budget.js';
 import { costMicroUsd, priceFor } from '../spend/model-prices.js';
 import { EXPECTED_OUTPUT_TOKENS } from '../capacity/token-estimate.js';
 import { PauseSignal } from './pause-signal.js';
@@ -29,19 +30,17 @@ export interface BudgetCheckState {
 
 /**
  * Before a model request of about `tokens` tokens: when the request would
- * take the run's tree past its budget, the run stops here. A budget action
- * a person rejected ends it in ERROR (`BudgetExceededError`, the rejection
- * consumed so that a later continue asks again); otherwise it pauses with a
- * new budget action, committed with whatever is pending. Costs nothing when
- * the tree has room (no round trip: the spend is kept in memory).
+ * take the run's tree past its budget, or its tenant's day budget is spent
+ * (and no person let the tree go on for that day), the run stops here. A
+ * budget action a person rejected ends it in ERROR (`BudgetExceededError`,
+ * the rejection consumed so that a later continue asks again); otherwise it
+ * pauses with a new budget action, committed with whatever is pending. Costs
+ * no round trip when there is room: the tree's spend is kept in memory, the
+ * tenant's day in the worker's ledger (read again every few seconds).
  */
 export async function checkBudget(state: BudgetCheckState, tokens: number): Promise<void> {
-  const { spend } = state;
-  if (!spend?.budget) return;
-  const price = state.prices && priceFor(state.prices, state.model.name);
-  const output = Math.min(tokens, EXPECTED_OUTPUT_TOKENS);
-  const microUsd = costMicroUsd(price, { inputTokens: tokens - output, outputTokens: output });
-  if (!spend.wouldExceed(tokens, microUsd)) return;
+  const args = await overBudget(state, tokens);
+  if (!args) return;
 
   const rejected = (await state.actions.list()).find(
     (a) =>
@@ -52,7 +51,8 @@ export async function checkBudget(state: BudgetCheckState, tokens: number): Prom
   );
   if (rejected && (await state.actions.consume(rejected.actionId))) {
     const message = rejected.decision?.type === 'reject' ? (rejected.decision.message ?? '') : '';
-    throw new BudgetExceededError(state.runId, rejected.actionId, message);
+    const scope = isTenantBudgetAction(rejected.args) ? 'tenant' : 'run';
+    throw new BudgetExceededError(state.runId, rejected.actionId, message, scope);
   }
   const batch = state.messages.filter(
     (m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) > 0,
@@ -62,8 +62,30 @@ export async function checkBudget(state: BudgetCheckState, tokens: number): Prom
     await state.memberPath(),
     state.epoch,
     batch,
-    spend.actionArgs(),
+    args,
   );
   state.checkpointer.pause([action]);
   throw new PauseSignal(state.runId, { actions: [actionSummary(action)] });
+}
+
+/** What the budget action shows when the request may not go out: the tree's budget first, then its tenant's day. */
+async function overBudget(
+  state: BudgetCheckState,
+  tokens: number,
+): Promise<AnyBudgetActionArgs | undefined> {
+  const { spend } = state;
+  if (!spend) return undefined;
+  if (spend.budget) {
+    const price = state.prices && priceFor(state.prices, state.model.name);
+    const output = Math.min(tokens, EXPECTED_OUTPUT_TOKENS);
+    const microUsd = costMicroUsd(price, { inputTokens: tokens - output, outputTokens: output });
+    if (spend.wouldExceed(tokens, microUsd)) return spend.actionArgs();
+  }
+  if (!spend.tenant) return undefined;
+  try {
+    return await spentTenantDay(spend.tenant);
+  } catch (cause) {
+    // The tenant's day could not be read: the job is retried from the last checkpoint.
+    throw new StoreUnavailableError(state.runId, { cause });
+  }
 }

@@ -4,13 +4,24 @@ import { digestArgs } from '../hitl/pending-action.js';
 import type { Usage } from '../messages.js';
 import { usdOf } from './run-usage.js';
 import { budgetOf, type Budget, type BudgetOption } from './budget-option.js';
+import type { TenantBudgetActionArgs, TenantHold } from './tenant-budget.js';
 
 export { budgetOf, type Budget, type BudgetOption } from './budget-option.js';
 
 /** What a budget pause's action shows: what the tree spent and the budget it hit. */
 export interface BudgetActionArgs {
+  /** The run's own budget (its tree's), as against its tenant's day budget. */
+  scope: 'run';
   spent: { tokens: number; cost_usd: number };
   budget: { max_tokens: number | null; max_cost_usd: number | null };
+}
+
+/** What any budget action shows: the tree's budget, or its tenant's day. */
+export type AnyBudgetActionArgs = BudgetActionArgs | TenantBudgetActionArgs;
+
+/** True for the action of a tenant's spent day (actions stored before scopes were named are the run's). */
+export function isTenantBudgetAction(args: unknown): args is TenantBudgetActionArgs {
+  return (args as { scope?: unknown } | null)?.scope === 'tenant';
 }
 
 /**
@@ -20,6 +31,9 @@ export interface BudgetActionArgs {
  * with no round trip.
  */
 export class TreeSpend {
+  /** The tenant's day budget the tree is held to too; undefined: none. */
+  tenant: TenantHold | undefined;
+
   constructor(
     /** The root run's budget; undefined: none (nothing is checked). */
     public budget: Budget | undefined,
@@ -32,10 +46,11 @@ export class TreeSpend {
     return new TreeSpend(budget, usage.totalTokens ?? 0, usage.costMicroUsd ?? 0);
   }
 
-  /** Adds one response's usage (its tokens and cost). */
+  /** Adds one response's usage (its tokens and cost), to its tenant's day too. */
   add(tokens: number, microUsd: number): void {
     this.tokens += tokens;
     this.microUsd += microUsd;
+    if (this.tenant) this.tenant.ledger.add(this.tenant.tenantId, microUsd);
   }
 
   /** True when a request of about `tokens` tokens and `microUsd` would take the tree past its budget. */
@@ -51,6 +66,7 @@ export class TreeSpend {
   /** What a budget action shows. */
   actionArgs(): BudgetActionArgs {
     return {
+      scope: 'run',
       spent: { tokens: this.tokens, cost_usd: usdOf(this.microUsd) },
       budget: {
         max_tokens: this.budget?.maxTokens ?? null,
@@ -67,7 +83,7 @@ export function budgetAction(
   memberPath: string[],
   epoch: number,
   batch: number,
-  args: BudgetActionArgs,
+  args: AnyBudgetActionArgs,
 ): NewPendingAction {
   return {
     actionId,
@@ -90,7 +106,7 @@ export function budgetAction(
  * with each limit the decision names replaced. Throws a {@link UserError}
  * (a 422) when a new limit is not above what the tree had spent.
  */
-export function raisedBudget(
+function raisedBudget(
   action: Pick<PendingActionRecord, 'actionId' | 'args'>,
   current: Budget | null,
   raise: BudgetOption,
@@ -109,4 +125,29 @@ export function raisedBudget(
       `budget.max_cost_usd (${usdOf(asked.maxCostMicroUsd)}) must be above what the run spent ($${spent.cost_usd})`,
     );
   return { ...current, ...asked };
+}
+
+/** What an approved budget action does to its tree's root: raises its budget, or exempts it from its tenant's spent day. */
+export type BudgetApproval = { kind: 'raise'; budget: Budget } | { kind: 'exempt'; day: string };
+
+/**
+ * What approving budget action `action` does: the run's own budget is
+ * raised ({@link raisedBudget}); a tenant's spent day is not raised by a
+ * decision, the tree goes on past it for the rest of that UTC day. Throws a
+ * {@link UserError} (a 422) for a raise not above what was spent, or a
+ * `budget` on a tenant's action.
+ */
+export function budgetApproval(
+  action: Pick<PendingActionRecord, 'actionId' | 'args'>,
+  current: Budget | null,
+  raise: BudgetOption | undefined,
+): BudgetApproval {
+  const { args } = action;
+  if (!isTenantBudgetAction(args))
+    return { kind: 'raise', budget: raisedBudget(action, current, raise ?? {}) };
+  if (raise !== undefined)
+    throw new UserError(
+      `tenant ${args.tenant}'s day budget ($${args.budget.max_cost_usd}, CAIRN_TENANT_BUDGETS) is not raised by a decision: approve without a budget to let this run go on for the rest of ${args.day} (UTC)`,
+    );
+  return { kind: 'exempt', day: args.day };
 }

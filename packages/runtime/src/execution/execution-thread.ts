@@ -68,6 +68,7 @@ try {
     maxAttempts: config.maxAttempts,
     versionGraceMs: config.versionGraceMs,
     prices: mergeModelPrices(modelPrices, new Map(Object.entries(config.modelPrices))),
+    tenantBudgets: config.tenantBudgets,
     capacity: capacitySettingsOf(limiter.capacity, config.capacity, modelLimits, (error) =>
       logger.debug({ err: error }, 'model capacity: a release or renewal failed'),
     ),

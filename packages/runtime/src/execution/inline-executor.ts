@@ -4,6 +4,7 @@ import {
   type Model,
   type ModelPrices,
   type Registry,
+  type TenantBudgets,
 } from '@cairn/engine';
 import type { PostgresCheckpointStore } from '@cairn/store';
 import { SILENT_PUBLISHER, type LivePublisher } from '../live/live-event.js';
@@ -42,6 +43,8 @@ export interface InlineExecutorOptions {
   capacity?: CapacitySettings;
   /** Prices by model: each response's cost is kept with the run's usage. */
   prices?: ModelPrices;
+  /** USD each tenant may spend per UTC day (`CAIRN_TENANT_BUDGETS`): its runs pause once it is spent. */
+  tenantBudgets?: TenantBudgets;
   /** Called by `close()` (e.g. to destroy the store's pool). */
   onClose?: () => Promise<void>;
 }
@@ -86,6 +89,7 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
     leaseCheckMs: options.leaseCheckMs ?? 1000,
     capacity: options.capacity,
     prices: options.prices,
+    tenantBudgets: options.tenantBudgets,
     onLeaseCheckError: (error) => logger.warn({ err: error }, 'lease check failed'),
     onEvent: (event) => {
       live.publish(event);

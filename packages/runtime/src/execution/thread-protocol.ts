@@ -1,4 +1,4 @@
-import type { ModelPrice } from '@cairn/engine';
+import type { ModelPrice, TenantBudgets } from '@cairn/engine';
 import type { SerializedError } from '@cairn/engine/lifecycle';
 import type { RunObservation } from '../metrics/run-observation.js';
 import type { QueueBackendKind } from '../queue-backend-kind.js';
@@ -38,6 +38,8 @@ export interface ExecutionThreadConfig {
   capacity: CapacityConfig;
   /** `CAIRN_MODEL_PRICES`, as parsed. */
   modelPrices: Record<string, ModelPrice>;
+  /** `CAIRN_TENANT_BUDGETS`, as parsed. */
+  tenantBudgets: TenantBudgets;
 }
 
 /** Messages from the worker's main thread to an execution thread. */
