@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UserError } from '../errors.js';
+import { issueField, settingValue } from '../settings-json.js';
 import type { CapacityLimit } from './model-capacity.js';
 
 /** One entry of `CAIRN_MODEL_LIMITS` or a registry's `modelLimits`. */
@@ -25,14 +26,7 @@ const MODEL_LIMIT_SCHEMA = z
  * source, the entry and the field of the first thing wrong.
  */
 export function parseModelLimits(value: unknown, source: string): ModelLimit[] {
-  let raw = value;
-  if (typeof value === 'string') {
-    try {
-      raw = JSON.parse(value);
-    } catch (error) {
-      throw new UserError(`${source}: not JSON (${(error as Error).message})`);
-    }
-  }
+  const raw = settingValue(value, source);
   if (!Array.isArray(raw)) throw new UserError(`${source}: expected a JSON array of limits`);
   const seen = new Set<string>();
   return raw.map((entry, index) => {
@@ -43,11 +37,9 @@ export function parseModelLimits(value: unknown, source: string): ModelLimit[] {
     const parsed = MODEL_LIMIT_SCHEMA.safeParse(entry);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      const field =
-        issue.code === 'unrecognized_keys'
-          ? issue.keys.join(', ')
-          : issue.path.join('.') || 'entry';
-      throw new UserError(`${source}: entry ${index}${name}: ${field}: ${issue.message}`);
+      throw new UserError(
+        `${source}: entry ${index}${name}: ${issueField(issue)}: ${issue.message}`,
+      );
     }
     const { model, concurrency, requests_per_minute, tokens_per_minute } = parsed.data;
     if (model.includes('*') && !/^[^*]*\*$/.test(model))

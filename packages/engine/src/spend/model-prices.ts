@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UserError } from '../errors.js';
+import { issueField, settingValue } from '../settings-json.js';
 
 /** A model's prices in USD per million tokens. */
 export interface ModelPrice {
@@ -28,14 +29,7 @@ const PRICE_SCHEMA = z
  * Throws a {@link UserError} naming the source, the model and the field.
  */
 export function parseModelPrices(value: unknown, source: string): ModelPrices {
-  let raw = value;
-  if (typeof value === 'string') {
-    try {
-      raw = JSON.parse(value);
-    } catch (error) {
-      throw new UserError(`${source}: not JSON (${(error as Error).message})`);
-    }
-  }
+  const raw = settingValue(value, source);
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new UserError(`${source}: expected a JSON object of prices by model`);
   const prices = new Map<string, ModelPrice>();
@@ -45,11 +39,7 @@ export function parseModelPrices(value: unknown, source: string): ModelPrices {
     const parsed = PRICE_SCHEMA.safeParse(entry);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      const field =
-        issue.code === 'unrecognized_keys'
-          ? issue.keys.join(', ')
-          : issue.path.join('.') || 'entry';
-      throw new UserError(`${source}: "${model}": ${field}: ${issue.message}`);
+      throw new UserError(`${source}: "${model}": ${issueField(issue)}: ${issue.message}`);
     }
     const { input_per_mtok, cached_input_per_mtok, output_per_mtok } = parsed.data;
     prices.set(model, {
