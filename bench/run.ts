@@ -17,6 +17,7 @@ import {
 } from './lib/report.js';
 import type { Section } from './lib/section.js';
 import { BenchServices } from './lib/services.js';
+import { capacitySection } from './sections/capacity.js';
 import { checkpointCommitSection } from './sections/checkpoint-commit.js';
 import { deadlinesSection } from './sections/deadlines.js';
 import { historyFlatSection } from './sections/history-flat.js';
@@ -32,6 +33,7 @@ const SECTIONS: readonly Section[] = [
   peersSection,
   throughputSection,
   recoverySection,
+  capacitySection,
   deadlinesSection,
 ];
 
