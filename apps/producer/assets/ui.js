@@ -77,7 +77,34 @@
       decision.type = 'result';
       decision.output = action.querySelector('.action-output')?.value ?? '';
     }
+    if (name === 'raise-budget') {
+      const budget = raisedBudget(action);
+      if (typeof budget === 'string') {
+        flash(budget, 'error');
+        return undefined;
+      }
+      decision.type = 'approve';
+      decision.budget = budget;
+    }
     return post(`${runPath}/decisions`, { decisions: [decision] });
+  }
+
+  // A budget action's raised limits, as the decision names them; a string says what is wrong.
+  function raisedBudget(action) {
+    const budget = {};
+    const fields = [
+      ['.budget-max-cost', 'max_cost_usd', 'max cost'],
+      ['.budget-max-tokens', 'max_tokens', 'max tokens'],
+    ];
+    for (const [selector, field, label] of fields) {
+      const text = action.querySelector(selector)?.value.trim() ?? '';
+      if (text === '') continue;
+      const value = Number(text);
+      if (!Number.isFinite(value)) return `the ${label} is not a number`;
+      budget[field] = value;
+    }
+    if (Object.keys(budget).length === 0) return 'give a raised max cost or max tokens';
+    return budget;
   }
 
   document.addEventListener('click', async (event) => {

@@ -2,6 +2,7 @@ import type { AttemptView, StoredEvent } from '@cairn/store';
 import { html } from 'hono/html';
 import { timeTag, type Html } from './page-layout.js';
 import { dueTag } from './run-waiting.js';
+import { attemptSpendNote, type AttemptSpend } from './spend-notes.js';
 
 /** A committed checkpoint as the timeline marks it. */
 export interface CheckpointMark {
@@ -74,13 +75,15 @@ function outcomeLabel(how: string, wait: CapacityWaitMark | undefined, now: Date
  * run's creation to its last activity (or `now` while an attempt is open),
  * with each checkpoint marked on the lane of the execution that committed it.
  * An attempt that parked for model capacity says for which model; the one
- * that resumed it says why it began.
+ * that resumed it says why it began. Each attempt says what its model turns
+ * used (tokens and cost).
  */
 export function attemptTimeline(
   run: { created_at: string; updated_at: string; attempts: readonly AttemptView[] },
   checkpoints: readonly CheckpointMark[],
   now: Date,
   capacityWaits: readonly CapacityWaitMark[] = [],
+  spends: ReadonlyMap<number, AttemptSpend> = new Map(),
 ): Html {
   if (run.attempts.length === 0)
     return html`<p class="empty">No attempt yet: the run waits for a worker.</p>`;
@@ -112,7 +115,7 @@ export function attemptTimeline(
           ${reasonLabel(attempt.reason)} · ${timeTag(attempt.started_at)} →
           ${attempt.ended_at ? timeTag(attempt.ended_at) : html`<em>now</em>`} ·
           ${outcomeLabel(how, wait, now)} · ${marks.length}
-          checkpoint${marks.length === 1 ? '' : 's'}
+          checkpoint${marks.length === 1 ? '' : 's'}${attemptSpendNote(spends.get(attempt.epoch))}
         </div>
         <div class="track">
           <div class="bar outcome-${how}" style="left:${left}%;width:${width}%"></div>

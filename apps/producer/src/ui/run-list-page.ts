@@ -3,6 +3,7 @@ import type { RunListPage } from '@cairn/store';
 import { html } from 'hono/html';
 import { pageLayout, statusBadge, timeTag, type Html, type Viewer } from './page-layout.js';
 import { waitingNote } from './run-waiting.js';
+import { tokensText, usd } from './spend-notes.js';
 
 /** The run list's filter, as the query string gives it. */
 export interface RunListQuery {
@@ -56,6 +57,9 @@ export function runListPage(query: RunListQuery, page: RunListPage, viewer: View
                   <th>Entity</th>
                   <th>Status</th>
                   <th>Checkpoint</th>
+                  <th title="the run's own model responses (a team's lead, not its members)">
+                    Usage
+                  </th>
                   <th>Created</th>
                   <th>Updated</th>
                   <th>Input</th>
@@ -75,6 +79,13 @@ export function runListPage(query: RunListQuery, page: RunListPage, viewer: View
                         ${statusBadge(run.status)}${run.waiting ? html` · ${waitingNote(run.waiting)}` : ''}
                       </td>
                       <td>${run.checkpoint}</td>
+                      <td
+                        class="usage"
+                        data-tokens="${run.usage.total_tokens}"
+                        data-cost-usd="${run.usage.cost_usd}"
+                      >
+                        ${tokensText(run.usage.total_tokens)} · ${usd(run.usage.cost_usd)}
+                      </td>
                       <td>${timeTag(run.created_at)}</td>
                       <td>${timeTag(run.updated_at)}</td>
                       <td class="input">${run.input.slice(0, 120)}</td>

@@ -22,6 +22,7 @@ import {
 } from './page-layout.js';
 import { pendingActions } from './pending-actions.js';
 import { waitingNote } from './run-waiting.js';
+import { budgetNote, usageNote, usagesDiffer, type AttemptSpend } from './spend-notes.js';
 import { toolBatches } from './tool-batches.js';
 
 /** What a run page shows besides the run view itself. */
@@ -30,6 +31,8 @@ export interface RunPageData {
   checkpoints: readonly CheckpointMark[];
   /** The run's `CapacityWait`s: each attempt that parked (or waited in place) for model capacity. */
   capacityWaits: readonly CapacityWaitMark[];
+  /** What each attempt's model turns used, by epoch (from its `ModelRequestCompleted` events). */
+  attemptSpends: ReadonlyMap<number, AttemptSpend>;
   messages: RunMessagesPage;
   messagePage: number;
   now: Date;
@@ -99,10 +102,25 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
           <dt>Last checkpoint</dt>
           <dd>message ${run.last_checkpoint_at_message_index} · epoch ${run.epoch}</dd>
           <dt>Usage</dt>
-          <dd>
-            ${run.usage.total_tokens} tokens (${run.usage.input_tokens} in,
-            ${run.usage.output_tokens} out)
-          </dd>
+          <dd data-usage="run">${usageNote(run.usage)}</dd>
+          ${
+            usagesDiffer(run.usage, run.usage_total)
+              ? html`<dt>Usage with members</dt>
+                  <dd data-usage="tree">${usageNote(run.usage_total)}</dd>`
+              : ''
+          }
+          ${
+            run.budget
+              ? html`<dt>Budget</dt>
+                  <dd data-budget>
+                    ${budgetNote(
+                      { tokens: run.usage_total.total_tokens, cost_usd: run.usage_total.cost_usd },
+                      run.budget,
+                    )}
+                    <span class="muted">(spent / budget, members included)</span>
+                  </dd>`
+              : ''
+          }
           ${
             run.cancel_requested_at
               ? html`<dt>Cancel requested</dt>
@@ -149,7 +167,7 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
       <section>
         <h2>Attempts</h2>
         <div data-refresh="timeline">
-          ${attemptTimeline(run, data.checkpoints, data.now, data.capacityWaits)}
+          ${attemptTimeline(run, data.checkpoints, data.now, data.capacityWaits, data.attemptSpends)}
         </div>
       </section>
 

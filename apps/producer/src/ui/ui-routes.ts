@@ -24,6 +24,7 @@ import { MESSAGES_PER_PAGE, messagePageNumber } from './message-pager.js';
 import { pageLayout, type Viewer } from './page-layout.js';
 import { PAUSED_STATUS, RUNS_PER_PAGE, runListPage } from './run-list-page.js';
 import { runPage } from './run-page.js';
+import { attemptSpends } from './spend-notes.js';
 import { pageParameter, safeNextPath, statusParameter } from './ui-query.js';
 
 /** What {@link uiRoutes} needs. */
@@ -114,7 +115,11 @@ export function uiRoutes({
         offset: (messagePage - 1) * MESSAGES_PER_PAGE,
         limit: MESSAGES_PER_PAGE,
       }),
-      client.listEventsOfTypes(runId, ['CheckpointCommitted', 'CapacityWait']),
+      client.listEventsOfTypes(runId, [
+        'CheckpointCommitted',
+        'CapacityWait',
+        'ModelRequestCompleted',
+      ]),
     ]);
     const ofType = (type: string) => timelineEvents.filter((event) => event.type === type);
     return c.html(
@@ -125,6 +130,7 @@ export function uiRoutes({
           messagePage,
           checkpoints: checkpointMarks(ofType('CheckpointCommitted')),
           capacityWaits: capacityWaitMarks(ofType('CapacityWait')),
+          attemptSpends: attemptSpends(ofType('ModelRequestCompleted')),
           now: new Date(),
           liveText,
         },
