@@ -29,6 +29,7 @@ import {
 } from '@cairn/engine/store';
 import { appendEvents } from './run-events.js';
 import type { Database, PendingActionRow } from './schema.js';
+import { withRunTree } from './run-tree.js';
 
 /** Maps a `pending_actions` row to the engine's record. */
 export function toPendingActionRecord(row: PendingActionRow): PendingActionRecord {
@@ -403,21 +404,7 @@ async function markResumable(trx: Kysely<Database>, rootRunId: string): Promise<
 
 /** Run ids below `rootRunId` (not itself), as a subquery. */
 function treeOf(db: Kysely<Database>, rootRunId: string) {
-  return db
-    .withRecursive('tree(run_id)', (qb) =>
-      qb
-        .selectFrom('runs')
-        .select('run_id')
-        .where('parent_run_id', '=', rootRunId)
-        .unionAll((u) =>
-          u
-            .selectFrom('runs as r')
-            .innerJoin('tree', 'tree.run_id', 'r.parent_run_id')
-            .select('r.run_id'),
-        ),
-    )
-    .selectFrom('tree')
-    .select('tree.run_id');
+  return withRunTree(db, rootRunId).selectFrom('tree').select('tree.run_id');
 }
 
 /**

@@ -7,6 +7,7 @@ import { closeRunningToolCalls } from './close-tool-calls.js';
 import { cancelPendingActions } from './pending-actions.js';
 import { toRunRecord } from './run-row.js';
 import type { Database } from './schema.js';
+import { withRunTree } from './run-tree.js';
 import { RUN_TRANSITIONS } from '@cairn/engine/store';
 
 /** Options of {@link forceCancel}. */
@@ -74,19 +75,7 @@ export async function forceCancel(
       if (!exists) throw new RunNotFoundError(runId);
       return undefined;
     }
-    const descendants = await trx
-      .withRecursive('tree(run_id)', (qb) =>
-        qb
-          .selectFrom('runs')
-          .select('run_id')
-          .where('parent_run_id', '=', runId)
-          .unionAll((u) =>
-            u
-              .selectFrom('runs as r')
-              .innerJoin('tree', 'tree.run_id', 'r.parent_run_id')
-              .select('r.run_id'),
-          ),
-      )
+    const descendants = await withRunTree(trx, runId)
       .updateTable('runs')
       .set(CANCEL)
       .where('run_id', 'in', (eb) => eb.selectFrom('tree').select('tree.run_id'))

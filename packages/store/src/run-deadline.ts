@@ -5,6 +5,7 @@ import { RUN_TRANSITIONS, type RunPastDeadline } from '@cairn/engine/store';
 import { closeRunningToolCalls } from './close-tool-calls.js';
 import { appendEvents } from './run-events.js';
 import type { Database } from './schema.js';
+import { withRunTree } from './run-tree.js';
 
 /**
  * Moves the run's deadline to `deadlineMs` from now, in one statement that
@@ -94,19 +95,7 @@ export async function endPastDeadline(
       .forUpdate()
       .executeTakeFirst();
     if (!root) return undefined;
-    const members = await trx
-      .withRecursive('tree(run_id)', (qb) =>
-        qb
-          .selectFrom('runs')
-          .select('run_id')
-          .where('parent_run_id', '=', runId)
-          .unionAll((u) =>
-            u
-              .selectFrom('runs as r')
-              .innerJoin('tree', 'tree.run_id', 'r.parent_run_id')
-              .select('r.run_id'),
-          ),
-      )
+    const members = await withRunTree(trx, runId)
       .selectFrom('runs')
       .select(['runs.run_id', 'runs.deadline_at'])
       .where('runs.run_id', 'in', (eb) => eb.selectFrom('tree').select('tree.run_id'))

@@ -13,6 +13,7 @@ import type {
 import { sumUsage, usageView, usdOf } from '@cairn/engine';
 import type { AttemptReason, EntityRef, RunWaiting } from '@cairn/engine/store';
 import type { Database, PendingActionRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
+import { withRunTree } from './run-tree.js';
 import { withStoredResult } from './run-row.js';
 import { tenantKeyOf, type SessionKey } from './session-key.js';
 
@@ -140,19 +141,7 @@ export async function getRunView(
   runId: string,
   options: RunViewOptions = {},
 ): Promise<RunView | undefined> {
-  const runs = await db
-    .withRecursive('tree(run_id)', (qb) =>
-      qb
-        .selectFrom('runs')
-        .select('run_id')
-        .where('run_id', '=', runId)
-        .unionAll((u) =>
-          u
-            .selectFrom('runs as r')
-            .innerJoin('tree', 'tree.run_id', 'r.parent_run_id')
-            .select('r.run_id'),
-        ),
-    )
+  const runs = await withRunTree(db, runId, { includeRoot: true })
     .selectFrom('runs')
     .selectAll('runs')
     .where('runs.run_id', 'in', (eb) => eb.selectFrom('tree').select('tree.run_id'))
