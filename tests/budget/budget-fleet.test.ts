@@ -1,0 +1,162 @@
+/**
+ * A run's budget with real worker and producer processes (DESIGN "Spend"):
+ * created over HTTP with a `budget`, paused by its worker before the model
+ * request that would pass it, decided through the producer's decisions
+ * endpoint, and SIGKILLed while paused and after the approval.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { FLEET_BACKEND, holderOf, waitFor } from '../fleet/fleet.js';
+import {
+  budgetPaused,
+  post,
+  SPEND_MODEL,
+  startSpendFleet,
+  type SpendFleet,
+} from './spend-fleet.js';
+
+const RESEARCHER_RUNS = '/v1/agents/researcher/runs';
+const INPUT = "Research 'cairns'";
+/** Four processes start and one is recovered after a SIGKILL: a loaded machine takes its time. */
+const TEST_TIMEOUT_MS = 240_000;
+
+let spend: SpendFleet | undefined;
+afterEach(async () => {
+  await spend?.stop();
+  spend = undefined;
+});
+
+describe(`a run paused for its budget, on worker and producer processes (${FLEET_BACKEND})`, () => {
+  it(
+    'survives SIGKILL of its worker while paused and after the approval: it completes once, no tool batch run twice',
+    async () => {
+      spend = await startSpendFleet({ latencyMs: 100 });
+      const { fleet, server, gate, workerEnv } = spend;
+      // One at a time: on a loaded machine, processes starting side by side time out.
+      const producer = await fleet.spawnProducer('p');
+      await fleet.spawnWorker('a', workerEnv);
+
+      // Room for the first request (about $0.47 with its estimate), not for the second on top of
+      // what the first cost (about $0.23 + $0.55).
+      const created = await post(producer.baseUrl, RESEARCHER_RUNS, {
+        input: INPUT,
+        checkpoint: 'tool-batch',
+        budget: { max_cost_usd: 0.63 },
+      });
+      expect(created.status).toBe(202);
+      const runId = created.body['run_id'] as string;
+      const action = await budgetPaused(fleet, runId);
+      const paused = (await fleet.client.getRun(runId))!;
+      // It stopped after its first batch, before asking the model again; what it spent is what was billed.
+      expect(paused.tools.map((t) => t.name)).toEqual(['slow_search']);
+      expect(paused.usage.total_tokens).toBe(server.quota.tokens(SPEND_MODEL));
+      expect(action.args).toEqual({
+        scope: 'run',
+        spent: { tokens: paused.usage.total_tokens, cost_usd: paused.usage.cost_usd },
+        budget: { max_tokens: null, max_cost_usd: 0.63 },
+      });
+      expect(paused.usage.cost_usd).toBeGreaterThan(0);
+
+      // Its worker dies while the run waits for a person; the run needs none.
+      const [first] = fleet.workers;
+      first!.kill('SIGKILL');
+      await first!.exited;
+
+      const decisions = `/v1/runs/${runId}/decisions`;
+      // A raise that is not above what was spent is refused, naming the limit; nothing is recorded.
+      const notAbove = await post(producer.baseUrl, decisions, {
+        decisions: [
+          {
+            action_id: action.actionId,
+            type: 'approve',
+            budget: { max_cost_usd: paused.usage.cost_usd },
+          },
+        ],
+      });
+      expect(notAbove).toMatchObject({ status: 422, body: { error: 'invalid_decision' } });
+      expect(notAbove.body['message']).toContain(
+        `budget.max_cost_usd (${paused.usage.cost_usd}) must be above what the run spent`,
+      );
+      const malformed = await post(producer.baseUrl, decisions, {
+        decisions: [{ action_id: action.actionId, type: 'approve', budget: { max_cost_usd: -2 } }],
+      });
+      expect(malformed.status).toBe(400);
+      expect(malformed.body['issues']).toEqual([
+        { path: 'decisions.0.budget.max_cost_usd', message: expect.any(String) },
+      ]);
+      // Bad budgets on create are 400s naming the field, and create nothing.
+      for (const [budget, path] of [
+        [{ max_cost_usd: -1 }, 'budget.max_cost_usd'],
+        [{ max_cost_usd: 'lots' }, 'budget.max_cost_usd'],
+        [{ max_tokens: 1.5 }, 'budget.max_tokens'],
+        [{ max_tokens: 0 }, 'budget.max_tokens'],
+        [{ max_cost: 1 }, 'budget.max_cost'],
+        [{}, 'budget'],
+      ] as const) {
+        const refused = await post(producer.baseUrl, RESEARCHER_RUNS, { input: INPUT, budget });
+        expect(refused.status, JSON.stringify(budget)).toBe(400);
+        expect(refused.body['error']).toBe('invalid_body');
+        expect((refused.body['issues'] as { path: string }[]).map((i) => i.path)).toContain(path);
+      }
+      expect((await fleet.client.listRuns({ limit: 10 })).runs.map((r) => r.run_id)).toEqual([
+        runId,
+      ]);
+      expect((await fleet.client.store.getRun(runId))!.status).toBe('PAUSED');
+      expect(await fleet.client.listPendingActions(runId)).toHaveLength(1);
+
+      await fleet.spawnWorker('b', workerEnv);
+      await fleet.spawnWorker('c', workerEnv);
+      // The resumed run's next model request will be held at the provider's door.
+      gate.hold(INPUT);
+      const approved = await post(producer.baseUrl, decisions, {
+        decisions: [{ action_id: action.actionId, type: 'approve', budget: { max_cost_usd: 100 } }],
+      });
+      expect(approved).toMatchObject({
+        status: 200,
+        body: { applied: [action.actionId], pending: 0 },
+      });
+
+      // While it is in flight (every batch before it committed), SIGKILL the worker holding the run.
+      await waitFor(() => gate.held() === 1, 30_000, "the resumed run's model request");
+      const holder = holderOf(await fleet.client.getRun(runId));
+      const victim = fleet.workers.find((w) => w.id === holder)!;
+      victim.kill('SIGKILL');
+      await victim.exited;
+      gate.release();
+
+      const done = await fleet.client.waitForRun(runId, { timeoutMs: 60_000 });
+      expect(done.status).toBe('COMPLETED');
+      const view = (await fleet.client.getRun(runId))!;
+      expect(view.content).toContain("Top 3 results for 'cairns': result-a, result-b, result-c");
+      expect(view.content).toContain('Detail for result-c: lorem ipsum dolor sit amet');
+      expect(view.budget).toEqual({ max_tokens: null, max_cost_usd: 100 });
+      // Started by a, resumed by the approval on the victim, recovered by the other worker.
+      const attempts = view.attempts.map((a) => [a.reason, a.worker_id]);
+      expect(attempts.slice(0, 2)).toEqual([
+        ['run', 'a'],
+        ['continue', victim.id],
+      ]);
+      expect(attempts).toHaveLength(3);
+      expect(['recovered', 'reconciled']).toContain(attempts[2]![0]);
+      expect(attempts[2]![1]).not.toBe(victim.id);
+      // One budget pause, decided once: the raised budget held to the end.
+      const actions = await fleet.client.store.listRunActions(runId);
+      expect(actions.map((a) => [a.kind, a.status])).toEqual([['budget', 'decided']]);
+
+      // Every call in the history executed exactly once, and nothing else did: no batch ran twice.
+      expect(view.tools.map((t) => t.name)).toEqual([
+        'slow_search',
+        'slow_fetch_detail',
+        'slow_fetch_detail',
+        'slow_fetch_detail',
+      ]);
+      const ledger = fleet.ledger();
+      for (const call of view.tools)
+        expect(ledger.get(call.idempotency_key), `${call.name} ${call.idempotency_key}`).toBe(1);
+      expect([...ledger.values()].reduce((a, b) => a + b, 0)).toBe(view.tools.length);
+      // The usage is what the provider billed, less at most the answer the killed worker never committed.
+      expect(view.usage.total_tokens).toBeLessThanOrEqual(server.quota.tokens(SPEND_MODEL));
+      expect(view.usage.total_tokens).toBeGreaterThan(paused.usage.total_tokens);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
