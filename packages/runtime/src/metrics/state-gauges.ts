@@ -63,13 +63,13 @@ export function registerStateGauges(registry: Registry, sources: MetricSources):
   });
   new Gauge({
     name: 'cairn_queue_jobs',
-    help: 'Jobs in the queue by state.',
+    help: "Jobs in the queue by state; `waiting` includes BullMQ's `prioritized` (every run's jobs carry its priority).",
     labelNames: ['queue', 'state'],
     registers,
     async collect() {
       this.reset();
       for (const { queue, counts } of await countJobs()) {
-        for (const [state, count] of Object.entries(counts ?? {}))
+        for (const [state, count] of Object.entries(waitingWithPrioritized(counts ?? {})))
           this.set({ queue, state }, count);
       }
     },
@@ -111,4 +111,14 @@ function registerCapacityGauges(
       }
     },
   });
+}
+
+/**
+ * BullMQ's counts with `prioritized` folded into `waiting`: a job with a
+ * priority waits like any other (BullMQ keeps it in a state of its own), and
+ * since every run's jobs carry its priority, `waiting` alone would read 0.
+ */
+function waitingWithPrioritized(counts: Record<string, number>): Record<string, number> {
+  const { prioritized = 0, ...rest } = counts;
+  return { ...rest, waiting: (rest.waiting ?? 0) + prioritized };
 }
