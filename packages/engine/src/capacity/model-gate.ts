@@ -56,8 +56,7 @@ export class ModelGate {
   constructor(
     private readonly settings: CapacitySettings,
     private readonly run: GatedRun,
-  ) {
-  }
+  ) {}
 
   /**
    * A permit for one request to `model` of about `tokens` tokens. Throws
