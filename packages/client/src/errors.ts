@@ -59,7 +59,7 @@ export class PreconditionFailed extends CairnApiError {}
 export class PayloadTooLarge extends CairnApiError {}
 /** 422: the body is well formed but not acceptable (too long, invalid edited args, idempotency key reused with another body). */
 export class Unprocessable extends CairnApiError {}
-/** 429: too many runs (per session, or rate limited). */
+/** 429: too many runs (per session, or rate limited), or `budget_exhausted`: the tenant's day budget is spent (`retryAfterMs`: until the next UTC day). */
 export class TooManyRequests extends CairnApiError {}
 /** 5xx: the producer failed or is not ready. */
 export class ServerError extends CairnApiError {}
