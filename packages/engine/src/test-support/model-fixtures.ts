@@ -1,3 +1,4 @@
+import OpenAI from 'openai';
 import { expect, it } from 'vitest';
 import { ModelError } from '../errors.js';
 import type { Message } from '../messages.js';
@@ -77,7 +78,10 @@ export async function expectStreamedTurns(model: Model, server: FakeOpenAIServer
 }
 
 /** Builds the adapter under test on the server at `baseURL`, with extra options (`stream`). */
-export type ModelFactory = (baseURL: string, options?: { stream?: boolean }) => Model;
+export type ModelFactory = (
+  baseURL: string,
+  options?: { stream?: boolean; client?: OpenAI },
+) => Model;
 
 const TEXT = 'Cairns are piles of stones that mark a trail.';
 const CALLS = [{ name: 'slow_search', arguments: { query: 'stone cairns' } }];
@@ -255,11 +259,61 @@ async function expectUnreadableBodiesNamed(build: ModelFactory): Promise<void> {
 }
 
 /**
+ * A 429 from a provider-like quota reaches Cairn as a ModelError with the
+ * parsed rate-limit headers, streamed or not, after exactly one request,
+ * even through an injected client that would retry it itself.
+ */
+async function expectRateLimitHeaders(build: ModelFactory, modelId: string): Promise<void> {
+  const server = await startFakeOpenAIServer({
+    quota: { perModel: { [modelId]: { requestsPerMinute: 1, tokensPerMinute: 100_000 } } },
+  });
+  try {
+    server.enqueue({ kind: 'text', text: 'First.' });
+    const retrying = new OpenAI({ apiKey: 'sk-test', baseURL: server.url, maxRetries: 3 });
+    const models = [build(server.url), build(server.url, { client: retrying })];
+    await models[0]!.respond(ask([{ role: 'user', content: 'Hi' }]));
+    const tokensUsed = server.quota.tokens(modelId);
+
+    for (const limited of models) {
+      for (const onDelta of [undefined, () => {}]) {
+        const sent = server.requests.length;
+
+        const error = await modelError(
+          limited.respond(ask([{ role: 'user', content: 'Hi' }], onDelta ? { onDelta } : {})),
+        );
+
+        expect(server.requests.length - sent).toBe(1);
+        expect(server.requests.at(-1)?.body['stream']).toBe(onDelta ? true : undefined);
+        expect(error.status).toBe(429);
+        expect(error.retryable).toBe(true);
+        const retryAfterMs = error.rateLimit?.retryAfterMs ?? 0;
+        expect(retryAfterMs).toBeGreaterThan(0);
+        expect(retryAfterMs).toBeLessThanOrEqual(60_000);
+        expect(error.rateLimit).toEqual({
+          retryAfterMs,
+          remainingRequests: 0,
+          remainingTokens: 100_000 - tokensUsed,
+          resetRequestsMs: retryAfterMs,
+          resetTokensMs: 0,
+        });
+      }
+    }
+    expect(server.quota.rejected(modelId)).toBe(4);
+  } finally {
+    await server.close();
+  }
+}
+
+/**
  * The tests every OpenAI adapter passes against servers as they really are:
  * one that does not stream, streaming turned off, a stream that carries text
- * only, a stream under another content type, and a body that is neither.
+ * only, a stream under another content type, a body that is neither, and a
+ * quota's 429 (`modelId`: the model the factory's adapters ask for).
  */
-export function itReadsWhatServersSend(build: ModelFactory): void {
+export function itReadsWhatServersSend(build: ModelFactory, modelId: string): void {
+  it("reads a 429's rate-limit headers into the ModelError, streamed or not, after exactly one request even through a client that retries", async () => {
+    await expectRateLimitHeaders(build, modelId);
+  });
   it('reads a JSON answer to a stream: true request (a server that does not stream), with no deltas', async () => {
     await expectJsonAnswersToStreamRequests(build);
   });
