@@ -54,14 +54,3 @@ export interface ModelUsage {
   /** Integer micro-dollars. */
   costMicroUsd: number;
 }
-
-/** Adds two usage records (token counts only; see `addResponseUsage` for a run's per-model cost). */
-export function addUsage(a: Usage, b: Usage | undefined): Usage {
-  if (!b) return a;
-  return {
-    ...a,
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    totalTokens: a.totalTokens + b.totalTokens,
-  };
-}

@@ -31,10 +31,7 @@ export {
   queuePrefixFor,
   type RedisConnection,
 } from './redis-connection.js';
-export {
-  RedisModelCapacity,
-  type RedisModelCapacityOptions,
-} from './capacity/redis-model-capacity.js';
+export { RedisModelCapacity } from './capacity/redis-model-capacity.js';
 export type { LiveEvent, LiveSubscriber } from './live/live-event.js';
 export { createLivePublisher, createLiveSubscriber } from './live/create-live.js';
 export { CairnMetrics } from './metrics/cairn-metrics.js';
@@ -48,4 +45,4 @@ export type { RunJobRequest, RunJobOutcome } from './execution/run-job.js';
 export { createInlineExecutor } from './execution/inline-executor.js';
 export { createThreadExecutor } from './execution/thread-executor.js';
 export { openModelCapacity, type OpenModelCapacity } from './capacity/open-model-capacity.js';
-export { capacitySettingsOf, type CapacityConfig } from './capacity/capacity-settings.js';
+export { capacitySettingsOf } from './capacity/capacity-settings.js';

@@ -6,7 +6,7 @@ import { usdOf } from './run-usage.js';
 import { budgetOf, type Budget, type BudgetOption } from './budget-option.js';
 import type { TenantBudgetActionArgs, TenantHold } from './tenant-budget.js';
 
-export { budgetOf, type Budget, type BudgetOption } from './budget-option.js';
+export type { Budget, BudgetOption } from './budget-option.js';
 
 /** What a budget pause's action shows: what the tree spent and the budget it hit. */
 export interface BudgetActionArgs {
