@@ -185,6 +185,12 @@ for (const backend of QUEUE_BACKENDS)
           'runs park for capacity: RUNNING with waiting shown, claimed again with reason capacity, never counted toward CAIRN_MAX_ATTEMPTS; a run on an unlimited model goes by',
           async () => {
             const ids = await submit(agentOn('single'), 6);
+            // In `run` mode a run has no checkpoint to park on: it waits in place.
+            const inPlace = await fleet.client.enqueueRun({
+              entity: agentOn('single'),
+              input: 'researcher-single in place',
+              checkpoint: 'run',
+            });
 
             // What GET /v1/runs/:id shows while a run is parked: RUNNING, held by no worker, waiting for the model.
             let parked: RunView | undefined;
@@ -203,6 +209,7 @@ for (const backend of QUEUE_BACKENDS)
               model: modelName('single'),
               until: expect.any(String),
             });
+            expect(Number.isNaN(Date.parse(parked!.waiting!.until))).toBe(false);
             expect(parked!.attempts.at(-1)!.outcome).toBe('parked');
 
             // Six runs take turns at one request at a time: a run on another model does not wait behind them.
@@ -216,6 +223,9 @@ for (const backend of QUEUE_BACKENDS)
             const views = await finished(ids);
             expectAllCompleted(views);
             for (const v of views) expect(v.waiting).toBeNull();
+            const [waitedInPlace] = await finished([inPlace.runId]);
+            expectAllCompleted([waitedInPlace!]);
+            expect(waitedInPlace!.attempts.map((a) => a.outcome)).toEqual(['completed']);
             const parks = views.map((v) => v.attempts.filter((a) => a.outcome === 'parked').length);
             const capacityClaims = views.map(
               (v) => v.attempts.filter((a) => a.reason === 'capacity').length,
