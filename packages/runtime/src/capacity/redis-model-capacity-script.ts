@@ -313,6 +313,8 @@ local model, id, used, ok = ARGV[1], ARGV[2], num(ARGV[3]), ARGV[4] == '1'
 local span, lease = tonumber(ARGV[5]) + MARGIN, tonumber(ARGV[6])
 local now = clock()
 redis.call('ZREM', K_SLOTS, id)
+-- The request counts in the window from its end, never before the provider received it.
+if redis.call('ZSCORE', K_WIN, id) then redis.call('ZADD', K_WIN, ms(now), id) end
 local st = redis.call('HMGET', K_STATE, 'hold', 'adaptive', 'conc', 'tok')
 local granted = tonumber(string.match(id, ':(%d+)$'))
 if granted then

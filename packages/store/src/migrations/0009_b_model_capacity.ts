@@ -429,6 +429,9 @@ const UP: readonly RawBuilder<unknown>[] = [
         v_hold := cairn_capacity_ms(v_now - v_granted_at);
         r.avg_hold_ms := coalesce(r.avg_hold_ms * 0.8 + v_hold * 0.2, v_hold);
       end if;
+      -- The request counts in the window from its end, never before the provider received it.
+      update cairn_capacity_grants set granted_at = v_now
+      where model_id = r.model_id and permit_id = v_permit;
       if v_used is not null then
         -- Nothing when the grant has left the window already.
         update cairn_capacity_grants g set tokens = v_used
