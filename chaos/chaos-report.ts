@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import type { ChaosGoals, Distribution, ScenarioChecks } from './chaos-checks.js';
 import type { ChaosOptions } from './chaos-options.js';
 import type { ApprovalScenarioReport } from './approval-scenario.js';
+import { formatCapacity, type CapacityScenarioReport } from './capacity-scenario.js';
 
 /** One scenario's section of the report. */
 export interface ScenarioReport extends ScenarioChecks {
@@ -30,6 +31,8 @@ export interface ChaosReport {
   scenarios: ScenarioReport[];
   /** Paused runs decided over HTTP during SIGKILLs. */
   approvals?: ApprovalScenarioReport;
+  /** Runs on a provider with a quota: SIGKILLs while runs are parked, and a quota storm. */
+  capacity?: CapacityScenarioReport;
   logDir: string;
 }
 
@@ -44,6 +47,7 @@ export function buildReport(
   scenarios: ScenarioReport[],
   logDir: string,
   approvals?: ApprovalScenarioReport,
+  capacity?: CapacityScenarioReport,
 ): ChaosReport {
   return {
     generatedAt: new Date().toISOString(),
@@ -53,9 +57,11 @@ export function buildReport(
       cpuModel: cpus()[0]?.model ?? 'unknown',
       node: process.version,
     },
-    passed: scenarios.every((s) => s.passed) && (approvals?.passed ?? true),
+    passed:
+      scenarios.every((s) => s.passed) && (approvals?.passed ?? true) && (capacity?.passed ?? true),
     scenarios,
     ...(approvals && { approvals }),
+    ...(capacity && { capacity }),
     logDir,
   };
 }
@@ -108,7 +114,7 @@ export function formatReport(report: ChaosReport): string {
   const lines = rows.map((r) =>
     r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '),
   );
-  return `${lines.join('\n')}\n${report.approvals ? `\n${formatApprovals(report.approvals)}\n` : ''}\n${report.passed ? 'every goal met' : 'GOALS MISSED'}`;
+  return `${lines.join('\n')}\n${report.approvals ? `\n${formatApprovals(report.approvals)}\n` : ''}${report.capacity ? `\n${formatCapacity(report.capacity)}\n` : ''}\n${report.passed ? 'every goal met' : 'GOALS MISSED'}`;
 }
 
 function percentiles(d: Distribution): string {

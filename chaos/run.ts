@@ -15,6 +15,7 @@ import { buildFaultSchedule } from './fault-schedule.js';
 import { runFleetScenario } from './fleet-scenario.js';
 import { runFlushScenario } from './flush-scenario.js';
 import { runApprovalScenario } from './approval-scenario.js';
+import { runCapacityScenario } from './capacity-scenario.js';
 import type { ScenarioContext } from './scenario-context.js';
 import { scenarioReports } from './scenario-reports.js';
 
@@ -129,17 +130,35 @@ try {
   });
 
   await fleet.stopAll();
+  // Its own fleet, on an OpenAI-compatible provider with a quota instead of the scripted models.
+  const capacityRuns = Math.max(16, Math.round(options.runs / 10));
+  const capacityKills = Math.max(3, Math.round(options.kills / 10));
+  log(
+    `scenario capacity: ${capacityRuns} team runs on a provider with a quota, ${capacityKills} SIGKILLs while runs are parked, the provider's quota halved under the fleet's limit`,
+  );
+  const capacity = await runCapacityScenario(ctx, {
+    runs: capacityRuns,
+    kills: capacityKills,
+    workers: WORKERS,
+    seed: options.seed,
+    drainMs,
+    fleetWith: (extra) =>
+      new ChaosFleet({ ...env, ...extra }, logDir, (spawnOptions) =>
+        spawnCompiledWorker(compiled.script, spawnOptions),
+      ),
+  });
   const scenarios = await scenarioReports(db.pool, {
     fleetRun,
     flushRun,
     exits: fleet.unexpectedExits,
     lockMs: LOCK_MS,
   });
-  const report = buildReport(options, scenarios, logDir, approvals);
+  const report = buildReport(options, scenarios, logDir, approvals, capacity);
   writeReport(RESULTS_FILE, report);
   log(`\n${formatReport(report)}\nwrote ${RESULTS_FILE}`);
   for (const s of scenarios)
     if (!s.passed) log(`${s.scenario} examples: ${JSON.stringify(s.examples, null, 2)}`);
+  if (!capacity.passed) log(`capacity examples: ${JSON.stringify(capacity.examples, null, 2)}`);
   exitCode = report.passed ? 0 : 1;
 } catch (error) {
   console.error('chaos run failed:', error);
