@@ -70,12 +70,19 @@ async function runToEnd(engine: Engine) {
 
 function retries(): Record<string, unknown>[] {
   return events
-    .filter((e) => e.type === 'ModelRequestCompleted' && e.data.retrying)
+    .filter((e) => e.type === 'ModelRequestCompleted' && e.data.retrying && !e.data.rateLimited)
+    .map((e) => e.data);
+}
+
+/** The provider's 429s the run waited out: capacity, not retries. */
+function rateLimits(): Record<string, unknown>[] {
+  return events
+    .filter((e) => e.type === 'ModelRequestCompleted' && e.data.rateLimited)
     .map((e) => e.data);
 }
 
 describe('model faults over the OpenAI wire protocol', () => {
-  it('retries a burst of 429 and 5xx answers with growing backoff, then completes', async () => {
+  it('waits out a 429 without using the retry budget and retries 5xx answers with growing backoff, then completes', async () => {
     server.enqueue(
       { kind: 'error', status: 429, message: 'rate limited' },
       { kind: 'error', status: 500, message: 'internal' },
@@ -89,10 +96,10 @@ describe('model faults over the OpenAI wire protocol', () => {
     expect(run).toMatchObject({ status: 'COMPLETED', content: 'pong received' });
     expect(server.requests).toHaveLength(7);
     expect(pings).toBe(1);
+    expect(rateLimits().map((r) => String(r.error).match(/\b429\b/)?.[0])).toEqual(['429']);
     const seen = retries();
-    expect(seen.map((r) => r.attempt)).toEqual([1, 2, 1, 2, 3]);
-    expect(seen.map((r) => String(r.error).match(/\b(429|50\d|529)\b/)?.[1])).toEqual([
-      '429',
+    expect(seen.map((r) => r.attempt)).toEqual([1, 1, 2, 3]);
+    expect(seen.map((r) => String(r.error).match(/\b(50\d|529)\b/)?.[1])).toEqual([
       '500',
       '502',
       '503',
