@@ -284,6 +284,13 @@ for (const backend of QUEUE_BACKENDS)
               heldView.attempts.some((a) => a.reason === 'recovered' && a.worker_id !== victim!.id),
             ).toBe(true);
 
+            // Every tool call answered (a failed one names its error here).
+            expect(
+              views
+                .flatMap(allTools)
+                .filter((t) => t.status !== 'completed')
+                .map((t) => `${t.name} ${t.status}: ${t.result}`),
+            ).toEqual([]);
             // A committed tool result names the execution that produced it: that one ran once, and none after it.
             const ledger = readToolLedger(fleet.ledgerFile);
             const committed = views
