@@ -59,16 +59,19 @@ export class ModelGate {
   ) {}
 
   /**
-   * A permit for one request to `model` of about `tokens` tokens. Throws
+   * A permit for one request to `model`; `tokens` estimates its tokens, asked
+   * only when the model has a tokens-per-minute limit (the estimate reads the
+   * whole prompt). Throws
    * {@link CapacityParkSignal} once the wait would pass the capacity wait
    * (never in `run` mode), or the signal's reason when the run is aborted.
    * Resolves with how long it waited too, for metrics.
    */
-  async take(model: string, tokens: number): Promise<{ permit: Permit; waitedMs: number }> {
+  async take(model: string, tokens: () => number): Promise<{ permit: Permit; waitedMs: number }> {
     const { limiter, tenantWeights } = this.settings;
     const waitMs = this.settings.waitMs ?? DEFAULT_CAPACITY_WAIT_MS;
     const pollMs = this.settings.pollMs ?? 250;
     const limit = limitFor(this.settings.limits, model);
+    const estimate = limit?.tokensPerMinute ? tokens() : 0;
     const { runId, tenant, priority, signal } = this.run;
     const started = Date.now();
     let announced = false;
@@ -83,7 +86,7 @@ export class ModelGate {
         weight: tenantWeights?.get(tenant) ?? 1,
         priority,
         waitedMs: this.run.carried.ms + waitedHere,
-        tokens,
+        tokens: estimate,
       });
       if (answer.granted) {
         const waitedMs = this.run.carried.ms + waitedHere;
@@ -121,6 +124,9 @@ export class ModelGate {
 
   /** Gives the permit back after its request ended: with the usage the response reported when it answered. */
   async release(permit: Permit, answered: { usage?: Usage } | undefined): Promise<void> {
+    // A permit that took no slot, on a model counted by no window, left nothing to give back: no round trip.
+    const limit = limitFor(this.settings.limits, permit.model);
+    if (!permit.holdsSlot && !limit?.requestsPerMinute && !limit?.tokensPerMinute) return;
     const usedTokens = answered?.usage?.totalTokens;
     await this.settings.limiter
       .release(permit, {

@@ -29,8 +29,9 @@ export interface BudgetCheckState {
 }
 
 /**
- * Before a model request of about `tokens` tokens: when the request would
- * take the run's tree past its budget, or its tenant's day budget is spent
+ * Before a model request (`estimate` gives its tokens, asked only for a run
+ * with a budget: it reads the whole prompt): when the request would take the
+ * run's tree past its budget, or its tenant's day budget is spent
  * (and no person let the tree go on for that day), the run stops here. A
  * budget action a person rejected ends it in ERROR (`BudgetExceededError`,
  * the rejection consumed so that a later continue asks again); otherwise it
@@ -38,8 +39,8 @@ export interface BudgetCheckState {
  * no round trip when there is room: the tree's spend is kept in memory, the
  * tenant's day in the worker's ledger (read again every few seconds).
  */
-export async function checkBudget(state: BudgetCheckState, tokens: number): Promise<void> {
-  const args = await overBudget(state, tokens);
+export async function checkBudget(state: BudgetCheckState, estimate: () => number): Promise<void> {
+  const args = await overBudget(state, estimate);
   if (!args) return;
 
   const rejected = (await state.actions.list()).find(
@@ -71,11 +72,13 @@ export async function checkBudget(state: BudgetCheckState, tokens: number): Prom
 /** What the budget action shows when the request may not go out: the tree's budget first, then its tenant's day. */
 async function overBudget(
   state: BudgetCheckState,
-  tokens: number,
+  estimate: () => number,
 ): Promise<AnyBudgetActionArgs | undefined> {
   const { spend } = state;
   if (!spend) return undefined;
   if (spend.budget) {
+    // The estimate reads the whole prompt: only a run with a budget pays for it.
+    const tokens = estimate();
     const price = state.prices && priceFor(state.prices, state.model.name);
     const output = Math.min(tokens, EXPECTED_OUTPUT_TOKENS);
     const microUsd = costMicroUsd(price, { inputTokens: tokens - output, outputTokens: output });

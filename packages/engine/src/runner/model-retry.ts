@@ -62,7 +62,7 @@ export async function respondWithRetry(
 ): Promise<ModelResponse> {
   const { gate } = hooks;
   for (let attempt = 1; ;) {
-    const taken = gate && (await gate.take(model.name, estimateTokens(request)));
+    const taken = gate && (await gate.take(model.name, () => estimateTokens(request)));
     if (taken) hooks.onPermit?.(taken.waitedMs);
     let response: ModelResponse;
     hooks.onRequest?.();

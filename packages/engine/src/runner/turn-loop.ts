@@ -164,7 +164,7 @@ function commitsTurnFirst(mode: CheckpointMode, message: AssistantMessage): bool
 
 async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<AssistantMessage> {
   const request = { instructions: state.instructions, messages: state.messages, tools };
-  await checkBudget(state, estimateTokens(request));
+  await checkBudget(state, () => estimateTokens(request));
   // Announced when the request goes out, after its permit: a capacity wait is not the model's time.
   let started = false;
   const announce = () => {
