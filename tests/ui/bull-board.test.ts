@@ -35,7 +35,9 @@ describe('Bull Board under its Content-Security-Policy', requiresChromium(), () 
     const queueName = stack.fleet.client.runQueue.queue.name;
     await page.waitForSelector(`text=${queueName}`, { timeout: 30_000 });
     // The queue's page lists the waiting run's job, fetched by the board's script from its API.
-    await page.goto(`${stack.baseUrl}/admin/queues/queue/${queueName}?status=waiting`);
+    // Every run job carries its run's priority (5 unless created with another), so BullMQ keeps it
+    // in its prioritized set and the board lists it under that status, not under "waiting".
+    await page.goto(`${stack.baseUrl}/admin/queues/queue/${queueName}?status=prioritized`);
     await page.waitForSelector(`text=run-${runId}`, { timeout: 30_000 });
     await page.screenshot({ path: screenshotPath('bull-board.png') });
     // Its styles applied: the board's own stylesheet laid the page out (not the unstyled HTML).
