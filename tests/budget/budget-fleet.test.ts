@@ -90,6 +90,8 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
         [{ max_tokens: 1.5 }, 'budget.max_tokens'],
         [{ max_tokens: 0 }, 'budget.max_tokens'],
         [{ max_cost: 1 }, 'budget.max_cost'],
+        [{ max_cost_usd: 1, decision_timeout_ms: 0 }, 'budget.decision_timeout_ms'],
+        [{ decision_timeout_ms: 1000 }, 'budget'],
         [{}, 'budget'],
       ] as const) {
         const refused = await post(producer.baseUrl, RESEARCHER_RUNS, { input: INPUT, budget });
@@ -128,7 +130,11 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
       const view = (await fleet.client.getRun(runId))!;
       expect(view.content).toContain("Top 3 results for 'cairns': result-a, result-b, result-c");
       expect(view.content).toContain('Detail for result-c: lorem ipsum dolor sit amet');
-      expect(view.budget).toEqual({ max_tokens: null, max_cost_usd: 100 });
+      expect(view.budget).toEqual({
+        max_tokens: null,
+        max_cost_usd: 100,
+        decision_timeout_ms: null,
+      });
       // Started by a, resumed by the approval on the victim, recovered by the other worker.
       const attempts = view.attempts.map((a) => [a.reason, a.worker_id]);
       expect(attempts.slice(0, 2)).toEqual([
@@ -156,6 +162,59 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
       // The usage is what the provider billed, less at most the answer the killed worker never committed.
       expect(view.usage.total_tokens).toBeLessThanOrEqual(server.quota.tokens(SPEND_MODEL));
       expect(view.usage.total_tokens).toBeGreaterThan(paused.usage.total_tokens);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a budget pause nobody decides within decision_timeout_ms is decided as rejected: the run ends in ERROR',
+    async () => {
+      spend = await startSpendFleet({ latencyMs: 0 });
+      const { fleet, workerEnv } = spend;
+      const producer = await fleet.spawnProducer('p');
+      await fleet.spawnWorker('a', workerEnv);
+
+      const created = await post(producer.baseUrl, RESEARCHER_RUNS, {
+        input: INPUT,
+        budget: { max_tokens: 1, decision_timeout_ms: 1500 },
+      });
+      expect(created.status).toBe(202);
+      const runId = created.body['run_id'] as string;
+      const action = await budgetPaused(fleet, runId);
+      expect(action.expiresAt).toBeInstanceOf(Date);
+      const paused = (await fleet.client.getRun(runId))!;
+      expect(paused.budget).toEqual({
+        max_tokens: 1,
+        max_cost_usd: null,
+        decision_timeout_ms: 1500,
+      });
+      const waited = action.expiresAt!.getTime() - Date.parse(paused.attempts[0]!.started_at);
+      expect(waited).toBeGreaterThanOrEqual(1500);
+
+      // Nobody decides: the expiry decides it as rejected and the run resumes, to end.
+      await waitFor(
+        async () => (await fleet.client.store.getRun(runId))?.status === 'ERROR',
+        60_000,
+        'the run ended by its expired budget action',
+      );
+      const view = (await fleet.client.getRun(runId))!;
+      expect(view.error).toMatchObject({ name: 'BudgetExceededError' });
+      expect(view.error?.message).toContain('approval timed out');
+      // Nothing was asked of the model: the first request would already have passed the budget.
+      expect(view.usage.total_tokens).toBe(0);
+      const actions = await fleet.client.store.listRunActions(runId);
+      expect(actions.map((a) => [a.kind, a.status])).toEqual([['budget', 'expired']]);
+      const events = await fleet.client.listEvents(runId);
+      expect(events.filter((e) => e.type === 'ActionExpired').map((e) => e.data)).toMatchObject([
+        { action_id: action.actionId },
+      ]);
+      // Too late to decide: the action expired.
+      const late = await post(producer.baseUrl, `/v1/runs/${runId}/decisions`, {
+        decisions: [
+          { action_id: action.actionId, type: 'approve', budget: { max_tokens: 10_000 } },
+        ],
+      });
+      expect(late.status).toBe(410);
     },
     TEST_TIMEOUT_MS,
   );

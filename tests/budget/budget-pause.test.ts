@@ -102,7 +102,11 @@ describe('a run with a budget', () => {
     expect(resumed.outcome === 'finished' && resumed.run.status).toBe('COMPLETED');
     const done = (await t.store.getRunView(run.runId))!;
     expect(done.content).toBe('pinged 3 times');
-    expect(done.budget).toEqual({ max_tokens: 1_000_000, max_cost_usd: 5 });
+    expect(done.budget).toEqual({
+      max_tokens: 1_000_000,
+      max_cost_usd: 5,
+      decision_timeout_ms: null,
+    });
     // Exactly what the provider billed, costed at 1,000 USD per million tokens (1,000 micro-dollars a token).
     expect(server.requests).toHaveLength(4);
     expect(done.usage.total_tokens).toBe(server.quota.tokens('gpt-b'));

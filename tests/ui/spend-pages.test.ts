@@ -128,7 +128,11 @@ describe('spend on the run pages (usage, cost, budget)', requiresChromium(), () 
     await expect.poll(() => action.count()).toBe(0);
     expect(words(await page.textContent('#flash'))).toContain('raise-budget: status PAUSED');
     const decided = (await client.getRun(run.runId))!;
-    expect(decided.budget).toEqual({ max_tokens: 1_000_000, max_cost_usd: 5 });
+    expect(decided.budget).toEqual({
+      max_tokens: 1_000_000,
+      max_cost_usd: 5,
+      decision_timeout_ms: null,
+    });
     expect(decided.pending_actions).toEqual([]);
 
     // The decision enqueued the run's resume; a worker's pickup of it runs it to its end.

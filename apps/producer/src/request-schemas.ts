@@ -18,6 +18,8 @@ const budgetSchema = z
   .strictObject({
     max_tokens: z.number().int().positive().optional(),
     max_cost_usd: z.number().positive().finite().optional(),
+    /** How long a budget pause waits for a decision before it is decided as rejected. */
+    decision_timeout_ms: z.number().int().positive().max(MAX_DEADLINE_MS).optional(),
   })
   .refine((b) => b.max_tokens !== undefined || b.max_cost_usd !== undefined, {
     message: 'give max_tokens or max_cost_usd',

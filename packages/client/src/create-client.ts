@@ -7,6 +7,7 @@ import {
 } from './http-transport.js';
 import { followRunEvents, type RunEventsOptions } from './run-events.js';
 import type {
+  BudgetParams,
   CancelledRun,
   CheckpointMode,
   ContinuedRun,
@@ -33,6 +34,11 @@ export interface CreateRunParams extends EntityRef {
    * (`DeadlineExceededError`). @defaultValue the entity's `maxDurationMs`, else none
    */
   deadline_ms?: number;
+  /**
+   * What the run's tree may spend; past it the run pauses with a `budget` action for a person.
+   * @defaultValue the entity's `budget`, else none
+   */
+  budget?: BudgetParams;
 }
 
 /** Options of `runs.create`. */

@@ -128,7 +128,12 @@ export interface RunView {
   /** The same over the run's tree (a team with its member runs). */
   usage_total: Usage;
   /** What the run's tree may spend (raised by approved budget actions); null: no budget. */
-  budget: { max_tokens: number | null; max_cost_usd: number | null } | null;
+  budget: {
+    max_tokens: number | null;
+    max_cost_usd: number | null;
+    /** How long a budget pause waits for a decision; null: until decided. */
+    decision_timeout_ms: number | null;
+  } | null;
   metadata: Record<string, unknown>;
   cancel_requested_at: string | null;
   /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */
@@ -189,11 +194,22 @@ export interface ContinueRunBody {
   deadline_ms?: number;
 }
 
+/** A budget as the API takes it (on create, and to raise one in a budget action's approval). */
+export interface BudgetParams {
+  max_tokens?: number;
+  max_cost_usd?: number;
+  /**
+   * How long a budget pause waits for a person, in ms; undecided by then, it is decided as rejected
+   * and the run ends in ERROR (`BudgetExceededError`). @defaultValue none: it waits until decided
+   */
+  decision_timeout_ms?: number;
+}
+
 /** One human-in-the-loop decision (DESIGN.md "Human in the loop"). */
 export type Decision = { action_id: string; args_digest?: string } &
   /** For a run's budget action, `budget` raises the run's budget (each limit above what was spent); a tenant's takes none. */
   (
-    | { type: 'approve'; budget?: { max_tokens?: number; max_cost_usd?: number } }
+    | { type: 'approve'; budget?: BudgetParams }
     | { type: 'edit'; args: Record<string, unknown> }
     | { type: 'reject'; message?: string }
     | { type: 'result'; output: string; is_error?: boolean }

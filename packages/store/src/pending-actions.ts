@@ -257,7 +257,8 @@ export async function decideActions(
 }
 
 /**
- * Claims a decided action for execution in one fenced statement: sets
+ * Claims a decided action (by a person, or by its expiry: status `expired`,
+ * decided as rejected) for execution in one fenced statement: sets
  * `consumed_at` only if no execution consumed it before and `epoch` still
  * holds its run (RUNNING). Returns false when it was consumed already (the
  * call must not run again); throws `LeaseLostError` when the run moved on.
@@ -276,7 +277,7 @@ export async function consumeAction(
       update pending_actions
          set consumed_at = now(), consumed_epoch = ${epoch}
        where action_id = ${actionId} and run_id = ${runId} and consumed_at is null
-         and status = 'decided' and exists (select 1 from held)
+         and status in ('decided', 'expired') and exists (select 1 from held)
       returning action_id
     )
     select exists (select 1 from consumed) as consumed, exists (select 1 from held) as held`.execute(

@@ -85,7 +85,12 @@ export interface RunView {
   /** The same over the run's tree: the run and its member runs, recursively. */
   usage_total: UsageView;
   /** What the run's tree may spend (a root run's, raised by approved budget actions); null: no budget. */
-  budget: { max_tokens: number | null; max_cost_usd: number | null } | null;
+  budget: {
+    max_tokens: number | null;
+    max_cost_usd: number | null;
+    /** How long a budget pause waits for a decision; null: until decided. */
+    decision_timeout_ms: number | null;
+  } | null;
   metadata: Record<string, unknown>;
   cancel_requested_at: string | null;
   /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */
@@ -297,6 +302,7 @@ function toRunView(
       max_tokens: row.budget.maxTokens ?? null,
       max_cost_usd:
         row.budget.maxCostMicroUsd === undefined ? null : usdOf(row.budget.maxCostMicroUsd),
+      decision_timeout_ms: row.budget.decisionTimeoutMs ?? null,
     },
     metadata: row.metadata,
     cancel_requested_at: row.cancel_requested_at?.toISOString() ?? null,

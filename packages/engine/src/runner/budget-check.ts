@@ -46,7 +46,8 @@ export async function checkBudget(state: BudgetCheckState, estimate: () => numbe
   const rejected = (await state.actions.list()).find(
     (a) =>
       a.kind === 'budget' &&
-      a.status === 'decided' &&
+      // Decided as rejected by a person, or by its expiry (status `expired`).
+      a.status !== 'cancelled' &&
       a.decision?.type === 'reject' &&
       a.consumedAt === null,
   );
@@ -58,12 +59,14 @@ export async function checkBudget(state: BudgetCheckState, estimate: () => numbe
   const batch = state.messages.filter(
     (m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) > 0,
   ).length;
+  const timeoutMs = state.spend?.budget?.decisionTimeoutMs;
   const action = budgetAction(
     `act_${randomUUID()}`,
     await state.memberPath(),
     state.epoch,
     batch,
     args,
+    timeoutMs === undefined ? null : new Date(Date.now() + timeoutMs),
   );
   state.checkpointer.pause([action]);
   throw new PauseSignal(state.runId, { actions: [actionSummary(action)] });

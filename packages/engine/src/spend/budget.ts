@@ -77,13 +77,19 @@ export class TreeSpend {
   }
 }
 
-/** The pending action a run's budget pause waits on: a person raises the budget or ends the run. */
+/**
+ * The pending action a run's budget pause waits on: a person raises the
+ * budget or ends the run. With `expiresAt`, an undecided action is decided
+ * as rejected then (like an approval's default `onTimeout`), which ends the
+ * run in ERROR (`BudgetExceededError`) when it resumes.
+ */
 export function budgetAction(
   actionId: string,
   memberPath: string[],
   epoch: number,
   batch: number,
   args: AnyBudgetActionArgs,
+  expiresAt: Date | null,
 ): NewPendingAction {
   return {
     actionId,
@@ -96,8 +102,8 @@ export function budgetAction(
     argsDigest: digestArgs(args),
     argsSchema: null,
     batch,
-    onTimeout: 'error',
-    expiresAt: null,
+    onTimeout: 'reject',
+    expiresAt,
   };
 }
 
