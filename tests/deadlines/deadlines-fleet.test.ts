@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Conflict, createClient } from '@cairn/client';
+import { DecisionConflictError } from '@cairn/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import { requiresBackend } from '@cairn/services';
 import type { QueueBackendKind } from '@cairn/runtime';
@@ -73,6 +74,47 @@ describe(`deadlines under real workers (${FLEET_BACKEND})`, () => {
       ['a', 'run', 'error'],
     ]);
     expect(await finalEvents(f, run.runId)).toEqual(['RunError']);
+  });
+
+  it('ends a run still PAUSED for a person at its deadline: the reconciler ends it in ERROR and its action can no longer be decided', async () => {
+    fleet = await start();
+    const f = fleet;
+    await f.spawnWorker('a', {
+      CAIRN_RECONCILE_INTERVAL_MS: '250',
+      CAIRN_RECONCILE_AFTER_MS: '500',
+    });
+    // A budget of one token pauses it before its first model request, for a person who never comes.
+    const run = await f.client.enqueueRun({
+      entity: STEPPER,
+      input: LONG_INPUT,
+      deadlineMs: 3000,
+      budget: { maxTokens: 1 },
+    });
+    await waitFor(
+      async () => (await f.client.store.getRun(run.runId))?.status === 'PAUSED',
+      30_000,
+      'the budget pause',
+    );
+    const [action] = await f.client.listPendingActions(run.runId);
+    expect(action).toMatchObject({ kind: 'budget', status: 'pending' });
+
+    await waitFor(
+      async () => (await f.client.store.getRun(run.runId))?.status === 'ERROR',
+      30_000,
+      'the run ended at its deadline',
+    );
+    const ended = (await f.client.store.getRun(run.runId))!;
+    expect(ended.error).toMatchObject({ name: 'DeadlineExceededError' });
+    expect(ended.updatedAt.getTime()).toBeGreaterThanOrEqual(run.deadlineAt!.getTime());
+    expect(await finalEvents(f, run.runId)).toEqual(['RunError']);
+    const actions = await f.client.store.listRunActions(run.runId);
+    expect(actions.map((a) => [a.kind, a.status])).toEqual([['budget', 'cancelled']]);
+    await expect(
+      f.client.decide(run.runId, [
+        { actionId: action!.actionId, decision: { type: 'approve', budget: { maxTokens: 1e6 } } },
+      ]),
+    ).rejects.toThrow(DecisionConflictError);
+    expect(ledger(f)).toEqual([]);
   });
 
   it('lets a running run go on past its old deadline once a continue gave it a new one', async () => {

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { FINISH_EVENT_TYPE, type RunErrorInfo, type RunStatus } from '@cairn/engine';
 import { RUN_TRANSITIONS, type RunPastDeadline } from '@cairn/engine/store';
 import { closeRunningToolCalls } from './close-tool-calls.js';
+import { cancelPendingActions } from './pending-actions.js';
 import { appendEvents } from './run-events.js';
 import type { Database } from './schema.js';
 import { withRunTree } from './run-tree.js';
@@ -72,7 +73,8 @@ export async function listRunsPastDeadline(
  * and its member runs still in those statuses go to ERROR with their
  * `fence.errorOf`, epoch + 1 (whoever still executes one loses its next
  * write), waiting for nothing; their open attempts end (`error`), their
- * `running` tool rows are closed, and each stores a `RunError`, so its event
+ * `running` tool rows are closed, their undecided actions are cancelled
+ * (a PAUSED tree's), and each stores a `RunError`, so its event
  * stream ends. A continue request waiting on the run stays for the next
  * continue. Returns the ended run ids (the run first), or undefined when the
  * run's status or epoch moved on.
@@ -129,6 +131,8 @@ export async function endPastDeadline(
       ended.push(row.run_id);
     }
     await closeRunningToolCalls(trx, ended, RUN_TRANSITIONS.deadline.to);
+    // A PAUSED run waited on people who did not decide in time: nobody may decide them now.
+    await cancelPendingActions(trx, ended);
     await trx
       .updateTable('run_attempts')
       .set({ ended_at: sql`now()`, outcome: 'error' })

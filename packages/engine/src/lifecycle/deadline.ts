@@ -85,10 +85,11 @@ export interface DeadlineEnding {
 }
 
 /**
- * The `deadline` move of runs no execution ends: top-level PENDING or
- * RUNNING runs whose deadline passed more than `graceMs` ago (a live worker
+ * The `deadline` move of runs no execution ends: top-level PENDING, RUNNING
+ * or PAUSED runs whose deadline passed more than `graceMs` ago (a live worker
  * ends its run within moments of the deadline, so one that has not is dead,
- * or none took the run in time) end in ERROR with `DeadlineExceededError`,
+ * none took the run in time, or it waits for a person who did not decide in
+ * time) end in ERROR with `DeadlineExceededError`,
  * with their live member runs, each by one fenced write under the epoch the
  * run was read at that moves the epoch on: a worker still holding it (frozen,
  * or whose job is still locked) loses its next write. Its job, whenever a

@@ -46,11 +46,12 @@ export const RUN_TRANSITIONS = {
   /** Cancelled: queued, running or paused. */
   cancel: { from: ['PENDING', 'RUNNING', 'PAUSED'], to: 'CANCELLED' },
   /**
-   * The run passed its deadline and no execution ended it (its worker died, or none took its job in
-   * time): ended in ERROR (`DeadlineExceededError`) outside any execution, with its live member runs,
-   * by a fenced write that moves the epoch on (continuable by hand with a new deadline).
+   * The run passed its deadline and no execution ended it (its worker died, none took its job in
+   * time, or it waits PAUSED for a person): ended in ERROR (`DeadlineExceededError`) outside any
+   * execution, with its live member runs, by a fenced write that moves the epoch on; undecided
+   * actions are cancelled (continuable by hand with a new deadline).
    */
-  deadline: { from: ['PENDING', 'RUNNING'], to: 'ERROR' },
+  deadline: { from: ['PENDING', 'RUNNING', 'PAUSED'], to: 'ERROR' },
 } as const satisfies Record<string, RunTransition>;
 
 /**

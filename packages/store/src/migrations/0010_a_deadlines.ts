@@ -15,7 +15,7 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table runs add column deadline_at timestamptz`.execute(db);
   await sql`create index runs_deadline_idx on runs (deadline_at)
-    where deadline_at is not null and parent_run_id is null and status in ('PENDING', 'RUNNING')`.execute(
+    where deadline_at is not null and parent_run_id is null and status in ('PENDING', 'RUNNING', 'PAUSED')`.execute(
     db,
   );
   await sql`alter table served_entities add column max_duration_ms bigint check (max_duration_ms > 0)`.execute(
