@@ -30,7 +30,7 @@ describe('pages of a run parked for model capacity', requiresChromium(), () => {
     await stack?.stop();
   });
 
-  it('show what it waits for (model, until when) on its page and in the list, its priority, and its parked attempt then the one that resumed it', async () => {
+  it('show what it waits for (model, until when) on its page and in the list, its priority and deadline, and its parked attempt then the one that resumed it', async () => {
     const { client } = stack.fleet;
     const limiter = client.store.modelCapacity;
     const limit = { concurrency: 1 };
@@ -59,6 +59,7 @@ describe('pages of a run parked for model capacity', requiresChromium(), () => {
       input: 'Research cairns, when there is room',
       checkpoint: 'tool-batch',
       priority: 3,
+      deadlineMs: 3_600_000,
     });
     const parked = await worker.processPickup({
       job: 'run',
@@ -78,6 +79,10 @@ describe('pages of a run parked for model capacity', requiresChromium(), () => {
     expect(note).toContain(untilShown);
     expect(await page.getAttribute('.run-header .run-waiting time', 'datetime')).toBe(until);
     expect(words(await page.textContent('.run-header [data-priority]'))).toMatch(/^3 /);
+    // Its deadline, an hour from its creation: when, and how long is left.
+    const deadline = page.locator('.run-header [data-deadline-at]');
+    expect(await deadline.getAttribute('data-deadline-at')).toBe(view.deadline_at);
+    expect(words(await deadline.textContent())).toMatch(/\(in (59 min( \d+ s)?|1 h)\)$/);
     const lanes = page.locator('.timeline .lane');
     expect(await lanes.count()).toBe(1);
     expect(await lanes.first().getAttribute('data-outcome')).toBe('parked');
@@ -108,6 +113,8 @@ describe('pages of a run parked for model capacity', requiresChromium(), () => {
     // The open page follows the run: the wait goes, a second lane tells why it began.
     await expect.poll(() => page.getAttribute('#run', 'data-status')).toBe('COMPLETED');
     await expect.poll(() => page.locator('.run-header .run-waiting').count()).toBe(0);
+    // Finished: the deadline no longer counts down.
+    expect(words(await deadline.textContent())).not.toContain('(in');
     await expect.poll(() => lanes.count()).toBe(2);
     expect(await lanes.nth(0).getAttribute('data-outcome')).toBe('parked');
     expect(await lanes.nth(1).getAttribute('data-reason')).toBe('capacity');

@@ -22,6 +22,7 @@ import {
 } from './page-layout.js';
 import { pendingActions } from './pending-actions.js';
 import { waitingNote } from './run-waiting.js';
+import { deadlineNote } from './deadline-note.js';
 import { budgetNote, usageNote, usagesDiffer, type AttemptSpend } from './spend-notes.js';
 import { toolBatches } from './tool-batches.js';
 
@@ -99,6 +100,12 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
           <dd>${timeTag(run.created_at)}</dd>
           <dt>Updated</dt>
           <dd>${timeTag(run.updated_at)}</dd>
+          ${
+            run.deadline_at
+              ? html`<dt>Deadline</dt>
+                  <dd>${deadlineNote(run.deadline_at, live, data.now)}</dd>`
+              : ''
+          }
           <dt>Last checkpoint</dt>
           <dd>message ${run.last_checkpoint_at_message_index} · epoch ${run.epoch}</dd>
           <dt>Usage</dt>
