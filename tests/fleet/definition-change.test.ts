@@ -59,7 +59,11 @@ async function runStartedThenOrphaned(
     stalledIntervalMs: 250,
   });
   const f = fleet;
-  const a = await spawn(f, 'a', 'v1', graceMs, { DRAFT_STEP_MS: '6000' });
+  // Its second step outlasts the start of worker b however loaded the machine is (it is killed in it).
+  const a = await spawn(f, 'a', 'v1', graceMs, {
+    DRAFT_STEP_MS: '1000',
+    DRAFT_LATER_STEP_MS: '50000',
+  });
   const run = await f.client.enqueueRun({
     entity: DRAFTER,
     input: 'a memo',

@@ -29,9 +29,10 @@ function draftStep(variant: DefinitionVariant) {
     description: 'Drafts one part, slowly',
     parameters: variant === 'schema' ? base.extend({ tone: z.string().optional() }) : base,
     execute: async ({ part }, ctx) => {
-      await new Promise((resolve) =>
-        setTimeout(resolve, Number(process.env.DRAFT_STEP_MS ?? 1500)),
-      );
+      // `DRAFT_LATER_STEP_MS`, when set, is how long the parts after the first take.
+      const stepMs = process.env.DRAFT_STEP_MS ?? '1500';
+      const ms = part > 1 ? (process.env.DRAFT_LATER_STEP_MS ?? stepMs) : stepMs;
+      await new Promise((resolve) => setTimeout(resolve, Number(ms)));
       recordExecution('draft_step', ctx.idempotencyKey);
       return `part ${part} drafted`;
     },
