@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { ProducerService } from '@cairn/producer';
-import { TERMINAL_STATUSES, type RunRecord } from '@cairn/engine';
+import { TERMINAL_STATUSES, type BudgetOption, type RunRecord } from '@cairn/engine';
 import { BENCH_AGENT, createRegistry } from './bench-registry.js';
 import { runConcurrently } from './peer-harness.js';
 import { pollUntil } from './timing.js';
@@ -32,11 +32,16 @@ export async function enqueueRuns(
   client: ProducerService,
   count: number,
   agent = BENCH_AGENT,
+  budget?: BudgetOption,
 ): Promise<RunRecord[]> {
   const runs: RunRecord[] = [];
   await runConcurrently(count, PRODUCER_LANES, async () => {
     runs.push(
-      await client.enqueueRun({ entity: { kind: 'agent', name: agent }, input: RUN_INPUT }),
+      await client.enqueueRun({
+        entity: { kind: 'agent', name: agent },
+        input: RUN_INPUT,
+        ...(budget && { budget }),
+      }),
     );
   });
   return runs;

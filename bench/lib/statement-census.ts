@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import type { BudgetOption } from '@cairn/engine';
 import { RunQueue, startRunWorker } from '@cairn/queue';
 import { PostgresCheckpointStore, type Database } from '@cairn/store';
 import { createRegistry } from './bench-registry.js';
@@ -13,11 +14,15 @@ export interface StatementCensus {
 }
 
 /**
- * Runs `runs` benchmark runs through the queue's own `startRunWorker` in this
- * process, on a traced pool, and counts the statements the worker side sends
- * per run (the producer's are not counted).
+ * Runs `runs` benchmark runs (each with `budget` when given) through the
+ * queue's own `startRunWorker` in this process, on a traced pool, and counts
+ * the statements the worker side sends per run (the producer's are not counted).
  */
-export async function statementCensus(target: QueueTarget, runs: number): Promise<StatementCensus> {
+export async function statementCensus(
+  target: QueueTarget,
+  runs: number,
+  budget?: BudgetOption,
+): Promise<StatementCensus> {
   const traced = tracedPool(target.databaseUrl, 14);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: traced.pool }) });
   const client = await openClient(target);
@@ -37,7 +42,7 @@ export async function statementCensus(target: QueueTarget, runs: number): Promis
   try {
     await worker.worker.waitUntilReady();
     traced.take();
-    const created = await enqueueRuns(client, runs);
+    const created = await enqueueRuns(client, runs, undefined, budget);
     await waitForTerminal(
       watcher,
       created.map((r) => r.runId),

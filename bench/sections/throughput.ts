@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { ProducerService } from '@cairn/producer';
+import type { BudgetOption } from '@cairn/engine';
 import { FigureSink } from '../lib/attempt.js';
 import { fmt, medianFigure, ratioFigure, valueFigure } from '../lib/figure.js';
 import {
@@ -266,17 +267,24 @@ export const throughputSection: Section = {
       if (plan.workerCounts[backend].length > 0)
         await measureBackend(context, sink, backend, plan, calibration);
     }
-    await sink.part(['statements per run (worker side)'], async () => {
-      const database = await context.services.database(`${ID}_census`);
-      const census = await statementCensus(
+    const censusRuns = context.quick ? 20 : 100;
+    const censusOf = async (name: string, budget?: BudgetOption) => {
+      const database = await context.services.database(`${ID}_${name}`);
+      return statementCensus(
         {
           databaseUrl: database.url,
           backend: backends[0]!,
           redisUrl: await context.services.redisUrl(),
-          queueName: `bench-census-${Date.now()}`,
+          queueName: `bench-${name}-${Date.now()}`,
         },
-        context.quick ? 20 : 100,
+        censusRuns,
+        budget,
       );
+    };
+    let plainPerRun: number | undefined;
+    await sink.part(['statements per run (worker side)'], async () => {
+      const census = await censusOf('census');
+      plainPerRun = census.perRun;
       const kinds = Object.entries(census.byKind)
         .sort((a, b) => b[1] - a[1])
         .map(([k, n]) => `${k} ${fmt(n)}`);
@@ -292,6 +300,24 @@ export const throughputSection: Section = {
         ),
       );
       sink.notes.push(`worker-side statements per run (each one round trip): ${kinds.join(', ')}`);
+    });
+    await sink.part(['statements per run with a budget (worker side)'], async () => {
+      // A budget no run reaches: its check before each model request is in memory, no round trip.
+      const census = await censusOf('census_budget', {
+        maxTokens: 1_000_000_000,
+        maxCostUsd: 1_000,
+      });
+      sink.figures.push(
+        valueFigure(
+          ID,
+          'statements per run with a budget (worker side)',
+          census.perRun,
+          'statements',
+          censusRuns,
+          'mean over the runs; goal: as many as the same runs without a budget',
+          plainPerRun === undefined ? {} : { goal: { op: '<=', bound: plainPerRun } },
+        ),
+      );
     });
     sink.notes.push(
       `each Cairn run: scripted agent, 3 tool batches of 3 no-op calls, worker settings WORKER_CONCURRENCY=10, ${executionMode()}; the floor: the same BullMQ wiring and job options, each job doing ${calibration.commits ?? '?'} autocommitted INSERTs (Cairn's write transactions per run on Redis)`,
