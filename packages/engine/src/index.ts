@@ -161,6 +161,7 @@ export {
   type UsageView,
   type ModelUsageView,
 } from './spend/run-usage.js';
+export { estimateRequestSpend, type RequestEstimate } from './spend/request-estimate.js';
 export { BudgetExceededError, TenantBudgetExhaustedError } from './errors.js';
 export { budgetOf, type Budget, type BudgetOption } from './spend/budget-option.js';
 export {

@@ -3,10 +3,11 @@ import { BudgetExceededError, StoreUnavailableError } from '../errors.js';
 import { actionSummary } from '../hitl/pending-action.js';
 import { budgetAction, isTenantBudgetAction, type AnyBudgetActionArgs } from '../spend/budget.js';
 import { spentTenantDay } from '../spend/tenant-budget.js';
-import { costMicroUsd, priceFor } from '../spend/model-prices.js';
-import { EXPECTED_OUTPUT_TOKENS } from '../capacity/token-estimate.js';
+import { priceFor } from '../spend/model-prices.js';
+import { estimateRequestSpend } from '../spend/request-estimate.js';
 import { PauseSignal } from './pause-signal.js';
 import type { Message } from '../messages.js';
+import type { ModelRequest } from '../model.js';
 import type { PendingActionRecord } from '../hitl/pending-action.js';
 import type { TreeSpend } from '../spend/budget.js';
 import type { ModelPrices } from '../spend/model-prices.js';
@@ -29,8 +30,8 @@ export interface BudgetCheckState {
 }
 
 /**
- * Before a model request (`estimate` gives its tokens, asked only for a run
- * with a budget: it reads the whole prompt): when the request would take the
+ * Before a model request (estimated by {@link estimateRequestSpend} only for
+ * a run with a budget: it reads the whole prompt): when the request would take the
  * run's tree past its budget, or its tenant's day budget is spent
  * (and no person let the tree go on for that day), the run stops here. A
  * budget action a person rejected ends it in ERROR (`BudgetExceededError`,
@@ -39,8 +40,11 @@ export interface BudgetCheckState {
  * no round trip when there is room: the tree's spend is kept in memory, the
  * tenant's day in the worker's ledger (read again every few seconds).
  */
-export async function checkBudget(state: BudgetCheckState, estimate: () => number): Promise<void> {
-  const args = await overBudget(state, estimate);
+export async function checkBudget(
+  state: BudgetCheckState,
+  request: Pick<ModelRequest, 'instructions' | 'messages' | 'tools'>,
+): Promise<void> {
+  const args = await overBudget(state, request);
   if (!args) return;
 
   const rejected = (await state.actions.list()).find(
@@ -75,17 +79,15 @@ export async function checkBudget(state: BudgetCheckState, estimate: () => numbe
 /** What the budget action shows when the request may not go out: the tree's budget first, then its tenant's day. */
 async function overBudget(
   state: BudgetCheckState,
-  estimate: () => number,
+  request: Pick<ModelRequest, 'instructions' | 'messages' | 'tools'>,
 ): Promise<AnyBudgetActionArgs | undefined> {
   const { spend } = state;
   if (!spend) return undefined;
   if (spend.budget) {
     // The estimate reads the whole prompt: only a run with a budget pays for it.
-    const tokens = estimate();
     const price = state.prices && priceFor(state.prices, state.model.name);
-    const output = Math.min(tokens, EXPECTED_OUTPUT_TOKENS);
-    const microUsd = costMicroUsd(price, { inputTokens: tokens - output, outputTokens: output });
-    if (spend.wouldExceed(tokens, microUsd)) return spend.actionArgs();
+    const estimate = estimateRequestSpend(request, price);
+    if (spend.wouldExceed(estimate.tokens, estimate.microUsd)) return spend.actionArgs();
   }
   if (!spend.tenant) return undefined;
   try {

@@ -3,7 +3,6 @@ import type { AssistantMessage, Message, ToolCallRequest, Usage } from '../messa
 import { addResponseUsage } from '../spend/run-usage.js';
 import type { ModelPrices } from '../spend/model-prices.js';
 import type { TreeSpend } from '../spend/budget.js';
-import { estimateTokens } from '../capacity/token-estimate.js';
 import { checkBudget } from './budget-check.js';
 import type { Model, ModelStreamDelta, ToolSpec } from '../model.js';
 import type { RunEventType } from '../events.js';
@@ -164,7 +163,7 @@ function commitsTurnFirst(mode: CheckpointMode, message: AssistantMessage): bool
 
 async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<AssistantMessage> {
   const request = { instructions: state.instructions, messages: state.messages, tools };
-  await checkBudget(state, () => estimateTokens(request));
+  await checkBudget(state, request);
   // Announced when the request goes out, after its permit: a capacity wait is not the model's time.
   let started = false;
   const announce = () => {
