@@ -365,3 +365,15 @@ export class ApprovalTimeoutError extends CairnError {
     super(`run ${runId}: nobody decided action ${actionId} (tool "${tool}") in time`);
   }
 }
+
+/** A run file (`npm run replay -- --export`) that cannot be read: not JSON, another schema or version, or a malformed run. */
+export class RunFileError extends UserError {
+  constructor(
+    /** The file, or a label of where the content came from. */
+    readonly source: string,
+    /** What is wrong, for a person. */
+    readonly problem: string,
+  ) {
+    super(`${source}: ${problem}`);
+  }
+}

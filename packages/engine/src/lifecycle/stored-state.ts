@@ -4,7 +4,8 @@ import type { Message } from '../messages.js';
 
 const TOOL_CALL = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
 
-const MESSAGE = z.discriminatedUnion('role', [
+/** A message of a run's history as it is stored: what this code can read. */
+export const STORED_MESSAGE = z.discriminatedUnion('role', [
   z.object({ role: z.literal('user'), content: z.string() }),
   z.object({
     role: z.literal('assistant'),
@@ -27,7 +28,7 @@ const MESSAGE = z.discriminatedUnion('role', [
  */
 export function parseStoredMessages(runId: string, messages: readonly unknown[]): Message[] {
   return messages.map((message, index) => {
-    const parsed = MESSAGE.safeParse(message);
+    const parsed = STORED_MESSAGE.safeParse(message);
     if (!parsed.success) {
       throw new StoredStateError(
         runId,

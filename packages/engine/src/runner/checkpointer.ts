@@ -42,7 +42,7 @@ export class Checkpointer {
   private pendingActions: NewPendingAction[] = [];
 
   constructor(
-    private readonly store: CheckpointStore,
+    private readonly store: Pick<CheckpointStore, 'commitCheckpoint' | 'finishRun'>,
     private readonly runId: string,
     private readonly epoch: number,
     readonly mode: CheckpointMode,

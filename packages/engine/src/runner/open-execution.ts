@@ -188,7 +188,8 @@ function instructionsFor(entity: Entity): string {
   return entity.instructions;
 }
 
-function toolsFor(entity: Entity, runMember: RunMember): Map<string, ExecutableTool> {
+/** The tools a run of `entity` offers its model: a team's delegation tool (its members run by `runMember`) first, then the entity's own. */
+export function toolsFor(entity: Entity, runMember: RunMember): Map<string, ExecutableTool> {
   const tools =
     entity.kind === 'agent'
       ? entity.tools.map(executableFromTool)

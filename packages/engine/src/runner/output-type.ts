@@ -2,7 +2,9 @@ import { z } from 'zod';
 
 /** What checking a final answer against an entity's `outputType` gives. */
 export type OutputCheckResult =
-  { ok: true; content: string; output: unknown } | { ok: false; retryMessage: string };
+  | { ok: true; content: string; output: unknown }
+  /** `problem`: why the answer was refused (what the retry message tells the model). */
+  | { ok: false; retryMessage: string; problem: string };
 
 /** How a run holds its model to an `outputType`: an instruction, and a check of each final answer. */
 export interface OutputCheck {
@@ -26,14 +28,10 @@ export function outputCheckFor(schema: z.ZodType): OutputCheck {
       try {
         value = JSON.parse(stripCodeFence(content));
       } catch (error) {
-        return {
-          ok: false,
-          retryMessage: retryMessage(`it is not JSON (${(error as Error).message})`),
-        };
+        return refused(`it is not JSON (${(error as Error).message})`);
       }
       const parsed = schema.safeParse(value);
-      if (!parsed.success)
-        return { ok: false, retryMessage: retryMessage(z.prettifyError(parsed.error)) };
+      if (!parsed.success) return refused(z.prettifyError(parsed.error));
       return { ok: true, content: JSON.stringify(parsed.data), output: parsed.data };
     },
   };
@@ -45,8 +43,19 @@ export function outputOf(schema: z.ZodType | undefined, content: string | null):
   return schema.parse(JSON.parse(content));
 }
 
-function retryMessage(problem: string): string {
-  return `Your final answer does not match the required output type: ${problem}. Answer again with only a JSON value that matches the schema.`;
+const RETRY_MESSAGE_START = 'Your final answer does not match the required output type: ';
+
+function refused(problem: string): OutputCheckResult {
+  return {
+    ok: false,
+    problem,
+    retryMessage: `${RETRY_MESSAGE_START}${problem}. Answer again with only a JSON value that matches the schema.`,
+  };
+}
+
+/** True for the user message a refused final answer gets (not a person's input). */
+export function isOutputRetryMessage(content: string): boolean {
+  return content.startsWith(RETRY_MESSAGE_START);
 }
 
 function stripCodeFence(content: string): string {
