@@ -70,6 +70,9 @@ const modelSpec = optionalString.refine(
   'must be "scripted", "openai:<model>" or "openai-chat:<model>"',
 );
 
+/** The registry module a worker serves when `CAIRN_REGISTRY` is unset: the seed's research team. */
+export const DEFAULT_REGISTRY_MODULE = '@cairn/research-team';
+
 /** Shortest `CAIRN_SESSION_SECRET` accepted. */
 export const MIN_SESSION_SECRET_CHARS = 32;
 const SESSION_SECRET_TOO_SHORT = `must be at least ${MIN_SESSION_SECRET_CHARS} characters long (e.g. openssl rand -hex 32)`;
@@ -239,7 +242,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     openaiBaseUrl: e.OPENAI_BASE_URL,
     model,
     modelStream: e.CAIRN_MODEL_STREAM !== '0' && e.CAIRN_MODEL_STREAM !== 'false',
-    registryModule: e.CAIRN_REGISTRY ?? '@cairn/research-team',
+    registryModule: e.CAIRN_REGISTRY ?? DEFAULT_REGISTRY_MODULE,
     workerId: e.CAIRN_WORKER_ID ?? `${hostname()}:${process.pid}`,
     port: e.PORT,
     workerConcurrency: e.WORKER_CONCURRENCY,

@@ -13,6 +13,7 @@
  */
 export {
   CAIRN_ENV_VARIABLES,
+  DEFAULT_REGISTRY_MODULE,
   parseEnvConfig,
   resolveEnvConfig,
   type CairnEnvConfig,
