@@ -24,6 +24,8 @@ import { historyFlatSection } from './sections/history-flat.js';
 import { memorySection } from './sections/memory.js';
 import { peersSection } from './sections/peers.js';
 import { recoverySection } from './sections/recovery.js';
+import { replaySection } from './sections/replay.js';
+import { spendSection } from './sections/spend.js';
 import { throughputSection } from './sections/throughput.js';
 
 const SECTIONS: readonly Section[] = [
@@ -35,6 +37,8 @@ const SECTIONS: readonly Section[] = [
   recoverySection,
   capacitySection,
   deadlinesSection,
+  replaySection,
+  spendSection,
 ];
 
 const RESULTS_PATH = fileURLToPath(new URL('./results/latest.json', import.meta.url));

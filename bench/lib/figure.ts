@@ -21,9 +21,9 @@ export interface Figure {
   stats?: Summary;
 }
 
-/** A goal on a figure: `<=` or `>=` a bound. */
+/** A goal on a figure: `<=` or `>=` a bound, or `=` it exactly (a count or a ratio that must not drift). */
 export interface Goal {
-  op: '<=' | '>=';
+  op: '<=' | '>=' | '=';
   bound: number;
 }
 
@@ -39,7 +39,12 @@ export function fmt(x: number): string {
 
 function withGoal(figure: Figure, goal: Goal | undefined): Figure {
   if (!goal || figure.value === null) return figure;
-  const met = goal.op === '<=' ? figure.value <= goal.bound : figure.value >= goal.bound;
+  const met =
+    goal.op === '<='
+      ? figure.value <= goal.bound
+      : goal.op === '>='
+        ? figure.value >= goal.bound
+        : figure.value === goal.bound;
   return { ...figure, goal: `${goal.op} ${goal.bound}`, met };
 }
 
