@@ -25,6 +25,7 @@ import { memorySection } from './sections/memory.js';
 import { peersSection } from './sections/peers.js';
 import { recoverySection } from './sections/recovery.js';
 import { replaySection } from './sections/replay.js';
+import { spendSection } from './sections/spend.js';
 import { throughputSection } from './sections/throughput.js';
 
 const SECTIONS: readonly Section[] = [
@@ -37,6 +38,7 @@ const SECTIONS: readonly Section[] = [
   capacitySection,
   deadlinesSection,
   replaySection,
+  spendSection,
 ];
 
 const RESULTS_PATH = fileURLToPath(new URL('./results/latest.json', import.meta.url));
