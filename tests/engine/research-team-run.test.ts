@@ -101,7 +101,13 @@ describe('research team, in process', () => {
     expect(fork.action).toBe('fork');
     expect(fork.run.runId).not.toBe(pending.runId);
     expect(fork.run.lastCheckpointAtMessageIndex).toBe(5);
-    expect(fork.run.metadata).toMatchObject({ forked_from: pending.runId });
+    const forkView = (await t.store.getRunView(fork.run.runId))!;
+    expect(forkView.forked_from).toEqual({
+      run_id: pending.runId,
+      checkpoint: expect.any(Number),
+      message_index: 4,
+    });
+    expect(forkView.messages).toHaveLength(5);
 
     const cancelled = await engine.createRun({ entity: TEAM, input: INPUT });
     const controller = new AbortController();

@@ -204,7 +204,7 @@ describe('runs API', () => {
     expect(body).toMatchObject({ action: 'fork', status: 'PENDING' });
     expect(body.run_id).not.toBe(run_id);
     const run = (await (await fx.app.request(`/v1/runs/${body.run_id}`)).json()) as RunView;
-    expect(run.metadata).toMatchObject({ forked_from: run_id });
+    expect(run.forked_from).toMatchObject({ run_id });
   });
 
   it('resumes an ERROR run in place with a job on the queue', async () => {

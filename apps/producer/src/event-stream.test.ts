@@ -23,6 +23,7 @@ beforeEach(async () => {
   const client: ProducerClient = {
     enqueueRun: (request) => fx.client.enqueueRun(request),
     continueRun: (runId, options) => fx.client.continueRun(runId, options),
+    forkRun: (runId, request) => fx.client.forkRun(runId, request),
     cancelRun: (runId) => fx.client.cancelRun(runId),
     decide: (runId, decisions) => fx.client.decide(runId, decisions),
     getRun: (runId, options) => fx.client.getRun(runId, options),

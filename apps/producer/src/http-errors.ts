@@ -4,6 +4,7 @@ import {
   ArgsDigestMismatchError,
   DecisionConflictError,
   InvalidDecisionError,
+  InvalidForkPointError,
   IdempotencyKeyReusedError,
   SessionNotFoundError,
   EntityNotFoundError,
@@ -16,6 +17,7 @@ import {
 import {
   isPostgresUnavailable,
   RunAlreadyTerminalError,
+  SessionHasForksError,
   SessionHasLiveRunsError,
 } from '@cairn/store';
 import { ZodError } from 'zod';
@@ -127,10 +129,12 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof ActionExpiredError) return reply(410, 'action_expired', error);
   if (error instanceof ArgsDigestMismatchError) return reply(412, 'args_digest_mismatch', error);
   if (error instanceof InvalidDecisionError) return reply(422, 'invalid_decision', error);
+  if (error instanceof InvalidForkPointError) return reply(422, 'invalid_fork_point', error);
   if (error instanceof RunNotContinuableError) return reply(409, 'run_not_continuable', error);
   if (error instanceof ContinuePendingError) return reply(409, 'continue_pending', error);
   if (error instanceof RunAlreadyTerminalError) return reply(409, 'run_already_terminal', error);
   if (error instanceof SessionHasLiveRunsError) return reply(409, 'session_has_live_runs', error);
+  if (error instanceof SessionHasForksError) return reply(409, 'session_has_forks', error);
   if (error instanceof UserError) return reply(400, 'invalid_request', error);
   // Postgres is down or restarting: nothing was done, the same request may be sent again shortly.
   if (isPostgresUnavailable(error)) {

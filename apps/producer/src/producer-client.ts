@@ -3,6 +3,8 @@ import type {
   CreateRunRequest,
   CreatedRun,
   DecisionsResult,
+  ForkedFrom,
+  ForkRequest,
   PostedDecision,
   RunRecord,
   RunStatus,
@@ -36,6 +38,7 @@ export interface ProducerClient {
   runSession(runId: string): Promise<SessionKey | undefined>;
   deleteSession(key: SessionKey): Promise<boolean>;
   continueRun(runId: string, options: ContinueRunOptions): Promise<ContinueRunResult>;
+  forkRun(runId: string, request: ForkRequest): Promise<CreatedRun & { forkedFrom: ForkedFrom }>;
   cancelRun(runId: string): Promise<RunRecord>;
   decide(runId: string, decisions: readonly PostedDecision[]): Promise<DecisionsResult>;
   getRun(runId: string, options?: RunViewOptions): Promise<RunView | undefined>;

@@ -5,6 +5,8 @@ import {
   type CreateRunRequest,
   type CreatedRun,
   type DecisionsResult,
+  type ForkedFrom,
+  type ForkRequest,
   type PendingActionRecord,
   type PostedDecision,
   type Registry,
@@ -159,6 +161,21 @@ export class ProducerService implements ProducerClient {
       .catch((error: unknown) => this.namePendingActions(error));
     await carryOutIntents(this.runQueue, continueIntents(decision));
     return decision;
+  }
+
+  /**
+   * Forks a run at a checkpoint (the lifecycle's `fork` move: `RunNotFoundError`,
+   * `RunNotContinuableError` for a PENDING run, `InvalidForkPointError`) and
+   * enqueues the fork's `run` job; a request whose idempotency key forked
+   * before gets that fork back (`replayed`), enqueued nothing.
+   */
+  async forkRun(
+    runId: string,
+    request: ForkRequest,
+  ): Promise<CreatedRun & { forkedFrom: ForkedFrom }> {
+    const fork = await this.engine.forkRun(runId, request);
+    await carryOutIntents(this.runQueue, createdRunIntents(fork));
+    return fork;
   }
 
   /** A continue refused because the run is PAUSED names the actions it waits for. */

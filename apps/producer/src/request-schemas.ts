@@ -97,6 +97,22 @@ export const cancelRunBodySchema = z.strictObject({});
 /** A parsed create-run body. */
 export type CreateRunBody = z.infer<typeof createRunBodySchema>;
 
+/** Body of `POST /v1/runs/:run_id/fork` (an empty body is `{}`: a fork at the last checkpoint). */
+export const forkRunBodySchema = z.strictObject({
+  /** The point: a checkpoint by its number, or the message index one ends at (default: the last). */
+  at: z
+    .union([
+      z.strictObject({ checkpoint: z.number().int().positive() }),
+      z.strictObject({ message_index: z.number().int().positive() }),
+    ])
+    .optional(),
+  input: input.optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  session_id: z.string().min(1).max(200).optional(),
+  /** The fork must end within this many ms of its creation (default: the entity's `maxDurationMs`). */
+  deadline_ms: deadlineMs.optional(),
+});
+
 /** A parsed continue body. */
 export type ContinueRunBody = z.infer<typeof continueRunBodySchema>;
 

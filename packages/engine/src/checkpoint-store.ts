@@ -5,6 +5,7 @@ import type { Message, Usage } from './messages.js';
 import type { TenantDaySpend } from './spend/tenant-budget.js';
 import type {
   AttemptReason,
+  CheckpointRecord,
   CreatedRun,
   ContinueRequestRecord,
   NewRun,
@@ -112,6 +113,12 @@ export interface CheckpointStore {
   claimRun(runId: string, claim: ClaimRequest): Promise<Claim>;
   /** Messages `[0, lastCheckpointAtMessageIndex)` and the tool calls committed with them. */
   loadHistory(runId: string): Promise<RunHistory>;
+  /** Messages `[from, to)` of the run's committed history (a fork's first ones read through its source). */
+  readHistory(runId: string, range: { from: number; to: number }): Promise<Message[]>;
+  /** Every committed checkpoint of the run's history, in order (a fork's begin with its source's up to its point). */
+  listCheckpoints(runId: string): Promise<CheckpointRecord[]>;
+  /** The number (1-based) of the run's committed checkpoint that ends at `messageIndex`; undefined: none does. */
+  checkpointEndingAt(runId: string, messageIndex: number): Promise<number | undefined>;
   /**
    * Appends the delta and advances `lastCheckpointAtMessageIndex`, status
    * RUNNING, in one transaction, only if `epoch` still holds the run;

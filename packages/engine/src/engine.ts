@@ -14,12 +14,14 @@ import {
   CHECKPOINT_MODES,
   type CheckpointMode,
   type CreatedRun,
+  type ForkedFrom,
   type EntityRef,
   type RunRecord,
 } from './run-types.js';
 import { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
 import type { ContinueDecision } from './lifecycle/continue-rules.js';
 import { continueRun, type ContinueRequest } from './lifecycle/continue-run.js';
+import { forkRun, type ForkRequest } from './lifecycle/fork-run.js';
 import type { ExecuteOptions, ExecutionResult } from './lifecycle/execute-options.js';
 import { executeRun, registryOf } from './lifecycle/execute-run.js';
 import { processPickup } from './lifecycle/pickup.js';
@@ -279,6 +281,17 @@ export class Engine {
    */
   continueRun(runId: string, request: ContinueRequest = {}): Promise<ContinueDecision> {
     return continueRun(this.resources, runId, request);
+  }
+
+  /**
+   * Forks a run at a checkpoint ({@link forkRun}): a new run (PENDING) whose
+   * history is the source's up to that point, shared not copied, then `input`.
+   */
+  forkRun(
+    runId: string,
+    request: ForkRequest = {},
+  ): Promise<CreatedRun & { forkedFrom: ForkedFrom }> {
+    return forkRun(this.resources, runId, request);
   }
 
   /**

@@ -49,8 +49,10 @@ export type { Model, ModelRequest, ModelResponse, ModelStreamDelta, ToolSpec } f
 export {
   CHECKPOINT_MODES,
   type CheckpointMode,
+  type CheckpointRecord,
   type CreatedRun,
   type EntityKind,
+  type ForkedFrom,
   type RunErrorInfo,
   type RunRecord,
   type RunWaiting,
@@ -109,6 +111,7 @@ export {
 export { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
 export { MAX_DEADLINE_MS } from './deadline-ms.js';
 export type { ContinueRequest } from './lifecycle/continue-run.js';
+export { InvalidForkPointError, type ForkAt, type ForkRequest } from './lifecycle/fork-run.js';
 export type { ExecuteOptions, ExecutionResult } from './lifecycle/execute-options.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
 export { OpenAIResponsesModel } from './models/openai-responses-model.js';

@@ -153,6 +153,26 @@ export interface AttemptRecord {
   outcome: string | null;
 }
 
+/** Where a fork's history came from: its source run and the point it was forked at. */
+export interface ForkedFrom {
+  run_id: string;
+  /** The checkpoint's number (1-based) in the source's history. */
+  checkpoint: number;
+  /** How many of the source's messages the fork's history holds. */
+  message_index: number;
+}
+
+/** One committed checkpoint of a run's history: a write that stored messages (a batch, a turn, a pause, a finish). */
+export interface CheckpointRecord {
+  /** 1-based number of the checkpoint in the run's history (a fork's include its source's up to its point). */
+  seq: number;
+  /** How many messages the history holds at this checkpoint. */
+  messageIndex: number;
+  at: Date;
+  /** The epoch of the execution that wrote it (0: the run's creation). */
+  epoch: number;
+}
+
 /** The data needed to create a run. */
 export interface NewRun {
   runId?: string;
@@ -171,8 +191,18 @@ export interface NewRun {
   metadata?: Record<string, unknown>;
   /** The digest of the entity's definition the run is created on; null or absent: stamped by its first claim. */
   definitionHash?: string | null;
-  /** A starting history, committed with the run (used by fork). */
+  /**
+   * A starting history, committed with the run: a fork's own first messages (its input), at indices
+   * after the history it shares ({@link NewRun.sharedHistory}).
+   */
   messages?: Message[];
+  /**
+   * A fork's history up to its point: the first `length` messages of run `runId`'s history, shared
+   * (read through the source, never copied), so a fork writes none of them.
+   */
+  sharedHistory?: { runId: string; length: number };
+  /** What a fork was forked from, as its run view shows it. */
+  forkedFrom?: ForkedFrom;
   /**
    * The tenant creating the run, whose session of `sessionId` it joins (sessions are per tenant: another
    * tenant's of the same id is another session); null or absent: no tenant (an admin key). A member run

@@ -20,6 +20,8 @@ export async function createRun(db: Kysely<Database>, run: NewRun): Promise<Crea
   const runId = run.runId ?? randomUUID();
   const sessionId = run.sessionId ?? randomUUID();
   const messages = run.messages ?? [];
+  // A fork's own messages follow the history it shares with its source.
+  const shared = run.sharedHistory?.length ?? 0;
   return db.transaction().execute(async (trx) => {
     if (run.idempotency) {
       const earlier = await claimIdempotencyKey(trx, run.idempotency, runId);
@@ -44,7 +46,12 @@ export async function createRun(db: Kysely<Database>, run: NewRun): Promise<Crea
         input: run.input,
         content: null,
         checkpoint: run.checkpoint,
-        last_checkpoint_at_message_index: messages.length,
+        last_checkpoint_at_message_index: shared + messages.length,
+        ...(run.sharedHistory && {
+          shared_history_run_id: run.sharedHistory.runId,
+          shared_history_length: run.sharedHistory.length,
+        }),
+        ...(run.forkedFrom && { forked_from: JSON.stringify(run.forkedFrom) }),
         metadata: JSON.stringify(run.metadata ?? {}),
         cancel_requested_at: null,
         tenant_id: tenantId,
@@ -59,7 +66,7 @@ export async function createRun(db: Kysely<Database>, run: NewRun): Promise<Crea
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await insertMessages(trx, runId, 0, messages);
+    await insertMessages(trx, runId, shared, messages);
     return { ...toRunRecord(row), replayed: false };
   });
 }

@@ -47,6 +47,18 @@ export class SessionHasLiveRunsError extends StoreError {
   }
 }
 
+/** Runs of other sessions were forked from this session's runs and read their history through them. */
+export class SessionHasForksError extends StoreError {
+  constructor(
+    readonly sessionId: string,
+    readonly forkIds: readonly string[],
+  ) {
+    super(
+      `session ${sessionId} has runs that runs of other sessions were forked from and read their history through (${forkIds.join(', ')}): delete those first`,
+    );
+  }
+}
+
 /**
  * Live workers serve entities, but none by this name (nor did any worker
  * ever announce it): the message lists what they serve, the first

@@ -36,11 +36,13 @@ export type {
 } from './run-view.js';
 export type { RunListFilter, RunListPage } from './run-list.js';
 export type { SessionKey } from './session-key.js';
-export type { IndexedMessage, RunMessagesPage } from './run-messages-page.js';
+export type { RunMessagesPage } from './run-messages-page.js';
+export type { IndexedMessage } from './run-history.js';
 export {
   EntityNotServedError,
   MigrationError,
   RunAlreadyTerminalError,
+  SessionHasForksError,
   SessionHasLiveRunsError,
   StoreError,
   StoreNotMigratedError,

@@ -20,6 +20,7 @@ import * as m0009b from './migrations/0009_b_model_capacity.js';
 import * as m0010a from './migrations/0010_a_deadlines.js';
 import * as m0010b from './migrations/0010_b_budgets.js';
 import * as m0010c from './migrations/0010_c_tenant_day_spend.js';
+import * as m0011 from './migrations/0011_forks.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -42,6 +43,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0010_a_deadlines': m0010a,
   '0010_b_budgets': m0010b,
   '0010_c_tenant_day_spend': m0010c,
+  '0011_forks': m0011,
 });
 
 /**

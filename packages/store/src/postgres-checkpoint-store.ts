@@ -2,8 +2,10 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { LeaseLostError, RunNotFoundError } from '@cairn/engine';
 import type {
+  CheckpointRecord,
   CreatedRun,
   DecisionsResult,
+  Message,
   PendingActionRecord,
   PostedDecision,
   RunRecord,
@@ -51,6 +53,7 @@ import { appendEvents, listEvents, listEventsOfTypes } from './run-events.js';
 import type { NewRunEvent, StoredEvent } from './run-events.js';
 import { readRunTreeEvents, type RunTreeCursor, type RunTreeEvents } from './run-tree-events.js';
 import { toRunRecord, toToolCallRecord, withStoredResult } from './run-row.js';
+import { checkpointEndingAt, listCheckpoints, readHistory } from './run-history.js';
 import {
   consumeAction,
   decideActions,
@@ -137,13 +140,10 @@ export class PostgresCheckpointStore
           .where('run_id', '=', runId)
           .executeTakeFirst();
         if (!run) throw new RunNotFoundError(runId);
-        const messages = await trx
-          .selectFrom('run_messages')
-          .select('message')
-          .where('run_id', '=', runId)
-          .where('idx', '<', run.last_checkpoint_at_message_index)
-          .orderBy('idx')
-          .execute();
+        // A fork's first messages are read through its source.
+        const messages = await readHistory(trx, runId, {
+          to: run.last_checkpoint_at_message_index,
+        });
         const calls = await trx
           .selectFrom('tool_calls')
           .selectAll()
@@ -158,6 +158,20 @@ export class PostgresCheckpointStore
           toolCalls: calls.map((c) => toToolCallRecord(withStoredResult(c, (idx) => history[idx]))),
         };
       });
+  }
+
+  async readHistory(runId: string, range: { from: number; to: number }): Promise<Message[]> {
+    return (await readHistory(this.db, runId, range)).map((m) => m.message);
+  }
+
+  listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
+    return listCheckpoints(this.db, runId);
+  }
+
+  async checkpointEndingAt(runId: string, messageIndex: number): Promise<number | undefined> {
+    const run = await this.getRun(runId);
+    if (!run) throw new RunNotFoundError(runId);
+    return checkpointEndingAt(this.db, runId, messageIndex, run.lastCheckpointAtMessageIndex);
   }
 
   async commitCheckpoint(runId: string, epoch: number, delta: CheckpointDelta): Promise<number> {

@@ -74,6 +74,8 @@ async function deleteBatch(
           and not exists (
             select 1 from runs m where m.parent_run_id = runs.run_id and m.status not in (${finals})
           )
+          -- A fork reads its history through its source: the source goes once its forks have.
+          and not exists (select 1 from runs f where f.shared_history_run_id = runs.run_id)
         order by updated_at
         limit ${batchSize}
         for update skip locked

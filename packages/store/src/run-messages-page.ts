@@ -1,12 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Message } from '@cairn/engine';
+import { readHistory, type IndexedMessage } from './run-history.js';
 import type { Database } from './schema.js';
-
-/** A message with its position in the run's history. */
-export interface IndexedMessage {
-  index: number;
-  message: Message;
-}
 
 /** One page of a run's messages and how many the run has. */
 export interface RunMessagesPage {
@@ -15,29 +9,32 @@ export interface RunMessagesPage {
   messages: IndexedMessage[];
 }
 
-/** Messages `offset` to `offset + limit - 1` of the run's history, by the primary key (two indexed reads). */
+/**
+ * Messages `offset` to `offset + limit - 1` of the run's history (a fork's
+ * first ones read through its source), by the primary key.
+ */
 export async function listRunMessages(
   db: Kysely<Database>,
   runId: string,
   page: { offset: number; limit: number },
 ): Promise<RunMessagesPage> {
-  const [count, rows] = await Promise.all([
+  const [count, messages] = await Promise.all([
     db
-      .selectFrom('run_messages')
-      .select((eb) => eb.fn.countAll<string>().as('total'))
+      .selectFrom('runs')
+      .select((eb) => [
+        eb.fn.coalesce('shared_history_length', eb.lit(0)).as('shared'),
+        eb
+          .selectFrom('run_messages')
+          .select((m) => m.fn.countAll<string>().as('own'))
+          .whereRef('run_messages.run_id', '=', 'runs.run_id')
+          .as('own'),
+      ])
       .where('run_id', '=', runId)
-      .executeTakeFirstOrThrow(),
-    db
-      .selectFrom('run_messages')
-      .select(['idx', 'message'])
-      .where('run_id', '=', runId)
-      .where('idx', '>=', page.offset)
-      .orderBy('idx')
-      .limit(page.limit)
-      .execute(),
+      .executeTakeFirst(),
+    readHistory(db, runId, { from: page.offset, limit: page.limit }),
   ]);
   return {
-    total: Number(count.total),
-    messages: rows.map((r) => ({ index: r.idx, message: r.message })),
+    total: Number(count?.shared ?? 0) + Number(count?.own ?? 0),
+    messages,
   };
 }

@@ -3,6 +3,8 @@ import type {
   ActionKind,
   ActionStatus,
   CheckpointMode,
+  CheckpointRecord,
+  ForkedFrom,
   Message,
   RunErrorInfo,
   RunStatus,
@@ -14,6 +16,7 @@ import { sumUsage, usageView, usdOf } from '@cairn/engine';
 import type { AttemptReason, EntityRef, RunWaiting } from '@cairn/engine/store';
 import type { Database, PendingActionRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
 import { withRunTree } from './run-tree.js';
+import { listCheckpoints, readHistory } from './run-history.js';
 import { withStoredResult } from './run-row.js';
 import { tenantKeyOf, type SessionKey } from './session-key.js';
 
@@ -101,8 +104,25 @@ export interface RunView {
   waiting: RunWaiting | null;
   /** When the run must have ended (ISO 8601; a member run's is its team's); null: no deadline. */
   deadline_at: string | null;
+  /** Every committed checkpoint of its history, in order: the points it can be forked at. */
+  checkpoints: CheckpointView[];
+  /** A fork's source run and the point it was forked at; null: not a fork. */
+  forked_from: ForkedFrom | null;
+  /** The runs forked from this one, oldest first. */
+  forks: string[];
   created_at: string;
   updated_at: string;
+}
+
+/** One committed checkpoint of a run's history (a fork's begin with its source's up to its point). */
+export interface CheckpointView {
+  /** 1-based: `{ "at": { "checkpoint": seq } }` forks here. */
+  seq: number;
+  /** How many messages the history holds at this checkpoint. */
+  message_index: number;
+  at: string;
+  /** The epoch of the execution that wrote it (0: the run's creation). */
+  epoch: number;
 }
 
 /** A run listed in its session, without history. */
@@ -140,7 +160,7 @@ export interface RunViewOptions {
   messages?: boolean;
 }
 
-/** The run and its member runs (recursively) with messages, tool calls and attempts, in five queries. */
+/** The run and its member runs (recursively) with messages, tool calls, attempts, checkpoints and forks. */
 export async function getRunView(
   db: Kysely<Database>,
   runId: string,
@@ -155,7 +175,8 @@ export async function getRunView(
     .execute();
   if (runs.length === 0) return undefined;
   const ids = runs.map((r) => r.run_id);
-  const [messages, tools, attempts, actions] = await Promise.all([
+  const rootRow = runs.find((r) => r.run_id === runId)!;
+  const [messages, tools, attempts, actions, checkpoints, forks, forkHistory] = await Promise.all([
     readMessages(db, ids, options.messages !== false),
     db
       .selectFrom('tool_calls')
@@ -174,7 +195,19 @@ export async function getRunView(
       .orderBy('created_at')
       .orderBy('action_id')
       .execute(),
+    Promise.all(ids.map((id) => listCheckpoints(db, id))),
+    db
+      .selectFrom('runs')
+      .select(['run_id', 'shared_history_run_id'])
+      .where('shared_history_run_id', 'in', ids)
+      .orderBy('created_at')
+      .execute(),
+    // A fork's history begins with its source's: read through it, with its own messages after.
+    rootRow.shared_history_run_id !== null && options.messages !== false
+      ? readHistory(db, runId)
+      : undefined,
   ]);
+  const checkpointsOf = new Map(ids.map((id, i) => [id, checkpoints[i]!]));
   const messageAt = new Map(messages.map((m) => [`${m.run_id}:${m.idx}`, m.message]));
   const views = new Map<string, RunView>(
     runs.map((row) => [
@@ -183,13 +216,17 @@ export async function getRunView(
         row,
         options.messages === false
           ? []
-          : messages.filter((m) => m.run_id === row.run_id).map((m) => m.message),
+          : row.run_id === runId && forkHistory
+            ? forkHistory.map((m) => m.message)
+            : messages.filter((m) => m.run_id === row.run_id).map((m) => m.message),
         tools
           .filter((t) => t.run_id === row.run_id)
           .map((t) =>
             toToolCallView(withStoredResult(t, (idx) => messageAt.get(`${t.run_id}:${idx}`))),
           ),
         attempts.filter((a) => a.run_id === row.run_id).map(toAttemptView),
+        checkpointsOf.get(row.run_id)!.map(toCheckpointView),
+        forks.filter((f) => f.shared_history_run_id === row.run_id).map((f) => f.run_id),
       ),
     ]),
   );
@@ -276,6 +313,8 @@ function toRunView(
   messages: Message[],
   tools: ToolCallView[],
   attempts: AttemptView[],
+  checkpoints: CheckpointView[],
+  forks: string[],
 ): RunView {
   return {
     run_id: row.run_id,
@@ -310,8 +349,20 @@ function toRunView(
     priority: row.priority,
     waiting: row.waiting,
     deadline_at: row.deadline_at?.toISOString() ?? null,
+    checkpoints,
+    forked_from: row.forked_from,
+    forks,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
+  };
+}
+
+function toCheckpointView(checkpoint: CheckpointRecord): CheckpointView {
+  return {
+    seq: checkpoint.seq,
+    message_index: checkpoint.messageIndex,
+    at: checkpoint.at.toISOString(),
+    epoch: checkpoint.epoch,
   };
 }
 

@@ -6,6 +6,7 @@ import type {
   ApprovalTimeoutOutcome,
   CheckpointMode,
   EntityKind,
+  ForkedFrom,
   Message,
   RunErrorInfo,
   RunStatus,
@@ -71,6 +72,11 @@ export interface RunsTable {
   waiting: ColumnType<RunWaiting | null, string | null | undefined, string | null>;
   /** When the run must have ended (null: no deadline); a member run's is its team's. */
   deadline_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** A fork's: the run whose history its first `shared_history_length` messages are (read through it, never copied). */
+  shared_history_run_id: ColumnType<string | null, string | null | undefined, string | null>;
+  shared_history_length: ColumnType<number | null, number | null | undefined, number | null>;
+  /** A fork's source and point (`{ run_id, checkpoint, message_index }`); null: not a fork. */
+  forked_from: ColumnType<ForkedFrom | null, string | null | undefined, string | null>;
   schema_version: Generated<number>;
   /** The last event sequence number of the run (0: no event yet). */
   event_seq: Generated<number>;

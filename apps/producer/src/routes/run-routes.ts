@@ -17,6 +17,7 @@ import {
   continueRunBodySchema,
   createRunBodySchema,
   decisionsBodySchema,
+  forkRunBodySchema,
   type DecisionsBody,
 } from '../request-schemas.js';
 import { assertFieldsFit, assertSessionHasRoom, type RunLimits } from '../run-limits.js';
@@ -29,7 +30,7 @@ export interface RunRoutesDeps {
   limits: RunLimits;
 }
 
-/** `POST /v1/{agents,teams}/:name/runs`, `GET /v1/runs/:run_id`, `POST /v1/runs/:run_id/{continue,cancel,decisions}`. */
+/** `POST /v1/{agents,teams}/:name/runs`, `GET /v1/runs/:run_id`, `POST /v1/runs/:run_id/{continue,fork,cancel,decisions}`. */
 export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
   const app = new Hono();
 
@@ -79,6 +80,35 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
     });
     if (action !== 'already-queued') metrics.recordEnqueue(run.entity.kind, action);
     return c.json({ ...runStatus(run), action }, 202);
+  });
+
+  app.post('/runs/:run_id/fork', async (c) => {
+    const body = await jsonBody(c, forkRunBodySchema);
+    assertFieldsFit(body, limits);
+    const sourceId = c.req.param('run_id');
+    // The fork joins the source's session, or the given one of the source's tenant.
+    const sourceSession = await client.runSession(sourceId);
+    if (!sourceSession) throw new RunNotFoundError(sourceId);
+    await assertSessionHasRoom(
+      client,
+      body.session_id === undefined
+        ? sourceSession
+        : { ...sourceSession, sessionId: body.session_id },
+      limits,
+    );
+    const { at } = body;
+    const fork = await client.forkRun(sourceId, {
+      ...(at && {
+        at: 'checkpoint' in at ? { checkpoint: at.checkpoint } : { messageIndex: at.message_index },
+      }),
+      input: body.input,
+      metadata: body.metadata,
+      sessionId: body.session_id,
+      deadlineMs: body.deadline_ms,
+      idempotencyKey: idempotencyKeyOf(c),
+    });
+    if (!fork.replayed) metrics.recordEnqueue(fork.entity.kind, 'fork');
+    return c.json({ ...runStatus(fork), forked_from: fork.forkedFrom }, fork.replayed ? 200 : 201);
   });
 
   app.post('/runs/:run_id/cancel', async (c) => {

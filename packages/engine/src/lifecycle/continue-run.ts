@@ -45,8 +45,15 @@ export async function continueRun(
   for (;;) {
     const run = await resources.store.getRun(runId);
     const decision = decideContinue(runId, run, request, resources.clock.now());
+    // `continue { fork: true }`: a fork at the last checkpoint.
     if (decision.action === 'fork')
-      return forkRun(resources, decision.run, request.input, request.deadlineMs);
+      return {
+        action: 'fork',
+        run: await forkRun(resources, runId, {
+          ...(request.input !== undefined && { input: request.input }),
+          ...(request.deadlineMs !== undefined && { deadlineMs: request.deadlineMs }),
+        }),
+      };
     if (decision.action !== 'resume') return decision;
     const resumed = movesDeadlineOnly(request, decision.run)
       ? await moveRunningDeadline(resources, runId, request.deadlineMs!)
