@@ -20,6 +20,7 @@ import { CHAOS_RESEARCHER } from './chaos-registry.js';
 import { submitRuns } from './run-submitter.js';
 import { drain, type FaultRecord, type ScenarioContext } from './scenario-context.js';
 import { seededRandom } from './seeded-random.js';
+import { formatSpend, spendCheck, type SpendCheck } from './spend-check.js';
 
 /** The capacity scenario's name (its runs' `chaos_scenario`). */
 export const CAPACITY_SCENARIO = 'capacity';
@@ -77,6 +78,8 @@ export interface CapacityScenarioReport {
   parks: { total: number; capacityClaims: number; maxPerRun: number };
   /** Kill to the next claim of each run the killed worker held. */
   recovery: Distribution;
+  /** The provider's bill against the runs' committed usage. */
+  spend: SpendCheck;
   goals: {
     /** Top-level runs accepted but not COMPLETED at the end. */
     lost: number;
@@ -84,6 +87,10 @@ export interface CapacityScenarioReport {
     failedBy429: number;
     /** Committed tool calls executed again at or after the epoch that committed them. */
     batchesExecutedTwice: number;
+    /** Billed responses no committed history holds, beyond one per kill. */
+    responsesUncountedBeyondKills: number;
+    /** Responses in committed histories beyond what the provider billed (a response counted twice). */
+    responsesRecordedNotBilled: number;
   } & Omit<ChaosGoals, 'lost' | 'finishedBatchesExecutedTwice'>;
   examples: Record<string, unknown[]>;
   info: Record<string, unknown>;
@@ -128,8 +135,9 @@ function chaosFlow(context: ScriptContext): ScriptedReply {
  * runs are parked (and others hold permits), and a quota storm halves the
  * provider's concurrency mid-run, under the fleet's configured limit: the
  * fleet learns it from 429s. Goals: no run lost, none failed by a 429, no
- * committed tool batch executed twice (and every other check of the fleet
- * scenario).
+ * committed tool batch executed twice, at most one billed response per kill
+ * missing from the committed histories and none counted twice (and every
+ * other check of the fleet scenario).
  */
 export async function runCapacityScenario(
   ctx: ScenarioContext,
@@ -241,11 +249,19 @@ async function drive(
                from run_attempts where run_id in (${SCENARIO_RUNS}) group by run_id) per_run`,
     [CAPACITY_SCENARIO],
   );
+  const spend = await spendCheck(
+    ctx.db,
+    CAPACITY_SCENARIO,
+    { responses: server.quota.accepted(MODEL), tokens: server.quota.tokens(MODEL) },
+    kills,
+  );
   const { lost, finishedBatchesExecutedTwice, ...otherGoals } = checks.goals;
   const goals: CapacityScenarioReport['goals'] = {
     lost,
     failedBy429: failedBy429.rows.length,
     batchesExecutedTwice: finishedBatchesExecutedTwice,
+    responsesUncountedBeyondKills: Math.max(0, spend.uncountedResponses - kills.length),
+    responsesRecordedNotBilled: Math.max(0, -spend.uncountedResponses),
     ...otherGoals,
   };
   const examples: Record<string, unknown[]> = { ...checks.examples };
@@ -267,6 +283,7 @@ async function drive(
       maxPerRun: parkRows[0]?.max_parks ?? 0,
     },
     recovery,
+    spend,
     goals,
     examples,
     info: checks.info,
@@ -354,6 +371,7 @@ export function formatCapacity(c: CapacityScenarioReport): string {
     `  runs lost (goal 0): ${c.goals.lost}`,
     `  runs failed by a 429 (goal 0): ${c.goals.failedBy429}`,
     `  finished tool batches executed twice (goal 0): ${c.goals.batchesExecutedTwice}`,
+    ...formatSpend(c.spend, c.kills.total),
     `  other checks (goal 0): completed more than once ${c.goals.completedMoreThanOnce}, fenced-out writes ${c.goals.fencedOutWrites}, checkpoint index backwards ${c.goals.checkpointIndexBackwards}, inconsistent histories ${c.goals.inconsistentHistories}, worker crashes ${c.goals.workerCrashes}, continue inputs not applied once ${c.goals.continueInputsNotAppliedOnce}`,
     `  passed: ${c.passed ? 'yes' : 'NO'}`,
   ].join('\n');
