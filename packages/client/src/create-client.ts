@@ -16,6 +16,8 @@ import type {
   Decision,
   DecisionsResult,
   EntityRef,
+  ForkedRun,
+  ForkRunBody,
   RunStreamEvent,
   RunView,
 } from './types.js';
@@ -62,6 +64,12 @@ export interface RunsApi {
   get(runId: string, options?: RequestOptions): Promise<RunView>;
   /** Resumes (RUNNING, ERROR) or forks (COMPLETED with `fork: true`) a run; other statuses throw `Conflict`. */
   continue(runId: string, body?: ContinueRunBody, options?: RequestOptions): Promise<ContinuedRun>;
+  /**
+   * Forks a run at a checkpoint (default: its last): a new run whose history is the source's up to
+   * there, then `input`; the source is untouched. Throws `RunNotFound`, `Conflict` (a PENDING run),
+   * or `ApiError` 422 for a point the run does not have.
+   */
+  fork(runId: string, body?: ForkRunBody, options?: CreateRunOptions): Promise<ForkedRun>;
   /** Asks for the run to be cancelled; throws `Conflict` when it already finished. */
   cancel(runId: string, options?: RequestOptions): Promise<CancelledRun>;
   /** Decides pending actions of a PAUSED run (human in the loop). */
@@ -102,17 +110,18 @@ export interface CairnClient {
 export function createClient(options: ClientOptions): CairnClient {
   const http = new HttpTransport(options);
   const runs: RunsApi = {
-    create: ({ kind, name, ...body }, { idempotencyKey, ...request } = {}) =>
-      http.json('POST', `/v1/${kind === 'team' ? 'teams' : 'agents'}/${segment(name)}/runs`, body, {
-        ...request,
-        headers: {
-          ...request.headers,
-          ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}),
-        },
-      }),
+    create: ({ kind, name, ...body }, options = {}) =>
+      http.json(
+        'POST',
+        `/v1/${kind === 'team' ? 'teams' : 'agents'}/${segment(name)}/runs`,
+        body,
+        withIdempotencyKey(options),
+      ),
     get: (runId, request) => http.json('GET', `/v1/runs/${segment(runId)}`, undefined, request),
     continue: (runId, body = {}, request) =>
       http.json('POST', `/v1/runs/${segment(runId)}/continue`, body, request),
+    fork: (runId, body = {}, options = {}) =>
+      http.json('POST', `/v1/runs/${segment(runId)}/fork`, body, withIdempotencyKey(options)),
     cancel: (runId, request) => http.json('POST', `/v1/runs/${segment(runId)}/cancel`, {}, request),
     decide: (runId, decisions, request) =>
       http.json('POST', `/v1/runs/${segment(runId)}/decisions`, { decisions }, request),
@@ -120,6 +129,13 @@ export function createClient(options: ClientOptions): CairnClient {
     wait: (runId, waitOptions) => waitForRun(runs, runId, waitOptions),
   };
   return { runs };
+}
+
+/** The request's options with its idempotency key sent as the `Idempotency-Key` header. */
+function withIdempotencyKey({ idempotencyKey, ...request }: CreateRunOptions): RequestOptions {
+  return idempotencyKey
+    ? { ...request, headers: { ...request.headers, 'Idempotency-Key': idempotencyKey } }
+    : request;
 }
 
 async function waitForRun(

@@ -147,8 +147,32 @@ export interface RunView {
    * still going at its deadline ends in ERROR (`DeadlineExceededError`).
    */
   deadline_at: string | null;
+  /** Every committed checkpoint of its history, in order: the points `runs.fork` can start from. */
+  checkpoints: Checkpoint[];
+  /** A fork's source run and the point it was forked at; null: not a fork. */
+  forked_from: ForkedFrom | null;
+  /** The runs forked from this one, oldest first. */
+  forks: string[];
   created_at: string;
   updated_at: string;
+}
+
+/** One committed checkpoint of a run's history (a fork's begin with its source's up to its point). */
+export interface Checkpoint {
+  /** 1-based: `runs.fork(id, { at: { checkpoint: seq } })` forks here. */
+  seq: number;
+  /** How many messages the history holds at this checkpoint. */
+  message_index: number;
+  at: string;
+  /** The epoch of the execution that wrote it. */
+  epoch: number;
+}
+
+/** Where a fork came from: its source run and the point it was forked at. */
+export interface ForkedFrom {
+  run_id: string;
+  checkpoint: number;
+  message_index: number;
 }
 
 /** What a run parked for model capacity waits for: `model`'s limit, its job due again at `until` (ISO 8601). */
@@ -169,6 +193,25 @@ export interface CreatedRun {
 export interface ContinuedRun extends CreatedRun {
   /** `resume` (same run), `fork` (a new run) or `already-queued`. */
   action: string;
+}
+
+/** What `POST /v1/runs/:run_id/fork` answers. */
+export interface ForkedRun extends CreatedRun {
+  forked_from: ForkedFrom;
+}
+
+/** Body of `POST /v1/runs/:run_id/fork`: every field optional (a fork at the last checkpoint). */
+export interface ForkRunBody {
+  /** The point: a checkpoint by its `seq`, or the `message_index` one ends at. @defaultValue the last checkpoint */
+  at?: { checkpoint: number } | { message_index: number };
+  /** A user message after the point; required where the history ends with the run's answer. */
+  input?: string;
+  /** @defaultValue the source's metadata */
+  metadata?: Record<string, unknown>;
+  /** @defaultValue the source's session */
+  session_id?: string;
+  /** The fork must end within this many ms of its creation. @defaultValue its entity's `maxDurationMs` */
+  deadline_ms?: number;
 }
 
 /** What `POST /v1/runs/:run_id/cancel` answers. */
