@@ -135,13 +135,10 @@ describe(`runs.fork against a producer and workers (${FLEET_BACKEND})`, () => {
       'slow_fetch_detail',
     ]);
     // What the fork had committed before the kill never ran again; the call the kill cut short ran
-    // at most once more; the source's search was never run for the fork.
+    // at most once more.
     const ledger = f.ledger();
     expect(committed.length).toBeGreaterThanOrEqual(1);
     for (const key of committed) expect(ledger.get(key)).toBe(1);
     for (const call of view.tools) expect(ledger.get(call.idempotency_key)).toBeLessThanOrEqual(2);
-    expect(
-      [...ledger.entries()].filter(([key]) => key.includes(fork.runId)).length,
-    ).toBeLessThanOrEqual(3);
   }, 240_000);
 });

@@ -109,7 +109,7 @@ async function replayMember(
   tree: ReplayTree,
 ) {
   const stored = replay.memberRunOf(context.toolCallId);
-  const found = await replayStoredRun(member, stored, tree);
+  const found = stored && (await replayStoredRun(member, stored, tree));
   if (found) replay.stop(found);
   return replay.delegationResult(context.toolCallId, stored);
 }

@@ -8,7 +8,6 @@ import type { AssistantMessage, Message, ToolCallRequest, ToolResultMessage } fr
 import type { Entity } from '../registry.js';
 import { isOutputRetryMessage, outputCheckFor } from '../runner/output-type.js';
 import type { PauseSignal } from '../runner/pause-signal.js';
-import { DELEGATE_TOOL_NAME } from '../team.js';
 import { refusalOf, storedHandlingOf, type CallDivergence } from './call-verdict.js';
 import type { ReplayDivergence } from './replay-result.js';
 import { DivergenceFound, StoredHistoryEnded, StoredToolFailure } from './replay-signals.js';
@@ -133,27 +132,30 @@ export class RunReplay {
     return { output: result.content };
   }
 
-  /** A delegation the current code runs: its member run's stored record, to replay. */
-  memberRunOf(toolCallId: string): ExportedRun {
+  /**
+   * A delegation the current code runs: its member run's stored record, to
+   * replay; undefined when the file has none but the delegation has its
+   * result (a fork's team reuses member runs of its source, stored under it),
+   * so only the team's side is checked. Ends the replay where the stored run
+   * has neither.
+   */
+  memberRunOf(toolCallId: string): ExportedRun | undefined {
     this.ran.add(toolCallId);
     const childId = this.stored.tool_calls.find((c) => c.tool_call_id === toolCallId)?.child_run_id;
-    const member = childId ? this.tree.members.get(childId) : undefined;
-    if (member) return member;
-    if (!this.results.has(toolCallId)) this.stop(new StoredHistoryEnded(this.stored.run_id));
-    this.stop(
-      this.placed(toolCallId, {
-        tool: DELEGATE_TOOL_NAME,
-        message: `the stored delegation has a result but its member run ${childId ?? '(none recorded)'} is not in the file`,
-      }),
-    );
+    const member =
+      (childId ? this.tree.members.get(childId) : undefined) ??
+      [...this.tree.members.values()].find((m) => m.parent_tool_call_id === toolCallId);
+    if (!member && !this.results.has(toolCallId))
+      this.stop(new StoredHistoryEnded(this.stored.run_id));
+    return member;
   }
 
-  /** A delegation's stored result, once its member run replayed. */
-  delegationResult(toolCallId: string, member: ExportedRun): ToolInvocationResult {
+  /** A delegation's stored result, once its member run (if the file has it) replayed. */
+  delegationResult(toolCallId: string, member: ExportedRun | undefined): ToolInvocationResult {
     const result = this.results.get(toolCallId);
     if (!result) this.stop(new StoredHistoryEnded(this.stored.run_id));
     if (result.isError) throw new StoredToolFailure(result.content);
-    return { output: result.content, childRunId: member.run_id };
+    return { output: result.content, ...(member && { childRunId: member.run_id }) };
   }
 
   /** Ends the replay from inside a tool call: the loop's executor turns the abort's reason into its rejection. */
