@@ -50,8 +50,11 @@
     const input = document.getElementById('continue-input')?.value.trim() ?? '';
     if (name === 'cancel') return post(`${runPath}/cancel`, {});
     if (name === 'continue') return post(`${runPath}/continue`, input ? { input } : {});
-    if (name === 'fork')
-      return post(`${runPath}/continue`, input ? { fork: true, input } : { fork: true });
+    if (name === 'fork') return post(`${runPath}/fork`, input ? { input } : {});
+    if (name === 'fork-at') {
+      const at = { checkpoint: Number(button.dataset.checkpoint) };
+      return post(`${runPath}/fork`, input ? { at, input } : { at });
+    }
     if (name === 'upgrade')
       return post(`${runPath}/continue`, input ? { upgrade: true, input } : { upgrade: true });
     const action = button.closest('[data-action-id]');
@@ -122,7 +125,7 @@
         flash(`${name} refused: ${describe(res, data)}`, 'error');
         return;
       }
-      if (name === 'fork' && data && data.run_id && data.run_id !== runId) {
+      if (name.startsWith('fork') && data && data.run_id && data.run_id !== runId) {
         location.assign(`/ui/runs/${encodeURIComponent(data.run_id)}`);
         return;
       }

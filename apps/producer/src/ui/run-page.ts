@@ -23,6 +23,7 @@ import {
 import { pendingActions } from './pending-actions.js';
 import { waitingNote } from './run-waiting.js';
 import { deadlineNote } from './deadline-note.js';
+import { checkpointList, forkLinks } from './checkpoint-list.js';
 import { budgetNote, usageNote, usagesDiffer, type AttemptSpend } from './spend-notes.js';
 import { toolBatches } from './tool-batches.js';
 
@@ -135,6 +136,7 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
               : ''
           }
         </dl>
+        ${forkLinks(run)}
         ${run.error ? html`<div class="error-box"><strong>${run.error.name}</strong>: ${run.error.message}</div>` : ''}
       </section>
 
@@ -176,6 +178,11 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
         <div data-refresh="timeline">
           ${attemptTimeline(run, data.checkpoints, data.now, data.capacityWaits, data.attemptSpends)}
         </div>
+      </section>
+
+      <section>
+        <h2>Checkpoints</h2>
+        <div data-refresh="checkpoints">${checkpointList(run, acting)}</div>
       </section>
 
       <section>
