@@ -20,6 +20,7 @@ import { BenchServices } from './lib/services.js';
 import { capacitySection } from './sections/capacity.js';
 import { checkpointCommitSection } from './sections/checkpoint-commit.js';
 import { deadlinesSection } from './sections/deadlines.js';
+import { forkSection } from './sections/fork.js';
 import { historyFlatSection } from './sections/history-flat.js';
 import { memorySection } from './sections/memory.js';
 import { peersSection } from './sections/peers.js';
@@ -39,6 +40,7 @@ const SECTIONS: readonly Section[] = [
   deadlinesSection,
   replaySection,
   spendSection,
+  forkSection,
 ];
 
 const RESULTS_PATH = fileURLToPath(new URL('./results/latest.json', import.meta.url));
