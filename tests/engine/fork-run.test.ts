@@ -5,6 +5,7 @@ import { createRegistry } from '@cairn/research-team';
 import { Engine, InvalidForkPointError, RunNotContinuableError, type Message } from '@cairn/engine';
 import { SessionHasForksError, type RunView } from '@cairn/store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { exportRun, replayRun } from '@cairn/engine/testing';
 import { openTestStore, type TestStore } from '../helpers/test-store.js';
 
 // Forks at a checkpoint (DESIGN "Time travel and replay"), on the real store, with the research
@@ -127,6 +128,11 @@ describe('a fork at a checkpoint', () => {
     expect(after.status).toBe('COMPLETED');
     expect(after.forks).toEqual([fork.runId]);
     expect(after.forked_from).toBeNull();
+    expect(await replayRun(createRegistry(), await exportRun(t.store, fork.runId))).toMatchObject({
+      ok: true,
+      turns: 5,
+      toolCalls: 4,
+    });
   });
 
   it('takes an input at a batch boundary or at the answer, and refuses points the run does not have', async () => {
@@ -230,6 +236,13 @@ describe('a fork at a checkpoint', () => {
     const sourceAfter = await view(source.run_id);
     expect(sourceAfter.member_runs.map((m) => m.run_id)).toEqual([member!.run_id]);
     expect(sourceAfter.forks).toEqual([after.runId, during.runId]);
+    // Both forks replay clean on the current code: the shared history and the fork's own part.
+    for (const fork of [after, during])
+      expect(await replayRun(createRegistry(), await exportRun(t.store, fork.runId))).toMatchObject(
+        {
+          ok: true,
+        },
+      );
     // A member run is forked through its team.
     await expect(engine.forkRun(member!.run_id)).rejects.toThrow(
       /is a member run: fork its team run/,

@@ -138,17 +138,19 @@ function replayTools(
 /** The turn loop's state for a replay: the replay model, the replay's tools, a checkpointer that writes nothing. */
 function turnLoopStateOf(replay: RunReplay): TurnLoopState {
   const { entity, stored } = replay;
+  const messages = replay.startingMessages();
   return {
     runId: stored.run_id,
     epoch: 0,
-    model: new ReplayModel((messages) => replay.answerTurn(messages)),
+    // Given the loop's own history: inputs the stored run took in between turns are added to it.
+    model: new ReplayModel(() => replay.answerTurn(messages)),
     // The replay model reads no instructions.
     instructions: '',
     tools: replay.tools,
     maxTurns: entity.maxTurns,
     retry: DEFAULT_RETRY_POLICY,
     tenant: '',
-    messages: replay.startingMessages(),
+    messages,
     usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
     checkpointer: replayCheckpointer(stored.run_id, stored.checkpoint),
     ...(entity.outputType && { output: outputCheckFor(entity.outputType) }),

@@ -87,10 +87,24 @@ export class RunReplay {
     }));
   }
 
-  /** The next model turn: the stored assistant message that follows the loop's history, once it matches. */
-  answerTurn(messages: readonly Message[]): AssistantMessage {
+  /**
+   * The next model turn: the stored assistant message that follows the loop's
+   * history, once it matches. User messages the stored history has between
+   * the loop's last message and that turn were taken in from outside the loop
+   * (a fork's input after its shared history, a continue's input after a
+   * batch): they are added to the loop's `messages`, as the engine added them.
+   */
+  answerTurn(messages: Message[]): AssistantMessage {
     const next = this.nextStoredTurn();
     this.checkSince(messages, next);
+    const between = this.stored.messages.slice(messages.length, next);
+    if (
+      between.length > 0 &&
+      between.every((m) => m.role === 'user' && !isOutputRetryMessage(m.content))
+    ) {
+      messages.push(...between.map((m) => ({ ...m })));
+      this.checked = messages.length;
+    }
     const answer = this.stored.messages[next];
     if (answer?.role !== 'assistant') throw new StoredHistoryEnded(this.stored.run_id);
     if (messages.length !== next)
