@@ -179,8 +179,9 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
   });
 
   it("follows a team's stream with its member's events and text across a producer restart: every stored event of the tree once, in each run's order", async () => {
-    // Slow enough that the member is still working, its answer ahead, once the second producer is up on a loaded machine.
-    fleet = await startFleet({ backend, toolDelayMs: 1500 });
+    // Slow enough that the member is still working, its answer ahead, once the second producer is up
+    // on a loaded machine (CI saw 1.5 s steps end before it was: the member's text went unseen).
+    fleet = await startFleet({ backend, toolDelayMs: 4000 });
     const f = fleet;
     await f.spawnWorker('a', { RESEARCH_TOOL_CALL_IDS: 'fresh', RESEARCH_MODEL_LATENCY_MS: '600' });
     const first = await f.spawnProducer('producer-1');

@@ -75,9 +75,10 @@ export class ModelGate {
     const { runId, tenant, priority, signal } = this.run;
     const started = Date.now();
     let announced = false;
-    for (;;) {
+    for (let ask = 1; ; ask++) {
       signal.throwIfAborted();
-      const waitedHere = Date.now() - started;
+      // Granted at the first ask, the run waited for nothing here (a clock tick is not a wait).
+      const waitedHere = ask === 1 ? 0 : Date.now() - started;
       const answer = await limiter.tryAcquire({
         model,
         limit,
