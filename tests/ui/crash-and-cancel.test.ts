@@ -87,6 +87,23 @@ describe('a run page follows a run live (real workers)', requiresChromium(), () 
     expect(tail.map(([type]) => type)).toContain('RunContinued');
     expect(tail.at(-1)).toEqual(['RunCompleted', null]);
     expect(tail).toContainEqual(['ToolCallCompleted', 'research-team/researcher']);
+    // Each line in words, the member named; the raw event behind the toggle.
+    const words = await page.locator('#tail li .tail-words').allTextContents();
+    expect(words).toContainEqual(
+      expect.stringMatching(/^researcher: slow_fetch_detail completed in \d+\.\d\d s$/),
+    );
+    expect(words).toContainEqual(
+      expect.stringMatching(
+        /^researcher: scripted:researcher answered in \d+\.\d\d s with 1 tool call/,
+      ),
+    );
+    expect(words).toContainEqual(expect.stringMatching(/^resumed \(recovered\) on worker /));
+    expect(words.at(-1)).toBe('completed');
+    const raw = page.locator('#tail li .tail-raw').last();
+    expect(await raw.isVisible()).toBe(false);
+    await page.check('#tail-raw');
+    expect(await raw.isVisible()).toBe(true);
+    expect(await raw.textContent()).toContain('RunCompleted');
     expect(await page.locator('[data-refresh="content"] .answer').textContent()).toContain(
       'cairns',
     );

@@ -192,20 +192,95 @@
       : null;
   }
 
+  // When each tool call and model request began (by run and call), for the durations of their ends.
+  const begun = new Map();
+  const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
+  function sinceBegun(key, data) {
+    const start = begun.get(key);
+    begun.delete(key);
+    const end = Date.parse(String(data.at ?? ''));
+    return start === undefined || Number.isNaN(end) ? '' : ` in ${seconds(end - start)}`;
+  }
+  const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+  // One event in words: "slow_fetch_detail completed in 1.02 s"; the raw JSON sits behind the toggle.
+  function eventInWords(type, data) {
+    const d = data && typeof data === 'object' ? data : {};
+    const run = String(d.run_id ?? runId);
+    const at = Date.parse(String(d.at ?? ''));
+    switch (type) {
+      case 'RunStarted':
+        return `started on worker ${d.workerId}`;
+      case 'RunContinued':
+        return `resumed (${d.reason}) on worker ${d.workerId}`;
+      case 'ModelRequestStarted':
+        if (!Number.isNaN(at)) begun.set(`${run}:model`, at);
+        return `asked ${d.model} (${plural(d.messages, 'message')})`;
+      case 'ModelRequestCompleted': {
+        if (d.rateLimited)
+          return `${d.model} is rate limited: the fleet waits ${seconds(d.pausedMs)}`;
+        if (d.retrying)
+          return `the model failed (${d.error}); retry ${d.attempt} in ${seconds(d.delayMs)}`;
+        const took = sinceBegun(`${run}:model`, d);
+        const what = d.toolCalls > 0 ? plural(d.toolCalls, 'tool call') : 'its answer';
+        const tokens = d.usage && d.usage.totalTokens ? `, ${d.usage.totalTokens} tokens` : '';
+        return `${d.model} answered${took} with ${what}${tokens}`;
+      }
+      case 'ToolCallStarted':
+        if (!Number.isNaN(at)) begun.set(`${run}:${d.toolCallId}`, at);
+        return `${d.name} started`;
+      case 'ToolCallCompleted':
+        return `${d.name} completed${sinceBegun(`${run}:${d.toolCallId}`, d)}`;
+      case 'ToolCallError':
+        return `${d.name} failed${sinceBegun(`${run}:${d.toolCallId}`, d)}: ${d.error}`;
+      case 'CheckpointCommitted':
+        return `checkpoint: ${plural(d.lastCheckpointAtMessageIndex, 'message')} committed`;
+      case 'CapacityWait':
+        return `waiting for capacity on ${d.model} until ${String(d.until).slice(11, 19)}Z`;
+      case 'RunPaused':
+        return `paused for a person: ${plural((d.actions ?? []).length, 'pending action')}`;
+      case 'ActionDecided':
+        return `action ${d.action_id} decided: ${d.type}`;
+      case 'ActionExpired':
+        return `action ${d.action_id} expired`;
+      case 'DefinitionUpgraded':
+        return `resumed on definition ${d.to} (was ${d.from})`;
+      case 'RunCompleted':
+        return 'completed';
+      case 'RunError':
+        return `ended in ERROR: ${d.error ? `${d.error.name}: ${d.error.message}` : 'unknown error'}`;
+      case 'RunCancelled':
+        return 'cancelled';
+      default:
+        return type;
+    }
+  }
+
   function appendTail(type, data, cursor) {
     if (!tail) return;
     const item = document.createElement('li');
     item.dataset.type = type;
     const memberPath = memberPathOf(data);
     if (memberPath) item.dataset.memberPath = memberPath.join('/');
+    const words = document.createElement('span');
+    words.className = 'tail-words';
+    const who = memberPath ? `${memberPath.at(-1)}: ` : '';
+    words.textContent = `${who}${eventInWords(type, data)}`;
+    const raw = document.createElement('code');
+    raw.className = 'tail-raw';
     const summary = data && typeof data === 'object' ? JSON.stringify(data) : String(data);
     const label = memberPath
       ? `${memberPath.join('/')} #${data.member_seq}`
       : `#${cursor.split('.')[0]}`;
-    item.textContent = `${label} ${type} ${summary.length > 300 ? `${summary.slice(0, 300)}…` : summary}`;
+    raw.textContent = `${label} ${type} ${summary.length > 300 ? `${summary.slice(0, 300)}…` : summary}`;
+    item.append(words, raw);
     tail.append(item);
     while (tail.children.length > TAIL_LIMIT) tail.firstElementChild?.remove();
   }
+
+  document.getElementById('tail-raw')?.addEventListener('change', (event) => {
+    tail?.classList.toggle('show-raw', event.target.checked);
+  });
 
   // The model's text as it streams (ModelDelta, never stored); a takeover's AttemptAbandoned drops the dead execution's text.
   const liveText = document.getElementById('live-text');

@@ -207,6 +207,7 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
         <p class="muted" id="tail-state">
           ${live ? 'following the run…' : 'the run is not running'}
         </p>
+        <label class="muted"><input type="checkbox" id="tail-raw" /> show the raw events</label>
         ${data.liveText ? html`<pre id="live-text" class="value live-text" aria-live="polite" hidden></pre>` : ''}
         <ol id="tail" class="tail"></ol>
       </section>
