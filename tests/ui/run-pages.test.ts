@@ -1,4 +1,5 @@
-import { Engine, type Message } from '@cairn/engine';
+import { Engine, RUN_STATUSES, type Message } from '@cairn/engine';
+import pg from 'pg';
 import { createRegistry } from '@cairn/research-team';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -189,6 +190,57 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
     );
     await page.goto(`${stack.baseUrl}/ui/runs/${other}`);
     expect(await page.locator('button[data-command="upgrade"]').count()).toBe(0);
+  });
+
+  it("shows the fleet overview above the list, each count the store's and a link to the runs it counts", async () => {
+    const { client } = stack.fleet;
+    await storeFinishedRun(stack.fleet, { entity: RESEARCHER, input: 'overview ok' }, 'COMPLETED', [
+      { role: 'user', content: 'overview ok' },
+      { role: 'assistant', content: 'done' },
+    ]);
+    await storeFinishedRun(
+      stack.fleet,
+      { entity: RESEARCHER, input: 'overview failed' },
+      'ERROR',
+      [],
+    );
+    await client.enqueueRun({ entity: RESEARCHER, input: 'overview queued' });
+    // What a tenant's runs cost today, as the commits count it.
+    const pool = new pg.Pool({ connectionString: stack.fleet.db.url, max: 1 });
+    await pool.query(
+      `insert into tenant_day_spend (tenant_id, day, cost_micro_usd)
+       values ('acme', (now() at time zone 'utc')::date, 1234500)
+       on conflict (tenant_id, day) do update set cost_micro_usd = excluded.cost_micro_usd`,
+    );
+    await pool.end();
+
+    await page.goto(`${stack.baseUrl}/ui`);
+    const count = async (name: string) =>
+      Number(await page.textContent(`#fleet-overview [data-overview="${name}"]`));
+    let total = 0;
+    for (const status of RUN_STATUSES) {
+      const stored = (await client.listRuns({ statuses: [status], limit: 10_000 })).runs.length;
+      expect(await count(`status-${status}`), status).toBe(stored);
+      total += stored;
+    }
+    // Every run here was created within the hour; the ended ones ended in it.
+    expect(await count('created')).toBe(total);
+    expect(await count('completed')).toBe(await count('status-COMPLETED'));
+    expect(await count('error')).toBe(await count('status-ERROR'));
+    expect(await page.textContent('#fleet-overview [data-overview="p50"]')).toMatch(
+      /^\d+\.\d\d s$/,
+    );
+    expect(await count('pending-actions')).toBe(0);
+    expect(await page.textContent('#fleet-overview [data-spend-tenant="acme"]')).toContain(
+      '$1.2345',
+    );
+    await page.screenshot({ path: screenshotPath('fleet-overview.png'), fullPage: true });
+
+    await page.click('#fleet-overview [data-overview="status-ERROR"]');
+    await page.waitForURL((url) => url.searchParams.get('status') === 'ERROR');
+    const statuses = await page.locator('#run-table tbody tr td:nth-child(3)').allTextContents();
+    expect(statuses.length).toBe(await count('status-ERROR'));
+    for (const shown of statuses) expect(shown).toContain('ERROR');
   });
 
   it('a bad filter value is a 400 naming the parameter', async () => {

@@ -33,6 +33,7 @@ beforeEach(async () => {
     getRunStatus: (runId) => fx.client.getRunStatus(runId),
     getSession: (sessionId) => fx.client.getSession(sessionId),
     countRunsByStatus: (status) => fx.client.countRunsByStatus(status),
+    fleetOverview: (scope) => fx.client.fleetOverview(scope),
     runOwner: (runId) => fx.client.runOwner(runId),
     runSession: (runId) => fx.client.runSession(runId),
     deleteSession: (sessionId) => fx.client.deleteSession(sessionId),

@@ -10,6 +10,7 @@ import type {
   RunStatus,
 } from '@cairn/engine';
 import type {
+  FleetOverview,
   RunListFilter,
   RunListPage,
   RunMessagesPage,
@@ -50,6 +51,7 @@ export interface ProducerClient {
   listEvents(runId: string, afterSeq: number): Promise<StoredEvent[]>;
   readRunTreeEvents(runId: string, after: RunTreeCursor): Promise<RunTreeEvents | undefined>;
   countRunsByStatus(status: RunStatus): Promise<number>;
+  fleetOverview(scope: { tenantId?: string }): Promise<FleetOverview>;
   revokeBrowserSession(nonce: string, expiresAt: Date): Promise<void>;
   isBrowserSessionRevoked(nonce: string): Promise<boolean>;
 }

@@ -24,6 +24,7 @@ import { validateDecision } from '@cairn/engine/store';
 import {
   PostgresCheckpointStore,
   ServedEntityCatalog,
+  type FleetOverview,
   type RunListFilter,
   type RunListPage,
   type RunMessagesPage,
@@ -300,6 +301,11 @@ export class ProducerService implements ProducerClient {
   }
 
   /** How many runs (member runs included) are in `status` now. */
+  /** The fleet at a glance for the run list: every run's, or one tenant's. */
+  fleetOverview(scope: { tenantId?: string }): Promise<FleetOverview> {
+    return this.store.readFleetOverview(scope);
+  }
+
   countRunsByStatus(status: RunStatus): Promise<number> {
     return this.store.countRunsByStatus(status);
   }

@@ -35,6 +35,7 @@ export type {
   ToolCallView,
 } from './run-view.js';
 export type { RunListFilter, RunListPage } from './run-list.js';
+export type { FleetOverview } from './fleet-overview.js';
 export type { SessionKey } from './session-key.js';
 export type { RunMessagesPage } from './run-messages-page.js';
 export type { IndexedMessage } from './run-history.js';

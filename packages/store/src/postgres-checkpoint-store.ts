@@ -71,6 +71,7 @@ import {
   type DeadlineFence,
 } from './run-deadline.js';
 import { listRuns } from './run-list.js';
+import { readFleetOverview, type FleetOverview } from './fleet-overview.js';
 import type { RunListFilter, RunListPage } from './run-list.js';
 import { listRunMessages } from './run-messages-page.js';
 import type { RunMessagesPage } from './run-messages-page.js';
@@ -378,6 +379,11 @@ export class PostgresCheckpointStore
   }
 
   /** How many runs (member runs included) are in `status` now: for the `cairn_runs_paused` gauge. */
+  /** The fleet at a glance, for every run or one tenant's ({@link readFleetOverview}). */
+  readFleetOverview(scope: { tenantId?: string }): Promise<FleetOverview> {
+    return readFleetOverview(this.db, scope);
+  }
+
   async countRunsByStatus(status: RunStatus): Promise<number> {
     const row = await this.db
       .selectFrom('runs')

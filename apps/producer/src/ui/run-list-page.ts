@@ -1,5 +1,6 @@
 import { RUN_STATUSES, type RunStatus } from '@cairn/engine';
-import type { RunListPage } from '@cairn/store';
+import type { FleetOverview, RunListPage } from '@cairn/store';
+import { fleetOverviewSection } from './fleet-overview-section.js';
 import { html } from 'hono/html';
 import { pageLayout, statusBadge, timeTag, type Html, type Viewer } from './page-layout.js';
 import { waitingNote } from './run-waiting.js';
@@ -20,13 +21,19 @@ export const RUNS_PER_PAGE = 50;
 /** The status a paused-only list shows. */
 export const PAUSED_STATUS: RunStatus = 'PAUSED';
 
-/** The run list: a filter form, a table of runs (newest first) and newer/older links. */
-export function runListPage(query: RunListQuery, page: RunListPage, viewer: Viewer): Html {
+/** The fleet overview above the run list: a filter form, a table of runs (newest first) and newer/older links. */
+export function runListPage(
+  query: RunListQuery,
+  page: RunListPage,
+  viewer: Viewer,
+  overview: FleetOverview,
+): Html {
   const link = (target: number) => `/ui?${listSearch({ ...query, page: target })}`;
   return pageLayout(
     'Runs',
     viewer,
-    html`<h1>Runs</h1>
+    html`${fleetOverviewSection(overview)}
+      <h1>Runs</h1>
       <form class="filters" method="get" action="/ui" id="run-filters">
         <label
           >Status

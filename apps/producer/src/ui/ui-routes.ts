@@ -80,17 +80,20 @@ export function uiRoutes({
       : status
         ? [status]
         : [];
-    const list =
+    const tenantId = requestPrincipal(c).tenantId ?? undefined;
+    const [list, overview] = await Promise.all([
       paused && statuses.length === 0
         ? { runs: [], hasMore: false }
-        : await client.listRuns({
+        : client.listRuns({
             statuses,
             entityName: entity,
-            tenantId: requestPrincipal(c).tenantId ?? undefined,
+            tenantId,
             offset: (page - 1) * RUNS_PER_PAGE,
             limit: RUNS_PER_PAGE,
-          });
-    return c.html(runListPage({ status, entity, paused, page }, list, viewerOf(c)));
+          }),
+      client.fleetOverview({ tenantId }),
+    ]);
+    return c.html(runListPage({ status, entity, paused, page }, list, viewerOf(c), overview));
   });
 
   app.get('/runs/:run_id', async (c) => {

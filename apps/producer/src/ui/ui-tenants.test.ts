@@ -7,7 +7,7 @@ afterEach(async () => {
   fx = undefined;
 });
 
-it("shows a tenant's key only its tenant's runs, hides Bull Board from it, and answers 404 for another tenant's run page", async () => {
+it("shows a tenant's key only its tenant's runs (and counts only them), hides Bull Board from it, and answers 404 for another tenant's run page", async () => {
   fx = await openProducerFixture({ apiKeys: ['acme:acme-key', 'globex:globex-key', 'admin-key'] });
   const app = fx.app;
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
@@ -31,6 +31,11 @@ it("shows a tenant's key only its tenant's runs, hides Bull Board from it, and a
   expect(adminList).toContain(acmeRun);
   expect(adminList).toContain(globexRun);
   expect(adminList).toContain('href="/admin/queues"');
+  // The fleet overview counts the key's tenant's runs only: one PENDING run each, two for an admin.
+  const pendingCount = (page: string) =>
+    /data-overview="status-PENDING"><strong>(\d+)<\/strong>/.exec(page)?.[1];
+  expect(pendingCount(acmeList)).toBe('1');
+  expect(pendingCount(adminList)).toBe('2');
 
   expect((await app.request(`/ui/runs/${globexRun}`, { headers: as('acme-key') })).status).toBe(
     404,
