@@ -22,6 +22,7 @@ import { checkpointCommitSection } from './sections/checkpoint-commit.js';
 import { deadlinesSection } from './sections/deadlines.js';
 import { forkSection } from './sections/fork.js';
 import { historyFlatSection } from './sections/history-flat.js';
+import { pagesSection } from './sections/pages.js';
 import { memorySection } from './sections/memory.js';
 import { peersSection } from './sections/peers.js';
 import { recoverySection } from './sections/recovery.js';
@@ -41,6 +42,7 @@ const SECTIONS: readonly Section[] = [
   replaySection,
   spendSection,
   forkSection,
+  pagesSection,
 ];
 
 const RESULTS_PATH = fileURLToPath(new URL('./results/latest.json', import.meta.url));
