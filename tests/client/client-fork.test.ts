@@ -57,6 +57,7 @@ describe(`runs.fork against a producer and workers (${FLEET_BACKEND})`, () => {
       { idempotencyKey: 'fork-1' },
     );
     expect(again.run_id).toBe(fork.run_id);
+    expect(again.forked_from).toEqual(fork.forked_from);
 
     const done = await acme.runs.wait(fork.run_id, { timeoutMs: 60_000 });
     expect(done.status).toBe('COMPLETED');

@@ -261,6 +261,26 @@ describe('a fork at a checkpoint', () => {
     expect(forked.messages.slice(0, 5)).toEqual(source.messages.slice(0, 5));
     await engine.execute(second.runId, { reason: 'run' });
     expect((await view(second.runId)).content).toBe(source.content);
+    // Forked again inside what the first fork shares with its source: the source's messages.
+    const inherited = await engine.forkRun(first.runId, { at: { checkpoint: 1 } });
+    expect(inherited.forkedFrom).toEqual({ run_id: first.runId, checkpoint: 1, message_index: 3 });
+    expect((await view(inherited.runId)).messages).toEqual(source.messages.slice(0, 3));
+    // Pages of a fork's messages: the shared part read through its sources, then its own.
+    const secondView = await view(second.runId);
+    for (const [offset, limit] of [
+      [0, 3],
+      [4, 2],
+      [6, 100],
+    ] as const) {
+      const page = await t.store.listRunMessages(second.runId, { offset, limit });
+      expect(page.total).toBe(secondView.messages.length);
+      expect(page.messages.map((m) => m.index)).toEqual(
+        secondView.messages.slice(offset, offset + limit).map((_, i) => offset + i),
+      );
+      expect(page.messages.map((m) => m.message)).toEqual(
+        secondView.messages.slice(offset, offset + limit),
+      );
+    }
   });
 
   it('keeps its source while it reads through it: retention prunes the fork first, and its source session cannot be deleted from under it', async () => {

@@ -90,6 +90,8 @@ export interface RunRecord {
   waitingContinueRequestId: string | null;
   /** The digest of the entity's definition the run was created (or last resumed) on; null until a worker stamps it. */
   definitionHash: string | null;
+  /** A fork's source and point, as stored at its creation; null: not a fork. */
+  forkedFrom: ForkedFrom | null;
   /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits, and is its jobs' queue priority. */
   priority: number;
   /** Set while the run is parked for model capacity (RUNNING, no worker holds it); null otherwise. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import { IdempotencyKeyReusedError } from '@cairn/engine';
+import { IdempotencyKeyReusedError, RunNotFoundError } from '@cairn/engine';
 import type { CreatedRun } from '@cairn/engine';
 import { RUN_TRANSITIONS, type IdempotencyClaim, type NewRun } from '@cairn/engine/store';
 import { insertMessages } from './insert-messages.js';
@@ -17,6 +17,17 @@ import type { SessionKey } from './session-key.js';
  * starting messages.
  */
 export async function createRun(db: Kysely<Database>, run: NewRun): Promise<CreatedRun> {
+  try {
+    return await insertRun(db, run);
+  } catch (error) {
+    // A fork's source deleted meanwhile (retention took it): the source is not found, nothing is written.
+    if (run.sharedHistory && isForeignKeyViolation(error, 'runs_shared_history_run_id_fkey'))
+      throw new RunNotFoundError(run.sharedHistory.runId);
+    throw error;
+  }
+}
+
+async function insertRun(db: Kysely<Database>, run: NewRun): Promise<CreatedRun> {
   const runId = run.runId ?? randomUUID();
   const sessionId = run.sessionId ?? randomUUID();
   const messages = run.messages ?? [];
@@ -115,4 +126,10 @@ async function joinSession(
       oc.columns(['tenant_key', 'session_id']).doUpdateSet({ updated_at: sql`now()` }),
     )
     .execute();
+}
+
+/** True when `error` is Postgres' foreign-key violation (23503) of `constraint`. */
+function isForeignKeyViolation(error: unknown, constraint: string): boolean {
+  const pgError = error as { code?: unknown; constraint?: unknown } | null;
+  return pgError?.code === '23503' && pgError.constraint === constraint;
 }

@@ -10,15 +10,16 @@ export interface RunMessagesPage {
 }
 
 /**
- * Messages `offset` to `offset + limit - 1` of the run's history (a fork's
- * first ones read through its source), by the primary key.
+ * Messages `offset` to `offset + limit - 1` of the run's history by the
+ * primary key (a page reaching into a fork's shared history reads it through
+ * its source).
  */
 export async function listRunMessages(
   db: Kysely<Database>,
   runId: string,
   page: { offset: number; limit: number },
 ): Promise<RunMessagesPage> {
-  const [count, messages] = await Promise.all([
+  const [count, own] = await Promise.all([
     db
       .selectFrom('runs')
       .select((eb) => [
@@ -31,10 +32,22 @@ export async function listRunMessages(
       ])
       .where('run_id', '=', runId)
       .executeTakeFirst(),
-    readHistory(db, runId, { from: page.offset, limit: page.limit }),
+    db
+      .selectFrom('run_messages')
+      .select(['idx as index', 'message'])
+      .where('run_id', '=', runId)
+      .where('idx', '>=', page.offset)
+      .orderBy('idx')
+      .limit(page.limit)
+      .execute(),
   ]);
+  const shared = Number(count?.shared ?? 0);
   return {
-    total: Number(count?.shared ?? 0) + Number(count?.own ?? 0),
-    messages,
+    total: shared + Number(count?.own ?? 0),
+    // A page that reaches into a fork's shared history reads it through its source.
+    messages:
+      page.offset < shared
+        ? await readHistory(db, runId, { from: page.offset, limit: page.limit })
+        : own,
   };
 }

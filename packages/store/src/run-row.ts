@@ -24,6 +24,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     waitingContinueRequestId:
       row.waiting_continue_request === null ? null : String(row.waiting_continue_request),
     definitionHash: row.definition_hash,
+    forkedFrom: row.forked_from,
     priority: row.priority,
     waiting: row.waiting,
     budget: row.budget,

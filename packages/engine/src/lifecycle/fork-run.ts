@@ -3,6 +3,7 @@ import { assertDeadlineMs } from '../deadline-ms.js';
 import type { EngineResources } from '../engine-resources.js';
 import { RunNotContinuableError, RunNotFoundError, UserError } from '../errors.js';
 import type { Message } from '../messages.js';
+import { assertTenantDayOpen } from '../spend/tenant-budget.js';
 import type { CreatedRun, ForkedFrom, RunRecord } from '../run-types.js';
 
 /** Where a fork starts: a checkpoint by its number, or the message index one ends at. */
@@ -39,7 +40,9 @@ const TAIL_MESSAGES = 64;
  * batch the point cuts through, delegations included, run again in the fork.
  * Any status but PENDING (`RunNotContinuableError`); a member run is forked
  * through its team. Throws {@link InvalidForkPointError} for a point the run
- * does not have, and `RunNotFoundError`.
+ * does not have, `TenantBudgetExhaustedError` when the source's tenant has
+ * spent its day, and `RunNotFoundError`. The calls the point cuts through
+ * run under the fork's idempotency keys, not the source's.
  */
 export async function forkRun(
   resources: EngineResources,
@@ -55,6 +58,11 @@ export async function forkRun(
   const input = request.input?.trim() ? request.input : undefined;
   await assertPointTakes(resources, source, point.messageIndex, input, request.at);
 
+  await assertTenantDayOpen(
+    (tenantId) => store.tenantDaySpend(tenantId),
+    resources.tenantBudgets,
+    source.tenantId,
+  );
   const entity = await catalog.describe(source.entity);
   // A fork is a new run: its deadline counts from its creation, by default its entity's maxDurationMs.
   const deadlineMs = request.deadlineMs ?? entity?.maxDurationMs ?? undefined;
@@ -88,7 +96,8 @@ export async function forkRun(
       },
     }),
   });
-  return { ...created, forkedFrom };
+  // A repeated request gets the fork it made, with the point it was made at.
+  return { ...created, forkedFrom: created.forkedFrom ?? forkedFrom };
 }
 
 function assertForkable(source: RunRecord): void {

@@ -13,12 +13,20 @@ import type { Kysely } from 'kysely';
  * Adding nullable columns rewrites no table.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  // Constraints added NOT VALID, then validated: the scan of existing rows takes no lock that blocks writes.
   await sql`alter table runs
-    add column shared_history_run_id text references runs (run_id),
-    add column shared_history_length integer check (shared_history_length >= 0),
+    add column shared_history_run_id text,
+    add column shared_history_length integer,
     add column forked_from jsonb,
+    add constraint runs_shared_history_run_id_fkey
+      foreign key (shared_history_run_id) references runs (run_id) not valid,
     add constraint runs_shared_history_check
-      check ((shared_history_run_id is null) = (shared_history_length is null))`.execute(db);
+      check ((shared_history_run_id is null) = (shared_history_length is null)
+             and (shared_history_length is null or shared_history_length >= 0)) not valid`.execute(
+    db,
+  );
+  await sql`alter table runs validate constraint runs_shared_history_run_id_fkey`.execute(db);
+  await sql`alter table runs validate constraint runs_shared_history_check`.execute(db);
   await sql`create index runs_shared_history_idx on runs (shared_history_run_id)
     where shared_history_run_id is not null`.execute(db);
 }
@@ -28,6 +36,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop index runs_shared_history_idx`.execute(db);
   await sql`alter table runs
     drop constraint runs_shared_history_check,
+    drop constraint runs_shared_history_run_id_fkey,
     drop column forked_from,
     drop column shared_history_length,
     drop column shared_history_run_id`.execute(db);
