@@ -56,6 +56,7 @@ describe('migrate', () => {
       'revoked_browser_sessions',
       'run_attempts',
       'run_continue_requests',
+      'run_event_batches',
       'run_events',
       'run_idempotency_keys',
       'run_messages',

@@ -21,6 +21,9 @@ import * as m0010a from './migrations/0010_a_deadlines.js';
 import * as m0010b from './migrations/0010_b_budgets.js';
 import * as m0010c from './migrations/0010_c_tenant_day_spend.js';
 import * as m0011 from './migrations/0011_forks.js';
+import * as m0012a from './migrations/0012_a_event_batches.js';
+import * as m0013l from './migrations/0013_l_run_list_search.js';
+import * as m0014o from './migrations/0014_o_overview_indexes.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -44,6 +47,9 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0010_b_budgets': m0010b,
   '0010_c_tenant_day_spend': m0010c,
   '0011_forks': m0011,
+  '0012_a_event_batches': m0012a,
+  '0013_l_run_list_search': m0013l,
+  '0014_o_overview_indexes': m0014o,
 });
 
 /**

@@ -21,14 +21,13 @@ export interface StoredEvent {
 /**
  * The INSERT of `events` after the run's `event_seq`, as a statement (or a
  * data-modifying CTE) that follows a CTE named `run` which advanced
- * `event_seq` by `events.length` and returned `run_id` and `event_seq`.
+ * `event_seq` by `events.length` and returned `run_id` and `event_seq`: one
+ * `run_event_batches` row holding them all, numbered up to the new `event_seq`.
  */
 export function insertEventsAfter(events: readonly NewRunEvent[]): RawBuilder<unknown> {
-  const types = events.map((e) => e.type);
-  const data = events.map((e) => JSON.stringify(e.data ?? null));
-  return sql`insert into run_events (run_id, seq, type, data)
-    select run.run_id, run.event_seq - ${events.length} + e.ord, e.type, e.data::jsonb
-      from run, unnest(${types}::text[], ${data}::text[]) with ordinality as e(type, data, ord)`;
+  const batch = JSON.stringify(events.map((e) => ({ type: e.type, data: e.data ?? null })));
+  return sql`insert into run_event_batches (run_id, last_seq, first_seq, events)
+    select run.run_id, run.event_seq, run.event_seq - ${events.length} + 1, ${batch}::jsonb from run`;
 }
 
 /** An engine event as stored: its own fields, with the epoch and time it was published. */
@@ -54,12 +53,15 @@ export async function appendEvents(
       update runs set event_seq = event_seq + ${events.length} where run_id = ${runId} returning run_id, event_seq
     )
     ${insertEventsAfter(events)}
-    returning seq`.execute(db);
+    returning last_seq as seq`.execute(db);
   if (rows.length === 0) throw new RunNotFoundError(runId);
-  return Math.max(...rows.map((r) => r.seq));
+  return rows[0]!.seq;
 }
 
-/** The run's events with `seq > afterSeq`, in order, at most `limit` of them. */
+/**
+ * The run's events with `seq > afterSeq`, in order, at most `limit` of them
+ * (only the batches ending after the cursor are read, by the primary key).
+ */
 export async function listEvents(
   db: Kysely<Database>,
   runId: string,
@@ -70,6 +72,7 @@ export async function listEvents(
     .selectFrom('run_events')
     .selectAll()
     .where('run_id', '=', runId)
+    .where('batch_last_seq', '>', afterSeq)
     .where('seq', '>', afterSeq)
     .orderBy('seq');
   if (limit !== undefined) query = query.limit(limit);

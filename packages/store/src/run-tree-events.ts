@@ -98,7 +98,8 @@ export async function readRunTreeEvents(
   // `at` ranks the events by time in microseconds (a JS Date keeps milliseconds).
   const { rows: events } = await sql<RunEventRow & { at: string }>`
     select e.*, rank() over (order by e.created_at) as at from run_events e
-      join unnest(${ids}::text[], ${seqs}::int[]) as c(run_id, seq) on e.run_id = c.run_id and e.seq > c.seq
+      join unnest(${ids}::text[], ${seqs}::int[]) as c(run_id, seq)
+        on e.run_id = c.run_id and e.batch_last_seq > c.seq and e.seq > c.seq
      where e.run_id = ${rootRunId} or e.type <> all(${copied}::text[])
      order by e.run_id, e.seq`.execute(db);
   return {

@@ -122,12 +122,23 @@ export interface RunAttemptsTable {
   outcome: string | null;
 }
 
-/** The `run_events` table: a run's event stream, numbered per run. */
+/** The `run_events` view: a run's event stream, one row per event, numbered per run (read only). */
 export interface RunEventsTable {
   run_id: string;
   seq: number;
   type: string;
   data: Json<unknown>;
+  created_at: Generated<Date>;
+  /** The `last_seq` of the batch holding the event: bound it to read by the batches' primary key. */
+  batch_last_seq: number;
+}
+
+/** The `run_event_batches` table: the events one statement stored, as one jsonb array `[{ type, data }]`. */
+export interface RunEventBatchesTable {
+  run_id: string;
+  last_seq: number;
+  first_seq: number;
+  events: Json<{ type: string; data: unknown }[]>;
   created_at: Generated<Date>;
 }
 
@@ -187,6 +198,7 @@ export interface Database {
   tool_calls: ToolCallsTable;
   run_attempts: RunAttemptsTable;
   run_events: RunEventsTable;
+  run_event_batches: RunEventBatchesTable;
   pending_actions: PendingActionsTable;
   served_entities: ServedEntitiesTable;
   run_idempotency_keys: RunIdempotencyKeysTable;
