@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
-import { createDb, migrate, PostgresCheckpointStore } from '@cairn/store';
+import { createDb, migrate, PostgresCheckpointStore, type RunListFilter } from '@cairn/store';
 import { medianFigure, valueFigure, type Figure } from '../lib/figure.js';
 import type { Section } from '../lib/section.js';
+import { planningDb } from '../lib/query-plans.js';
 import { msSince } from '../lib/timing.js';
 
 const ID = 'pages';
@@ -32,10 +33,11 @@ export const pagesSection: Section = {
         insert into runs (run_id, session_id, tenant_id, entity_kind, entity_name, status, input,
                           checkpoint, waiting, created_at, updated_at)
         select 'r' || g, 's' || (g / 100), (array['acme','globex','initech','umbrella'])[1 + (g / 100) % 4],
-               'agent', 'researcher',
+               'agent', (array['researcher','writer','critic'])[1 + g % 3],
                (case when g % 100 < 90 then 'COMPLETED' when g % 100 < 95 then 'ERROR'
                      when g % 100 < 98 then 'RUNNING' else 'PAUSED' end),
-               'x', 'tool-batch',
+               'Research ' || (array['cairns','glaciers','tides','lichens','moraines','fjords','eskers'])[1 + g % 7]
+                 || ' in region ' || g || ' and write a short brief', 'tool-batch',
                (case when g % 300 = 2 then jsonb_build_object('for', 'capacity', 'model', 'openai-chat:gpt-x', 'until', now()) end),
                now() - (g * interval '26 seconds'),
                now() - (g * interval '26 seconds') + interval '20 seconds'
@@ -50,9 +52,7 @@ export const pagesSection: Section = {
       const reads = {
         'fleet overview, every run': () => store.readFleetOverview({}),
         "fleet overview, one tenant's": () => store.readFleetOverview({ tenantId: 'acme' }),
-        'run list, first page': () => store.listRuns({ limit: 50 }),
-        'run list, first page of ERROR': () => store.listRuns({ statuses: ['ERROR'], limit: 50 }),
-        "run list, one tenant's first page": () => store.listRuns({ tenantId: 'acme', limit: 50 }),
+        ...runListVariants(store),
       };
       const rounds = quick ? 10 : 50;
       const seqScans = async () => {
@@ -63,6 +63,16 @@ export const pagesSection: Section = {
         return Number(rows[0]?.n ?? 0);
       };
       const figures: Figure[] = [];
+      // Each read's statements EXPLAINed (not run) on a connection of their own: which, if any, scan a table.
+      const planning = planningDb(database.url);
+      const planned = new PostgresCheckpointStore(planning.db);
+      const plans: Record<string, string[]> = {};
+      try {
+        for (const [name, read] of Object.entries(runListVariants(planned)))
+          plans[name] = (await planning.seqScansOf(read)).seqScanned;
+      } finally {
+        await planning.destroy();
+      }
       const scansBefore = await seqScans();
       for (const [name, read] of Object.entries(reads)) {
         await read();
@@ -72,9 +82,31 @@ export const pagesSection: Section = {
           await read();
           samples.push(msSince(start));
         }
-        figures.push(medianFigure(ID, name, samples, 'ms', { goal: { op: '<=', bound: 200 } }));
+        const scanned = plans[name];
+        figures.push(
+          medianFigure(ID, name, samples, 'ms', {
+            goal: { op: '<=', bound: 200 },
+            note:
+              scanned === undefined
+                ? undefined
+                : scanned.length === 0
+                  ? 'indexes only (EXPLAIN)'
+                  : `seq scan of ${scanned.join(', ')} (EXPLAIN)`,
+          }),
+        );
       }
       const scans = (await seqScans()) - scansBefore;
+      figures.push(
+        valueFigure(
+          ID,
+          'run list variants whose plan scans a table',
+          Object.values(plans).filter((scanned) => scanned.length > 0).length,
+          'reads',
+          Object.keys(plans).length,
+          'EXPLAIN of each variant',
+          { goal: { op: '<=', bound: 0 } },
+        ),
+      );
       figures.push(
         valueFigure(
           ID,
@@ -99,3 +131,52 @@ export const pagesSection: Section = {
     }
   },
 };
+
+/**
+ * The run list's filters, sorts and searches (issue #23), each a first page
+ * of 50 but the deep one; the data above decides how many runs each matches.
+ */
+function runListVariants(store: PostgresCheckpointStore) {
+  const list = (filter: Omit<RunListFilter, 'limit'>) => () =>
+    store.listRuns({ limit: 50, ...filter });
+  const day = 24 * 3600_000;
+  return {
+    'run list, first page': list({}),
+    'run list, first page of ERROR': list({ statuses: ['ERROR'] }),
+    "run list, one tenant's first page": list({ tenantId: 'acme' }),
+    'run list, entity writer': list({ entityName: 'writer' }),
+    "run list, acme's PAUSED": list({ tenantId: 'acme', statuses: ['PAUSED'] }),
+    'run list, paused or waiting': list({ waitingFor: 'either' }),
+    'run list, waiting for capacity': list({ waitingFor: 'capacity' }),
+    'run list, created 3 to 2 days ago': list({
+      createdFrom: new Date(Date.now() - 3 * day),
+      createdBefore: new Date(Date.now() - 2 * day),
+    }),
+    'run list, search a word of the input': list({ search: 'moraines' }),
+    'run list, search a rare word of the input': list({ search: 'region 4242 ' }),
+    'run list, search a run id prefix': list({ search: 'r4242' }),
+    'run list, search with no match': list({ search: 'no such words' }),
+    'run list, sort created oldest first': list({ sort: { key: 'created', direction: 'asc' } }),
+    'run list, sort updated newest first': list({ sort: { key: 'updated', direction: 'desc' } }),
+    'run list, sort status asc': list({ sort: { key: 'status', direction: 'asc' } }),
+    'run list, sort status desc': list({ sort: { key: 'status', direction: 'desc' } }),
+    'run list, sort entity asc': list({ sort: { key: 'entity', direction: 'asc' } }),
+    'run list, sort entity desc': list({ sort: { key: 'entity', direction: 'desc' } }),
+    "run list, acme's ERROR of writer by updated": list({
+      tenantId: 'acme',
+      statuses: ['ERROR'],
+      entityName: 'writer',
+      sort: { key: 'updated', direction: 'desc' },
+    }),
+    "run list, acme's search sorted by entity": list({
+      tenantId: 'acme',
+      search: 'glaciers',
+      sort: { key: 'entity', direction: 'asc' },
+    }),
+    'run list, page 200 by created': list({ offset: 199 * 50 }),
+    'run list, page 200 by status': list({
+      offset: 199 * 50,
+      sort: { key: 'status', direction: 'desc' },
+    }),
+  };
+}

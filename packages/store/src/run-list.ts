@@ -1,9 +1,35 @@
-import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { Expression, Kysely, SqlBool } from 'kysely';
 import type { EntityKind, RunStatus } from '@cairn/engine';
 import { toRunSummaryView, type RunSummaryView } from './run-view.js';
 import type { Database } from './schema.js';
 
-/** Which runs {@link listRuns} returns, newest first. */
+/** The columns the run list sorts by. */
+export const RUN_LIST_SORT_KEYS = ['created', 'updated', 'status', 'entity'] as const;
+
+/** A column the run list sorts by. */
+export type RunListSortKey = (typeof RUN_LIST_SORT_KEYS)[number];
+
+/** How the run list is ordered. */
+export interface RunListSort {
+  key: RunListSortKey;
+  direction: 'asc' | 'desc';
+}
+
+/** What a held run waits for: a person (PAUSED on a pending action), model capacity (parked RUNNING), or either. */
+export type RunListWaitingFilter = 'person' | 'capacity' | 'either';
+
+/**
+ * How many leading characters of a run's input the text search reads: its
+ * trigram index covers these only, so that a long input (a document) does not
+ * make every write of its run re-index it all.
+ */
+export const SEARCHED_INPUT_CHARS = 2000;
+
+/** The shortest search the input is searched for (trigrams); a shorter one matches run ids only. */
+export const MIN_INPUT_SEARCH_CHARS = 3;
+
+/** Which runs {@link listRuns} returns, and in which order. */
 export interface RunListFilter {
   /** Only runs in one of these statuses; empty or absent: every status. */
   statuses?: readonly RunStatus[];
@@ -11,8 +37,27 @@ export interface RunListFilter {
   entityName?: string;
   /** Only runs of this entity kind. */
   entityKind?: EntityKind;
-  /** Only this tenant's runs (a tenant-bound key's view); absent: every run. */
+  /** Only this tenant's runs (a tenant-bound key's view, or an admin's tenant filter); absent: every run. */
   tenantId?: string;
+  /** Only these runs (a bulk action's selection); absent: any. */
+  runIds?: readonly string[];
+  /** Only runs held: PAUSED for a person, parked for model capacity, or either. */
+  waitingFor?: RunListWaitingFilter;
+  /** Only runs created at or after this instant. */
+  createdFrom?: Date;
+  /** Only runs created before this instant. */
+  createdBefore?: Date;
+  /**
+   * Only runs whose id starts with this text, or whose input (its first
+   * {@link SEARCHED_INPUT_CHARS} characters) contains it, case-insensitively;
+   * the input is searched for {@link MIN_INPUT_SEARCH_CHARS} characters or more.
+   */
+  search?: string;
+  /**
+   * The order; ties are broken by creation (status, entity) and then run id, in the same direction.
+   * @defaultValue newest first
+   */
+  sort?: RunListSort;
   /**
    * Only top-level runs (member runs are reached through their team).
    * @defaultValue true
@@ -31,7 +76,19 @@ export interface RunListPage {
   hasMore: boolean;
 }
 
-/** A page of run summaries matching `filter`, newest first (one query). */
+/** The columns each sort orders by, the run id last: a total order, so offset pages neither skip nor repeat a run. */
+const SORT_COLUMNS = {
+  created: ['created_at', 'run_id'],
+  updated: ['updated_at', 'run_id'],
+  // The top-level (status, updated_at) index hands rows out in this order.
+  status: ['status', 'updated_at', 'run_id'],
+  entity: ['entity_name', 'created_at', 'run_id'],
+} as const satisfies Record<RunListSortKey, readonly string[]>;
+
+/**
+ * A page of run summaries matching `filter`, in its order (one query). Every
+ * filter and sort is answered from an index of migrations 0007_e and 0013_l.
+ */
 export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Promise<RunListPage> {
   let query = db.selectFrom('runs').selectAll();
   if (filter.statuses && filter.statuses.length > 0)
@@ -39,10 +96,39 @@ export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Pro
   if (filter.entityName !== undefined) query = query.where('entity_name', '=', filter.entityName);
   if (filter.entityKind !== undefined) query = query.where('entity_kind', '=', filter.entityKind);
   if (filter.tenantId !== undefined) query = query.where('tenant_id', '=', filter.tenantId);
+  if (filter.runIds !== undefined)
+    query =
+      filter.runIds.length > 0
+        ? query.where('run_id', 'in', filter.runIds)
+        : query.where(sql<SqlBool>`false`);
   if (filter.topLevelOnly !== false) query = query.where('parent_run_id', 'is', null);
+  if (filter.createdFrom !== undefined) query = query.where('created_at', '>=', filter.createdFrom);
+  if (filter.createdBefore !== undefined)
+    query = query.where('created_at', '<', filter.createdBefore);
+  if (filter.waitingFor !== undefined) {
+    const waitingFor = filter.waitingFor;
+    query = query.where((eb) => {
+      const person = eb('status', '=', 'PAUSED');
+      const capacity = eb('waiting', 'is not', null);
+      if (waitingFor === 'person') return person;
+      if (waitingFor === 'capacity') return capacity;
+      return eb.or([person, capacity]);
+    });
+  }
+  if (filter.search !== undefined && filter.search !== '') {
+    const search = filter.search;
+    query = query.where((eb) => {
+      const byId: Expression<SqlBool> = sql<SqlBool>`run_id like ${`${likeEscaped(search)}%`}`;
+      if (search.length < MIN_INPUT_SEARCH_CHARS) return byId;
+      return eb.or([
+        byId,
+        sql<SqlBool>`left(input, ${sql.lit(SEARCHED_INPUT_CHARS)}) ilike ${`%${likeEscaped(search)}%`}`,
+      ]);
+    });
+  }
+  const { key, direction } = filter.sort ?? { key: 'created', direction: 'desc' };
+  for (const column of SORT_COLUMNS[key]) query = query.orderBy(column, direction);
   const rows = await query
-    .orderBy('created_at', 'desc')
-    .orderBy('run_id', 'desc')
     .offset(filter.offset ?? 0)
     .limit(filter.limit + 1)
     .execute();
@@ -50,4 +136,9 @@ export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Pro
     runs: rows.slice(0, filter.limit).map(toRunSummaryView),
     hasMore: rows.length > filter.limit,
   };
+}
+
+/** `text` as a LIKE pattern matching it literally (`\` is LIKE's default escape). */
+function likeEscaped(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
