@@ -34,8 +34,18 @@ export type {
   SessionView,
   ToolCallView,
 } from './run-view.js';
-export type { RunListFilter, RunListPage } from './run-list.js';
-export type { FleetOverview } from './fleet-overview.js';
+export {
+  MIN_INPUT_SEARCH_CHARS,
+  RUN_LIST_SORT_KEYS,
+  SEARCHED_INPUT_CHARS,
+  type RunListFilter,
+  type RunListPage,
+  type RunListSort,
+  type RunListSortKey,
+  type RunListWaitingFilter,
+} from './run-list.js';
+export { FINISHED_WINDOW_HOURS, type FleetOverview } from './fleet-overview.js';
+export type { FleetHour, FleetMinute } from './fleet-hour.js';
 export type { SessionKey } from './session-key.js';
 export type { RunMessagesPage } from './run-messages-page.js';
 export type { IndexedMessage } from './run-history.js';
