@@ -21,8 +21,8 @@ export interface FleetOverview {
   pendingActions: number;
   /** Top-level RUNNING runs parked for a model's capacity, by model, most first. */
   waitingForCapacity: { model: string; runs: number }[];
-  /** What each tenant's runs cost today (UTC), most first: the tenant day ledger. */
-  spendToday: { tenant: string; costUsd: number }[];
+  /** What each tenant's runs cost today (UTC), most first, and each model's part of it, most first (the day ledgers). */
+  spendToday: { tenant: string; costUsd: number; byModel: { model: string; costUsd: number }[] }[];
 }
 
 const UNFINISHED = RUN_STATUSES.filter((s) => !FINAL_STATUSES.includes(s));
@@ -36,7 +36,8 @@ const listOf = (statuses: readonly RunStatus[]) => sql.join(statuses.map((s) => 
  * `runs_top_level_status_updated_idx`, the hour's creations through the
  * creation indexes, recoveries through `run_attempts_recovered_idx`, pending
  * actions through `pending_actions_undecided_expiry_idx`, parked runs through
- * `runs_status_idx`, today's spend through `tenant_day_spend_day_idx`.
+ * `runs_status_idx`, today's spend through `tenant_day_spend_day_idx` and
+ * the model ledger's primary key (day first).
  */
 export async function readFleetOverview(
   db: Kysely<Database>,
@@ -44,7 +45,7 @@ export async function readFleetOverview(
 ): Promise<FleetOverview> {
   const tenant = scope.tenantId;
   const ofTenant = tenant === undefined ? sql`` : sql`and tenant_id = ${tenant}`;
-  const [unfinished, finished, lastHour, pending, waiting, spend] = await Promise.all([
+  const [unfinished, finished, lastHour, pending, waiting, spend, modelSpend] = await Promise.all([
     // Literal statuses: the partial index's predicate is proven from them.
     sql<{ status: RunStatus; n: number }>`
       select status, count(*)::int as n from runs
@@ -75,6 +76,10 @@ export async function readFleetOverview(
       select tenant_id, cost_micro_usd from tenant_day_spend
        where day = (now() at time zone 'utc')::date ${ofTenant}
        order by cost_micro_usd desc, tenant_id`.execute(db),
+    sql<{ tenant_id: string; model: string; cost_micro_usd: string }>`
+      select tenant_id, model, cost_micro_usd from tenant_model_day_spend
+       where day = (now() at time zone 'utc')::date ${ofTenant}
+       order by cost_micro_usd desc, model`.execute(db),
   ]);
   const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
   for (const row of [...unfinished.rows, ...finished.rows]) byStatus[row.status] = row.n;
@@ -86,6 +91,9 @@ export async function readFleetOverview(
     spendToday: spend.rows.map((r) => ({
       tenant: r.tenant_id,
       costUsd: usdOf(Number(r.cost_micro_usd)),
+      byModel: modelSpend.rows
+        .filter((m) => m.tenant_id === r.tenant_id)
+        .map((m) => ({ model: m.model, costUsd: usdOf(Number(m.cost_micro_usd)) })),
     })),
   };
 }

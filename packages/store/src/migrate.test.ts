@@ -64,6 +64,7 @@ describe('migrate', () => {
       'served_entities',
       'sessions',
       'tenant_day_spend',
+      'tenant_model_day_spend',
       'tool_calls',
     ]);
   });

@@ -205,6 +205,7 @@ export interface Database {
   run_continue_requests: RunContinueRequestsTable;
   revoked_browser_sessions: RevokedBrowserSessionsTable;
   tenant_day_spend: TenantDaySpendTable;
+  tenant_model_day_spend: TenantModelDaySpendTable;
 }
 
 /** The `tenant_day_spend` table: what each tenant's runs cost per UTC day, counted by the commits of their turns. */
@@ -212,6 +213,16 @@ export interface TenantDaySpendTable {
   tenant_id: string;
   /** The UTC day (a `date`; read it as `day::text`). */
   day: ColumnType<string, string, never>;
+  /** Integer micro-dollars (bigint, read as a number). */
+  cost_micro_usd: Generated<number>;
+}
+
+/** The `tenant_model_day_spend` table: `tenant_day_spend` split by model (`Model.name`), counted by the same commits. */
+export interface TenantModelDaySpendTable {
+  /** The UTC day (a `date`; read it as `day::text`). */
+  day: ColumnType<string, string, never>;
+  tenant_id: string;
+  model: string;
   /** Integer micro-dollars (bigint, read as a number). */
   cost_micro_usd: Generated<number>;
 }

@@ -4,6 +4,7 @@ import { LeaseLostError, type ToolCallRecord } from '@cairn/engine';
 import { EXECUTING_STATUS, type CheckpointDelta, type RunOutcome } from '@cairn/engine/store';
 import { continueFragments } from './continue-requests.js';
 import { insertEventsAfter, toStoredEvent } from './run-events.js';
+import { tenantModelDaySpend } from './tenant-model-day-spend.js';
 import type { Database, RunRow, ToolCallsTable } from './schema.js';
 
 /** The tool-call columns the writer sends as a JSON recordset, with their SQL types (checked against the table). */
@@ -133,13 +134,15 @@ export async function writeDelta(
  * The commit's cost added to its tenant's UTC day (`tenant_day_spend`), by
  * the database's clock: what the run's cumulative cost `cost` adds to the
  * cost stored before this statement, only when that is positive and the run
- * has a tenant. The `prior_cost` read sees the row as it was before the fenced
- * update (one snapshot for the whole statement).
+ * has a tenant, and each model's part of it to `tenant_model_day_spend`. The
+ * `prior_cost` read sees the row as it was before the fenced update (one
+ * snapshot for the whole statement).
  */
 function tenantDaySpend(runId: string, cost: number): RawBuilder<unknown>[] {
   return [
     sql`prior_cost as (
-      select coalesce((usage->>'costMicroUsd')::numeric, 0)::bigint as cost from runs where run_id = ${runId})`,
+      select coalesce((usage->>'costMicroUsd')::numeric, 0)::bigint as cost, usage->'byModel' as by_model
+        from runs where run_id = ${runId})`,
     sql`tenant_spend as (
       insert into tenant_day_spend (tenant_id, day, cost_micro_usd)
       select run.tenant_id, (now() at time zone 'utc')::date, ${cost}::bigint - prior_cost.cost
@@ -147,6 +150,7 @@ function tenantDaySpend(runId: string, cost: number): RawBuilder<unknown>[] {
        where run.tenant_id is not null and ${cost}::bigint > prior_cost.cost
       on conflict (tenant_id, day) do update
         set cost_micro_usd = tenant_day_spend.cost_micro_usd + excluded.cost_micro_usd)`,
+    tenantModelDaySpend(),
   ];
 }
 
