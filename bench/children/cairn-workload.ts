@@ -17,6 +17,7 @@ import {
   readConfig,
   type PeerResult,
 } from '../lib/peer-harness.js';
+import { describeByRelation, describeRecords, walRecordBreakdown } from '../lib/wal-records.js';
 import { historyMessages, RUN_INPUT } from '../lib/workload.js';
 
 const config = readConfig();
@@ -54,6 +55,10 @@ const runsPerSecond = await measureRate(config, oneRun);
 probe.on = true;
 const serial = await measureSerial(config, reader, oneRun);
 const checkpoints = probe.into.splice(0);
+probe.on = false;
+// Where a whole run's WAL goes (create, claim, 3 checkpoints with their events, finish).
+const runRecords = await walRecordBreakdown(reader, oneRun, 5);
+probe.on = true;
 const growth: PeerResult['growth'] = [];
 for (const size of config.historySizes) {
   for (let rep = 0; rep < config.growthReps; rep++) {
@@ -70,6 +75,12 @@ reportResult({
   growth,
   notes: [
     'checkpoint = store.commitCheckpoint (one transaction per tool batch); the run also writes createRun, claimRun and finishRun',
+    ...(runRecords
+      ? [
+          `WAL of one whole run by relation (pg_walinspect, mean of 5): ${describeByRelation(runRecords)}`,
+          `WAL records of one whole run (pg_walinspect, mean of 5): ${describeRecords(runRecords)}`,
+        ]
+      : []),
   ],
 } satisfies PeerResult);
 await reader.end();

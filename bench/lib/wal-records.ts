@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { fmt } from './figure.js';
 import { walPosition } from './wal.js';
 
 /** WAL records of one kind on one relation, averaged per measured operation. */
@@ -63,4 +64,28 @@ export async function walRecordBreakdown(
     groups.set(key, group);
   }
   return [...groups.values()].sort((a, b) => b.bytes - a.bytes);
+}
+
+/** The groups as one line: `Heap/INSERT runs 1x 200 B; ...`. */
+export function describeRecords(groups: readonly WalRecordGroup[]): string {
+  return groups
+    .map(
+      (g) =>
+        `${g.record}${g.relation ? ` ${g.relation}` : ''} ${fmt(g.records)}x ${fmt(g.bytes)} B`,
+    )
+    .join('; ');
+}
+
+/** The groups' bytes summed per relation (records without one under `other`), largest first, as one line. */
+export function describeByRelation(groups: readonly WalRecordGroup[]): string {
+  const totals = new Map<string, number>();
+  for (const g of groups) {
+    const relation = g.relation || 'other';
+    totals.set(relation, (totals.get(relation) ?? 0) + g.bytes);
+  }
+  const all = [...totals.values()].reduce((a, b) => a + b, 0);
+  return `${fmt(all)} B in all: ${[...totals.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([relation, bytes]) => `${relation} ${fmt(bytes)} B`)
+    .join('; ')}`;
 }

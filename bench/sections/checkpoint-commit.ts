@@ -16,22 +16,13 @@ import {
 } from '../lib/commit-variants.js';
 import { fmt, medianFigure, ratioFigure } from '../lib/figure.js';
 import type { Section } from '../lib/section.js';
-import { walRecordBreakdown, type WalRecordGroup } from '../lib/wal-records.js';
+import { describeRecords, walRecordBreakdown, type WalRecordGroup } from '../lib/wal-records.js';
 
 const ID = 'checkpoint';
 
 function describe(name: string, b: StatementBreakdown): string {
   const parts = b.statements.map((s) => `${s.statement} ${fmt(s.medianMs)}`).join(', ');
   return `${name}: ${b.roundTrips} round trips, median total ${fmt(b.totalMs)} ms = [${parts}] + client-side ${fmt(b.clientMs)} ms (pool checkout, query building, JSON)`;
-}
-
-function describeRecords(groups: readonly WalRecordGroup[]): string {
-  return groups
-    .map(
-      (g) =>
-        `${g.record}${g.relation ? ` ${g.relation}` : ''} ${fmt(g.records)}x ${fmt(g.bytes)} B`,
-    )
-    .join('; ');
 }
 
 /** WAL records of each variant, read on a connection to the variant's own database (to name its relations). */

@@ -39,6 +39,18 @@ const UPDATE_SET = sql.raw(
     .join(', '),
 );
 
+/**
+ * A checkpoint moves `updated_at` only when it is older than this: a run's
+ * progress shows there within it, and the commits in between change no indexed
+ * column of `runs`, so their UPDATE is HOT (no new entry in any of its indexes).
+ * Well under the reconciler's 15 s threshold for a RUNNING run "not updated".
+ */
+const PROGRESS_UPDATED_AT_EVERY_MS = 5_000;
+
+const PROGRESS_UPDATED_AT = sql`case when updated_at < now() - make_interval(secs => ${
+  PROGRESS_UPDATED_AT_EVERY_MS / 1000
+}) then now() else updated_at end`;
+
 /** How a finish ends the run, besides its delta. */
 export type DeltaFinish = Pick<RunOutcome, 'status' | 'content' | 'error'>;
 
@@ -111,13 +123,15 @@ export async function writeDelta(
     : delta.park
       ? sql`, waiting = ${JSON.stringify(delta.park)}::jsonb`
       : sql``;
+  const lifecycleMove =
+    finish !== undefined || delta.park !== undefined || continued.cte !== undefined;
   const { rows } = await sql<RunRow>`
     with run as (
       update runs
          set last_checkpoint_at_message_index = last_checkpoint_at_message_index + ${n},
              usage = ${JSON.stringify(delta.usage)}::jsonb,
              event_seq = event_seq + ${k},
-             updated_at = now()${final}${continued.set}
+             updated_at = ${lifecycleMove ? sql`now()` : PROGRESS_UPDATED_AT}${final}${continued.set}
        where run_id = ${runId} and epoch = ${epoch} and status = ${sql.lit(EXECUTING_STATUS)}${continued.where}
       returning *
     )${sql.join(
