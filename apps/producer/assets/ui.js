@@ -1,7 +1,7 @@
 // Cairn run pages: the buttons (cancel, continue, fork, upgrade, decisions) and the live tail.
 // Plain script, no build step, no dependency: the pages are server-rendered and
 // this only posts to the HTTP API and re-renders sections from the same page.
-/* global document, window, location, fetch, EventSource, DOMParser, setTimeout, setInterval, clearInterval */
+/* global document, window, location, fetch, EventSource, DOMParser, CSS, setTimeout, setInterval, clearInterval */
 (() => {
   'use strict';
 
@@ -157,9 +157,14 @@
         if (!fresh) return;
         for (const section of fresh.querySelectorAll('[data-refresh]')) {
           const current = root.querySelector(`[data-refresh="${section.dataset.refresh}"]`);
-          if (current && current.innerHTML !== section.innerHTML)
+          if (current && current.innerHTML !== section.innerHTML) {
+            // An expanded <details> with an id (a waterfall's member run) stays expanded.
+            const open = [...current.querySelectorAll('details[open][id]')].map((d) => d.id);
             current.innerHTML = section.innerHTML;
+            for (const id of open) document.getElementById(id)?.setAttribute('open', '');
+          }
         }
+        waterfallRefreshed();
         root.dataset.status = fresh.dataset.status;
         root.dataset.live = fresh.dataset.live;
         if (root.dataset.live === '1') follow();
@@ -312,6 +317,7 @@
       data = event.data;
     }
     if (event.type === 'ModelDelta' || event.type === 'AttemptAbandoned') {
+      waterfallLiveText(event.type, data);
       // The live text is the run's own; its members' stream on their own pages.
       if (!memberPathOf(data)) onLiveEvent(event.type, data);
       return;
@@ -347,6 +353,183 @@
     if (timer !== null) clearInterval(timer);
     timer = null;
     if (tailState) tailState.textContent = `the run is ${root.dataset.status}`;
+  }
+
+  // ---- waterfall: open bars grow while the run runs, streamed text shows in its turn's bar, a click shows a bar's details ----
+  const waterfall = root.querySelector('[data-refresh="waterfall"]');
+  const panel = document.getElementById('wf-panel');
+  // When the waterfall's server clock (`data-now`) was read here: open bars end at that clock plus the time since.
+  let waterfallNow = '';
+  let waterfallAt = Date.now();
+  // Turns whose text streamed while the page was open: `${run}|${epoch}:${index}` → { s, text }.
+  const liveTurns = new Map();
+  const shortSeconds = (ms) => (ms < 1000 ? `${Math.round(ms)} ms` : seconds(ms));
+
+  function waterfallClock(wf) {
+    if (wf.dataset.now !== waterfallNow) {
+      waterfallNow = wf.dataset.now;
+      waterfallAt = Date.now();
+    }
+    return Number(wf.dataset.now) + (Date.now() - waterfallAt) - Number(wf.dataset.t0);
+  }
+
+  // Places every [data-s] span by percentage of the axis, which grows to now while the run is live.
+  function layoutWaterfall() {
+    const wf = waterfall?.querySelector('.wf');
+    if (!wf) return;
+    const live = wf.dataset.live === '1' && root.dataset.live === '1';
+    const now = waterfallClock(wf);
+    const span = live ? Math.max(Number(wf.dataset.span), now) : Number(wf.dataset.span);
+    const pct = (ms) => `${((ms / span) * 100).toFixed(3)}%`;
+    for (const el of wf.querySelectorAll('[data-s]')) {
+      const s = Number(el.dataset.s);
+      const e = el.dataset.e === undefined ? (live ? now : span) : Number(el.dataset.e);
+      if (el.classList.contains('wf-running')) {
+        el.textContent = `running ${shortSeconds(Math.max(0, e - s))}`;
+        continue;
+      }
+      el.style.left = pct(s);
+      el.style.width = pct(Math.max(0, e - s));
+    }
+    for (const tick of wf.querySelectorAll('.wf-tick')) {
+      const ms = span * Number(tick.dataset.tick);
+      tick.style.left = pct(ms);
+      tick.textContent = shortSeconds(ms);
+    }
+  }
+
+  // A run's own lanes in the waterfall (not its members', nested below).
+  function laneOf(run, epoch) {
+    const block = [...(waterfall?.querySelectorAll('[data-wf-run]') ?? [])].find(
+      (el) => el.dataset.wfRun === run,
+    );
+    return block?.querySelector(`:scope > .wf-lane[data-epoch="${Number(epoch)}"]`) ?? null;
+  }
+
+  // Shows each streamed turn's text in its bar: the stored turn's once it is drawn, else a live row of its own.
+  function placeLiveTurns() {
+    const wf = waterfall?.querySelector('.wf');
+    if (!wf) return;
+    for (const [key, turn] of liveTurns) {
+      const lane = laneOf(turn.run, turn.epoch);
+      if (!lane) continue;
+      const stored = lane.querySelector(`:scope > .wf-row .wf-bar[data-turn="${turn.turn}"]`);
+      // Once stored, the turn's own bar holds the text it streamed.
+      if (stored) lane.querySelector(`:scope > .wf-row[data-live-turn="${turn.turn}"]`)?.remove();
+      let bar = stored;
+      if (!bar) {
+        let row = lane.querySelector(`:scope > .wf-row[data-live-turn="${turn.turn}"]`);
+        if (!row) {
+          row = document.createElement('div');
+          row.className = 'wf-row';
+          row.dataset.bar = 'turn';
+          row.dataset.liveTurn = turn.turn;
+          const name = document.createElement('span');
+          name.className = 'wf-name';
+          name.textContent = 'model · streaming its answer…';
+          const track = document.createElement('div');
+          track.className = 'wf-track';
+          const link = document.createElement('a');
+          link.className = 'wf-bar bar-turn status-running';
+          link.href = '#waterfall';
+          link.dataset.s = String(turn.s);
+          link.dataset.turn = turn.turn;
+          link.dataset.liveKey = key;
+          const text = document.createElement('span');
+          text.className = 'wf-bar-text';
+          link.append(text);
+          track.append(link);
+          row.append(name, track);
+          lane.append(row);
+        }
+        bar = row.querySelector('.wf-bar');
+      }
+      const text = bar.querySelector('.wf-bar-text');
+      if (text) text.textContent = turn.text.slice(-160);
+      bar.title = turn.text;
+    }
+  }
+
+  function waterfallLiveText(type, data) {
+    if (!waterfall || !data || typeof data !== 'object') return;
+    const run = typeof data.run_id === 'string' && memberPathOf(data) ? data.run_id : runId;
+    if (type === 'AttemptAbandoned') {
+      for (const [key, turn] of liveTurns) {
+        if (turn.run !== run || turn.epoch !== data.epoch) continue;
+        liveTurns.delete(key);
+        laneOf(run, turn.epoch)
+          ?.querySelector(`[data-live-key="${CSS.escape(key)}"]`)
+          ?.closest('.wf-row')
+          ?.remove();
+      }
+      return;
+    }
+    const wf = waterfall.querySelector('.wf');
+    if (!wf) return;
+    const key = `${run}|${data.epoch}:${data.message_index}`;
+    const turn = liveTurns.get(key) ?? {
+      run,
+      epoch: data.epoch,
+      turn: `${data.epoch}:${data.message_index}`,
+      s: waterfallClock(wf),
+      text: '',
+    };
+    turn.text += String(data.text ?? '');
+    liveTurns.set(key, turn);
+    placeLiveTurns();
+    layoutWaterfall();
+  }
+
+  function waterfallRefreshed() {
+    placeLiveTurns();
+    layoutWaterfall();
+  }
+
+  function showDetail(content) {
+    if (!panel) return;
+    const body = panel.querySelector('.wf-panel-body');
+    body.replaceChildren(content);
+    panel.hidden = false;
+  }
+
+  document.addEventListener('click', async (event) => {
+    const target = event.target instanceof window.Element ? event.target : null;
+    if (target?.closest('[data-wf-close]')) {
+      if (panel) panel.hidden = true;
+      return;
+    }
+    const bar = target?.closest('.wf-bar');
+    if (!bar || !waterfall?.contains(bar)) return;
+    event.preventDefault();
+    for (const el of waterfall.querySelectorAll('.wf-bar.selected'))
+      el.classList.remove('selected');
+    bar.classList.add('selected');
+    if (bar.dataset.detail) {
+      const detail = document.getElementById(bar.dataset.detail);
+      if (detail) showDetail(detail.cloneNode(true));
+      return;
+    }
+    if (bar.dataset.liveKey) {
+      const pre = document.createElement('pre');
+      pre.className = 'value live-text';
+      pre.textContent = liveTurns.get(bar.dataset.liveKey)?.text ?? '';
+      showDetail(pre);
+      return;
+    }
+    if (!bar.dataset.detailUrl) return;
+    const res = await fetch(bar.dataset.detailUrl, { credentials: 'same-origin' });
+    const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+    const detail = doc.querySelector('.wf-turn-detail');
+    if (detail) showDetail(document.importNode(detail, true));
+    else flash(`the turn's details did not load: HTTP ${res.status}`, 'error');
+  });
+
+  if (waterfall) {
+    layoutWaterfall();
+    const ticking = setInterval(() => {
+      layoutWaterfall();
+      if (root.dataset.live !== '1') clearInterval(ticking);
+    }, 250);
   }
 
   if (root.dataset.live === '1') follow();

@@ -50,7 +50,7 @@ export function capacityWaitMarks(events: readonly StoredEvent[]): CapacityWaitM
 }
 
 /** Why an attempt began, in words where the bare reason would puzzle. */
-function reasonLabel(reason: AttemptView['reason']): Html | string {
+export function reasonLabel(reason: AttemptView['reason']): Html | string {
   if (reason !== 'capacity') return reason;
   return html`<span
       class="reason reason-capacity"

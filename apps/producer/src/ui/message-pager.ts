@@ -43,7 +43,8 @@ export function messagePager(runId: string, page: RunMessagesPage, pageNumber: n
     ${nav}`;
 }
 
-function messageBody(message: Message): Html {
+/** One message's body: its text (folded when long), an assistant's tool calls, a tool result's tool name. */
+export function messageBody(message: Message): Html {
   switch (message.role) {
     case 'user':
       return foldedText(message.content, 400);

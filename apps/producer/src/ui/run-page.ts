@@ -26,6 +26,8 @@ import { deadlineNote } from './deadline-note.js';
 import { checkpointList, forkLinks } from './checkpoint-list.js';
 import { budgetNote, usageNote, usagesDiffer, type AttemptSpend } from './spend-notes.js';
 import { toolBatches } from './tool-batches.js';
+import { waterfallSection } from './waterfall.js';
+import type { Waterfall } from './waterfall-model.js';
 
 /** What a run page shows besides the run view itself. */
 export interface RunPageData {
@@ -38,6 +40,8 @@ export interface RunPageData {
   messages: RunMessagesPage;
   messagePage: number;
   now: Date;
+  /** The run tree on one time axis. */
+  waterfall: Waterfall;
   /** True when the live tail may ask for the model's text as it streams (`?include=deltas`). */
   liveText: boolean;
 }
@@ -178,6 +182,20 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
         <div data-refresh="timeline">
           ${attemptTimeline(run, data.checkpoints, data.now, data.capacityWaits, data.attemptSpends)}
         </div>
+      </section>
+
+      <section id="waterfall">
+        <h2>Waterfall</h2>
+        <p class="muted">
+          Each attempt a lane; its model turns and tool calls as bars (click one for its request and
+          response, or args and result); checkpoints as ticks; member runs under their delegations;
+          waits as hatched gaps.
+        </p>
+        <div data-refresh="waterfall">${waterfallSection(data.waterfall)}</div>
+        <aside id="wf-panel" class="wf-panel" hidden aria-live="polite">
+          <button type="button" class="wf-panel-close" data-wf-close>Close</button>
+          <div class="wf-panel-body"></div>
+        </aside>
       </section>
 
       <section>

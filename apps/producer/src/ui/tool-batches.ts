@@ -1,6 +1,7 @@
 import type { ToolCallView } from '@cairn/store';
 import { html } from 'hono/html';
 import { foldedText, prettyJson, type Html } from './page-layout.js';
+import { seconds } from './waterfall-model.js';
 
 /** The run's tool calls grouped by batch: each call's name, args, result, status and duration, and the member run it started. */
 export function toolBatches(tools: readonly ToolCallView[]): Html {
@@ -52,7 +53,5 @@ export function toolBatches(tools: readonly ToolCallView[]): Html {
 }
 
 function duration(startedAt: string, endedAt: string | null): string {
-  if (!endedAt) return 'running';
-  const ms = Date.parse(endedAt) - Date.parse(startedAt);
-  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`;
+  return endedAt ? seconds(Date.parse(endedAt) - Date.parse(startedAt)) : 'running';
 }

@@ -40,3 +40,12 @@ export function safeNextPath(raw: unknown): string {
     ? raw
     : '/ui';
 }
+
+/** A 0-based index from the path or query string: anything but a non-negative integer is a 400 naming `name`. */
+export function indexParameter(name: string, raw: string | undefined): number {
+  const value = Number(raw);
+  if (raw === undefined || !/^\d+$/.test(raw) || !Number.isSafeInteger(value)) {
+    throw new InvalidParameterError(name, 'must be a non-negative integer');
+  }
+  return value;
+}

@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { html } from 'hono/html';
+import { FINAL_STATUSES, RunNotFoundError } from '@cairn/engine';
 import type { ApiKeyRing, Principal } from '../api-keys.js';
 import { requestPrincipal } from '../api-key-auth.js';
 import {
@@ -25,7 +26,9 @@ import { pageLayout, type Viewer } from './page-layout.js';
 import { PAUSED_STATUS, RUNS_PER_PAGE, runListPage } from './run-list-page.js';
 import { runPage } from './run-page.js';
 import { attemptSpends } from './spend-notes.js';
-import { pageParameter, safeNextPath, statusParameter } from './ui-query.js';
+import { turnDetail, turnMessageRange } from './turn-detail.js';
+import { indexParameter, pageParameter, safeNextPath, statusParameter } from './ui-query.js';
+import { buildWaterfall } from './waterfall-model.js';
 
 /** What {@link uiRoutes} needs. */
 export interface UiRoutesDeps {
@@ -113,18 +116,18 @@ export function uiRoutes({
     }
     const first = await client.listRunMessages(runId, { offset: 0, limit: 0 });
     const messagePage = messagePageNumber(first.total, requestedPage);
-    const [messages, timelineEvents] = await Promise.all([
+    // The tree's events in two statements (its runs, their events): the waterfall's turns and waits, the timeline's marks.
+    const [messages, tree] = await Promise.all([
       client.listRunMessages(runId, {
         offset: (messagePage - 1) * MESSAGES_PER_PAGE,
         limit: MESSAGES_PER_PAGE,
       }),
-      client.listEventsOfTypes(runId, [
-        'CheckpointCommitted',
-        'CapacityWait',
-        'ModelRequestCompleted',
-      ]),
+      client.readRunTreeEvents(runId, []),
     ]);
-    const ofType = (type: string) => timelineEvents.filter((event) => event.type === type);
+    const events = tree?.events ?? [];
+    const ofType = (type: string) =>
+      events.filter((event) => event.runId === runId && event.type === type);
+    const now = new Date();
     return c.html(
       runPage(
         {
@@ -134,10 +137,28 @@ export function uiRoutes({
           checkpoints: checkpointMarks(ofType('CheckpointCommitted')),
           capacityWaits: capacityWaitMarks(ofType('CapacityWait')),
           attemptSpends: attemptSpends(ofType('ModelRequestCompleted')),
-          now: new Date(),
+          waterfall: buildWaterfall(run, events, now, !FINAL_STATUSES.includes(run.status)),
+          now,
           liveText,
         },
         viewerOf(c),
+      ),
+    );
+  });
+
+  app.get('/runs/:run_id/turns/:index', async (c) => {
+    const runId = c.req.param('run_id');
+    const index = indexParameter('index', c.req.param('index'));
+    const from =
+      c.req.query('from') === undefined ? index : indexParameter('from', c.req.query('from'));
+    const page = await client.listRunMessages(runId, turnMessageRange(index, from));
+    if (page.total === 0 && !(await client.getRunStatus(runId))) throw new RunNotFoundError(runId);
+    return c.html(
+      pageLayout(
+        `Run ${runId}: model turn ${index}`,
+        viewerOf(c),
+        html`<p><a href="/ui/runs/${encodeURIComponent(runId)}">← the run</a></p>
+          ${turnDetail(runId, index, from, page)}`,
       ),
     );
   });
