@@ -145,7 +145,7 @@ async function measureBackend(
       const next = results.map((r) => r.nextMs);
       const p95 = (xs: number[]) => summarize(xs).p95;
       sink.figures.push(
-        medianFigure(ID, names[0]!, claim, 'ms', { goal: { op: '<=', bound: 1000 } }),
+        medianFigure(ID, names[0]!, claim, 'ms', { goal: { op: '<=', bound: 500 } }),
         valueFigure(
           ID,
           names[1]!,
@@ -153,7 +153,7 @@ async function measureBackend(
           'ms',
           claim.length,
           `max ${Math.max(...claim).toFixed(0)}`,
-          { goal: { op: '<=', bound: 1500 } },
+          { goal: { op: '<=', bound: 800 } },
         ),
         medianFigure(ID, names[2]!, next, 'ms'),
         valueFigure(

@@ -55,12 +55,17 @@ function rateFigure(name: string, rates: readonly number[], unit: string) {
   );
 }
 
+/** CPU seconds per item, all process groups together. */
+function cpuTotal(cpu: CpuPerItem): number {
+  return Object.values(cpu).reduce((a, b) => a + b, 0);
+}
+
 /** CPU seconds per processed run/job, by process group, over one measured round. */
 type CpuPerItem = Record<string, number>;
 
 function cpuLine(label: string, cpu: CpuPerItem, wallMsPerItem: number): string {
   const parts = Object.entries(cpu).map(([role, s]) => `${role} ${fmt(s * 1000)}`);
-  return `${label}: CPU ms per item: ${parts.join(', ')} (total ${fmt(Object.values(cpu).reduce((a, b) => a + b, 0) * 1000)}; wall ${fmt(wallMsPerItem)} ms per item on 2 cores = ${fmt(2 * wallMsPerItem)} core-ms available)`;
+  return `${label}: CPU ms per item: ${parts.join(', ')} (total ${fmt(cpuTotal(cpu) * 1000)}; wall ${fmt(wallMsPerItem)} ms per item on 2 cores = ${fmt(2 * wallMsPerItem)} core-ms available)`;
 }
 
 async function withCpu<T>(
@@ -158,6 +163,7 @@ async function measureBackend(
   const pool = new pg.Pool({ connectionString: database.url, max: 3 });
   const client = await openClient(cairnTarget);
   const cairn = new Map<number, number[]>();
+  const cairnCpu = new Map<number, CpuPerItem>();
   const workers: WorkerHandle[] = [];
   const servers = await services.serverPids();
   const roles = (): CpuRoles => ({
@@ -174,6 +180,7 @@ async function measureBackend(
         log(`cairn on ${backend}, ${count} worker process(es): ${plan.rounds} x ${plan.runs} runs`);
         const { rates, txPerRun, cpu } = await cairnRounds(client, pool, plan, roles());
         cairn.set(count, rates);
+        cairnCpu.set(count, cpu);
         sink.notes.push(
           cpuLine(`cairn, ${backend}, ${count} worker(s)`, cpu, 1000 / median(rates)),
         );
@@ -197,9 +204,8 @@ async function measureBackend(
         const one = cairn.get(1);
         if (count === 2 && one) {
           sink.figures.push(
-            ratioFigure(ID, `cairn runs/s, ${backend}, 2 workers / 1 worker`, rates, one, {
-              goal: { op: '>=', bound: 1 },
-            }),
+            // Informational: on 2 shared cores a second worker process measures contention.
+            ratioFigure(ID, `cairn runs/s, ${backend}, 2 workers / 1 worker`, rates, one),
           );
         }
       });
@@ -215,6 +221,7 @@ async function measureBackend(
       const names = [
         `floor jobs/s, ${backend}, ${count} worker(s)`,
         `cairn / floor, ${backend}, ${count} worker(s)`,
+        `CPU per run, all processes, cairn / floor, ${backend}, ${count} worker(s)`,
       ];
       await sink.part(names, async () => {
         await scaleTo(workers, count, floorBase, `floor-${backend}`);
@@ -237,6 +244,21 @@ async function measureBackend(
             count === 1 ? { goal: { op: '>=', bound: 0.6 } } : {},
           ),
         );
+        const mineCpu = cpuTotal(cairnCpu.get(count) ?? {});
+        const floorCpu = cpuTotal(cpu);
+        if (mineCpu > 0 && floorCpu > 0) {
+          sink.figures.push(
+            valueFigure(
+              ID,
+              names[2]!,
+              mineCpu / floorCpu,
+              'x',
+              1,
+              `cairn ${fmt(mineCpu * 1000)} ms, floor ${fmt(floorCpu * 1000)} ms per item (workers, Postgres, ${backend === 'redis' ? 'Redis, ' : ''}producer; /proc, first round)`,
+              count === 1 ? { goal: { op: '<=', bound: 3 } } : {},
+            ),
+          );
+        }
       });
     }
   } finally {
