@@ -22,6 +22,7 @@ import type { SignInThrottle } from '../sign-in-throttle.js';
 import { capacityWaitMarks, checkpointMarks } from './attempt-timeline.js';
 import { loginPage } from './login-page.js';
 import { MESSAGES_PER_PAGE, messagePageNumber } from './message-pager.js';
+import { OVERVIEW_ASSETS, type PageAsset } from './overview-assets.js';
 import { pageLayout, type Viewer } from './page-layout.js';
 import { PAUSED_STATUS, RUNS_PER_PAGE, runListPage } from './run-list-page.js';
 import { runPage } from './run-page.js';
@@ -66,9 +67,13 @@ export function uiRoutes({
   const app = new Hono();
 
   app.get('/assets/:file', (c) => {
-    const asset = ASSETS[c.req.param('file')];
+    const file = c.req.param('file');
+    const asset: PageAsset | undefined = ASSETS[file] ?? OVERVIEW_ASSETS[file];
     if (!asset) return c.text('no such asset', 404);
-    return c.body(asset.body, 200, { 'Content-Type': asset.type, 'Cache-Control': 'no-cache' });
+    return c.body(asset.body, 200, {
+      'Content-Type': asset.type,
+      'Cache-Control': asset.cacheControl ?? 'no-cache',
+    });
   });
 
   app.get('/', async (c) => {

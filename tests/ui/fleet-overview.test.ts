@@ -1,0 +1,311 @@
+import { FINAL_STATUSES, RUN_STATUSES, type RunStatus } from '@cairn/engine';
+import { requiresChromium } from '@cairn/services';
+import pg from 'pg';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RESEARCHER } from '../fleet/fleet.js';
+import { launchChromium, screenshotPath } from './chromium.js';
+import { startUiStack, type UiStack } from './ui-stack.js';
+
+// The fleet overview above the run list, read in Chromium against what the database holds, each
+// figure computed here from the tables (runs, run_attempts) by the test's own arithmetic.
+
+const ADMIN_KEY = 'overview-admin-key';
+const ACME_KEY = 'overview-acme-key';
+
+interface StoredRun {
+  run_id: string;
+  tenant_id: string | null;
+  status: RunStatus;
+  created_at: Date;
+  updated_at: Date;
+  /** Creation to last update, to the microsecond as Postgres has it. */
+  duration_ms: number;
+}
+
+interface Minute {
+  at: string;
+  created: number;
+  completed: number;
+  error: number;
+  recovered: number;
+}
+
+/** What the page should show, from the tables as they are, for the page's hour (its first minute `since`). */
+async function expectedOverview(pool: pg.Pool, since: number, tenant?: string) {
+  const { rows: stored } = await pool.query<StoredRun & { now: Date }>(
+    `select run_id, tenant_id, status, created_at, updated_at, now() as now,
+            extract(epoch from (updated_at - created_at))::float8 * 1000 as duration_ms
+       from runs where parent_run_id is null`,
+  );
+  const { rows: recoveries } = await pool.query<{ run_id: string; started_at: Date }>(
+    `select run_id, started_at from run_attempts where reason = 'recovered'`,
+  );
+  const runs = stored.filter((r) => tenant === undefined || r.tenant_id === tenant);
+  const ids = new Set(runs.map((r) => r.run_id));
+  const now = stored[0]!.now.getTime();
+  const minutes: Minute[] = Array.from({ length: 60 }, (_, i) => ({
+    at: new Date(since + i * 60_000).toISOString(),
+    created: 0,
+    completed: 0,
+    error: 0,
+    recovered: 0,
+  }));
+  const bump = (at: Date, key: 'created' | 'completed' | 'error' | 'recovered') => {
+    const i = Math.floor((at.getTime() - since) / 60_000);
+    if (i >= 0 && i < 60) minutes[i]![key] += 1;
+  };
+  const durations: number[] = [];
+  for (const run of runs) {
+    bump(run.created_at, 'created');
+    if (run.status === 'COMPLETED' || run.status === 'ERROR') {
+      bump(run.updated_at, run.status === 'COMPLETED' ? 'completed' : 'error');
+      if (run.updated_at.getTime() >= since) durations.push(run.duration_ms);
+    }
+  }
+  for (const attempt of recoveries)
+    if (ids.has(attempt.run_id)) bump(attempt.started_at, 'recovered');
+  const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+  for (const run of runs) {
+    const finished = FINAL_STATUSES.includes(run.status);
+    if (!finished || run.updated_at.getTime() >= now - 24 * 3600_000) byStatus[run.status] += 1;
+  }
+  return { minutes, byStatus, p50: percentile(durations, 0.5), p95: percentile(durations, 0.95) };
+}
+
+/** Postgres's percentile_cont: linear between the two nearest ranks. */
+function percentile(values: number[], p: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = p * (sorted.length - 1);
+  const low = Math.floor(rank);
+  const high = Math.ceil(rank);
+  return sorted[low]! + (sorted[high]! - sorted[low]!) * (rank - low);
+}
+
+const seconds = (ms: number | null) =>
+  ms === null ? '—' : `${(Math.round(ms) / 1000).toFixed(2)} s`;
+
+describe('fleet overview in a browser', requiresChromium(), () => {
+  let stack: UiStack;
+  let pool: pg.Pool;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+
+  async function pageAs(key: string, options: { javaScriptEnabled?: boolean } = {}): Promise<Page> {
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      extraHTTPHeaders: { Authorization: `Bearer ${key}` },
+      ...options,
+    });
+    contexts.push(context);
+    return context.newPage();
+  }
+
+  /** The series the page renders for its chart (the numbers the script draws). */
+  async function pageSeries(page: Page): Promise<Minute[]> {
+    const raw = await page.getAttribute('#overview-chart', 'data-series');
+    return (JSON.parse(raw!) as { minutes: Minute[] }).minutes;
+  }
+
+  const figure = async (page: Page, name: string) =>
+    (await page.textContent(`#fleet-overview [data-overview="${name}"]`))!.trim();
+
+  /** Creates a top-level run of `tenant`, claims it as a worker would, and finishes it unless RUNNING is asked. */
+  async function storeRun(
+    tenantId: string,
+    status: 'COMPLETED' | 'ERROR' | 'RUNNING' | 'PENDING',
+    input: string,
+  ): Promise<string> {
+    const { store, engine } = stack.fleet.client;
+    const run = await engine.createRun({
+      entity: RESEARCHER,
+      input,
+      tenantId,
+      checkpoint: 'tool-batch',
+    });
+    if (status === 'PENDING') return run.runId;
+    const { epoch } = await store.claimRun(run.runId, { workerId: 'worker-a', reason: 'run' });
+    if (status === 'RUNNING') return run.runId;
+    await store.finishRun(run.runId, epoch, {
+      status,
+      content: status === 'COMPLETED' ? 'done' : null,
+      error:
+        status === 'ERROR'
+          ? { name: 'ModelError', message: 'model unavailable', retryable: true }
+          : null,
+      delta: {
+        messages: [{ role: 'user', content: input }],
+        toolCalls: [],
+        usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      },
+    });
+    return run.runId;
+  }
+
+  /** Moves a run's times `minutes` back (its creation, its last update, its attempts' starts). */
+  async function backdate(runId: string, minutes: number, ranForMinutes = 0): Promise<void> {
+    await pool.query(
+      `update runs set created_at = now() - make_interval(mins => $2),
+                       updated_at = now() - make_interval(mins => $2) + make_interval(mins => $3)
+        where run_id = $1`,
+      [runId, minutes, ranForMinutes],
+    );
+    await pool.query(
+      `update run_attempts set started_at = now() - make_interval(mins => $2) + make_interval(mins => epoch - 1)
+        where run_id = $1`,
+      [runId, minutes],
+    );
+  }
+
+  beforeAll(async () => {
+    stack = await startUiStack({ apiKeys: [ADMIN_KEY, `acme:${ACME_KEY}`] });
+    pool = new pg.Pool({ connectionString: stack.fleet.db.url, max: 2 });
+    browser = await launchChromium();
+    const { store } = stack.fleet.client;
+
+    // acme: two ended now, one ended 25 minutes ago after 3, one finished two days ago (outside
+    // the day and the hour), one queued, one RUNNING that a second worker took over after a crash.
+    await storeRun('acme', 'COMPLETED', 'acme done now');
+    await storeRun('acme', 'ERROR', 'acme failed now');
+    await backdate(await storeRun('acme', 'COMPLETED', 'acme done earlier'), 28, 3);
+    await backdate(await storeRun('acme', 'COMPLETED', 'acme done two days ago'), 2 * 24 * 60, 1);
+    await storeRun('acme', 'PENDING', 'acme queued');
+    const recovered = await storeRun('acme', 'RUNNING', 'acme recovered');
+    await store.claimRun(recovered, { workerId: 'worker-b', reason: 'recovered' });
+    await backdate(recovered, 12);
+    // globex: one ended 40 minutes ago with an error, one recovered now and parked for capacity.
+    await backdate(await storeRun('globex', 'ERROR', 'globex failed earlier'), 40, 1);
+    const parked = await storeRun('globex', 'RUNNING', 'globex parked');
+    await store.claimRun(parked, { workerId: 'worker-b', reason: 'recovered' });
+    await pool.query(
+      `update runs set waiting = jsonb_build_object('for', 'capacity', 'model', 'openai-chat:gpt-x',
+                                                   'until', now() + interval '1 minute')
+        where run_id = $1`,
+      [parked],
+    );
+  });
+  afterAll(async () => {
+    for (const context of contexts) await context.close();
+    await browser?.close();
+    await pool?.end();
+    await stack?.stop();
+  });
+
+  it("shows every run's counts and the last hour per minute as the tables hold them, and draws the hour with uPlot", async () => {
+    const page = await pageAs(ADMIN_KEY);
+    // What the page's policy refused, and any of the page's own files missing.
+    const refused: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' && message.text().includes('Content Security Policy'))
+        refused.push(message.text());
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400 && !response.url().endsWith('/favicon.ico'))
+        refused.push(`${response.status()} ${response.url()}`);
+    });
+    await page.goto(`${stack.baseUrl}/ui`);
+
+    const series = await pageSeries(page);
+    expect(series).toHaveLength(60);
+    const expected = await expectedOverview(pool, Date.parse(series[0]!.at));
+    expect(series).toEqual(expected.minutes);
+    for (const status of RUN_STATUSES)
+      expect(Number(await figure(page, `status-${status}`)), status).toBe(
+        expected.byStatus[status],
+      );
+    // Not a count of all time: of the three COMPLETED runs stored, the one that ended two days ago
+    // is not among the last 24 hours'.
+    expect(Number(await figure(page, 'status-COMPLETED'))).toBe(2);
+    const total = (key: keyof Omit<Minute, 'at'>) =>
+      expected.minutes.reduce((sum, m) => sum + m[key], 0);
+    expect(Number(await figure(page, 'created'))).toBe(total('created'));
+    expect(Number(await figure(page, 'completed'))).toBe(total('completed'));
+    expect(Number(await figure(page, 'error'))).toBe(total('error'));
+    expect(Number(await figure(page, 'recovered'))).toBe(total('recovered'));
+    expect(total('recovered')).toBe(2);
+    expect(await figure(page, 'p50')).toBe(seconds(expected.p50));
+    expect(await figure(page, 'p95')).toBe(seconds(expected.p95));
+    expect(
+      await page.textContent('#fleet-overview [data-waiting-model="openai-chat:gpt-x"]'),
+    ).toMatch(/openai-chat:gpt-x:\s*1\s*run/);
+
+    // The chart: uPlot's canvas, drawn from the series; its table folded away once drawn.
+    await page.waitForSelector('#overview-chart[data-drawn="1"] canvas');
+    expect(await page.locator('#overview-chart .u-legend').textContent()).toContain('recovered');
+    expect(await page.getAttribute('#overview-minutes', 'open')).toBeNull();
+    expect(refused).toEqual([]);
+    await page.screenshot({ path: screenshotPath('fleet-overview.png'), fullPage: true });
+  });
+
+  it('shows the numbers without JavaScript: the minutes with any as a table', async () => {
+    const page = await pageAs(ADMIN_KEY, { javaScriptEnabled: false });
+    await page.goto(`${stack.baseUrl}/ui`);
+    const series = await pageSeries(page);
+    const expected = await expectedOverview(pool, Date.parse(series[0]!.at));
+    const busy = expected.minutes.filter(
+      (m) => m.created + m.completed + m.error + m.recovered > 0,
+    );
+    expect(await page.locator('#overview-chart canvas').count()).toBe(0);
+    expect(await page.getAttribute('#overview-minutes', 'open')).not.toBeNull();
+    const rows = page.locator('#overview-minutes tbody tr');
+    expect(await rows.count()).toBe(busy.length);
+    for (const [i, minute] of busy.entries()) {
+      const row = rows.nth(i);
+      expect(await row.getAttribute('data-minute')).toBe(minute.at);
+      expect(await row.locator('time').textContent()).toBe(minute.at.slice(11, 16));
+      for (const key of ['created', 'completed', 'error', 'recovered'] as const)
+        expect(Number(await row.locator(`[data-kind="${key}"]`).textContent()), key).toBe(
+          minute[key],
+        );
+    }
+    expect(await page.isVisible('#overview-minutes table')).toBe(true);
+    await page.screenshot({ path: screenshotPath('fleet-overview-no-js.png'), fullPage: true });
+  });
+
+  it('a count opens the run list filtered to the runs it counts', async () => {
+    const page = await pageAs(ADMIN_KEY);
+    await page.goto(`${stack.baseUrl}/ui`);
+    const errors = Number(await figure(page, 'status-ERROR'));
+    await page.click('#fleet-overview [data-overview="status-ERROR"]');
+    await page.waitForURL((url) => url.searchParams.get('status') === 'ERROR');
+    const shown = await page.locator('#run-table tbody tr td:nth-child(3)').allTextContents();
+    expect(shown.length).toBe(errors);
+    for (const status of shown) expect(status).toContain('ERROR');
+
+    await page.goto(`${stack.baseUrl}/ui`);
+    const running = Number(await figure(page, 'status-RUNNING'));
+    await page.click('#fleet-overview [data-overview="status-RUNNING"]');
+    await page.waitForURL((url) => url.searchParams.get('status') === 'RUNNING');
+    expect(await page.locator('#run-table tbody tr').count()).toBe(running);
+  });
+
+  it("shows a tenant's key its tenant's figures only", async () => {
+    const page = await pageAs(ACME_KEY);
+    await page.goto(`${stack.baseUrl}/ui`);
+    const series = await pageSeries(page);
+    const expected = await expectedOverview(pool, Date.parse(series[0]!.at), 'acme');
+    expect(series).toEqual(expected.minutes);
+    for (const status of RUN_STATUSES)
+      expect(Number(await figure(page, `status-${status}`)), status).toBe(
+        expected.byStatus[status],
+      );
+    // globex's ERROR, recovery and parked run are not acme's.
+    expect(Number(await figure(page, 'error'))).toBe(1);
+    expect(Number(await figure(page, 'recovered'))).toBe(1);
+    expect(await page.locator('#fleet-overview [data-waiting-model]').count()).toBe(0);
+    await page.waitForSelector('#overview-chart[data-drawn="1"] canvas');
+  });
+
+  it('serves uPlot from the producer, its versioned file cached for a year', async () => {
+    const page = await pageAs(ADMIN_KEY);
+    await page.goto(`${stack.baseUrl}/ui`);
+    const src = await page.getAttribute('script[src*="uplot-"]', 'src');
+    expect(src).toMatch(/^\/ui\/assets\/uplot-1\.6\.\d+\.iife\.min\.js$/);
+    const res = await fetch(`${stack.baseUrl}${src}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/javascript');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(await res.text()).toContain('uPlot');
+  });
+});
