@@ -1,7 +1,8 @@
-import { DELEGATE_TOOL_NAME } from '@cairn/engine';
+import { DELEGATE_TOOL_NAME, Engine } from '@cairn/engine';
+import { createRegistry } from '@cairn/research-team';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { holderOf, TEAM, waitFor } from '../fleet/fleet.js';
+import { holderOf, RESEARCHER, TEAM, waitFor } from '../fleet/fleet.js';
 import { requiresChromium } from '@cairn/services';
 import { launchChromium, screenshotPath } from './chromium.js';
 import { startUiStack, type UiStack } from './ui-stack.js';
@@ -35,8 +36,6 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
 
   beforeAll(async () => {
     stack = await startUiStack({ toolDelayMs: 700 });
-    await stack.fleet.spawnWorker('wf-worker-a');
-    await stack.fleet.spawnWorker('wf-worker-b');
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
   });
@@ -45,8 +44,85 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
     await stack?.stop();
   });
 
+  // Before the fleet's workers start: this run is driven by an engine in the test, governed by the Postgres limiter.
+  it('marks a park for model capacity as a gap that grows while the run waits, between its two lanes once resumed', async () => {
+    const { client } = stack.fleet;
+    const model = 'scripted:researcher';
+    const limiter = client.store.modelCapacity;
+    const limit = { concurrency: 1 };
+    const worker = new Engine({
+      store: client.store,
+      registry: createRegistry(),
+      workerId: 'test-worker',
+      capacity: { limiter, limits: [{ model, ...limit }], waitMs: 100, pollMs: 25 },
+    });
+    // Another run holds the model's only slot: the run parks.
+    const held = await limiter.tryAcquire({
+      model,
+      limit,
+      waiterId: 'another-run',
+      tenant: '',
+      weight: 1,
+      priority: 5,
+      waitedMs: 0,
+      tokens: 1,
+    });
+    if (!held.granted) throw new Error(`the slot was not free: ${held.reason}`);
+    const run = await client.engine.createRun({
+      entity: RESEARCHER,
+      input: 'Research cairns, when there is room',
+      checkpoint: 'tool-batch',
+    });
+    const parked = await worker.processPickup({ job: 'run', runId: run.runId, attemptsStarted: 1 });
+    expect(parked.kind).toBe('parked');
+
+    await page.goto(`${stack.baseUrl}/ui/runs/${run.runId}`);
+    const own = `[data-wf-run="${run.runId}"]`;
+    const gap = page.locator(`${own} > .wf-gap[data-wait="capacity"]`);
+    expect(await gap.locator('.wf-name').textContent()).toContain(
+      `parked for model capacity: ${model}`,
+    );
+    const open = `${own} > .wf-gap[data-wait="capacity"] .wf-wait:not([data-e])`;
+    const before = await widthOf(page, open);
+    await page.waitForTimeout(1200);
+    expect(await widthOf(page, open)).toBeGreaterThan(before + 5);
+    await page.locator('#waterfall').screenshot({ path: screenshotPath('waterfall-parked.png') });
+
+    await limiter.release(held.permit, { ok: true });
+    expect(
+      await worker.processPickup({
+        job: 'run',
+        runId: run.runId,
+        attemptsStarted: 2,
+        parkedAttempt: 1,
+        capacityWaitedMs: parked.kind === 'parked' ? parked.park.waitedMs : 0,
+      }),
+    ).toEqual({ kind: 'finished', status: 'COMPLETED' });
+    await page.waitForSelector('#run[data-status="COMPLETED"]', { timeout: 15_000 });
+    await expect
+      .poll(() => lanesOf(page, run.runId))
+      .toEqual([
+        { epoch: '1', worker: 'test-worker', reason: 'run', outcome: 'parked' },
+        { epoch: '2', worker: 'test-worker', reason: 'capacity', outcome: 'completed' },
+      ]);
+    // The gap sits between the lanes, closed at the second attempt's start.
+    expect(
+      await gap.evaluate((el) => [
+        el.previousElementSibling?.getAttribute('data-epoch'),
+        el.nextElementSibling?.getAttribute('data-epoch'),
+        el.querySelector('.wf-wait')?.hasAttribute('data-e'),
+      ]),
+    ).toEqual(['1', '2', true]);
+    // The resumed attempt's model turns and tool calls are drawn in its lane.
+    const resumed = page.locator(`${own} > .wf-lane[data-epoch="2"]`);
+    expect(await resumed.locator('.wf-row[data-bar="tool"]').count()).toBe(4);
+    expect(await resumed.locator('.wf-row[data-bar="turn"]').count()).toBe(5);
+  });
+
   it('grows while the team runs, then shows the SIGKILLed run as two lanes with the member nested under its delegation', async () => {
     const { client } = stack.fleet;
+    await stack.fleet.spawnWorker('wf-worker-a');
+    await stack.fleet.spawnWorker('wf-worker-b');
     const run = await client.enqueueRun({
       entity: TEAM,
       input: "Research 'cairns'",
