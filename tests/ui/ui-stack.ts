@@ -61,7 +61,7 @@ export async function startUiStack(options: UiStackOptions = {}): Promise<UiStac
 /** Creates a run without enqueueing it, claims it and finishes it with `messages`, as a worker would. */
 export async function storeFinishedRun(
   fleet: Fleet,
-  request: { entity: { kind: 'agent' | 'team'; name: string }; input: string },
+  request: { entity: { kind: 'agent' | 'team'; name: string }; input: string; tenantId?: string },
   status: 'COMPLETED' | 'ERROR',
   messages: Message[],
 ): Promise<string> {

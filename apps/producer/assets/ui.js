@@ -40,6 +40,26 @@
       : `HTTP ${res.status}`;
   }
 
+  // ---- run list: "Cancel selected" asks here, then posts with confirm=1 (without a script, the server's page asks) ----
+  const bulkCancel = document.getElementById('bulk-cancel');
+  bulkCancel?.addEventListener('submit', (event) => {
+    const selected = document.querySelectorAll('input[name="run_id"][form="bulk-cancel"]:checked');
+    const n = selected.length;
+    const asked =
+      n === 0
+        ? (window.alert('Select the runs to cancel first.'), false)
+        : window.confirm(`Cancel ${n} run${n === 1 ? '' : 's'}? This cannot be undone.`);
+    if (!asked) {
+      event.preventDefault();
+      return;
+    }
+    if (!bulkCancel.querySelector('input[name="confirm"]')) {
+      const confirmed = document.createElement('input');
+      Object.assign(confirmed, { type: 'hidden', name: 'confirm', value: '1' });
+      bulkCancel.append(confirmed);
+    }
+  });
+
   // ---- run page ----
   const root = document.getElementById('run');
   if (!root) return;

@@ -1,40 +1,60 @@
-import { RUN_STATUSES, type RunStatus } from '@cairn/engine';
-import type { FleetOverview, RunListPage } from '@cairn/store';
-import { fleetOverviewSection } from './fleet-overview-section.js';
+import { CANCELLABLE_STATUSES, RUN_STATUSES } from '@cairn/engine';
+import type { FleetOverview, RunListPage, RunListSortKey, RunSummaryView } from '@cairn/store';
+import { MIN_INPUT_SEARCH_CHARS, SEARCHED_INPUT_CHARS } from '@cairn/store';
 import { html } from 'hono/html';
-import { pageLayout, statusBadge, timeTag, type Html, type Viewer } from './page-layout.js';
+import { OPEN_PRINCIPAL } from '../api-key-auth.js';
+import { CSRF_FIELD } from '../browser-session.js';
+import { BULK_CANCEL_PATH, MAX_BULK_CANCEL } from './bulk-cancel-page.js';
+import { fleetOverviewSection } from './fleet-overview-section.js';
+import { canAct, pageLayout, statusBadge, timeTag, type Html, type Viewer } from './page-layout.js';
+import {
+  dateTimeValue,
+  firstDirection,
+  runListSearch,
+  type RunListQuery,
+} from './run-list-query.js';
 import { waitingNote } from './run-waiting.js';
 import { tokensText, usd } from './spend-notes.js';
 
-/** The run list's filter, as the query string gives it. */
-export interface RunListQuery {
-  status?: RunStatus;
-  entity?: string;
-  paused: boolean;
-  /** 1-based. */
-  page: number;
-}
+const WAITING_LABELS = {
+  person: 'paused for a person',
+  capacity: 'waiting for capacity',
+  either: 'paused or waiting',
+} as const;
 
-/** Runs per page of the list. */
-export const RUNS_PER_PAGE = 50;
-
-/** The status a paused-only list shows. */
-export const PAUSED_STATUS: RunStatus = 'PAUSED';
-
-/** The fleet overview above the run list: a filter form, a table of runs (newest first) and newer/older links. */
+/**
+ * The fleet overview above the run list: a filter form (tenant for an admin,
+ * status, entity, held, created range, text search), a table of runs whose
+ * column headers sort it, newer/older links that keep the filters and order,
+ * and, for a viewer who may act, a checkbox on each run that can be cancelled
+ * with a "Cancel selected" form (confirmed before anything is cancelled).
+ * Readable without JavaScript.
+ */
 export function runListPage(
   query: RunListQuery,
   page: RunListPage,
   viewer: Viewer,
   overview: FleetOverview,
 ): Html {
-  const link = (target: number) => `/ui?${listSearch({ ...query, page: target })}`;
+  const principal = viewer.principal;
+  const admin = principal === undefined || principal.tenantId === null;
+  const href = (changes: Partial<RunListQuery>) =>
+    `/ui?${runListSearch({ ...query, ...changes }, principal ?? OPEN_PRINCIPAL)}`;
+  const acting = canAct(viewer);
+  const selectable = acting && page.runs.some(cancellable);
   return pageLayout(
     'Runs',
     viewer,
     html`${fleetOverviewSection(overview)}
       <h1>Runs</h1>
       <form class="filters" method="get" action="/ui" id="run-filters">
+        ${
+          admin
+            ? html`<label
+                >Tenant <input name="tenant" value="${query.tenant ?? ''}" placeholder="any"
+              /></label>`
+            : ''
+        }
         <label
           >Status
           <select name="status">
@@ -49,71 +69,149 @@ export function runListPage(
           >Entity <input name="entity" value="${query.entity ?? ''}" placeholder="research-team"
         /></label>
         <label
-          ><input type="checkbox" name="paused" value="1" ${query.paused ? 'checked' : ''} /> paused
-          only</label
+          >Held
+          <select name="waiting">
+            <option value="">any</option>
+            ${Object.entries(WAITING_LABELS).map(
+              ([value, label]) =>
+                html`<option value="${value}" ${query.waiting === value ? 'selected' : ''}>
+                  ${label}
+                </option>`,
+            )}
+          </select></label
         >
+        <label
+          >Created from
+          <input
+            type="datetime-local"
+            name="created_from"
+            value="${query.createdFrom ? dateTimeValue(query.createdFrom) : ''}"
+        /></label>
+        <label
+          >to
+          <input
+            type="datetime-local"
+            name="created_to"
+            value="${query.createdTo ? dateTimeValue(query.createdTo) : ''}"
+          />
+          UTC</label
+        >
+        <label
+          >Search
+          <input
+            type="search"
+            name="q"
+            value="${query.search ?? ''}"
+            placeholder="run id or words of the input"
+            title="a run id or its beginning; or, from ${MIN_INPUT_SEARCH_CHARS} characters, text in the input's first ${SEARCHED_INPUT_CHARS} characters (any case)"
+        /></label>
+        ${query.sort.key !== 'created' || query.sort.direction !== 'desc' ? html`<input type="hidden" name="sort" value="${query.sort.key}" /><input type="hidden" name="dir" value="${query.sort.direction}" />` : ''}
         <button type="submit">Filter</button>
+        <a href="/ui">clear</a>
       </form>
+      ${
+        selectable
+          ? html`<form
+              class="bulk-cancel"
+              method="post"
+              action="${BULK_CANCEL_PATH}"
+              id="bulk-cancel"
+              data-max="${MAX_BULK_CANCEL}"
+            >
+              <input type="hidden" name="${CSRF_FIELD}" value="${viewer.csrfToken}" />
+              <input type="hidden" name="back" value="${href({})}" />
+              <button type="submit" id="cancel-selected">Cancel selected</button>
+              <span class="muted">asks to confirm first</span>
+            </form>`
+          : ''
+      }
       ${
         page.runs.length === 0
           ? html`<p class="empty">No runs match.</p>`
           : html`<table class="runs" id="run-table">
               <thead>
                 <tr>
+                  ${selectable ? html`<th title="runs that can be cancelled">Select</th>` : ''}
                   <th>Run</th>
-                  <th>Entity</th>
-                  <th>Status</th>
+                  ${sortHeader('Entity', 'entity', query, href)}
+                  ${sortHeader('Status', 'status', query, href)}
                   <th>Checkpoint</th>
                   <th title="the run's own model responses (a team's lead, not its members)">
                     Usage
                   </th>
-                  <th>Created</th>
-                  <th>Updated</th>
+                  ${sortHeader('Created', 'created', query, href)}
+                  ${sortHeader('Updated', 'updated', query, href)}
                   <th>Input</th>
                 </tr>
               </thead>
               <tbody>
-                ${page.runs.map(
-                  (run) =>
-                    html`<tr data-run-id="${run.run_id}">
-                      <td>
-                        <a href="/ui/runs/${encodeURIComponent(run.run_id)}"
-                          ><code>${run.run_id}</code></a
-                        >
-                      </td>
-                      <td>${run.entity.kind} <strong>${run.entity.name}</strong></td>
-                      <td>
-                        ${statusBadge(run.status)}${run.waiting ? html` · ${waitingNote(run.waiting)}` : ''}
-                      </td>
-                      <td>${run.checkpoint}</td>
-                      <td
-                        class="usage"
-                        data-tokens="${run.usage.total_tokens}"
-                        data-cost-usd="${run.usage.cost_usd}"
-                      >
-                        ${tokensText(run.usage.total_tokens)} · ${usd(run.usage.cost_usd)}
-                      </td>
-                      <td>${timeTag(run.created_at)}</td>
-                      <td>${timeTag(run.updated_at)}</td>
-                      <td class="input">${run.input.slice(0, 120)}</td>
-                    </tr>`,
-                )}
+                ${page.runs.map((run) => runRow(run, selectable))}
               </tbody>
             </table>`
       }
       <nav class="pager">
-        ${query.page > 1 ? html`<a href="${link(query.page - 1)}" rel="prev">← Newer</a>` : ''}
+        ${query.page > 1 ? html`<a href="${href({ page: query.page - 1 })}" rel="prev">← Previous</a>` : ''}
         <span>page ${query.page}</span>
-        ${page.hasMore ? html`<a href="${link(query.page + 1)}" rel="next">Older →</a>` : ''}
+        ${page.hasMore ? html`<a href="${href({ page: query.page + 1 })}" rel="next">Next →</a>` : ''}
       </nav>`,
   );
 }
 
-function listSearch(query: RunListQuery): string {
-  const search = new URLSearchParams();
-  if (query.status) search.set('status', query.status);
-  if (query.entity) search.set('entity', query.entity);
-  if (query.paused) search.set('paused', '1');
-  if (query.page > 1) search.set('page', String(query.page));
-  return search.toString();
+function cancellable(run: RunSummaryView): boolean {
+  return CANCELLABLE_STATUSES.includes(run.status);
+}
+
+function runRow(run: RunSummaryView, selectable: boolean): Html {
+  return html`<tr data-run-id="${run.run_id}">
+    ${
+      selectable
+        ? html`<td>
+            ${
+              cancellable(run)
+                ? html`<input
+                    type="checkbox"
+                    name="run_id"
+                    value="${run.run_id}"
+                    form="bulk-cancel"
+                    aria-label="select run ${run.run_id}"
+                  />`
+                : ''
+            }
+          </td>`
+        : ''
+    }
+    <td>
+      <a href="/ui/runs/${encodeURIComponent(run.run_id)}"><code>${run.run_id}</code></a>
+    </td>
+    <td>${run.entity.kind} <strong>${run.entity.name}</strong></td>
+    <td>${statusBadge(run.status)}${run.waiting ? html` · ${waitingNote(run.waiting)}` : ''}</td>
+    <td>${run.checkpoint}</td>
+    <td class="usage" data-tokens="${run.usage.total_tokens}" data-cost-usd="${run.usage.cost_usd}">
+      ${tokensText(run.usage.total_tokens)} · ${usd(run.usage.cost_usd)}
+    </td>
+    <td>${timeTag(run.created_at)}</td>
+    <td>${timeTag(run.updated_at)}</td>
+    <td class="input">${run.input.slice(0, 120)}</td>
+  </tr>`;
+}
+
+/** A column header that sorts the list by `key`: first in its natural order, then the other way; page 1 again. */
+function sortHeader(
+  label: string,
+  key: RunListSortKey,
+  query: RunListQuery,
+  href: (changes: Partial<RunListQuery>) => string,
+): Html {
+  const current = query.sort.key === key ? query.sort.direction : undefined;
+  const next = current ? (current === 'asc' ? 'desc' : 'asc') : firstDirection(key);
+  const ariaSort = current === 'asc' ? 'ascending' : current === 'desc' ? 'descending' : 'none';
+  return html`<th aria-sort="${ariaSort}">
+    <a
+      href="${href({ sort: { key, direction: next }, page: 1 })}"
+      data-sort="${key}"
+      data-sort-next="${next}"
+      title="sort by ${label.toLowerCase()}, ${next === 'asc' ? 'ascending' : 'descending'}"
+      >${label}${current === 'asc' ? ' ▲' : current === 'desc' ? ' ▼' : ''}</a
+    >
+  </th>`;
 }

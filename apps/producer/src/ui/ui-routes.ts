@@ -24,11 +24,13 @@ import { loginPage } from './login-page.js';
 import { MESSAGES_PER_PAGE, messagePageNumber } from './message-pager.js';
 import { OVERVIEW_ASSETS, type PageAsset } from './overview-assets.js';
 import { pageLayout, type Viewer } from './page-layout.js';
-import { PAUSED_STATUS, RUNS_PER_PAGE, runListPage } from './run-list-page.js';
+import { bulkCancelRoutes } from './bulk-cancel-routes.js';
+import { runListPage } from './run-list-page.js';
+import { parseRunListQuery, runListFilter } from './run-list-query.js';
 import { runPage } from './run-page.js';
 import { attemptSpends } from './spend-notes.js';
 import { turnDetail, turnMessageRange } from './turn-detail.js';
-import { indexParameter, pageParameter, safeNextPath, statusParameter } from './ui-query.js';
+import { indexParameter, pageParameter, safeNextPath } from './ui-query.js';
 import { buildWaterfall } from './waterfall-model.js';
 
 /** What {@link uiRoutes} needs. */
@@ -77,32 +79,24 @@ export function uiRoutes({
   });
 
   app.get('/', async (c) => {
-    const status = statusParameter(c.req.query('status'));
-    const paused = c.req.query('paused') === '1';
-    const entity = c.req.query('entity')?.trim() || undefined;
-    const page = pageParameter('page', c.req.query('page')) ?? 1;
-    const statuses = paused
-      ? status && status !== PAUSED_STATUS
-        ? []
-        : [PAUSED_STATUS]
-      : status
-        ? [status]
-        : [];
-    const tenantId = requestPrincipal(c).tenantId ?? undefined;
+    const principal = requestPrincipal(c);
+    const query = parseRunListQuery((name) => c.req.query(name), principal);
+    const tenantId = principal.tenantId ?? undefined;
     const [list, overview] = await Promise.all([
-      paused && statuses.length === 0
-        ? { runs: [], hasMore: false }
-        : client.listRuns({
-            statuses,
-            entityName: entity,
-            tenantId,
-            offset: (page - 1) * RUNS_PER_PAGE,
-            limit: RUNS_PER_PAGE,
-          }),
+      client.listRuns(runListFilter(query)),
       client.fleetOverview({ tenantId }),
     ]);
-    return c.html(runListPage({ status, entity, paused, page }, list, viewerOf(c), overview));
+    return c.html(runListPage(query, list, viewerOf(c), overview));
   });
+
+  app.route(
+    '/',
+    bulkCancelRoutes({
+      client,
+      assertSameOrigin: (c) => assertSameOrigin(c, 'bulk cancel'),
+      viewerOf,
+    }),
+  );
 
   app.get('/runs/:run_id', async (c) => {
     const runId = c.req.param('run_id');
@@ -178,7 +172,7 @@ export function uiRoutes({
   });
 
   app.post('/login', async (c) => {
-    assertSameOrigin(c);
+    assertSameOrigin(c, 'sign-in');
     const form = await formBody(c);
     const next = safeNextPath(form.next);
     if (!keys.enabled) return c.redirect(next, 303);
@@ -240,18 +234,18 @@ function isHttps(c: Context): boolean {
   return new URL(c.req.url).protocol === 'https:' || c.req.header('X-Forwarded-Proto') === 'https';
 }
 
-/** A sign-in posted from another site's page is refused (the browser names the page's origin). */
-function assertSameOrigin(c: Context): void {
+/** A form (`what`: sign-in, bulk cancel) posted from another site's page is refused (the browser names the page's origin). */
+function assertSameOrigin(c: Context, what: string): void {
   const origin = c.req.header('Origin');
   if (origin === undefined) return;
   let host: string;
   try {
     host = new URL(origin).host;
   } catch {
-    throw new ForbiddenError('sign-in refused: unreadable Origin header');
+    throw new ForbiddenError(`${what} refused: unreadable Origin header`);
   }
   if (host !== (c.req.header('Host') ?? new URL(c.req.url).host)) {
-    throw new ForbiddenError('sign-in refused: the form was posted from another site');
+    throw new ForbiddenError(`${what} refused: the form was posted from another site`);
   }
 }
 
