@@ -62,10 +62,12 @@ export async function readFleetOverview(
       db,
     ),
     readFleetHour(db, tenant),
+    // A tenant's: each pending action's run looked up by its key (a correlated subquery is run per
+    // row, never turned into a join that would read the tenant's runs, or all of them).
     sql<{ n: number }>`
       select count(*)::int as n from pending_actions a
        where a.status = 'pending'
-         ${tenant === undefined ? sql`` : sql`and exists (select 1 from runs r where r.run_id = a.run_id and r.tenant_id = ${tenant})`}`.execute(
+         ${tenant === undefined ? sql`` : sql`and (select r.tenant_id from runs r where r.run_id = a.run_id) = ${tenant}`}`.execute(
       db,
     ),
     sql<{ model: string; n: number }>`
