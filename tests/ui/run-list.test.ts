@@ -257,7 +257,7 @@ describe(
       const first = await rowIds(page);
       expect(first).toEqual(byStatus.slice(0, 50));
       const statuses = await page
-        .locator('#run-table tbody tr td:nth-child(4) .status')
+        .locator('#run-table tbody tr td:nth-child(3) .status')
         .allTextContents();
       expect(statuses).toEqual([...statuses].sort());
       await page.screenshot({ path: screenshotPath('run-list-sorted-status.png'), fullPage: true });

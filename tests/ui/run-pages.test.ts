@@ -87,9 +87,9 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
     ).toEqual([pending.runId]);
 
     await page.goto(`${stack.baseUrl}/ui`);
-    await page.check('input[name=paused]');
+    await page.selectOption('select[name=waiting]', 'person');
     await page.click('#run-filters button[type=submit]');
-    await page.waitForURL(/paused=1/);
+    await page.waitForURL(/waiting=person/);
     expect(await page.locator('p.empty').textContent()).toContain('No runs match');
 
     for (let i = 0; i < 50; i++)

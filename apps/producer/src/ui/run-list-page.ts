@@ -131,7 +131,6 @@ export function runListPage(
           : html`<table class="runs" id="run-table">
               <thead>
                 <tr>
-                  ${selectable ? html`<th title="runs that can be cancelled">Select</th>` : ''}
                   <th>Run</th>
                   ${sortHeader('Entity', 'entity', query, href)}
                   ${sortHeader('Status', 'status', query, href)}
@@ -162,25 +161,20 @@ function cancellable(run: RunSummaryView): boolean {
 }
 
 function runRow(run: RunSummaryView, selectable: boolean): Html {
+  // The checkbox sits in the run's cell: the columns stay as they are for a viewer who may not act.
   return html`<tr data-run-id="${run.run_id}">
-    ${
-      selectable
-        ? html`<td>
-            ${
-              cancellable(run)
-                ? html`<input
-                    type="checkbox"
-                    name="run_id"
-                    value="${run.run_id}"
-                    form="bulk-cancel"
-                    aria-label="select run ${run.run_id}"
-                  />`
-                : ''
-            }
-          </td>`
-        : ''
-    }
     <td>
+      ${
+        selectable && cancellable(run)
+          ? html`<input
+              type="checkbox"
+              name="run_id"
+              value="${run.run_id}"
+              form="bulk-cancel"
+              aria-label="select run ${run.run_id}"
+            />`
+          : ''
+      }
       <a href="/ui/runs/${encodeURIComponent(run.run_id)}"><code>${run.run_id}</code></a>
     </td>
     <td>${run.entity.kind} <strong>${run.entity.name}</strong></td>
