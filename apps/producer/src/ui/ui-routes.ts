@@ -101,7 +101,12 @@ export function uiRoutes({
   app.get('/runs/:run_id', async (c) => {
     const runId = c.req.param('run_id');
     const requestedPage = pageParameter('page', c.req.query('page'));
-    const run = await client.getRun(runId, { messages: false });
+    // The run, its history's length and its tree's events (two statements: its runs, their events) at once.
+    const [run, first, tree] = await Promise.all([
+      client.getRun(runId, { messages: false }),
+      client.listRunMessages(runId, { offset: 0, limit: 0 }),
+      client.readRunTreeEvents(runId, []),
+    ]);
     if (!run) {
       return c.html(
         pageLayout(
@@ -113,16 +118,12 @@ export function uiRoutes({
         404,
       );
     }
-    const first = await client.listRunMessages(runId, { offset: 0, limit: 0 });
     const messagePage = messagePageNumber(first.total, requestedPage);
-    // The tree's events in two statements (its runs, their events): the waterfall's turns and waits, the timeline's marks.
-    const [messages, tree] = await Promise.all([
-      client.listRunMessages(runId, {
-        offset: (messagePage - 1) * MESSAGES_PER_PAGE,
-        limit: MESSAGES_PER_PAGE,
-      }),
-      client.readRunTreeEvents(runId, []),
-    ]);
+    const messages = await client.listRunMessages(runId, {
+      offset: (messagePage - 1) * MESSAGES_PER_PAGE,
+      limit: MESSAGES_PER_PAGE,
+    });
+    // The waterfall's turns and waits; the timeline's marks are the run's own.
     const events = tree?.events ?? [];
     const ofType = (type: string) =>
       events.filter((event) => event.runId === runId && event.type === type);

@@ -110,8 +110,11 @@ export function buildWaterfall(
     at: (iso) => (iso ? Date.parse(iso) - t0 : null),
   };
   const eventsOf = new Map<string, StoredEvent[]>();
-  for (const event of events)
-    eventsOf.set(event.runId, [...(eventsOf.get(event.runId) ?? []), event]);
+  for (const event of events) {
+    const own = eventsOf.get(event.runId);
+    if (own) own.push(event);
+    else eventsOf.set(event.runId, [event]);
+  }
   const bars: WaterfallBar[] = [];
   const root = runOf(run, eventsOf, clock, bars);
   const drawn = new Set(
