@@ -91,12 +91,15 @@ describe(
       // Forging: globex's run id added to acme's selection, as an edited page would post it.
       await acme.goto(`${stack.baseUrl}/ui`);
       await acme.check(`tr[data-run-id="${acmeOne.runId}"] input[name="run_id"]`);
-      await acme.evaluate((forged) => {
-        const box = document.createElement('input');
-        Object.assign(box, { type: 'checkbox', name: 'run_id', value: forged, checked: true });
-        box.setAttribute('form', 'bulk-cancel');
-        document.querySelector('#run-table tbody tr:last-child td')!.append(box);
-      }, globex.runId);
+      await acme
+        .locator('#run-table tbody tr:last-child td')
+        .first()
+        .evaluate((cell, forged) => {
+          cell.insertAdjacentHTML(
+            'beforeend',
+            `<input type="checkbox" name="run_id" value="${forged}" form="bulk-cancel" checked />`,
+          );
+        }, globex.runId);
       acme.once('dialog', (dialog) => void dialog.accept());
       await acme.click('#cancel-selected');
       await acme.waitForSelector('#bulk-cancel-result');
