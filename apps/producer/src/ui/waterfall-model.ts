@@ -286,9 +286,7 @@ function gapAfter(
             kind: budget ? 'budget' : 'person',
             start,
             end,
-            label: budget
-              ? 'paused at its budget: waiting for a decision'
-              : 'paused for a person: waiting for a decision',
+            label: `${budget ? 'paused at its budget' : 'paused for a person'}: ${actions.length} action${actions.length === 1 ? '' : 's'} to decide`,
           }
         : null;
     }
