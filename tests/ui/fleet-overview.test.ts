@@ -184,6 +184,16 @@ describe('fleet overview in a browser', requiresChromium(), () => {
         where run_id = $1`,
       [parked],
     );
+    // Today's spend as the commits of priced turns count it (the ledgers' writer is tested on the store).
+    await pool.query(
+      `insert into tenant_day_spend (tenant_id, day, cost_micro_usd)
+       values ('acme', (now() at time zone 'utc')::date, 1500000)`,
+    );
+    await pool.query(
+      `insert into tenant_model_day_spend (day, tenant_id, model, cost_micro_usd)
+       values ((now() at time zone 'utc')::date, 'acme', 'openai:gpt-a', 1000000),
+              ((now() at time zone 'utc')::date, 'acme', 'openai:gpt-b', 500000)`,
+    );
   });
   afterAll(async () => {
     for (const context of contexts) await context.close();
@@ -265,19 +275,67 @@ describe('fleet overview in a browser', requiresChromium(), () => {
 
   it('a count opens the run list filtered to the runs it counts', async () => {
     const page = await pageAs(ADMIN_KEY);
-    await page.goto(`${stack.baseUrl}/ui`);
-    const errors = Number(await figure(page, 'status-ERROR'));
-    await page.click('#fleet-overview [data-overview="status-ERROR"]');
-    await page.waitForURL((url) => url.searchParams.get('status') === 'ERROR');
-    const shown = await page.locator('#run-table tbody tr td:nth-child(3)').allTextContents();
-    expect(shown.length).toBe(errors);
-    for (const status of shown) expect(status).toContain('ERROR');
+    const listed = () =>
+      page
+        .locator('#run-table tbody tr')
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-run-id')));
+    /** Follows the count `name`'s link; the list's runs (one page: fewer than 50 here). */
+    const follow = async (name: string) => {
+      await page.goto(`${stack.baseUrl}/ui`);
+      const count = Number(await figure(page, name));
+      await Promise.all([
+        page.waitForURL((url) => url.search !== ''),
+        page.click(`#fleet-overview [data-overview="${name}"]`),
+      ]);
+      return { count, runs: await listed(), url: new URL(page.url()) };
+    };
 
+    const errors = await follow('status-ERROR');
+    expect(errors.url.searchParams.get('status')).toBe('ERROR');
+    expect(errors.runs.length).toBe(errors.count);
+    for (const status of await page.locator('#run-table tbody tr td .status').allTextContents())
+      expect(status).toBe('ERROR');
+
+    const running = await follow('status-RUNNING');
+    expect(running.runs.length).toBe(running.count);
+
+    // The hour's creations: the runs created since the hour's first minute.
+    const created = await follow('created');
+    expect(created.url.searchParams.get('created_from')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d$/);
+    expect(created.runs.length).toBe(created.count);
+
+    const parked = await follow('waiting-openai-chat:gpt-x');
+    expect(parked.url.searchParams.get('waiting')).toBe('capacity');
+    const { rows: parkedRuns } = await pool.query<{ run_id: string }>(
+      `select run_id from runs where waiting is not null and parent_run_id is null`,
+    );
+    expect(parked.runs).toEqual(parkedRuns.map((r) => r.run_id));
+
+    expect((await follow('pending-actions')).url.searchParams.get('waiting')).toBe('person');
+
+    // A minute's creations, from the table.
     await page.goto(`${stack.baseUrl}/ui`);
-    const running = Number(await figure(page, 'status-RUNNING'));
-    await page.click('#fleet-overview [data-overview="status-RUNNING"]');
-    await page.waitForURL((url) => url.searchParams.get('status') === 'RUNNING');
-    expect(await page.locator('#run-table tbody tr').count()).toBe(running);
+    const minuteLink = page.locator('#overview-minutes [data-kind="created"] a').first();
+    await page.click('#overview-minutes summary');
+    const inMinute = Number(await minuteLink.textContent());
+    await Promise.all([page.waitForURL(/created_to=/), minuteLink.click()]);
+    expect((await listed()).length).toBe(inMinute);
+
+    // A tenant's spend, by model, opens its runs.
+    await page.goto(`${stack.baseUrl}/ui`);
+    const spend = page.locator('#fleet-overview [data-spend-tenant="acme"]');
+    expect(await spend.textContent()).toContain('$1.50');
+    expect(await spend.locator('[data-spend-model="openai:gpt-a"]').textContent()).toContain(
+      '$1.00',
+    );
+    expect(await spend.locator('[data-spend-model="openai:gpt-b"]').textContent()).toContain(
+      '$0.50',
+    );
+    await Promise.all([page.waitForURL(/tenant=acme/), spend.locator('a').first().click()]);
+    const { rows: acmeRuns } = await pool.query<{ n: number }>(
+      `select count(*)::int as n from runs where tenant_id = 'acme' and parent_run_id is null`,
+    );
+    expect((await listed()).length).toBe(acmeRuns[0]!.n);
   });
 
   it("shows a tenant's key its tenant's figures only", async () => {

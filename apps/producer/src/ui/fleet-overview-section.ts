@@ -2,6 +2,7 @@ import { FINAL_STATUSES, RUN_STATUSES, type RunStatus } from '@cairn/engine';
 import { FINISHED_WINDOW_HOURS, type FleetOverview } from '@cairn/store';
 import { html } from 'hono/html';
 import { OVERVIEW_ASSET_FILES } from './overview-assets.js';
+import { dateTimeValue } from './run-list-query.js';
 import { statusBadge, UI_ASSETS_PATH, type Html } from './page-layout.js';
 import { usd } from './spend-notes.js';
 
@@ -10,9 +11,25 @@ function secondsOf(ms: number | null): string {
   return ms === null ? '—' : `${(ms / 1000).toFixed(2)} s`;
 }
 
-/** The run list filtered by `params`. */
+/** The run list filtered by `params` (its query string: status, waiting, tenant, created_from, created_to, sort). */
 function listHref(params: Record<string, string>): string {
   return `/ui?${new URLSearchParams(params).toString()}`;
+}
+
+/** The runs of a final status, most recently ended first (the list has no end-time filter). */
+function endedHref(status: RunStatus): string {
+  return listHref({ status, sort: 'updated' });
+}
+
+/** The runs created from `from` (ISO) for `minutes` minutes, or until now. */
+function createdHref(from: string, minutes?: number): string {
+  const start = new Date(from);
+  return listHref({
+    created_from: dateTimeValue(start),
+    ...(minutes === undefined
+      ? {}
+      : { created_to: dateTimeValue(new Date(start.getTime() + minutes * 60_000)) }),
+  });
 }
 
 /** A count that opens the run list filtered to what it counts. */
@@ -33,7 +50,11 @@ function statusItems(overview: FleetOverview, statuses: readonly RunStatus[]): H
       (s) =>
         html`<li>
           ${statusBadge(s)}
-          ${countLink(overview.byStatus[s], listHref({ status: s }), `status-${s}`)}
+          ${countLink(
+            overview.byStatus[s],
+            FINAL_STATUSES.includes(s) ? endedHref(s) : listHref({ status: s }),
+            `status-${s}`,
+          )}
         </li>`,
     )}
   </ul>`;
@@ -74,7 +95,9 @@ function hourChart(overview: FleetOverview): Html {
                   (m) =>
                     html`<tr data-minute="${m.at}">
                       <td><time datetime="${m.at}">${minuteOf(m.at)}</time></td>
-                      <td data-kind="created">${m.created}</td>
+                      <td data-kind="created">
+                        ${m.created === 0 ? '0' : html`<a href="${createdHref(m.at, 1)}">${m.created}</a>`}
+                      </td>
                       <td data-kind="completed">${m.completed}</td>
                       <td data-kind="error">${m.error}</td>
                       <td data-kind="recovered">${m.recovered}</td>
@@ -104,7 +127,7 @@ export function fleetOverviewSection(overview: FleetOverview): Html {
         <h2>Now</h2>
         ${statusItems(overview, UNFINISHED)}
         <p>
-          ${countLink(overview.pendingActions, listHref({ paused: '1' }), 'pending-actions')}
+          ${countLink(overview.pendingActions, listHref({ waiting: 'person' }), 'pending-actions')}
           pending action${overview.pendingActions === 1 ? '' : 's'} waiting for a person
         </p>
         <h2>Finished, last ${FINISHED_WINDOW_HOURS} hours</h2>
@@ -113,9 +136,9 @@ export function fleetOverviewSection(overview: FleetOverview): Html {
       <div class="overview-block overview-hour">
         <h2>Last hour</h2>
         <p>
-          <strong data-overview="created">${lastHour.created}</strong> created ·
-          ${countLink(lastHour.completed, listHref({ status: 'COMPLETED' }), 'completed')} completed
-          · ${countLink(lastHour.error, listHref({ status: 'ERROR' }), 'error')} in error ·
+          ${countLink(lastHour.created, createdHref(lastHour.since), 'created')} created ·
+          ${countLink(lastHour.completed, endedHref('COMPLETED'), 'completed')} completed ·
+          ${countLink(lastHour.error, endedHref('ERROR'), 'error')} in error ·
           <strong data-overview="recovered">${lastHour.recovered}</strong> recovered after a crash
         </p>
         <p>
@@ -134,7 +157,7 @@ export function fleetOverviewSection(overview: FleetOverview): Html {
                   (w) =>
                     html`<li data-waiting-model="${w.model}">
                       <code>${w.model}</code>:
-                      ${countLink(w.runs, listHref({ status: 'RUNNING' }), `waiting-${w.model}`)}
+                      ${countLink(w.runs, listHref({ waiting: 'capacity' }), `waiting-${w.model}`)}
                       run${w.runs === 1 ? '' : 's'}
                     </li>`,
                 )}
@@ -150,7 +173,8 @@ export function fleetOverviewSection(overview: FleetOverview): Html {
                 ${overview.spendToday.map(
                   (t) =>
                     html`<li data-spend-tenant="${t.tenant}">
-                      <strong>${t.tenant}</strong> ${usd(t.costUsd)}
+                      <a href="${listHref({ tenant: t.tenant })}"><strong>${t.tenant}</strong></a>
+                      ${usd(t.costUsd)}
                       ${
                         t.byModel.length === 0
                           ? ''
