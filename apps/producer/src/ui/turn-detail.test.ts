@@ -1,0 +1,53 @@
+import { afterEach, expect, it } from 'vitest';
+import { openProducerFixture, type ProducerFixture } from '../test-support/producer-fixture.js';
+
+let fx: ProducerFixture | undefined;
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+});
+
+it("shows a turn's request (the messages since the previous turn) and its response, or says it is not stored; bad indexes are 400s naming the field, an unknown run a 404", async () => {
+  fx = await openProducerFixture();
+  const { app } = fx;
+  const { engine, store } = fx.client;
+  const run = await engine.createRun({
+    entity: { kind: 'agent', name: 'researcher' },
+    input: 'Research the turn page',
+    checkpoint: 'tool-batch',
+  });
+  const runId = run.runId;
+  const { epoch } = await store.claimRun(runId, { workerId: 'test-worker', reason: 'run' });
+  await store.finishRun(runId, epoch, {
+    status: 'COMPLETED',
+    content: 'the answer',
+    error: null,
+    delta: {
+      messages: [
+        { role: 'user', content: 'Research the turn page' },
+        { role: 'assistant', content: 'the answer' },
+      ],
+      toolCalls: [],
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    },
+  });
+
+  const turn = await (await app.request(`/ui/runs/${runId}/turns/1?from=0`)).text();
+  const request = turn.slice(turn.indexOf('<h4>Request'), turn.indexOf('<h4>Response'));
+  expect(request).toContain('Research the turn page');
+  expect(turn.slice(turn.indexOf('<h4>Response'))).toContain('the answer');
+  // A turn whose response is not stored (its attempt ended before a checkpoint) says so.
+  expect(await (await app.request(`/ui/runs/${runId}/turns/2?from=2`)).text()).toContain(
+    'Not stored (yet)',
+  );
+
+  for (const [path, field] of [
+    [`/ui/runs/${runId}/turns/one`, 'index'],
+    [`/ui/runs/${runId}/turns/1?from=-1`, 'from'],
+  ] as const) {
+    const res = await app.request(path);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain(`${field}: must be a non-negative integer`);
+  }
+  expect((await app.request('/ui/runs/no-such-run/turns/0')).status).toBe(404);
+});
