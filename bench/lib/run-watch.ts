@@ -6,8 +6,8 @@ export interface RunState {
   idx: number;
   epoch: number;
   status: string;
-  /** `updated_at` in epoch ms (set by every checkpoint commit). */
-  updatedMs: number;
+  /** When the run's latest event batch was stored (every checkpoint commit stores one), epoch ms. */
+  committedMs: number;
   /** The latest attempt's worker and start (epoch ms). */
   workerId: string | null;
   startedMs: number | null;
@@ -15,7 +15,8 @@ export interface RunState {
 
 const STATE_SQL = `
 SELECT r.last_checkpoint_at_message_index AS idx, r.epoch, r.status,
-       extract(epoch FROM r.updated_at) * 1000 AS updated_ms,
+       (SELECT extract(epoch FROM b.created_at) * 1000 FROM run_event_batches b
+         WHERE b.run_id = r.run_id ORDER BY b.last_seq DESC LIMIT 1) AS committed_ms,
        a.worker_id, extract(epoch FROM a.started_at) * 1000 AS started_ms
   FROM runs r
   LEFT JOIN LATERAL (SELECT worker_id, started_at FROM run_attempts
@@ -34,7 +35,7 @@ export async function readRunState(
     idx: Number(row.idx),
     epoch: Number(row.epoch),
     status: String(row.status),
-    updatedMs: Number(row.updated_ms),
+    committedMs: Number(row.committed_ms),
     workerId: row.worker_id === null ? null : String(row.worker_id),
     startedMs: row.started_ms === null ? null : Number(row.started_ms),
   };

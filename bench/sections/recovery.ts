@@ -94,7 +94,7 @@ async function killTrial(
   );
   await waitForTerminal(pool, [runId], 60_000);
   if (fleet.waitForReplacement) await replacement.ready;
-  return { claimMs: claimed.startedMs! - killedAt, nextMs: next.updatedMs - killedAt };
+  return { claimMs: claimed.startedMs! - killedAt, nextMs: next.committedMs - killedAt };
 }
 
 /** Runs `count` blocker runs one at a time; returns how many were claimed more than once while their worker was alive. */
@@ -208,7 +208,7 @@ export const recoverySection: Section = {
       sink.notes.push('--quick: the PostgreSQL backend is measured in full runs only');
     for (const backend of backends) await measureBackend(context, sink, backend, trials, blocks);
     sink.notes.push(
-      `two worker processes (three in --quick, so as not to wait for replacements), WORKER_CONCURRENCY=10, ${executionMode()} (defaults: lock ${DEFAULT_LOCK_MS} ms, stalled interval ${DEFAULT_STALLED_INTERVAL_MS} ms, 1 execution thread); one run at a time (4 batches, 100 ms tools); the holder is SIGKILLed within ~5 ms of its first checkpoint and replaced; claim = new attempt started_at - kill, next checkpoint = runs.updated_at of the next commit - kill`,
+      `two worker processes (three in --quick, so as not to wait for replacements), WORKER_CONCURRENCY=10, ${executionMode()} (defaults: lock ${DEFAULT_LOCK_MS} ms, stalled interval ${DEFAULT_STALLED_INTERVAL_MS} ms, 1 execution thread); one run at a time (4 batches, 100 ms tools); the holder is SIGKILLed within ~5 ms of its first checkpoint and replaced; claim = new attempt started_at - kill, next checkpoint = the time of the next commit's event batch - kill`,
     );
     return { figures: sink.figures, notes: sink.notes, failed: sink.failed };
   },

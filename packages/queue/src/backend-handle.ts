@@ -6,6 +6,12 @@ export type AnyQueue = Queue;
 /** A BullMQ worker on either backend. */
 export type AnyWorker = Worker;
 
+/** What a backend tells the worker it created, besides BullMQ's own events. */
+export interface WorkerHooks {
+  /** The locks of a dead worker's jobs were released (its death seen before its locks expired). */
+  onDeadWorker?(jobIds: readonly string[], deadWorkerId: string): void;
+}
+
 /**
  * What one backend module opens: the leaf both backends and the `RunQueue`
  * facade import, so neither backend imports the facade.
@@ -13,6 +19,10 @@ export type AnyWorker = Worker;
 export interface BackendHandle {
   kind: QueueBackendKind;
   queue: AnyQueue;
-  createWorker(processor: Processor, options: Omit<WorkerOptions, 'connection'>): AnyWorker;
+  createWorker(
+    processor: Processor,
+    options: Omit<WorkerOptions, 'connection'>,
+    hooks?: WorkerHooks,
+  ): AnyWorker;
   close(): Promise<void>;
 }

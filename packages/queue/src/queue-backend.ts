@@ -1,6 +1,6 @@
 import type { Job, JobState, Processor, WorkerOptions } from 'bullmq';
 import { currentTraceMetadata, DEFAULT_QUEUE_NAME, type QueueBackendKind } from '@cairn/runtime';
-import type { AnyQueue, AnyWorker, BackendHandle } from './backend-handle.js';
+import type { AnyQueue, AnyWorker, BackendHandle, WorkerHooks } from './backend-handle.js';
 import { jobOptionsFor, runDedupId, type CatalogJob } from './job-catalog.js';
 import { openPostgresBackend } from './postgres-queue-backend.js';
 import { openRedisBackend } from './redis-queue-backend.js';
@@ -110,8 +110,12 @@ export class RunQueue {
   }
 
   /** A BullMQ worker on the same backend and queue. */
-  createWorker(processor: Processor, options: Omit<WorkerOptions, 'connection'>): AnyWorker {
-    return this.handle.createWorker(processor, options);
+  createWorker(
+    processor: Processor,
+    options: Omit<WorkerOptions, 'connection'>,
+    hooks?: WorkerHooks,
+  ): AnyWorker {
+    return this.handle.createWorker(processor, options, hooks);
   }
 
   /** Closes the queue and the connections it opened. */

@@ -1,12 +1,14 @@
 import { Queue, Worker } from 'bullmq';
 import type { Processor, WorkerOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
 import {
   createRedisConnection,
   queuePrefixFor,
   ServiceUnreachableError,
   type RedisConnection,
 } from '@cairn/runtime';
-import type { BackendHandle } from './backend-handle.js';
+import type { BackendHandle, WorkerHooks } from './backend-handle.js';
+import { watchWorkerLiveness } from './worker-liveness.js';
 
 const PING_TIMEOUT_MS = 5000;
 
@@ -23,10 +25,10 @@ export async function openRedisBackend(options: {
   const resolved = queuePrefixFor(options.cluster ?? false, options.prefix);
   if (resolved.problem) throw new TypeError(`queue prefix ${resolved.problem}`);
   const connections: RedisConnection[] = [];
-  const connect = () => {
+  const connect = (connectionName?: string) => {
     const redis = createRedisConnection(
       { url: options.url, cluster: options.cluster },
-      { maxRetriesPerRequest: null, lazyConnect: false },
+      { maxRetriesPerRequest: null, lazyConnect: false, ...(connectionName && { connectionName }) },
     );
     redis.on('error', () => undefined);
     connections.push(redis);
@@ -44,17 +46,35 @@ export async function openRedisBackend(options: {
   return {
     kind: 'redis',
     queue,
-    createWorker: (processor: Processor, workerOptions: Omit<WorkerOptions, 'connection'>) =>
-      new Worker(options.queueName, processor, {
+    createWorker: (
+      processor: Processor,
+      workerOptions: Omit<WorkerOptions, 'connection'>,
+      hooks: WorkerHooks = {},
+    ) => {
+      const worker = new Worker(options.queueName, processor, {
         ...workerOptions,
         ...prefix,
         connection: connect(),
-      }),
+      });
+      // `CLIENT LIST` answers for one node only: a cluster keeps lock expiry as its signal.
+      if (!options.cluster) {
+        const watch = watchWorkerLiveness(worker, (name) => connect(name) as Redis, {
+          ...(hooks.onDeadWorker && { onReleased: hooks.onDeadWorker }),
+        });
+        worker.once('closing', () => void watch.then((w) => w.stop()).catch(() => undefined));
+        watch.catch((error: unknown) => worker.emit('error', asError(error)));
+      }
+      return worker;
+    },
     close: async () => {
       await queue.close();
       for (const redis of connections) redis.disconnect();
     },
   };
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -74,13 +74,23 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
     isClosing: () => closing,
     carryOut: (intents) => carryOutIntents(options.runQueue, intents),
   });
-  const worker = options.runQueue.createWorker(processor, {
-    name: options.workerId,
-    concurrency: options.concurrency ?? 10,
-    lockDuration,
-    stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
-    maxStalledCount: MAX_STALLED_COUNT,
-  });
+  const worker = options.runQueue.createWorker(
+    processor,
+    {
+      name: options.workerId,
+      concurrency: options.concurrency ?? 10,
+      lockDuration,
+      stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
+      maxStalledCount: MAX_STALLED_COUNT,
+    },
+    {
+      onDeadWorker: (jobIds, deadWorkerId) =>
+        logger.info(
+          { jobIds, deadWorkerId },
+          "a worker's connection closed: its jobs go back to the queue without waiting for their locks",
+        ),
+    },
+  );
   worker.on('error', (error) => {
     const lockError = /lock|not in the active state/i.test(error.message);
     if (lockError)
