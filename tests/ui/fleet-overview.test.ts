@@ -296,6 +296,20 @@ describe('fleet overview in a browser', requiresChromium(), () => {
     for (const status of await page.locator('#run-table tbody tr td .status').allTextContents())
       expect(status).toBe('ERROR');
 
+    // A final status's count is the last 24 hours'; its link lists them first, most recently ended
+    // first, and older ones after them.
+    const completed = await follow('status-COMPLETED');
+    expect(completed.url.searchParams.get('sort')).toBe('updated');
+    const { rows: byEnd } = await pool.query<{ run_id: string; recent: boolean }>(
+      `select run_id, updated_at >= now() - interval '24 hours' as recent from runs
+        where status = 'COMPLETED' and parent_run_id is null order by updated_at desc, run_id desc`,
+    );
+    expect(completed.runs).toEqual(byEnd.map((r) => r.run_id));
+    expect(byEnd.map((r) => r.recent)).toEqual([
+      ...Array<boolean>(completed.count).fill(true),
+      false,
+    ]);
+
     const running = await follow('status-RUNNING');
     expect(running.runs.length).toBe(running.count);
 
