@@ -23,6 +23,7 @@ import * as m0010c from './migrations/0010_c_tenant_day_spend.js';
 import * as m0011 from './migrations/0011_forks.js';
 import * as m0012a from './migrations/0012_a_event_batches.js';
 import * as m0013l from './migrations/0013_l_run_list_search.js';
+import * as m0013l2 from './migrations/0013_l_run_list_search_tuning.js';
 import * as m0014o from './migrations/0014_o_overview_indexes.js';
 import * as m0014o2 from './migrations/0014_o_tenant_model_day_spend.js';
 
@@ -50,6 +51,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0011_forks': m0011,
   '0012_a_event_batches': m0012a,
   '0013_l_run_list_search': m0013l,
+  '0013_l_run_list_search_tuning': m0013l2,
   '0014_o_overview_indexes': m0014o,
   '0014_o_tenant_model_day_spend': m0014o2,
 });
