@@ -121,8 +121,10 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
 
   it('grows while the team runs, then shows the SIGKILLed run as two lanes with the member nested under its delegation', async () => {
     const { client } = stack.fleet;
-    await stack.fleet.spawnWorker('wf-worker-a');
-    await stack.fleet.spawnWorker('wf-worker-b');
+    // Each model turn takes 1 s, over which an answer streams word by word.
+    const slowModel = { RESEARCH_MODEL_LATENCY_MS: '1000' };
+    await stack.fleet.spawnWorker('wf-worker-a', slowModel);
+    await stack.fleet.spawnWorker('wf-worker-b', slowModel);
     const run = await client.enqueueRun({
       entity: TEAM,
       input: "Research 'cairns'",
@@ -160,11 +162,19 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
     });
     await page.locator('#waterfall').screenshot({ path: screenshotPath('waterfall-live.png') });
 
+    // An answer's text shows in a bar of its own while it streams, before any stored event draws its turn.
+    const streaming = page.waitForSelector('.wf-row[data-live-turn] .wf-bar-text:not(:empty)', {
+      state: 'attached',
+      timeout: 60_000,
+    });
     // SIGKILL the worker holding the team mid-batch (the member fetches for 700 ms per call).
     const victim = stack.fleet.workers.find((w) => w.id === holder)!;
     victim.kill('SIGKILL');
     await victim.exited;
     await page.waitForSelector(`${own} > .wf-lane[data-epoch="2"]`, { timeout: 30_000 });
+    const liveBar = await streaming;
+    expect(await page.getAttribute('#run', 'data-status')).toBe('RUNNING');
+    expect(await liveBar.textContent()).toMatch(/\S/);
     await page.waitForSelector('#run[data-status="COMPLETED"]', { timeout: 60_000 });
     expect(navigations).toEqual([]);
 
