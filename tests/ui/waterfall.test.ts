@@ -167,7 +167,7 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
       state: 'attached',
       timeout: 60_000,
     });
-    // SIGKILL the worker holding the team mid-batch (the member fetches for 700 ms per call).
+    // SIGKILL the worker holding the team while its member works through its batches (700 ms per fetch).
     const victim = stack.fleet.workers.find((w) => w.id === holder)!;
     victim.kill('SIGKILL');
     await victim.exited;
