@@ -2,7 +2,7 @@ import type { RunStatus } from '@cairn/engine';
 import { requiresChromium } from '@cairn/services';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESEARCHER, TEAM } from '../fleet/fleet.js';
+import { RESEARCHER, TEAM, waitFor } from '../fleet/fleet.js';
 import { launchChromium, screenshotPath } from './chromium.js';
 import { startUiStack, storeFinishedRun, type UiStack } from './ui-stack.js';
 
@@ -24,7 +24,8 @@ describe(
     let page: Page;
 
     beforeAll(async () => {
-      stack = await startUiStack();
+      // Tools take a second: a run a worker holds is still RUNNING when the last test cancels it (no worker before it).
+      stack = await startUiStack({ toolDelayMs: 1000 });
       browser = await launchChromium();
       page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     });
@@ -462,6 +463,53 @@ describe(
       expect(none.status()).toBe(400);
       expect(await none.text()).toContain('run_id: select at least one run to cancel');
       expect(await client.getRunStatus(keep.runId)).toBe('PENDING');
+    });
+
+    it('cancels running runs a live worker holds: the worker stops them, and a run left unselected goes on', async () => {
+      const { client } = stack.fleet;
+      const worker = await stack.fleet.spawnWorker('list-worker');
+      const start = (input: string) =>
+        client.enqueueRun({
+          entity: RESEARCHER,
+          input,
+          tenantId: 'cirque',
+          checkpoint: 'tool-batch',
+        });
+      const first = await start("Research 'cairns'");
+      const second = await start("Research 'tors'");
+      const spared = await start("Research 'screes'");
+      await waitFor(
+        async () => {
+          const statuses = await Promise.all(
+            [first, second, spared].map((run) => client.getRunStatus(run.runId)),
+          );
+          return statuses.every((status) => status === 'RUNNING');
+        },
+        30_000,
+        'the three runs RUNNING on the worker',
+      );
+      await page.goto(`${stack.baseUrl}/ui?tenant=cirque`);
+      for (const run of [first, second])
+        await page.check(`tr[data-run-id="${run.runId}"] input[name="run_id"]`);
+      page.once('dialog', (dialog) => void dialog.accept());
+      await page.click('#cancel-selected');
+      await page.waitForSelector('#bulk-cancel-result', { timeout: 30_000 });
+      expect(
+        await page
+          .locator('#bulk-cancel-result tbody tr')
+          .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-outcome'))),
+      ).toEqual(['cancelled', 'cancelled']);
+      for (const run of [first, second]) {
+        const view = (await client.getRun(run.runId))!;
+        expect(view.status).toBe('CANCELLED');
+        // Ended by the worker that held it, on its attempt (not taken from a dead one).
+        expect(view.attempts).toMatchObject([{ worker_id: worker.id, outcome: 'cancelled' }]);
+      }
+      await waitFor(
+        async () => (await client.getRunStatus(spared.runId)) === 'COMPLETED',
+        60_000,
+        'the unselected run to complete',
+      );
     });
   },
 );
