@@ -119,6 +119,33 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
     expect(await resumed.locator('.wf-row[data-bar="turn"]').count()).toBe(5);
   });
 
+  it('marks a pause at the budget as a gap of its own, open while it waits for a decision', async () => {
+    const worker = new Engine({
+      store: stack.fleet.client.store,
+      registry: createRegistry(),
+      workerId: 'test-worker',
+    });
+    // The budget is checked before the first request: the run pauses at once.
+    const run = await worker.createRun({
+      entity: RESEARCHER,
+      input: 'Research cairns on a budget',
+      checkpoint: 'tool-batch',
+      budget: { maxTokens: 1 },
+    });
+    expect(
+      await worker.processPickup({ job: 'run', runId: run.runId, attemptsStarted: 1 }),
+    ).toEqual({ kind: 'finished', status: 'PAUSED' });
+    await page.goto(`${stack.baseUrl}/ui/runs/${run.runId}`);
+    const gap = page.locator(`[data-wf-run="${run.runId}"] > .wf-gap[data-wait="budget"]`);
+    expect(await gap.locator('.wf-name').textContent()).toContain(
+      'paused at its budget: 1 action to decide',
+    );
+    expect(await gap.locator('.wf-wait').getAttribute('data-e')).toBeNull();
+    expect(
+      await page.locator(`[data-wf-run="${run.runId}"] > .wf-lane`).getAttribute('data-outcome'),
+    ).toBe('paused');
+  });
+
   it('grows while the team runs, then shows the SIGKILLed run as two lanes with the member nested under its delegation', async () => {
     const { client } = stack.fleet;
     // Each model turn takes 1 s, over which an answer streams word by word.
