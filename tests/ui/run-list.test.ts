@@ -24,8 +24,8 @@ describe(
     let page: Page;
 
     beforeAll(async () => {
-      // Tools take a second: a run a worker holds is still RUNNING when the last test cancels it (no worker before it).
-      stack = await startUiStack({ toolDelayMs: 1000 });
+      // Tools take 3 s: a run a worker holds is still RUNNING when the last test cancels it (no worker before it).
+      stack = await startUiStack({ toolDelayMs: 3000 });
       browser = await launchChromium();
       page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     });
@@ -467,6 +467,13 @@ describe(
 
     it('cancels running runs a live worker holds: the worker stops them, and a run left unselected goes on', async () => {
       const { client } = stack.fleet;
+      // The earlier tests' unfinished runs are cancelled first: the worker would take their slots (or the reconciler enqueue them).
+      const { runs: unfinished } = await client.listRuns({
+        statuses: ['PENDING', 'RUNNING', 'PAUSED'],
+        topLevelOnly: false,
+        limit: 1000,
+      });
+      for (const run of unfinished) await client.cancelRun(run.run_id);
       const worker = await stack.fleet.spawnWorker('list-worker');
       const start = (input: string) =>
         client.enqueueRun({
