@@ -22,6 +22,8 @@
     {
       width: width(),
       height: 200,
+      // UTC, as the table and the rest of the pages show times.
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
       series: [
         {},
@@ -30,7 +32,10 @@
         line('error', '#dc2626'),
         line('recovered', '#d97706'),
       ],
-      axes: [{}, { label: 'runs per minute', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] }],
+      axes: [
+        { label: 'UTC' },
+        { label: 'runs per minute', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] },
+      ],
     },
     data,
     root,
