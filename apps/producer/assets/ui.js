@@ -433,12 +433,15 @@
     for (const [key, turn] of liveTurns) {
       const lane = laneOf(turn.run, turn.epoch);
       if (!lane) continue;
-      const stored = lane.querySelector(`:scope > .wf-row .wf-bar[data-turn="${turn.turn}"]`);
+      const stored = lane.querySelector(
+        `:scope > .wf-row .wf-bar[data-turn="${CSS.escape(turn.turn)}"]`,
+      );
       // Once stored, the turn's own bar holds the text it streamed.
-      if (stored) lane.querySelector(`:scope > .wf-row[data-live-turn="${turn.turn}"]`)?.remove();
+      if (stored)
+        lane.querySelector(`:scope > .wf-row[data-live-turn="${CSS.escape(turn.turn)}"]`)?.remove();
       let bar = stored;
       if (!bar) {
-        let row = lane.querySelector(`:scope > .wf-row[data-live-turn="${turn.turn}"]`);
+        let row = lane.querySelector(`:scope > .wf-row[data-live-turn="${CSS.escape(turn.turn)}"]`);
         if (!row) {
           row = document.createElement('div');
           row.className = 'wf-row';
@@ -453,7 +456,6 @@
           link.className = 'wf-bar bar-turn status-running';
           link.href = '#waterfall';
           link.dataset.s = String(turn.s);
-          link.dataset.turn = turn.turn;
           link.dataset.liveKey = key;
           const text = document.createElement('span');
           text.className = 'wf-bar-text';
@@ -503,6 +505,7 @@
   function waterfallRefreshed() {
     placeLiveTurns();
     layoutWaterfall();
+    if (root.dataset.live === '1') tickWaterfall();
   }
 
   function showDetail(content) {
@@ -526,7 +529,9 @@
     bar.classList.add('selected');
     if (bar.dataset.detail) {
       const detail = document.getElementById(bar.dataset.detail);
-      if (detail) showDetail(detail.cloneNode(true));
+      const copy = detail?.cloneNode(true);
+      copy?.removeAttribute('id');
+      if (copy) showDetail(copy);
       return;
     }
     if (bar.dataset.liveKey) {
@@ -544,13 +549,20 @@
     else flash(`the turn's details did not load: HTTP ${res.status}`, 'error');
   });
 
-  if (waterfall) {
-    layoutWaterfall();
-    const ticking = setInterval(() => {
+  // While the run is live (again, after a continue), open bars grow four times a second.
+  let ticking = null;
+  function tickWaterfall() {
+    if (!waterfall || ticking !== null) return;
+    ticking = setInterval(() => {
       layoutWaterfall();
-      if (root.dataset.live !== '1') clearInterval(ticking);
+      if (root.dataset.live === '1') return;
+      clearInterval(ticking);
+      ticking = null;
     }, 250);
   }
+
+  layoutWaterfall();
+  tickWaterfall();
 
   if (root.dataset.live === '1') follow();
 })();
