@@ -51,3 +51,19 @@ it("shows a turn's request (the messages since the previous turn) and its respon
   }
   expect((await app.request('/ui/runs/no-such-run/turns/0')).status).toBe(404);
 });
+
+it("answers another tenant's key a 404 for a run's turn, as for the run's page", async () => {
+  fx = await openProducerFixture({ apiKeys: ['acme:acme-key', 'globex:globex-key'] });
+  const { app } = fx;
+  const created = await app.request('/v1/agents/researcher/runs', {
+    method: 'POST',
+    headers: { Authorization: 'Bearer acme-key', 'Content-Type': 'application/json' },
+    body: JSON.stringify({ input: 'for acme only' }),
+  });
+  expect(created.status).toBe(202);
+  const runId = ((await created.json()) as { run_id: string }).run_id;
+  const turn = (key: string) =>
+    app.request(`/ui/runs/${runId}/turns/0`, { headers: { Authorization: `Bearer ${key}` } });
+  expect((await turn('acme-key')).status).toBe(200);
+  expect((await turn('globex-key')).status).toBe(404);
+});
