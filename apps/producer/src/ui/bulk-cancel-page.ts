@@ -4,8 +4,11 @@ import { html } from 'hono/html';
 import { CSRF_FIELD } from '../browser-session.js';
 import { pageLayout, statusBadge, type Html, type Viewer } from './page-layout.js';
 
+/** The bulk cancel's route under the pages' mount (`/ui`). */
+export const BULK_CANCEL_ROUTE = '/cancel-runs';
+
 /** Where the run list's "Cancel selected" form posts. */
-export const BULK_CANCEL_PATH = '/ui/cancel-runs';
+export const BULK_CANCEL_PATH = `/ui${BULK_CANCEL_ROUTE}`;
 
 /** The most runs one bulk cancel may name. */
 export const MAX_BULK_CANCEL = 100;

@@ -7,7 +7,7 @@ import { InvalidParameterError } from '../errors.js';
 import { formBody } from '../form-body.js';
 import type { ProducerClient } from '../producer-client.js';
 import {
-  BULK_CANCEL_PATH,
+  BULK_CANCEL_ROUTE,
   MAX_BULK_CANCEL,
   bulkCancelConfirmPage,
   bulkCancelResultPage,
@@ -41,7 +41,7 @@ export function bulkCancelRoutes({
   viewerOf,
 }: BulkCancelRoutesDeps): Hono {
   const app = new Hono();
-  app.post(BULK_CANCEL_PATH.replace(/^\/ui/, ''), async (c) => {
+  app.post(BULK_CANCEL_ROUTE, async (c) => {
     assertSameOrigin(c);
     await formBody(c);
     // The form is parsed once (above, or by the CSRF check); `all` reads every checked run_id, not the last.
