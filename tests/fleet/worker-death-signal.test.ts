@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { hasTestRedis } from '@cairn/services';
 import {
   allTools,
-  FLEET_BACKEND,
   holderOf,
+  QUEUE_BACKENDS,
   RESEARCHER,
   startFleet,
   waitFor,
@@ -16,49 +17,48 @@ import {
  */
 const LOCK_MS = 30_000;
 
-describe.runIf(FLEET_BACKEND === 'redis')(
-  "a dead worker's run resumes before its lock expires (redis)",
-  () => {
-    let fleet: Fleet | undefined;
-    afterEach(async () => {
-      await fleet?.stop();
-      fleet = undefined;
-    });
+const backends = QUEUE_BACKENDS.filter((backend) => backend !== 'redis' || hasTestRedis());
 
-    it('SIGKILL: the survivor sees the connection close, releases the lock and resumes the run, same run id', async () => {
-      fleet = await startFleet({ backend: FLEET_BACKEND, lockMs: LOCK_MS });
-      await fleet.spawnWorker('a');
-      const survivor = await fleet.spawnWorker('b');
-      const run = await fleet.client.enqueueRun({
-        entity: RESEARCHER,
-        input: "Research 'cairns'",
-        checkpoint: 'tool-batch',
-      });
-      let holder: string | undefined;
-      await waitFor(
-        async () => {
-          const view = await fleet!.client.getRun(run.runId);
-          holder = holderOf(view);
-          return holder !== undefined && (view?.last_checkpoint_at_message_index ?? 0) >= 3;
-        },
-        20_000,
-        'the first checkpoint',
-      );
-      const victim = fleet.workers.find((w) => w.id === holder)!;
-      const killedAt = Date.now();
-      victim.kill('SIGKILL');
-      await victim.exited;
+describe.each(backends)("a dead worker's run resumes before its lock expires (%s)", (backend) => {
+  let fleet: Fleet | undefined;
+  afterEach(async () => {
+    await fleet?.stop();
+    fleet = undefined;
+  });
 
-      const done = await fleet.client.waitForRun(run.runId, { timeoutMs: 25_000 });
-      expect(done.status).toBe('COMPLETED');
-      const view = (await fleet.client.getRun(run.runId))!;
-      const recovered = view.attempts.find((a) => a.reason === 'recovered')!;
-      expect(recovered.worker_id).not.toBe(victim.id);
-      // Resumed long before the victim's lock could have expired.
-      expect(new Date(recovered.started_at).getTime() - killedAt).toBeLessThan(LOCK_MS / 2);
-      const finder = victim.id === 'a' ? survivor : fleet.workers.find((w) => w.id === 'a')!;
-      await finder.waitForLog("a worker's connection closed");
-      expect(allTools(view).filter((t) => t.name === 'slow_search')).toHaveLength(1);
+  it('SIGKILL: the survivor sees the connection close, releases the lock and resumes the run, same run id', async () => {
+    fleet = await startFleet({ backend, lockMs: LOCK_MS });
+    await fleet.spawnWorker('a');
+    const survivor = await fleet.spawnWorker('b');
+    const run = await fleet.client.enqueueRun({
+      entity: RESEARCHER,
+      input: "Research 'cairns'",
+      checkpoint: 'tool-batch',
     });
-  },
-);
+    let holder: string | undefined;
+    await waitFor(
+      async () => {
+        const view = await fleet!.client.getRun(run.runId);
+        holder = holderOf(view);
+        return holder !== undefined && (view?.last_checkpoint_at_message_index ?? 0) >= 3;
+      },
+      20_000,
+      'the first checkpoint',
+    );
+    const victim = fleet.workers.find((w) => w.id === holder)!;
+    const killedAt = Date.now();
+    victim.kill('SIGKILL');
+    await victim.exited;
+
+    const done = await fleet.client.waitForRun(run.runId, { timeoutMs: 25_000 });
+    expect(done.status).toBe('COMPLETED');
+    const view = (await fleet.client.getRun(run.runId))!;
+    const recovered = view.attempts.find((a) => a.reason === 'recovered')!;
+    expect(recovered.worker_id).not.toBe(victim.id);
+    // Resumed long before the victim's lock could have expired.
+    expect(new Date(recovered.started_at).getTime() - killedAt).toBeLessThan(LOCK_MS / 2);
+    const finder = victim.id === 'a' ? survivor : fleet.workers.find((w) => w.id === 'a')!;
+    await finder.waitForLog("a worker's connection closed");
+    expect(allTools(view).filter((t) => t.name === 'slow_search')).toHaveLength(1);
+  });
+});

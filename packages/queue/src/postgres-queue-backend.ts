@@ -1,7 +1,9 @@
 import { createPostgresBackend, withBackend } from 'bullmq';
 import type { Processor, WorkerOptions } from 'bullmq';
 import { ServiceUnreachableError } from '@cairn/runtime';
-import type { AnyQueue, AnyWorker, BackendHandle } from './backend-handle.js';
+import type { AnyQueue, AnyWorker, BackendHandle, WorkerHooks } from './backend-handle.js';
+import { openPostgresLivenessProbe } from './postgres-liveness-probe.js';
+import { startLivenessWatch } from './worker-liveness.js';
 
 /** BullMQ's own PostgreSQL backend; its tables live in `schema` and are migrated on connect. */
 export async function openPostgresBackend(options: {
@@ -25,11 +27,37 @@ export async function openPostgresBackend(options: {
   return {
     kind: 'postgres',
     queue: queue as unknown as AnyQueue,
-    createWorker: (processor: Processor, workerOptions: Omit<WorkerOptions, 'connection'>) =>
-      new Worker(options.queueName, processor, {
+    createWorker: (
+      processor: Processor,
+      workerOptions: Omit<WorkerOptions, 'connection'>,
+      hooks: WorkerHooks = {},
+    ) => {
+      // Started once its liveness connection is open: a job's holder always has one to be seen by.
+      const worker = new Worker(options.queueName, processor, {
         ...workerOptions,
+        autorun: false,
         connection,
-      }) as unknown as AnyWorker,
+      }) as unknown as AnyWorker;
+      startLivenessWatch(
+        worker,
+        () =>
+          openPostgresLivenessProbe(worker, {
+            url: options.url,
+            schema: connection.schema,
+            queueName: options.queueName,
+          }),
+        hooks,
+        () => {
+          if (workerOptions.autorun !== false && !worker.closing)
+            worker.run().catch((error: unknown) => worker.emit('error', asError(error)));
+        },
+      );
+      return worker;
+    },
     close: () => queue.close(),
   };
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }

@@ -8,7 +8,8 @@ import {
   type RedisConnection,
 } from '@cairn/runtime';
 import type { BackendHandle, WorkerHooks } from './backend-handle.js';
-import { watchWorkerLiveness } from './worker-liveness.js';
+import { openRedisLivenessProbe } from './redis-liveness-probe.js';
+import { startLivenessWatch } from './worker-liveness.js';
 
 const PING_TIMEOUT_MS = 5000;
 
@@ -57,13 +58,12 @@ export async function openRedisBackend(options: {
         connection: connect(),
       });
       // `CLIENT LIST` answers for one node only: a cluster keeps lock expiry as its signal.
-      if (!options.cluster) {
-        const watch = watchWorkerLiveness(worker, (name) => connect(name) as Redis, {
-          ...(hooks.onDeadWorker && { onReleased: hooks.onDeadWorker }),
-        });
-        worker.once('closing', () => void watch.then((w) => w.stop()).catch(() => undefined));
-        watch.catch((error: unknown) => worker.emit('error', asError(error)));
-      }
+      if (!options.cluster)
+        startLivenessWatch(
+          worker,
+          () => openRedisLivenessProbe(worker, (name) => connect(name) as Redis),
+          hooks,
+        );
       return worker;
     },
     close: async () => {
@@ -71,10 +71,6 @@ export async function openRedisBackend(options: {
       for (const redis of connections) redis.disconnect();
     },
   };
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
