@@ -20,9 +20,9 @@ export interface RunListSort {
 export type RunListWaitingFilter = 'person' | 'capacity' | 'either';
 
 /**
- * How many leading characters of a run's input the text search reads: its
- * trigram index covers these only, so that a long input (a document) does not
- * make every write of its run re-index it all.
+ * How many leading characters of a top-level run's input the text search
+ * reads: `run_search_texts` holds these, written once with the run (migration
+ * 0015_a), so that a long input (a document) costs its trigrams once.
  */
 export const SEARCHED_INPUT_CHARS = 2000;
 
@@ -122,7 +122,7 @@ export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Pro
       if (search.length < MIN_INPUT_SEARCH_CHARS) return byId;
       return eb.or([
         byId,
-        sql<SqlBool>`left(input, ${sql.lit(SEARCHED_INPUT_CHARS)}) ilike ${`%${likeEscaped(search)}%`}`,
+        sql<SqlBool>`run_id in (select run_id from run_search_texts where input_head ilike ${`%${likeEscaped(search)}%`})`,
       ]);
     });
   }
