@@ -192,16 +192,26 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
     // An answer's text shows in a bar of its own while it streams, before any stored event
     // draws its turn: the same bar's text grows as the words arrive, while the run is RUNNING.
     const streaming = (async () => {
-      const text = await page.waitForSelector('.wf-row[data-live-turn] .wf-bar-text:not(:empty)', {
+      const live = '.wf-row[data-live-turn] .wf-bar-text';
+      const text = await page.waitForSelector(`${live}:not(:empty)`, {
         state: 'attached',
         timeout: 60_000,
       });
+      const turn = await text.evaluate((el) => [
+        el.closest('[data-wf-run]')?.getAttribute('data-wf-run'),
+        el.closest('[data-live-turn]')?.getAttribute('data-live-turn'),
+      ]);
       const first = (await text.textContent())!.length;
-      await page.waitForFunction(
-        ([el, length]) => el.isConnected && (el.textContent ?? '').length > length,
-        [text, first] as const,
-        { polling: 'raf', timeout: 5_000 },
+      // (a refresh of the section draws the row again: it is found by its run and turn)
+      const again = page.locator(
+        `[data-wf-run="${turn[0]}"] > .wf-lane > .wf-row[data-live-turn="${turn[1]}"] .wf-bar-text`,
       );
+      await expect
+        .poll(() => again.evaluateAll((els) => els[0]?.textContent?.length ?? 0), {
+          interval: 20,
+          timeout: 5_000,
+        })
+        .toBeGreaterThan(first);
       return page.getAttribute('#run', 'data-status');
     })();
     streaming.catch(() => undefined);

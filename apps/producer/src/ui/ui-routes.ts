@@ -31,7 +31,7 @@ import { runPage } from './run-page.js';
 import { attemptSpends } from './spend-notes.js';
 import { turnDetail, turnMessageRange } from './turn-detail.js';
 import { indexParameter, pageParameter, safeNextPath } from './ui-query.js';
-import { buildWaterfall } from './waterfall-model.js';
+import { buildWaterfall, memberRunIds, WATERFALL_EVENT_TYPES } from './waterfall-model.js';
 
 /** What {@link uiRoutes} needs. */
 export interface UiRoutesDeps {
@@ -101,11 +101,11 @@ export function uiRoutes({
   app.get('/runs/:run_id', async (c) => {
     const runId = c.req.param('run_id');
     const requestedPage = pageParameter('page', c.req.query('page'));
-    // The run, its history's length and its tree's events (two statements: its runs, their events) at once.
-    const [run, first, tree] = await Promise.all([
+    // The run, its history's length and its own events at once; its members' events with the message page.
+    const [run, first, ownEvents] = await Promise.all([
       client.getRun(runId, { messages: false }),
       client.listRunMessages(runId, { offset: 0, limit: 0 }),
-      client.readRunTreeEvents(runId, []),
+      client.listEventsOfTypes(runId, WATERFALL_EVENT_TYPES),
     ]);
     if (!run) {
       return c.html(
@@ -119,12 +119,17 @@ export function uiRoutes({
       );
     }
     const messagePage = messagePageNumber(first.total, requestedPage);
-    const messages = await client.listRunMessages(runId, {
-      offset: (messagePage - 1) * MESSAGES_PER_PAGE,
-      limit: MESSAGES_PER_PAGE,
-    });
+    const [messages, memberEvents] = await Promise.all([
+      client.listRunMessages(runId, {
+        offset: (messagePage - 1) * MESSAGES_PER_PAGE,
+        limit: MESSAGES_PER_PAGE,
+      }),
+      Promise.all(
+        memberRunIds(run).map((id) => client.listEventsOfTypes(id, WATERFALL_EVENT_TYPES)),
+      ),
+    ]);
     // The waterfall's turns and waits; the timeline's marks are the run's own.
-    const events = tree?.events ?? [];
+    const events = [...ownEvents, ...memberEvents.flat()];
     const ofType = (type: string) =>
       events.filter((event) => event.runId === runId && event.type === type);
     const now = new Date();

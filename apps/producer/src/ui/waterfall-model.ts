@@ -3,6 +3,20 @@ import type { AttemptView, RunView, StoredEvent, ToolCallView } from '@cairn/sto
 /** Most bars (model turns and tool calls, members' included) one waterfall draws: past it, the latest are drawn. */
 export const WATERFALL_MAX_BARS = 300;
 
+/** The stored events a waterfall reads (model turns, checkpoints, waits): a run page reads these of each run of its tree. */
+export const WATERFALL_EVENT_TYPES: readonly string[] = [
+  'ModelRequestStarted',
+  'ModelRequestCompleted',
+  'CheckpointCommitted',
+  'CapacityWait',
+  'RunPaused',
+];
+
+/** The ids of a run's member runs, recursively (not its own). */
+export function memberRunIds(run: RunView): string[] {
+  return run.member_runs.flatMap((member) => [member.run_id, ...memberRunIds(member)]);
+}
+
 /** A stretch of the waterfall's time axis, in ms since its start; `end` null: still open (it grows while the run runs). */
 export interface WaterfallSpan {
   start: number;
@@ -91,8 +105,9 @@ interface Clock {
 /**
  * A run tree's waterfall: one lane per attempt of each run, its model turns
  * (from the tree's stored events) and tool calls (from the run view) as bars,
- * checkpoints as ticks, and its waits. `events` are the tree's events (any
- * order across runs, each run's in seq order); a member run is placed under
+ * checkpoints as ticks, and its waits. `events` are the tree's events of
+ * {@link WATERFALL_EVENT_TYPES} (any order across runs, each run's in seq
+ * order); a member run is placed under
  * its delegation's bar. Bounded by the run's size: past `maxBars` bars only
  * the latest are kept.
  */
