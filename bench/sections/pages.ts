@@ -11,6 +11,12 @@ import type { Section } from '../lib/section.js';
 import { planningDb } from '../lib/query-plans.js';
 import { statementPlans } from '../lib/statement-plans.js';
 import { msSince } from '../lib/timing.js';
+import { storeLongRun } from '../../packages/store/src/test-support/long-run.js';
+import { MESSAGES_PER_PAGE } from '../../apps/producer/src/ui/message-pager.js';
+import {
+  buildWaterfall,
+  WATERFALL_EVENT_TYPES,
+} from '../../apps/producer/src/ui/waterfall-model.js';
 
 const ID = 'pages';
 const RUNS = 100_000;
@@ -85,9 +91,12 @@ export const pagesSection: Section = {
       // As autovacuum leaves a table at rest: statistics and the visibility map (index-only scans).
       await sql`vacuum analyze`.execute(db);
       const store = new PostgresCheckpointStore(db);
+      log(`storing a ${LONG_RUN_TURNS}-turn run for the run page`);
+      const longRunId = await storeLongRun(store, LONG_RUN_TURNS);
       const reads = {
         ...overviewReads(store),
         ...runListVariants(store),
+        ...runPageReads(store, longRunId),
       };
       const rounds = quick ? 10 : 50;
       const seqScans = async () => {
@@ -258,6 +267,32 @@ export const pagesSection: Section = {
 const GROWING_TABLES = ['runs', 'run_attempts', 'pending_actions'];
 
 /** The fleet overview above the list: every run's (an admin's) and one tenant's. */
+/** Turns of the long run whose page the section reads (its waterfall draws the latest 300 bars of 1,000). */
+const LONG_RUN_TURNS = 500;
+
+/**
+ * The run page's reads as its route makes them (`/ui/runs/:id`: the run, its
+ * history's length and its events, then its last message page), and the
+ * waterfall built from them, for a run of {@link LONG_RUN_TURNS} turns.
+ */
+function runPageReads(store: PostgresCheckpointStore, runId: string) {
+  return {
+    [`run page of a ${LONG_RUN_TURNS}-turn run (its reads and waterfall)`]: async () => {
+      const [run, first, events] = await Promise.all([
+        store.getRunView(runId, { messages: false }),
+        store.listRunMessages(runId, { offset: 0, limit: 0 }),
+        store.listEventsOfTypes(runId, WATERFALL_EVENT_TYPES),
+      ]);
+      const last = Math.max(0, Math.ceil(first.total / MESSAGES_PER_PAGE) - 1);
+      await store.listRunMessages(runId, {
+        offset: last * MESSAGES_PER_PAGE,
+        limit: MESSAGES_PER_PAGE,
+      });
+      buildWaterfall(run!, events, new Date(), false);
+    },
+  };
+}
+
 function overviewReads(store: PostgresCheckpointStore) {
   return {
     'fleet overview, every run': () => store.readFleetOverview({}),
