@@ -352,6 +352,134 @@ describe('fleet overview in a browser', requiresChromium(), () => {
     expect((await listed()).length).toBe(acmeRuns[0]!.n);
   });
 
+  it("the hour's ends, recoveries and durations open the lists of the runs they count, minute by minute too", async () => {
+    const page = await pageAs(ADMIN_KEY);
+    const listed = () =>
+      page
+        .locator('#run-table tbody tr')
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-run-id')));
+    /** Clicks `selector` on a fresh overview; its text (the count), the list's runs and its URL. */
+    const follow = async (selector: string) => {
+      await page.goto(`${stack.baseUrl}/ui`);
+      const since = Date.parse((await pageSeries(page))[0]!.at);
+      // The minutes' table folds away once the chart is drawn.
+      await page.$eval('#overview-minutes', (details) => details.setAttribute('open', ''));
+      const link = page.locator(selector).first();
+      const text = (await link.textContent())!.trim();
+      await Promise.all([page.waitForURL((url) => url.search !== ''), link.click()]);
+      return { since, text, runs: await listed(), url: new URL(page.url()) };
+    };
+    /** Top-level runs in the list's order (most recently ended first) matching `where` (`$1`, `$2` the range). */
+    const runsWhere = async (where: string, from: number, to: number) =>
+      (
+        await pool.query<{ run_id: string }>(
+          `select run_id from runs where parent_run_id is null and ${where}
+            order by updated_at desc, run_id desc`,
+          [new Date(from), new Date(to)],
+        )
+      ).rows.map((r) => r.run_id);
+    const farFuture = Date.now() + 24 * 3600_000;
+    const endedIn = (status: string) =>
+      `status = '${status}' and updated_at >= $1 and updated_at < $2`;
+    const recoveredIn = `exists (select 1 from run_attempts a where a.run_id = runs.run_id
+      and a.reason = 'recovered' and a.started_at >= $1 and a.started_at < $2)`;
+
+    for (const [name, status] of [
+      ['completed', 'COMPLETED'],
+      ['error', 'ERROR'],
+    ] as const) {
+      const hour = await follow(`#fleet-overview [data-overview="${name}"]`);
+      expect(hour.url.searchParams.get('ended_from')).toBe(
+        new Date(hour.since).toISOString().slice(0, 16),
+      );
+      expect(hour.url.searchParams.get('status')).toBe(status);
+      const expected = await runsWhere(endedIn(status), hour.since, farFuture);
+      expect(hour.runs, name).toEqual(expected);
+      expect(hour.runs.length, name).toBe(Number(hour.text));
+      expect(hour.runs.length, name).toBeGreaterThan(0);
+
+      // Each minute's cell with any: the runs that ended in that status in that minute.
+      await page.goto(`${stack.baseUrl}/ui`);
+      const minutes = await page
+        .locator(`#overview-minutes tr:has([data-kind="${name}"] a)`)
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-minute')!));
+      expect(minutes.length, name).toBeGreaterThan(0);
+      for (const minute of minutes) {
+        const cell = await follow(
+          `#overview-minutes tr[data-minute="${minute}"] [data-kind="${name}"] a`,
+        );
+        const at = Date.parse(minute);
+        expect(cell.runs, `${name} at ${minute}`).toEqual(
+          await runsWhere(endedIn(status), at, at + 60_000),
+        );
+        expect(cell.runs.length).toBe(Number(cell.text));
+      }
+    }
+
+    // Recoveries: the runs taken over in the hour (one attempt each here, so as many as counted).
+    const recovered = await follow('#fleet-overview [data-overview="recovered"]');
+    expect(recovered.url.searchParams.get('recovered')).toBe('1');
+    expect([...recovered.runs].sort()).toEqual(
+      [...(await runsWhere(recoveredIn, recovered.since, farFuture))].sort(),
+    );
+    expect(recovered.runs.length).toBe(Number(recovered.text));
+    expect(recovered.runs.length).toBe(2);
+    await page.goto(`${stack.baseUrl}/ui`);
+    const recoveryMinutes = await page
+      .locator('#overview-minutes tr:has([data-kind="recovered"] a)')
+      .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-minute')!));
+    expect(recoveryMinutes.length).toBe(2);
+    for (const minute of recoveryMinutes) {
+      const cell = await follow(
+        `#overview-minutes tr[data-minute="${minute}"] [data-kind="recovered"] a`,
+      );
+      const at = Date.parse(minute);
+      expect(cell.runs).toEqual(await runsWhere(recoveredIn, at, at + 60_000));
+      expect(cell.runs.length).toBe(Number(cell.text));
+    }
+
+    // The durations: every run that ended in the hour, whatever its final status.
+    for (const name of ['p50', 'p95']) {
+      const duration = await follow(`#fleet-overview [data-overview="${name}"]`);
+      expect(duration.url.searchParams.get('status')).toBeNull();
+      expect(duration.runs, name).toEqual(
+        await runsWhere(
+          `status in ('COMPLETED', 'ERROR', 'CANCELLED') and updated_at >= $1 and updated_at < $2`,
+          duration.since,
+          farFuture,
+        ),
+      );
+      expect(duration.runs.length).toBe(4);
+    }
+
+    // A model's spend opens its tenant's runs.
+    await page.goto(`${stack.baseUrl}/ui`);
+    await Promise.all([
+      page.waitForURL(/tenant=acme/),
+      page.click('#fleet-overview [data-spend-model="openai:gpt-b"] a'),
+    ]);
+    const { rows: acmeRuns } = await pool.query<{ run_id: string }>(
+      `select run_id from runs where tenant_id = 'acme' and parent_run_id is null
+        order by created_at desc, run_id desc`,
+    );
+    expect(await listed()).toEqual(acmeRuns.map((r) => r.run_id));
+  });
+
+  it('refuses a bad or reversed ended range and a bad recovered flag, naming the field', async () => {
+    for (const [query, field] of [
+      ['ended_from=yesterday', 'ended_from'],
+      ['ended_from=2026-12-02T10:00&ended_to=2026-12-02T09:00', 'ended_to'],
+      ['recovered_to=2026-02-30T10:00', 'recovered_to'],
+      ['recovered=yes', 'recovered'],
+    ] as const) {
+      const response = await fetch(`${stack.baseUrl}/ui?${query}`, {
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      });
+      expect(response.status, query).toBe(400);
+      expect(await response.text(), query).toContain(field);
+    }
+  });
+
   it("shows a tenant's key its tenant's figures only", async () => {
     const page = await pageAs(ACME_KEY);
     await page.goto(`${stack.baseUrl}/ui`);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Expression, Kysely, SqlBool } from 'kysely';
-import type { EntityKind, RunStatus } from '@cairn/engine';
+import { FINAL_STATUSES, type EntityKind, type RunStatus } from '@cairn/engine';
 import { toRunSummaryView, type RunSummaryView } from './run-view.js';
 import type { Database } from './schema.js';
 
@@ -47,6 +47,15 @@ export interface RunListFilter {
   createdFrom?: Date;
   /** Only runs created before this instant. */
   createdBefore?: Date;
+  /** Only finished runs (a final status) that ended at or after this instant (a finished run's `updated_at` is its end). */
+  endedFrom?: Date;
+  /** Only finished runs (a final status) that ended before this instant. */
+  endedBefore?: Date;
+  /**
+   * Only runs taken over from a dead worker at least once (an attempt with
+   * reason `recovered`); with a range, by an attempt started in it.
+   */
+  recovered?: { from?: Date; before?: Date };
   /**
    * Only runs whose id starts with this text, or whose input (its first
    * {@link SEARCHED_INPUT_CHARS} characters) contains it, case-insensitively;
@@ -87,7 +96,8 @@ const SORT_COLUMNS = {
 
 /**
  * A page of run summaries matching `filter`, in its order (one query). Every
- * filter and sort is answered from an index of migrations 0007_e and 0013_l.
+ * filter and sort is answered from an index of migrations 0005_b, 0007_e,
+ * 0013_l and 0014_o.
  */
 export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Promise<RunListPage> {
   let query = db.selectFrom('runs').selectAll();
@@ -105,6 +115,25 @@ export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Pro
   if (filter.createdFrom !== undefined) query = query.where('created_at', '>=', filter.createdFrom);
   if (filter.createdBefore !== undefined)
     query = query.where('created_at', '<', filter.createdBefore);
+  if (filter.endedFrom !== undefined || filter.endedBefore !== undefined) {
+    // Literal statuses: `runs_top_level_status_updated_idx` (status, updated_at) reads the range.
+    query = query.where(
+      sql<SqlBool>`status in (${sql.join(FINAL_STATUSES.map((s) => sql.lit(s)))})`,
+    );
+    if (filter.endedFrom !== undefined) query = query.where('updated_at', '>=', filter.endedFrom);
+    if (filter.endedBefore !== undefined)
+      query = query.where('updated_at', '<', filter.endedBefore);
+  }
+  if (filter.recovered !== undefined) {
+    const { from, before } = filter.recovered;
+    // The predicate of `run_attempts_recovered_idx` (started_at) where reason = 'recovered'.
+    query = query.where(
+      sql<SqlBool>`exists (select 1 from run_attempts a where a.run_id = runs.run_id
+        and a.reason = 'recovered'${from === undefined ? sql`` : sql` and a.started_at >= ${from}`}${
+          before === undefined ? sql`` : sql` and a.started_at < ${before}`
+        })`,
+    );
+  }
   if (filter.waitingFor !== undefined) {
     const waitingFor = filter.waitingFor;
     query = query.where((eb) => {

@@ -2,7 +2,7 @@ import { FINAL_STATUSES, RUN_STATUSES, type RunStatus } from '@cairn/engine';
 import { FINISHED_WINDOW_HOURS, type FleetOverview } from '@cairn/store';
 import { html } from 'hono/html';
 import { OVERVIEW_ASSET_FILES } from './overview-assets.js';
-import { dateTimeValue } from './run-list-query.js';
+import { runListHref, type RunListQuery } from './run-list-query.js';
 import { statusBadge, UI_ASSETS_PATH, type Html } from './page-layout.js';
 import { usd } from './spend-notes.js';
 
@@ -11,25 +11,38 @@ function secondsOf(ms: number | null): string {
   return ms === null ? '—' : `${(ms / 1000).toFixed(2)} s`;
 }
 
-/** The run list filtered by `params` (its query string: status, waiting, tenant, created_from, created_to, sort). */
-function listHref(params: Record<string, string>): string {
-  return `/ui?${new URLSearchParams(params).toString()}`;
-}
+const byEnd = { sort: { key: 'updated', direction: 'desc' } } as const;
 
-/** The runs of a final status, most recently ended first (the list has no end-time filter). */
-function endedHref(status: RunStatus): string {
-  return listHref({ status, sort: 'updated' });
+/** The runs that ended in `status`, most recently ended first: all of them, or those ended from `from` (ISO) for `minutes` minutes or until now. */
+function endedHref(status: RunStatus | undefined, from?: string, minutes?: number): string {
+  return runListHref({ status, ...byEnd, ...range('ended', from, minutes) });
 }
 
 /** The runs created from `from` (ISO) for `minutes` minutes, or until now. */
 function createdHref(from: string, minutes?: number): string {
+  return runListHref(range('created', from, minutes));
+}
+
+/** The runs taken over from a dead worker by an attempt started from `from` (ISO) for `minutes` minutes, or until now. */
+function recoveredHref(from: string, minutes?: number): string {
+  return runListHref({ recovered: true, ...range('recovered', from, minutes) });
+}
+
+/** The range filter `<name>From`/`<name>To` from `from` (ISO) for `minutes` minutes, or open-ended. */
+function range(
+  name: 'created' | 'ended' | 'recovered',
+  from: string | undefined,
+  minutes: number | undefined,
+): Partial<RunListQuery> {
+  if (from === undefined) return {};
   const start = new Date(from);
-  return listHref({
-    created_from: dateTimeValue(start),
-    ...(minutes === undefined
-      ? {}
-      : { created_to: dateTimeValue(new Date(start.getTime() + minutes * 60_000)) }),
-  });
+  const end = minutes === undefined ? undefined : new Date(start.getTime() + minutes * 60_000);
+  return { [`${name}From`]: start, [`${name}To`]: end };
+}
+
+/** A minute's count: a link to its runs, or a plain 0. */
+function minuteCell(count: number, href: string): Html | string {
+  return count === 0 ? '0' : html`<a href="${href}">${count}</a>`;
 }
 
 /** A count that opens the run list filtered to what it counts. */
@@ -52,7 +65,7 @@ function statusItems(overview: FleetOverview, statuses: readonly RunStatus[]): H
           ${statusBadge(s)}
           ${countLink(
             overview.byStatus[s],
-            FINAL_STATUSES.includes(s) ? endedHref(s) : listHref({ status: s }),
+            FINAL_STATUSES.includes(s) ? endedHref(s) : runListHref({ status: s }),
             `status-${s}`,
           )}
         </li>`,
@@ -95,12 +108,14 @@ function hourChart(overview: FleetOverview): Html {
                   (m) =>
                     html`<tr data-minute="${m.at}">
                       <td><time datetime="${m.at}">${minuteOf(m.at)}</time></td>
-                      <td data-kind="created">
-                        ${m.created === 0 ? '0' : html`<a href="${createdHref(m.at, 1)}">${m.created}</a>`}
+                      <td data-kind="created">${minuteCell(m.created, createdHref(m.at, 1))}</td>
+                      <td data-kind="completed">
+                        ${minuteCell(m.completed, endedHref('COMPLETED', m.at, 1))}
                       </td>
-                      <td data-kind="completed">${m.completed}</td>
-                      <td data-kind="error">${m.error}</td>
-                      <td data-kind="recovered">${m.recovered}</td>
+                      <td data-kind="error">${minuteCell(m.error, endedHref('ERROR', m.at, 1))}</td>
+                      <td data-kind="recovered">
+                        ${minuteCell(m.recovered, recoveredHref(m.at, 1))}
+                      </td>
                     </tr>`,
                 )}
               </tbody>
@@ -127,7 +142,7 @@ export function fleetOverviewSection(overview: FleetOverview): Html {
         <h2>Now</h2>
         ${statusItems(overview, UNFINISHED)}
         <p>
-          ${countLink(overview.pendingActions, listHref({ waiting: 'person' }), 'pending-actions')}
+          ${countLink(overview.pendingActions, runListHref({ waiting: 'person' }), 'pending-actions')}
           pending action${overview.pendingActions === 1 ? '' : 's'} waiting for a person
         </p>
         <h2>Finished, last ${FINISHED_WINDOW_HOURS} hours</h2>
@@ -137,13 +152,21 @@ export function fleetOverviewSection(overview: FleetOverview): Html {
         <h2>Last hour</h2>
         <p>
           ${countLink(lastHour.created, createdHref(lastHour.since), 'created')} created ·
-          ${countLink(lastHour.completed, endedHref('COMPLETED'), 'completed')} completed ·
-          ${countLink(lastHour.error, endedHref('ERROR'), 'error')} in error ·
-          <strong data-overview="recovered">${lastHour.recovered}</strong> recovered after a crash
+          ${countLink(lastHour.completed, endedHref('COMPLETED', lastHour.since), 'completed')}
+          completed · ${countLink(lastHour.error, endedHref('ERROR', lastHour.since), 'error')} in
+          error · ${countLink(lastHour.recovered, recoveredHref(lastHour.since), 'recovered')}
+          recovered after a crash
         </p>
-        <p>
-          duration p50 <span data-overview="p50">${secondsOf(lastHour.durationP50Ms)}</span>, p95
-          <span data-overview="p95">${secondsOf(lastHour.durationP95Ms)}</span>
+        <p
+          title="creation to end of the hour's COMPLETED and ERROR runs; the list shows every run ended in the hour"
+        >
+          duration p50
+          <a href="${endedHref(undefined, lastHour.since)}" data-overview="p50"
+            >${secondsOf(lastHour.durationP50Ms)}</a
+          >, p95
+          <a href="${endedHref(undefined, lastHour.since)}" data-overview="p95"
+            >${secondsOf(lastHour.durationP95Ms)}</a
+          >
         </p>
         ${hourChart(overview)}
       </div>
@@ -157,7 +180,7 @@ export function fleetOverviewSection(overview: FleetOverview): Html {
                   (w) =>
                     html`<li data-waiting-model="${w.model}">
                       <code>${w.model}</code>:
-                      ${countLink(w.runs, listHref({ waiting: 'capacity' }), `waiting-${w.model}`)}
+                      ${countLink(w.runs, runListHref({ waiting: 'capacity' }), `waiting-${w.model}`)}
                       run${w.runs === 1 ? '' : 's'}
                     </li>`,
                 )}
@@ -173,7 +196,9 @@ export function fleetOverviewSection(overview: FleetOverview): Html {
                 ${overview.spendToday.map(
                   (t) =>
                     html`<li data-spend-tenant="${t.tenant}">
-                      <a href="${listHref({ tenant: t.tenant })}"><strong>${t.tenant}</strong></a>
+                      <a href="${runListHref({ tenant: t.tenant })}"
+                        ><strong>${t.tenant}</strong></a
+                      >
                       ${usd(t.costUsd)}
                       ${
                         t.byModel.length === 0
@@ -182,7 +207,9 @@ export function fleetOverviewSection(overview: FleetOverview): Html {
                               ${t.byModel.map(
                                 (m) =>
                                   html`<li data-spend-model="${m.model}">
-                                    <code>${m.model}</code> ${usd(m.costUsd)}
+                                    <a href="${runListHref({ tenant: t.tenant })}"
+                                      ><code>${m.model}</code> ${usd(m.costUsd)}</a
+                                    >
                                   </li>`,
                               )}
                             </ul>`

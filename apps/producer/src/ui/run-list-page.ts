@@ -24,7 +24,7 @@ const WAITING_LABELS = {
 
 /**
  * The fleet overview above the run list: a filter form (tenant for an admin,
- * status, entity, held, created range, text search), a table of runs whose
+ * status, entity, held, created and ended ranges, recovered, text search), a table of runs whose
  * column headers sort it, newer/older links that keep the filters and order,
  * and, for a viewer who may act, a checkbox on each run that can be cancelled
  * with a "Cancel selected" form (confirmed before anything is cancelled).
@@ -96,6 +96,28 @@ export function runListPage(
           />
           UTC</label
         >
+        <label
+          >Ended from
+          <input
+            type="datetime-local"
+            name="ended_from"
+            value="${query.endedFrom ? dateTimeValue(query.endedFrom) : ''}"
+        /></label>
+        <label
+          >to
+          <input
+            type="datetime-local"
+            name="ended_to"
+            value="${query.endedTo ? dateTimeValue(query.endedTo) : ''}"
+          />
+          UTC</label
+        >
+        <label title="runs taken over from a dead worker at least once"
+          ><input type="checkbox" name="recovered" value="1" ${query.recovered ? 'checked' : ''} />
+          recovered after a crash</label
+        >
+        ${query.recoveredFrom ? html`<input type="hidden" name="recovered_from" value="${dateTimeValue(query.recoveredFrom)}" />` : ''}
+        ${query.recoveredTo ? html`<input type="hidden" name="recovered_to" value="${dateTimeValue(query.recoveredTo)}" />` : ''}
         <label
           >Search
           <input

@@ -7,6 +7,7 @@ import type {
 } from '@cairn/store';
 import { RUN_LIST_SORT_KEYS } from '@cairn/store';
 import type { Principal } from '../api-keys.js';
+import { OPEN_PRINCIPAL as ADMIN_VIEW } from '../api-key-auth.js';
 import { ForbiddenError, InvalidParameterError } from '../errors.js';
 import { pageParameter, statusParameter } from './ui-query.js';
 
@@ -22,6 +23,16 @@ export interface RunListQuery {
   createdFrom?: Date;
   /** Created before (UTC). */
   createdTo?: Date;
+  /** Finished (a final status), ended at or after (UTC). */
+  endedFrom?: Date;
+  /** Finished, ended before (UTC). */
+  endedTo?: Date;
+  /** Taken over from a dead worker at least once (`recovered=1`); with a range, by an attempt started in it. */
+  recovered?: boolean;
+  /** Recovered by an attempt started at or after (UTC). */
+  recoveredFrom?: Date;
+  /** Recovered by an attempt started before (UTC). */
+  recoveredTo?: Date;
   /** A run id's beginning, or words of the input. */
   search?: string;
   sort: RunListSort;
@@ -45,6 +56,11 @@ export function firstDirection(key: RunListSortKey): 'asc' | 'desc' {
 /** The default order: newest first. */
 const DEFAULT_SORT: RunListSort = { key: 'created', direction: 'desc' };
 
+/** The run list's link with `filters`, on its first page, in the default order unless they say one (an admin's view: a tenant filter is kept). */
+export function runListHref(filters: Partial<RunListQuery>): string {
+  return `/ui?${runListSearch({ sort: DEFAULT_SORT, page: 1, ...filters }, ADMIN_VIEW)}`;
+}
+
 /**
  * The run list's query from the query string; each bad value is a 400 naming
  * its parameter. A tenant key's list is its tenant's: a `tenant` naming
@@ -64,17 +80,25 @@ export function parseRunListQuery(
   const search = text('q');
   if (search !== undefined && search.length > MAX_SEARCH_CHARS)
     throw new InvalidParameterError('q', `must be at most ${MAX_SEARCH_CHARS} characters`);
-  const createdFrom = dateTimeParameter('created_from', get('created_from'));
-  const createdTo = dateTimeParameter('created_to', get('created_to'));
-  if (createdFrom && createdTo && createdTo <= createdFrom)
-    throw new InvalidParameterError('created_to', 'must be after created_from');
+  const created = rangeParameters('created', get);
+  const ended = rangeParameters('ended', get);
+  const recoveredRange = rangeParameters('recovered', get);
+  const recovered = flagParameter('recovered', get('recovered'));
   return {
     tenant: principal.tenantId ?? tenant,
     status: statusParameter(get('status')),
     entity: text('entity'),
     waiting: waitingParameter(get('waiting'), get('paused')),
-    createdFrom,
-    createdTo,
+    createdFrom: created.from,
+    createdTo: created.to,
+    endedFrom: ended.from,
+    endedTo: ended.to,
+    recovered:
+      recovered || recoveredRange.from !== undefined || recoveredRange.to !== undefined
+        ? true
+        : undefined,
+    recoveredFrom: recoveredRange.from,
+    recoveredTo: recoveredRange.to,
     search,
     sort: sortParameter(get('sort'), get('dir')),
     page: pageParameter('page', get('page')) ?? 1,
@@ -90,6 +114,11 @@ export function runListFilter(query: RunListQuery): RunListFilter {
     waitingFor: query.waiting,
     createdFrom: query.createdFrom,
     createdBefore: query.createdTo,
+    endedFrom: query.endedFrom,
+    endedBefore: query.endedTo,
+    recovered: query.recovered
+      ? { from: query.recoveredFrom, before: query.recoveredTo }
+      : undefined,
     search: query.search,
     sort: query.sort,
     offset: (query.page - 1) * RUNS_PER_PAGE,
@@ -109,6 +138,11 @@ export function runListSearch(query: RunListQuery, principal: Principal): string
   if (query.waiting) search.set('waiting', query.waiting);
   if (query.createdFrom) search.set('created_from', dateTimeValue(query.createdFrom));
   if (query.createdTo) search.set('created_to', dateTimeValue(query.createdTo));
+  if (query.endedFrom) search.set('ended_from', dateTimeValue(query.endedFrom));
+  if (query.endedTo) search.set('ended_to', dateTimeValue(query.endedTo));
+  if (query.recovered) search.set('recovered', '1');
+  if (query.recoveredFrom) search.set('recovered_from', dateTimeValue(query.recoveredFrom));
+  if (query.recoveredTo) search.set('recovered_to', dateTimeValue(query.recoveredTo));
   if (query.search) search.set('q', query.search);
   if (query.sort.key !== DEFAULT_SORT.key || query.sort.direction !== DEFAULT_SORT.direction) {
     search.set('sort', query.sort.key);
@@ -145,6 +179,29 @@ function dateTimeParameter(name: string, raw: string | undefined): Date | undefi
     name,
     `must be a date and time in UTC like 2026-12-02T14:30, got "${value.slice(0, 40)}"`,
   );
+}
+
+/**
+ * The range `<name>_from` to `<name>_to` (each a {@link dateTimeParameter});
+ * a `<name>_to` not after `<name>_from` is a 400 naming it.
+ */
+function rangeParameters(
+  name: string,
+  get: (name: string) => string | undefined,
+): { from?: Date; to?: Date } {
+  const from = dateTimeParameter(`${name}_from`, get(`${name}_from`));
+  const to = dateTimeParameter(`${name}_to`, get(`${name}_to`));
+  if (from && to && to <= from)
+    throw new InvalidParameterError(`${name}_to`, `must be after ${name}_from`);
+  return { from, to };
+}
+
+/** A flag: `1` on, absent or empty off, anything else a 400 naming `name`. */
+function flagParameter(name: string, raw: string | undefined): boolean {
+  const value = raw?.trim();
+  if (value === undefined || value === '') return false;
+  if (value === '1') return true;
+  throw new InvalidParameterError(name, `must be 1 (or left out), got "${value.slice(0, 40)}"`);
 }
 
 /** `waiting` (person, capacity or either); `paused=1`, as older links say, is `person`. */
