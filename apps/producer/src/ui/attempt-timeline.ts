@@ -49,6 +49,11 @@ export function capacityWaitMarks(events: readonly StoredEvent[]): CapacityWaitM
   });
 }
 
+/** How an attempt ended as its lane says it (`running` while it runs). */
+export function attemptOutcome(attempt: Pick<AttemptView, 'ended_at' | 'outcome'>): string {
+  return attempt.ended_at ? (attempt.outcome ?? 'ended') : 'running';
+}
+
 /** Why an attempt began, in words where the bare reason would puzzle. */
 export function reasonLabel(reason: AttemptView['reason']): Html | string {
   if (reason !== 'capacity') return reason;
@@ -100,7 +105,7 @@ export function attemptTimeline(
       const ended = attempt.ended_at ?? now.toISOString();
       const left = at(attempt.started_at);
       const width = Math.max(0.5, Number(at(ended)) - Number(left)).toFixed(2);
-      const how = attempt.ended_at ? (attempt.outcome ?? 'ended') : 'running';
+      const how = attemptOutcome(attempt);
       const marks = checkpoints.filter((c) => c.epoch === attempt.epoch);
       const wait = capacityWaits.findLast((w) => w.epoch === attempt.epoch);
       return html`<div

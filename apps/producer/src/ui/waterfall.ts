@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { reasonLabel } from './attempt-timeline.js';
+import { attemptOutcome, reasonLabel } from './attempt-timeline.js';
 import { foldedText, prettyJson, statusBadge, timeTag, type Html } from './page-layout.js';
 import {
   seconds,
@@ -80,7 +80,7 @@ class WaterfallHtml {
 
   private lane(run: WaterfallRun, lane: WaterfallLane): Html {
     const { attempt } = lane;
-    const outcome = attempt.ended_at ? (attempt.outcome ?? 'ended') : 'running';
+    const outcome = attemptOutcome(attempt);
     return html`<div
       class="wf-lane"
       data-epoch="${attempt.epoch}"
