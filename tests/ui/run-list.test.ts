@@ -166,6 +166,52 @@ describe(
         fullPage: true,
       });
 
+      // Ended between 35 and half an hour ago: the finished runs only (COMPLETED 1 h ago, ERROR 30 h ago).
+      expect(
+        await filterBy({ tenant: 'fjord', ended_from: utcMinute(35), ended_to: utcMinute(0.5) }),
+      ).toEqual([eskers, moraines]);
+      expect(
+        await filterBy({ tenant: 'fjord', ended_from: utcMinute(35), ended_to: utcMinute(25) }),
+      ).toEqual([eskers]);
+      const storeEnded = await client.listRuns({
+        tenantId: 'fjord',
+        endedFrom: new Date(Date.now() - 2 * HOUR),
+        limit: 50,
+      });
+      expect(storeEnded.runs.map((r) => r.run_id)).toEqual([moraines]);
+      // Recovered: a run a second worker took over after a crash (its attempt as a claim writes it).
+      await store.db
+        .insertInto('run_attempts')
+        .values({ run_id: lichens.runId, epoch: 99, worker_id: 'worker-b', reason: 'recovered' })
+        .execute();
+      await page.goto(`${stack.baseUrl}/ui?tenant=fjord`);
+      await page.check('#run-filters [name="recovered"]');
+      await Promise.all([
+        page.waitForURL(/recovered=1/),
+        page.click('#run-filters button[type=submit]'),
+      ]);
+      expect(await rowIds(page)).toEqual([lichens.runId]);
+      // The sort links keep the filter.
+      expect(await page.getAttribute('#run-table [data-sort="updated"]', 'href')).toContain(
+        'recovered=1',
+      );
+      expect(
+        (
+          await client.listRuns({
+            recovered: {
+              from: new Date(Date.now() - HOUR),
+              before: new Date(Date.now() - HOUR / 2),
+            },
+            limit: 50,
+          })
+        ).runs,
+      ).toEqual([]);
+      await store.db
+        .deleteFrom('run_attempts')
+        .where('run_id', '=', lichens.runId)
+        .where('epoch', '=', 99)
+        .execute();
+
       // A word of the input in any case (every tenant: an admin's list), a run id's beginning, a whole run id.
       expect(await filterBy({ q: 'MORAINES' })).toEqual([other.runId, moraines]);
       expect(await filterBy({ tenant: 'fjord', q: 'moraines' })).toEqual([moraines]);
@@ -189,6 +235,12 @@ describe(
         ['sort=cost', 'sort: must be one of created, updated, status, entity'],
         ['sort=status&dir=up', 'dir: must be asc or desc'],
         ['waiting=soon', 'waiting: must be one of person, capacity, either'],
+        ['ended_to=2026-13-01T10:00', 'ended_to: must be a date and time in UTC'],
+        [
+          'ended_from=2026-05-02T10:00&ended_to=2026-05-02T10:00',
+          'ended_to: must be after ended_from',
+        ],
+        ['recovered=yes', 'recovered: must be 1'],
       ]) {
         const res = await page.goto(`${stack.baseUrl}/ui?${search}`);
         expect(res?.status(), search).toBe(400);
