@@ -229,8 +229,8 @@ for (const backend of QUEUE_BACKENDS)
     it('ends the run of a SIGKILLed worker at its deadline through the reconciler when no worker can take its job', async () => {
       fleet = await start(backend);
       const f = fleet;
-      // Its job stays locked for a minute after the kill: no other worker takes it before the deadline.
-      const a = await f.spawnWorker('a', { CAIRN_LOCK_MS: '60000' });
+      // Its job stays locked for a minute after the kill (no death signal): no other worker takes it before the deadline.
+      const a = await f.spawnWorker('a', { CAIRN_LOCK_MS: '60000', CAIRN_DEATH_SIGNAL: '0' });
       const run = await f.client.enqueueRun({
         entity: STEPPER,
         input: LONG_INPUT,

@@ -2,7 +2,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { requiresBackend } from '@cairn/services';
 import {
   allTools,
-  FLEET_BACKEND,
   holderAfterMemberCheckpoint,
   holderOf,
   QUEUE_BACKENDS,
@@ -73,29 +72,31 @@ for (const backend of QUEUE_BACKENDS)
     });
   });
 
-describe(`SIGTERM during a run (${FLEET_BACKEND})`, () => {
-  it('hands the run over at its next checkpoint; another worker finishes it without redoing work', async () => {
-    fleet = await startFleet({ backend: FLEET_BACKEND });
-    await fleet.spawnWorker('a');
-    await fleet.spawnWorker('b');
-    const f = fleet;
-    const run = await f.client.enqueueRun({
-      entity: TEAM,
-      input: "Research 'cairns'",
-      checkpoint: 'tool-batch',
+// Both backends: a closing worker keeps its liveness connection until it has closed, so its runs are handed over, not taken.
+for (const backend of QUEUE_BACKENDS)
+  describe(`SIGTERM during a run (${backend})`, requiresBackend(backend), () => {
+    it('hands the run over at its next checkpoint; another worker finishes it without redoing work', async () => {
+      fleet = await startFleet({ backend });
+      await fleet.spawnWorker('a');
+      await fleet.spawnWorker('b');
+      const f = fleet;
+      const run = await f.client.enqueueRun({
+        entity: TEAM,
+        input: "Research 'cairns'",
+        checkpoint: 'tool-batch',
+      });
+      const leaving = await holderAfterMemberCheckpoint(f, run.runId);
+      leaving.kill('SIGTERM');
+      expect(await leaving.exited).toBe(0);
+      const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
+      expect(done.status).toBe('COMPLETED');
+      const view = (await f.client.getRun(run.runId))!;
+      const handover = view.attempts.find((a) => a.reason === 'handover');
+      expect(handover?.worker_id).toBe(f.workers.find((w) => w !== leaving)!.id);
+      const ledger = f.ledger();
+      for (const t of allTools(view).filter((t) => t.name !== 'delegate_task_to_member')) {
+        expect(ledger.get(t.idempotency_key)).toBe(1);
+      }
+      expect(allTools(view).filter((t) => t.status === 'completed')).toHaveLength(5);
     });
-    const leaving = await holderAfterMemberCheckpoint(f, run.runId);
-    leaving.kill('SIGTERM');
-    expect(await leaving.exited).toBe(0);
-    const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
-    expect(done.status).toBe('COMPLETED');
-    const view = (await f.client.getRun(run.runId))!;
-    const handover = view.attempts.find((a) => a.reason === 'handover');
-    expect(handover?.worker_id).toBe(f.workers.find((w) => w !== leaving)!.id);
-    const ledger = f.ledger();
-    for (const t of allTools(view).filter((t) => t.name !== 'delegate_task_to_member')) {
-      expect(ledger.get(t.idempotency_key)).toBe(1);
-    }
-    expect(allTools(view).filter((t) => t.status === 'completed')).toHaveLength(5);
   });
-});

@@ -207,6 +207,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       concurrency: config.workerConcurrency,
       lockDurationMs: config.lockMs,
       stalledIntervalMs: config.stalledIntervalMs,
+      deathSignal: config.deathSignal,
       logger,
     });
     closers.push(() => worker.close());

@@ -4,18 +4,18 @@ import { LIVENESS_NAME_PREFIX, type LivenessProbe } from './worker-liveness.js';
 
 /**
  * The liveness probe on BullMQ's PostgreSQL backend: the worker's own
- * connection carries `application_name` `cairn-live:<BullMQ id>` and holds a
- * session advisory lock while it is the fleet's watcher (released by the
- * server the moment the connection closes); `pg_stat_activity` shows the
- * open connections (their `application_name` to every role); the candidates
- * are the lock holders of the queue's active jobs. The worker must not take
- * a job before this probe is open (its backend starts it after).
+ * connection carries `application_name` `cairn-live:<BullMQ id>` (seen by
+ * every role in `pg_stat_activity`) and holds a session advisory lock while
+ * it is the fleet's watcher (released by the server the moment the
+ * connection closes); the workers holding such a connection are listed in
+ * `cairn_live_workers`, a table of the queue's schema, from the moment it is
+ * open (and again at each look, so a worker taken off by mistake comes back).
  */
 export async function openPostgresLivenessProbe(
   worker: AnyWorker,
   options: { url: string; schema: string; queueName: string },
 ): Promise<LivenessProbe> {
-  const schema = pg.escapeIdentifier(options.schema);
+  const table = `${pg.escapeIdentifier(options.schema)}.cairn_live_workers`;
   const connectOwn = async () => {
     const client = new pg.Client({
       connectionString: options.url,
@@ -25,23 +25,27 @@ export async function openPostgresLivenessProbe(
     await client.connect();
     return client;
   };
-  let own: pg.Client | undefined = await connectOwn();
-  own.once('end', () => (own = undefined));
+  let own: pg.Client | undefined;
+  // The watcher's advisory lock lives with the connection: a new one holds none.
   let watching = false;
-  const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[]) => {
+  const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
     if (!own) {
       watching = false;
-      own = await connectOwn();
-      const reopened = own;
-      reopened.once('end', () => {
-        if (own === reopened) own = undefined;
+      const opened = await connectOwn();
+      opened.once('end', () => {
+        if (own === opened) own = undefined;
       });
+      own = opened;
     }
     return own.query<R>(text, values);
   };
+  const list = `insert into ${table} (queue, worker_id) values ($1, $2) on conflict do nothing`;
+  await createTable(query, table);
+  await query(list, [options.queueName, worker.id]);
   return {
     holdWatch: async () => {
-      if (watching && own) return true;
+      await query(list, [options.queueName, worker.id]);
+      if (watching) return true;
       const { rows } = await query<{ held: boolean }>(
         'select pg_try_advisory_lock(hashtext($1)) as held',
         [`cairn-liveness:${options.schema}:${options.queueName}`],
@@ -50,34 +54,57 @@ export async function openPostgresLivenessProbe(
       return watching;
     },
     census: async () => {
-      const { rows } = await query<{ holders: string[]; connected: string[] }>(
-        `select (select coalesce(array_agg(distinct split_part(lock_token, ':', 1)), '{}')
-                   from ${schema}.job where queue = $1 and state = 'active' and lock_token is not null) as holders,
+      const { rows } = await query<{ listed: string[]; connected: string[] }>(
+        `select (select coalesce(array_agg(worker_id), '{}') from ${table} where queue = $1) as listed,
                 (select coalesce(array_agg(substr(application_name, $2::int)), '{}')
                    from pg_stat_activity where application_name like $3) as connected`,
         [options.queueName, LIVENESS_NAME_PREFIX.length + 1, `${LIVENESS_NAME_PREFIX}%`],
       );
-      return { candidates: rows[0]?.holders ?? [], connected: new Set(rows[0]?.connected ?? []) };
+      return { listed: rows[0]?.listed ?? [], connected: new Set(rows[0]?.connected ?? []) };
     },
     releaseLocks: async (deadWorkerId) => {
       const { rows } = await query<{ id: string }>(
-        `update ${schema}.job set locked_until_ms = 0
+        `update ${pg.escapeIdentifier(options.schema)}.job set locked_until_ms = 0
           where queue = $1 and state = 'active' and split_part(lock_token, ':', 1) = $2
          returning id`,
         [options.queueName, deadWorkerId],
       );
       return rows.map((r) => r.id);
     },
-    // Nothing to forget: a dead worker stops being a candidate once its jobs move.
-    forget: () => Promise.resolve(),
-    clearStalledThrottle: async () =>
-      void (await query(`delete from ${schema}.meta where queue = $1 and field = 'stalled-check'`, [
+    forget: async (deadWorkerId) =>
+      void (await query(`delete from ${table} where queue = $1 and worker_id = $2`, [
         options.queueName,
+        deadWorkerId,
       ])),
+    clearStalledThrottle: async () =>
+      void (await query(
+        `delete from ${pg.escapeIdentifier(options.schema)}.meta where queue = $1 and field = 'stalled-check'`,
+        [options.queueName],
+      )),
     close: async () => {
+      await query(`delete from ${table} where queue = $1 and worker_id = $2`, [
+        options.queueName,
+        worker.id,
+      ]).catch(() => undefined);
       const client = own;
       own = undefined;
       await client?.end().catch(() => undefined);
     },
   };
+}
+
+/** Creates the list of live workers once; workers starting together may race to, and one wins. */
+async function createTable(
+  query: (text: string) => Promise<unknown>,
+  table: string,
+): Promise<void> {
+  const create = `create table if not exists ${table} (
+    queue text not null, worker_id text not null, listed_at timestamptz not null default now(),
+    primary key (queue, worker_id))`;
+  try {
+    await query(create);
+  } catch {
+    // A concurrent `create table if not exists` can fail on the type's name: the table is there now.
+    await query(create);
+  }
 }

@@ -32,26 +32,29 @@ export async function openPostgresBackend(options: {
       workerOptions: Omit<WorkerOptions, 'connection'>,
       hooks: WorkerHooks = {},
     ) => {
-      // Started once its liveness connection is open: a job's holder always has one to be seen by.
+      // Started once its liveness connection is open: a listed worker always has one to be seen by.
       const worker = new Worker(options.queueName, processor, {
         ...workerOptions,
         autorun: false,
         connection,
       }) as unknown as AnyWorker;
-      startLivenessWatch(
-        worker,
-        () =>
-          openPostgresLivenessProbe(worker, {
-            url: options.url,
-            schema: connection.schema,
-            queueName: options.queueName,
-          }),
-        hooks,
-        () => {
-          if (workerOptions.autorun !== false && !worker.closing)
-            worker.run().catch((error: unknown) => worker.emit('error', asError(error)));
-        },
-      );
+      const run = () => {
+        if (workerOptions.autorun !== false && !worker.closing)
+          worker.run().catch((error: unknown) => worker.emit('error', asError(error)));
+      };
+      if (hooks.deathSignal === false) run();
+      else
+        startLivenessWatch(
+          worker,
+          () =>
+            openPostgresLivenessProbe(worker, {
+              url: options.url,
+              schema: connection.schema,
+              queueName: options.queueName,
+            }),
+          hooks,
+          run,
+        );
       return worker;
     },
     close: () => queue.close(),

@@ -1,11 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { AnyWorker } from './backend-handle.js';
-import { LIVENESS_NAME_PREFIX, LIVENESS_POLL_MS, type LivenessProbe } from './worker-liveness.js';
+import { LIVENESS_NAME_PREFIX, WATCHER_TERM_MS, type LivenessProbe } from './worker-liveness.js';
 
-/** The watcher's term in polls: another worker takes over this long after the watcher dies. */
-const WATCHER_TERM_POLLS = 4;
-
+/** Lists the worker again (a worker taken off by mistake comes back), then takes or keeps the watcher's term. */
 const HOLD_WATCH = `
+if ARGV[4] == '1' then redis.call('HSET', KEYS[2], ARGV[1], ARGV[3]) end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) or redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
@@ -29,7 +28,8 @@ return 0`;
 
 /**
  * The liveness probe on (non-cluster) Redis: the worker's named connection,
- * the queue's `cairn:workers` hash of the workers that announced themselves,
+ * the queue's `cairn:workers` hash of the workers that announced themselves
+ * (again at each look, so one taken off by mistake comes back),
  * `CLIENT LIST` for the open connections, a `SET NX PX` term for the watcher.
  * `connect(name)` opens a connection that ioredis names at every (re)connect.
  */
@@ -48,13 +48,17 @@ export async function openRedisLivenessProbe(
     holdWatch: async () =>
       (await redis.eval(
         HOLD_WATCH,
-        1,
+        2,
         watcherKey,
+        registry,
         worker.id,
-        LIVENESS_POLL_MS * WATCHER_TERM_POLLS,
+        WATCHER_TERM_MS,
+        String(Date.now()),
+        // Listed again only while its named connection is up: listed means seen when alive.
+        own.status === 'ready' ? '1' : '0',
       )) === 1,
     census: async () => ({
-      candidates: await redis.hkeys(registry),
+      listed: await redis.hkeys(registry),
       connected: connectedWorkerIds(String(await redis.call('CLIENT', 'LIST', 'TYPE', 'normal'))),
     }),
     releaseLocks: async (deadWorkerId) => {

@@ -3,11 +3,17 @@ import type { AnyWorker, WorkerHooks } from './backend-handle.js';
 /** How often the fleet's watcher looks for workers whose process died. */
 export const LIVENESS_POLL_MS = 50;
 
-/** Polls in a row a worker must be missing to count as dead (a reconnect is not a death). */
-const MISSING_POLLS = 2;
+/** The watcher's term: a worker that is not the watcher tries to take it this often, and takes it this long after the watcher dies. */
+export const WATCHER_TERM_MS = 200;
+
+/** How long a listed worker's connection must be missing for it to count as dead: longer than a reconnect after a blip. */
+const MISSING_MS = 250;
+
+/** How long a new watcher (or one whose own connection came back) looks before it acts on what it sees. */
+const SETTLE_MS = 400;
 
 /** Pause between the two stalled checks run after a death, for the first one to finish. */
-const STALLED_RECHECK_MS = 20;
+const STALLED_RECHECK_MS = 100;
 
 /** The prefix of the name a worker's liveness connection carries, before its BullMQ id. */
 export const LIVENESS_NAME_PREFIX = 'cairn-live:';
@@ -16,15 +22,18 @@ export const LIVENESS_NAME_PREFIX = 'cairn-live:';
 export interface LivenessProbe {
   /** Takes or keeps the fleet's single watcher term: true while this worker is the watcher. */
   holdWatch(): Promise<boolean>;
-  /** The workers that may hold jobs, and those whose liveness connection is open now. */
-  census(): Promise<{ candidates: Iterable<string>; connected: ReadonlySet<string> }>;
+  /**
+   * The workers listed as holding a liveness connection, and the liveness
+   * connections open now (this worker's own among them while it is up).
+   */
+  census(): Promise<{ listed: Iterable<string>; connected: ReadonlySet<string> }>;
   /** Releases the locks of the dead worker's active jobs (only those its tokens still hold); returns their ids. */
   releaseLocks(deadWorkerId: string): Promise<string[]>;
-  /** Forgets a dead worker. */
+  /** Takes a dead worker off the list. */
   forget(deadWorkerId: string): Promise<void>;
   /** Lifts BullMQ's stalled-check throttle, so that the next check runs at once. */
   clearStalledThrottle(): Promise<void>;
-  /** Withdraws this worker, gives up the watcher term and closes the probe's connections. */
+  /** Takes this worker off the list, gives up the watcher term and closes the probe's connections. */
   close(): Promise<void>;
 }
 
@@ -35,20 +44,24 @@ export interface LivenessWatch {
 
 /**
  * A faster signal of a worker's death than its lock's expiry. Each worker
- * holds a connection of its own named `cairn-live:<BullMQ worker id>`: the
- * kernel closes it the moment the process dies (SIGKILL included), and a
- * blocked execution thread cannot close it. One worker of the fleet at a time
- * (the probe's watcher term) looks every {@link LIVENESS_POLL_MS}: a worker
- * whose connection is gone for {@link MISSING_POLLS} polls in a row is dead,
- * the locks of its active jobs (BullMQ tokens `<its id>:<n>`) are released
- * and BullMQ's stalled check is run at once, twice (a check moves a job
- * without a lock once a check has marked it), so its runs resume on the
- * other workers instead of after their locks expire. A job whose lock is held
- * is never moved.
+ * holds a connection of its own named `cairn-live:<BullMQ worker id>` and is
+ * listed once it is open: the kernel closes it the moment the process dies
+ * (SIGKILL included), and a blocked execution thread cannot close it. One
+ * worker of the fleet at a time (the probe's watcher term) looks every
+ * {@link LIVENESS_POLL_MS}; a listed worker whose connection has been missing
+ * for {@link MISSING_MS} is dead: the locks of its active jobs (BullMQ tokens
+ * `<its id>:<n>`) are released and BullMQ's stalled check is run at once,
+ * twice (a check moves a job without a lock once a check has marked it), so
+ * its runs resume on the other workers instead of after their locks expire.
+ * A job whose lock is held is never moved; a worker never listed (its probe
+ * failed, or it predates the signal) is left to its lock's expiry.
  *
- * The lock stays the fence: a live worker wrongly taken for dead (its
- * connection dropped) loses its lock at its next renewal, as on any
- * takeover, and its execution stops at its next checkpoint without writing.
+ * The watcher acts only on what it has seen for {@link SETTLE_MS} since it
+ * took the term or saw its own connection again (so a fleet-wide reconnect
+ * after a blip is no death), and never while it cannot see its own
+ * connection. The lock stays the fence: a live worker wrongly taken for dead
+ * loses its lock at its next renewal, as on any takeover, and its execution
+ * stops at its next checkpoint without writing.
  */
 export function watchWorkerLiveness(
   worker: AnyWorker,
@@ -56,11 +69,18 @@ export function watchWorkerLiveness(
   options: {
     pollMs?: number;
     onReleased?: (jobIds: readonly string[], deadWorkerId: string) => void;
+    onCensusFailed?: (error: unknown) => void;
   } = {},
 ): LivenessWatch {
-  const missing = new Map<string, number>();
+  const pollMs = options.pollMs ?? LIVENESS_POLL_MS;
+  /** When each listed worker was first seen missing (ms). */
+  const missingSince = new Map<string, number>();
+  let settledAt: number | undefined;
+  let nextTermTry = 0;
+  let watching = false;
+  let censusFailed = false;
   let stopped = false;
-  let polling: Promise<void> = Promise.resolve();
+  let polling: Promise<void> | undefined;
 
   const checkStalledNow = async (): Promise<void> => {
     for (let i = 0; i < 2; i++) {
@@ -71,20 +91,35 @@ export function watchWorkerLiveness(
   };
 
   const poll = async (): Promise<void> => {
-    if (!(await probe.holdWatch())) {
-      missing.clear();
+    const now = Date.now();
+    // A worker that is not the watcher asks for the term once a term, not at every poll.
+    if (!watching && now < nextTermTry) return;
+    watching = await probe.holdWatch();
+    if (!watching) {
+      nextTermTry = now + WATCHER_TERM_MS;
+      settledAt = undefined;
+      missingSince.clear();
       return;
     }
-    const { candidates, connected } = await probe.census();
-    for (const id of candidates) {
+    const { listed, connected } = await probe.census();
+    if (!connected.has(worker.id)) {
+      // Its own connection unseen: what it sees is not the fleet (a reconnect, a proxy).
+      settledAt = undefined;
+      missingSince.clear();
+      return;
+    }
+    settledAt ??= now + SETTLE_MS;
+    const listedNow = new Set(listed);
+    for (const id of missingSince.keys()) if (!listedNow.has(id)) missingSince.delete(id);
+    for (const id of listedNow) {
       if (connected.has(id)) {
-        missing.delete(id);
+        missingSince.delete(id);
         continue;
       }
-      const polls = (missing.get(id) ?? 0) + 1;
-      missing.set(id, polls);
-      if (polls < MISSING_POLLS) continue;
-      missing.delete(id);
+      const since = missingSince.get(id) ?? now;
+      missingSince.set(id, since);
+      if (now < settledAt || now - since < MISSING_MS) continue;
+      missingSince.delete(id);
       const released = await probe.releaseLocks(id);
       await probe.forget(id);
       if (released.length > 0) {
@@ -94,8 +129,18 @@ export function watchWorkerLiveness(
     }
   };
   const timer = setInterval(() => {
-    polling = polling.then(() => (stopped ? undefined : poll())).catch(() => undefined);
-  }, options.pollMs ?? LIVENESS_POLL_MS);
+    // One poll at a time: a slow one is not followed by a burst that would shorten MISSING_MS.
+    if (stopped || polling) return;
+    polling = poll()
+      .then(
+        () => void (censusFailed = false),
+        (error: unknown) => {
+          if (!censusFailed) options.onCensusFailed?.(error);
+          censusFailed = true;
+        },
+      )
+      .finally(() => (polling = undefined));
+  }, pollMs);
   timer.unref();
 
   return {
@@ -110,10 +155,11 @@ export function watchWorkerLiveness(
 }
 
 /**
- * Opens the probe and watches with it until the worker starts closing; an
+ * Opens the probe and watches with it until the worker has closed (its jobs
+ * finished or handed back: a closing worker's runs are not taken from it); an
  * error opening it reaches the worker's `error` listeners (the worker then
- * runs on lock expiry alone). `started` runs once the probe is open or failed
- * (a worker created with `autorun: false` starts taking jobs there).
+ * runs on lock expiry alone, unlisted). `started` runs once the probe is open
+ * or failed (a worker created with `autorun: false` starts taking jobs there).
  */
 export function startLivenessWatch(
   worker: AnyWorker,
@@ -121,14 +167,16 @@ export function startLivenessWatch(
   hooks: WorkerHooks,
   started: () => void = () => undefined,
 ): void {
+  const toError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
   const watch = openProbe().then((probe) =>
     watchWorkerLiveness(worker, probe, {
       ...(hooks.onDeadWorker && { onReleased: hooks.onDeadWorker }),
+      onCensusFailed: (error) => worker.emit('error', toError(error)),
     }),
   );
-  worker.once('closing', () => void watch.then((w) => w.stop()).catch(() => undefined));
+  worker.once('closed', () => void watch.then((w) => w.stop()).catch(() => undefined));
   watch.then(started, (error: unknown) => {
-    worker.emit('error', error instanceof Error ? error : new Error(String(error)));
+    worker.emit('error', toError(error));
     started();
   });
 }

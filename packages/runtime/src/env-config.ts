@@ -95,6 +95,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_EXECUTION_THREADS: integerAtLeast(0, 1),
   CAIRN_LOCK_MS: positiveInt(DEFAULT_LOCK_MS),
   CAIRN_STALLED_INTERVAL_MS: positiveInt(DEFAULT_STALLED_INTERVAL_MS),
+  CAIRN_DEATH_SIGNAL: flag,
   CAIRN_RECONCILE_INTERVAL_MS: positiveInt(30_000),
   CAIRN_RECONCILE_AFTER_MS: positiveInt(15_000),
   CAIRN_RETAIN_DAYS: integerAtLeast(0, DEFAULT_RETAIN_DAYS),
@@ -155,6 +156,11 @@ export interface CairnEnvConfig {
   lockMs: number;
   /** @defaultValue 500 */
   stalledIntervalMs: number;
+  /**
+   * `CAIRN_DEATH_SIGNAL=0`: no liveness connection, a dead worker's runs resume
+   * when their locks expire (for a Redis that refuses `CLIENT LIST`, say). @defaultValue true
+   */
+  deathSignal: boolean;
   /** @defaultValue 30000 */
   reconcileIntervalMs: number;
   /** Runs idle this long with no live job are reconciled. @defaultValue 15000 */
@@ -249,6 +255,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     executionThreads: e.CAIRN_EXECUTION_THREADS,
     lockMs: e.CAIRN_LOCK_MS,
     stalledIntervalMs: e.CAIRN_STALLED_INTERVAL_MS,
+    deathSignal: !(e.CAIRN_DEATH_SIGNAL === '0' || e.CAIRN_DEATH_SIGNAL === 'false'),
     reconcileIntervalMs: e.CAIRN_RECONCILE_INTERVAL_MS,
     reconcileAfterMs: e.CAIRN_RECONCILE_AFTER_MS,
     retainDays: e.CAIRN_RETAIN_DAYS,

@@ -4,8 +4,9 @@ import type { Database } from './schema.js';
 /**
  * Records that a worker left the run for another (a worker with its entity,
  * or with its definition), in one statement: the wait starts now unless one
- * started since the run last changed (`updated_at`: a claim, checkpoint,
- * decision or continue request starts a new one). Returns how long the run
+ * started since the run last changed (`updated_at`: a claim, decision or
+ * continue request starts a new one; a checkpoint when `updated_at` is over
+ * 5 s old). Returns how long the run
  * has waited, in ms by Postgres's clock (0 the first time), or undefined
  * when there is no such run. Leaves `updated_at` alone.
  */

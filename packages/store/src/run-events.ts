@@ -74,6 +74,8 @@ export async function listEvents(
     .where('run_id', '=', runId)
     .where('batch_last_seq', '>', afterSeq)
     .where('seq', '>', afterSeq)
+    // By batch first: an incremental sort over the primary key, so a limit reads only the batches it needs.
+    .orderBy('batch_last_seq')
     .orderBy('seq');
   if (limit !== undefined) query = query.limit(limit);
   const rows = await query.execute();

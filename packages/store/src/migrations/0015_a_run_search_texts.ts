@@ -17,17 +17,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     run_id text primary key references runs (run_id) on delete cascade,
     input_head text not null
   )`.execute(db);
-  await sql`insert into run_search_texts (run_id, input_head)
-    select run_id, left(input, 2000) from runs where parent_run_id is null`.execute(db);
-  await sql`create index run_search_texts_trgm_idx on run_search_texts
-    using gin (input_head gin_trgm_ops)`.execute(db);
   await sql`create function runs_search_text() returns trigger language plpgsql as $$
     begin
-      insert into run_search_texts (run_id, input_head) values (new.run_id, left(new.input, 2000));
+      insert into run_search_texts (run_id, input_head) values (new.run_id, left(new.input, 2000))
+        on conflict (run_id) do nothing;
       return null;
     end $$`.execute(db);
   await sql`create trigger runs_search_text after insert on runs
     for each row when (new.parent_run_id is null) execute function runs_search_text()`.execute(db);
+  // Filled after the trigger exists: a run created meanwhile by a process still running is not missed.
+  await sql`insert into run_search_texts (run_id, input_head)
+    select run_id, left(input, 2000) from runs where parent_run_id is null
+    on conflict (run_id) do nothing`.execute(db);
+  await sql`create index run_search_texts_trgm_idx on run_search_texts
+    using gin (input_head gin_trgm_ops)`.execute(db);
   await sql`drop index if exists runs_top_level_input_trgm_idx`.execute(db);
   await sql`drop statistics if exists runs_input_head_stats`.execute(db);
   await sql`analyze run_search_texts`.execute(db);
