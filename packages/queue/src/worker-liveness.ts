@@ -7,9 +7,9 @@ export const LIVENESS_POLL_MS = 50;
 export const WATCHER_TERM_MS = 200;
 
 /** How long a listed worker's connection must be missing for it to count as dead: longer than a reconnect after a blip. */
-const MISSING_MS = 250;
+const MISSING_MS = 200;
 
-/** How long a new watcher (or one whose own connection came back) looks before it acts on what it sees. */
+/** How long a watcher whose own look failed (its connection gone, a census error) looks again before it acts: the others may still be reconnecting. */
 const SETTLE_MS = 400;
 
 /** Pause between the two stalled checks run after a death, for the first one to finish. */
@@ -56,10 +56,9 @@ export interface LivenessWatch {
  * A job whose lock is held is never moved; a worker never listed (its probe
  * failed, or it predates the signal) is left to its lock's expiry.
  *
- * The watcher acts only on what it has seen for {@link SETTLE_MS} since it
- * took the term or saw its own connection again (so a fleet-wide reconnect
- * after a blip is no death), and never while it cannot see its own
- * connection. The lock stays the fence: a live worker wrongly taken for dead
+ * The watcher never acts while it cannot see its own connection, and after
+ * its own look failed (a blip, a server restart) it looks for
+ * {@link SETTLE_MS} before it acts, so a fleet-wide reconnect is no death. The lock stays the fence: a live worker wrongly taken for dead
  * loses its lock at its next renewal, as on any takeover, and its execution
  * stops at its next checkpoint without writing.
  */
@@ -75,7 +74,8 @@ export function watchWorkerLiveness(
   const pollMs = options.pollMs ?? LIVENESS_POLL_MS;
   /** When each listed worker was first seen missing (ms). */
   const missingSince = new Map<string, number>();
-  let settledAt: number | undefined;
+  /** Until when the watcher only looks (undefined: in trouble now; 0: settled). */
+  let settledAt: number | undefined = 0;
   let nextTermTry = 0;
   let watching = false;
   let censusFailed = false;
@@ -92,12 +92,11 @@ export function watchWorkerLiveness(
 
   const poll = async (): Promise<void> => {
     const now = Date.now();
-    // A worker that is not the watcher asks for the term once a term, not at every poll.
+    // A worker that is not the watcher asks for the term twice a term, not at every poll.
     if (!watching && now < nextTermTry) return;
     watching = await probe.holdWatch();
     if (!watching) {
-      nextTermTry = now + WATCHER_TERM_MS;
-      settledAt = undefined;
+      nextTermTry = now + WATCHER_TERM_MS / 2;
       missingSince.clear();
       return;
     }
@@ -137,6 +136,8 @@ export function watchWorkerLiveness(
         (error: unknown) => {
           if (!censusFailed) options.onCensusFailed?.(error);
           censusFailed = true;
+          settledAt = undefined;
+          missingSince.clear();
         },
       )
       .finally(() => (polling = undefined));
