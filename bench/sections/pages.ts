@@ -121,7 +121,8 @@ export const pagesSection: Section = {
           overviewPlans[name] = (await planning.seqScansOf(read)).seqScanned;
         for (const [name, filter] of combinations) {
           const { seqScanned } = await planning.seqScansOf(() => planned.listRuns(filter));
-          if (seqScanned.length > 0) scanningCombinations.push(name);
+          if (seqScanned.length > 0)
+            scanningCombinations.push(`${name} (${seqScanned.join(', ')})`);
         }
       } finally {
         await planning.destroy();
@@ -320,6 +321,30 @@ function runListVariants(store: PostgresCheckpointStore) {
       createdFrom: new Date(Date.now() - 3 * day),
       createdBefore: new Date(Date.now() - 2 * day),
     }),
+    'run list, ended in the last hour': list({
+      endedFrom: new Date(Date.now() - 3600_000),
+      sort: { key: 'updated', direction: 'desc' },
+    }),
+    'run list, COMPLETED ended 3 to 2 days ago by updated': list({
+      statuses: ['COMPLETED'],
+      endedFrom: new Date(Date.now() - 3 * day),
+      endedBefore: new Date(Date.now() - 2 * day),
+      sort: { key: 'updated', direction: 'desc' },
+    }),
+    "run list, acme's ERROR ended in the last hour": list({
+      tenantId: 'acme',
+      statuses: ['ERROR'],
+      endedFrom: new Date(Date.now() - 3600_000),
+      sort: { key: 'updated', direction: 'desc' },
+    }),
+    'run list, recovered ever': list({ recovered: {} }),
+    'run list, recovered in the last hour': list({
+      recovered: { from: new Date(Date.now() - 3600_000) },
+    }),
+    "run list, acme's recovered in one minute": list({
+      tenantId: 'acme',
+      recovered: { from: new Date(Date.now() - 120_000), before: new Date(Date.now() - 60_000) },
+    }),
     'run list, search a word of the input': list({ search: 'moraines' }),
     'run list, search a rare word of the input': list({ search: 'region 4242 ' }),
     'run list, search a run id prefix': list({ search: 'r4242' }),
@@ -350,10 +375,11 @@ function runListVariants(store: PostgresCheckpointStore) {
 }
 
 /**
- * Every combination a user can pick on the list, first page: each of its six
+ * Every combination a user can pick on the list, first page: each of its seven
  * filters on or off (an admin's tenant, a status, an entity, held runs, a
- * created range, a search of the input) under each sort key and direction,
- * 64 x 8 = 512, named by what is on.
+ * created range, a search of the input, an ended range) under each sort key
+ * and direction, 128 x 8 = 1,024, and the recovered runs alone or with any one
+ * of the seven, 8 x 8 = 64 more: 1,088, named by what is on.
  */
 function runListCombinations(): [string, RunListFilter][] {
   const day = 24 * 3600_000;
@@ -370,10 +396,28 @@ function runListCombinations(): [string, RunListFilter][] {
       },
     ],
     ['search', { search: 'moraines' }],
+    [
+      'ended',
+      {
+        endedFrom: new Date(Date.now() - 3 * day),
+        endedBefore: new Date(Date.now() - 2 * day),
+      },
+    ],
+  ];
+  // Recovered runs (few) with no other filter or any one of the others: 8 more per sort.
+  const recovered: [string, Partial<RunListFilter>] = [
+    'recovered',
+    { recovered: { from: new Date(Date.now() - day) } },
   ];
   const combinations: [string, RunListFilter][] = [];
-  for (let mask = 0; mask < 1 << filters.length; mask++) {
-    const on = filters.filter((_, i) => mask & (1 << i));
+  const sets = [
+    ...Array.from({ length: 1 << filters.length }, (_, mask) =>
+      filters.filter((_, i) => mask & (1 << i)),
+    ),
+    [recovered],
+    ...filters.map((filter) => [filter, recovered]),
+  ];
+  for (const on of sets) {
     for (const key of RUN_LIST_SORT_KEYS)
       for (const direction of ['asc', 'desc'] as const) {
         const name = `${on.map(([n]) => n).join('+') || 'no filter'}, by ${key} ${direction}`;
