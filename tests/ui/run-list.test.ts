@@ -62,6 +62,7 @@ describe(
       return rowIds(page);
     }
 
+    // Its own timeout: some 30 page loads and store reads in one browser, slow on a loaded machine.
     it('narrows the list by tenant, status, entity, held, created range and a search of the input or the run id, as the store has them', async () => {
       const { client } = stack.fleet;
       const { engine, store } = client;
@@ -246,7 +247,7 @@ describe(
         expect(res?.status(), search).toBe(400);
         expect(await page.textContent('body'), search).toContain(message);
       }
-    });
+    }, 180_000);
 
     it('sorts by created, updated, status and entity from the column headers, keeping the filters, and pages through a sorted list without skipping or repeating a run', async () => {
       const { engine } = stack.fleet.client;
