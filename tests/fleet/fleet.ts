@@ -113,7 +113,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       { id: name },
     );
     workers.push(worker);
-    await worker.waitForLog('worker started');
+    // From sources (tsx) with an execution thread: under a full test run's load a start can pass 30 s.
+    await worker.waitForLog('worker started', 90_000);
     return worker;
   };
   const spawnProducer = async (

@@ -146,6 +146,7 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
     ).toBe('paused');
   });
 
+  // Its own timeout: a team run with 1 s turns, a SIGKILL and a recovery, watched in a browser.
   it('grows while the team runs, then shows the SIGKILLed run as two lanes with the member nested under its delegation', async () => {
     const { client } = stack.fleet;
     // Each model turn takes 1 s, over which an answer streams word by word.
@@ -280,7 +281,7 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
     await page
       .locator('#waterfall')
       .screenshot({ path: screenshotPath('waterfall-after-crash.png') });
-  });
+  }, 180_000);
 
   it('reads without script: the member expands and a tool bar links to its args and result', async () => {
     const context = await browser.newContext({
