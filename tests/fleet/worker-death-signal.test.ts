@@ -28,8 +28,8 @@ describe.each(backends)("a dead worker's run resumes before its lock expires (%s
 
   it('SIGKILL: the survivor sees the connection close, releases the lock and resumes the run, same run id', async () => {
     fleet = await startFleet({ backend, lockMs: LOCK_MS });
-    await fleet.spawnWorker('a');
-    const survivor = await fleet.spawnWorker('b');
+    await fleet.spawnWorker('a', { CAIRN_DEATH_SIGNAL: '1' });
+    const survivor = await fleet.spawnWorker('b', { CAIRN_DEATH_SIGNAL: '1' });
     const run = await fleet.client.enqueueRun({
       entity: RESEARCHER,
       input: "Research 'cairns'",

@@ -8,7 +8,7 @@ export type AnyWorker = Worker;
 
 /** What a backend tells the worker it created, besides BullMQ's own events. */
 export interface WorkerHooks {
-  /** Hold a liveness connection and watch the other workers' (`worker-liveness.ts`). @defaultValue true */
+  /** Hold a liveness connection and watch the other workers' (`worker-liveness.ts`). @defaultValue false */
   deathSignal?: boolean;
   /** The locks of a dead worker's jobs were released (its death seen before its locks expired). */
   onDeadWorker?(jobIds: readonly string[], deadWorkerId: string): void;

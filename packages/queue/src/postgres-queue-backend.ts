@@ -42,7 +42,7 @@ export async function openPostgresBackend(options: {
         if (workerOptions.autorun !== false && !worker.closing)
           worker.run().catch((error: unknown) => worker.emit('error', asError(error)));
       };
-      if (hooks.deathSignal === false) run();
+      if (hooks.deathSignal !== true) run();
       else
         startLivenessWatch(
           worker,

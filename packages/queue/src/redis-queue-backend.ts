@@ -58,7 +58,7 @@ export async function openRedisBackend(options: {
         connection: connect(),
       });
       // `CLIENT LIST` answers for one node only: a cluster keeps lock expiry as its signal.
-      if (!options.cluster && hooks.deathSignal !== false)
+      if (!options.cluster && hooks.deathSignal === true)
         startLivenessWatch(
           worker,
           () => openRedisLivenessProbe(worker, (name) => connect(name) as Redis),
