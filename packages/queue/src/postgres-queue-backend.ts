@@ -3,7 +3,7 @@ import type { Processor, WorkerOptions } from 'bullmq';
 import { ServiceUnreachableError } from '@cairn/runtime';
 import type { AnyQueue, AnyWorker, BackendHandle, WorkerHooks } from './backend-handle.js';
 import { openPostgresLivenessProbe } from './postgres-liveness-probe.js';
-import { startLivenessWatch } from './worker-liveness.js';
+import { asError, startLivenessWatch } from './worker-liveness.js';
 
 /** BullMQ's own PostgreSQL backend; its tables live in `schema` and are migrated on connect. */
 export async function openPostgresBackend(options: {
@@ -59,8 +59,4 @@ export async function openPostgresBackend(options: {
     },
     close: () => queue.close(),
   };
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

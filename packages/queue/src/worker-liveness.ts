@@ -168,16 +168,20 @@ export function startLivenessWatch(
   hooks: WorkerHooks,
   started: () => void = () => undefined,
 ): void {
-  const toError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
   const watch = openProbe().then((probe) =>
     watchWorkerLiveness(worker, probe, {
       ...(hooks.onDeadWorker && { onReleased: hooks.onDeadWorker }),
-      onCensusFailed: (error) => worker.emit('error', toError(error)),
+      onCensusFailed: (error) => worker.emit('error', asError(error)),
     }),
   );
   worker.once('closed', () => void watch.then((w) => w.stop()).catch(() => undefined));
   watch.then(started, (error: unknown) => {
-    worker.emit('error', toError(error));
+    worker.emit('error', asError(error));
     started();
   });
+}
+
+/** Anything thrown, as an Error for a worker's `error` listeners. */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
