@@ -350,7 +350,7 @@ describe('fleet overview in a browser', requiresChromium(), () => {
       `select count(*)::int as n from runs where tenant_id = 'acme' and parent_run_id is null`,
     );
     expect((await listed()).length).toBe(acmeRuns[0]!.n);
-  });
+  }, 180_000);
 
   it("the hour's ends, recoveries and durations open the lists of the runs they count, minute by minute too", async () => {
     const page = await pageAs(ADMIN_KEY);
@@ -463,7 +463,7 @@ describe('fleet overview in a browser', requiresChromium(), () => {
         order by created_at desc, run_id desc`,
     );
     expect(await listed()).toEqual(acmeRuns.map((r) => r.run_id));
-  });
+  }, 180_000);
 
   it('refuses a bad or reversed ended range and a bad recovered flag, naming the field', async () => {
     for (const [query, field] of [
