@@ -87,8 +87,8 @@ export interface CapacityScenarioReport {
     failedBy429: number;
     /** Committed tool calls executed again at or after the epoch that committed them. */
     batchesExecutedTwice: number;
-    /** Billed responses no committed history holds, beyond one per kill. */
-    responsesUncountedBeyondKills: number;
+    /** Billed responses no committed history holds, beyond one per run a kill interrupted. */
+    responsesUncountedBeyondInterruptedRuns: number;
     /** Responses in committed histories beyond what the provider billed (a response counted twice). */
     responsesRecordedNotBilled: number;
   } & Omit<ChaosGoals, 'lost' | 'finishedBatchesExecutedTwice'>;
@@ -260,7 +260,10 @@ async function drive(
     lost,
     failedBy429: failedBy429.rows.length,
     batchesExecutedTwice: finishedBatchesExecutedTwice,
-    responsesUncountedBeyondKills: Math.max(0, spend.uncountedResponses - kills.length),
+    responsesUncountedBeyondInterruptedRuns: Math.max(
+      0,
+      spend.uncountedResponses - spend.runsInterruptedByKills,
+    ),
     responsesRecordedNotBilled: Math.max(0, -spend.uncountedResponses),
     ...otherGoals,
   };
@@ -371,7 +374,7 @@ export function formatCapacity(c: CapacityScenarioReport): string {
     `  runs lost (goal 0): ${c.goals.lost}`,
     `  runs failed by a 429 (goal 0): ${c.goals.failedBy429}`,
     `  finished tool batches executed twice (goal 0): ${c.goals.batchesExecutedTwice}`,
-    ...formatSpend(c.spend, c.kills.total),
+    ...formatSpend(c.spend),
     `  other checks (goal 0): completed more than once ${c.goals.completedMoreThanOnce}, fenced-out writes ${c.goals.fencedOutWrites}, checkpoint index backwards ${c.goals.checkpointIndexBackwards}, inconsistent histories ${c.goals.inconsistentHistories}, worker crashes ${c.goals.workerCrashes}, continue inputs not applied once ${c.goals.continueInputsNotAppliedOnce}`,
     `  passed: ${c.passed ? 'yes' : 'NO'}`,
   ].join('\n');

@@ -57,9 +57,9 @@ export async function spendCheck(
 }
 
 /** The check's lines of a scenario's text report. */
-export function formatSpend(s: SpendCheck, kills: number): string[] {
+export function formatSpend(s: SpendCheck): string[] {
   return [
     `  spend: the provider billed ${s.billed.responses} responses (${s.billed.tokens} tokens), committed histories hold ${s.recorded.responses} (${s.recorded.tokens} tokens); tokens recorded / billed ${s.tokensRecordedPerBilled.toFixed(4)}`,
-    `  responses uncounted (goal <= ${kills}, one per kill): ${s.uncountedResponses} (the kills interrupted ${s.runsInterruptedByKills} runs); responses recorded but not billed (goal 0): ${Math.max(0, -s.uncountedResponses)}`,
+    `  responses uncounted (goal <= ${s.runsInterruptedByKills}, one per run a kill interrupted): ${s.uncountedResponses}; responses recorded but not billed (goal 0): ${Math.max(0, -s.uncountedResponses)}`,
   ];
 }
