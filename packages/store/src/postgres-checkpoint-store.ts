@@ -329,9 +329,17 @@ export class PostgresCheckpointStore
     return pruneFinishedRuns(this.db, options);
   }
 
-  /** The run with its messages, tool calls, attempts and member runs, as the HTTP API returns it. */
+  /**
+   * The run with its messages, tool calls, attempts and member runs, as the
+   * HTTP API returns it: one snapshot (a claim or a commit landing between its
+   * reads cannot pair one state's status with another's attempts).
+   */
   getRunView(runId: string, options: RunViewOptions = {}): Promise<RunView | undefined> {
-    return getRunView(this.db, runId, options);
+    return this.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute((trx) => getRunView(trx, runId, options));
   }
 
   /** A page of run summaries, newest first. */

@@ -122,6 +122,22 @@ describe('run and session views', () => {
     expect(await ctx.store.getRunView('missing')).toBeUndefined();
   });
 
+  it('reads one snapshot: a claim committing while the view reads never pairs one state of the run with the attempts of another', async () => {
+    const run = await ctx.store.createRun(newRun());
+    const torn: string[] = [];
+    for (let i = 1; i <= 150; i++) {
+      // The claim and the view race; whichever commits first, the view holds the run's epoch and its attempts together.
+      const [, view] = await Promise.all([
+        ctx.store.claimRun(run.runId, { workerId: `w${i}`, reason: 'recovered' }),
+        ctx.store.getRunView(run.runId, { messages: false }),
+      ]);
+      const lastAttempt = view!.attempts.at(-1)?.epoch ?? 0;
+      if (view!.epoch !== lastAttempt)
+        torn.push(`epoch ${view!.epoch}, last attempt ${lastAttempt}`);
+    }
+    expect(torn).toEqual([]);
+  });
+
   it('returns the session with its top-level runs', async () => {
     const a = await ctx.store.createRun(newRun({ userId: 'u1' }));
     await ctx.store.createRun(newRun({ sessionId: a.sessionId, parentRunId: a.runId }));
