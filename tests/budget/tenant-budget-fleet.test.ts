@@ -139,6 +139,7 @@ describe(`tenant day budgets across two producers and two workers (${FLEET_BACKE
       expect(raise.body['message']).toContain(
         "tenant acme's day budget ($0.8, CAIRN_TENANT_BUDGETS) is not raised by a decision",
       );
+      const attemptsBefore = (await fleet.client.getRun(first))!.attempts.length;
       const approved = await post(
         p2.baseUrl,
         `/v1/runs/${first}/decisions`,
@@ -158,6 +159,12 @@ describe(`tenant day budgets across two producers and two workers (${FLEET_BACKE
       );
       expect(rejected).toMatchObject({ status: 200, body: { pending: 0 } });
 
+      // Approved, the run stays PAUSED until a worker claims its resume.
+      await waitFor(
+        async () => (await fleet.client.getRun(first))!.attempts.length > attemptsBefore,
+        60_000,
+        'a worker to claim the approved run',
+      );
       const approvedRun = await fleet.client.waitForRun(first, { timeoutMs: 60_000 });
       expect(approvedRun.status).toBe('COMPLETED');
       expect(approvedRun.content).toContain('Detail for result-c: lorem ipsum dolor sit amet');

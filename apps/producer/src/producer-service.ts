@@ -300,12 +300,12 @@ export class ProducerService implements ProducerClient {
     return this.store.browserSessions.isRevoked(nonce);
   }
 
-  /** How many runs (member runs included) are in `status` now. */
   /** The fleet at a glance for the run list: every run's, or one tenant's. */
   fleetOverview(scope: { tenantId?: string }): Promise<FleetOverview> {
     return this.store.readFleetOverview(scope);
   }
 
+  /** How many runs (member runs included) are in `status` now. */
   countRunsByStatus(status: RunStatus): Promise<number> {
     return this.store.countRunsByStatus(status);
   }
