@@ -9,7 +9,7 @@ import {
 } from '@cairn/runtime';
 import type { BackendHandle, WorkerHooks } from './backend-handle.js';
 import { openRedisLivenessProbe } from './redis-liveness-probe.js';
-import { startLivenessWatch } from './worker-liveness.js';
+import { LIVENESS_RECONNECT_MS, startLivenessWatch } from './worker-liveness.js';
 
 const PING_TIMEOUT_MS = 5000;
 
@@ -29,7 +29,12 @@ export async function openRedisBackend(options: {
   const connect = (connectionName?: string) => {
     const redis = createRedisConnection(
       { url: options.url, cluster: options.cluster },
-      { maxRetriesPerRequest: null, lazyConnect: false, ...(connectionName && { connectionName }) },
+      {
+        maxRetriesPerRequest: null,
+        lazyConnect: false,
+        // A named connection is a liveness connection: it comes back at once after an outage.
+        ...(connectionName && { connectionName, retryStrategy: () => LIVENESS_RECONNECT_MS }),
+      },
     );
     redis.on('error', () => undefined);
     connections.push(redis);

@@ -9,6 +9,14 @@ export const WATCHER_TERM_MS = 200;
 /** How long a listed worker's connection must be missing for it to count as dead: longer than a reconnect after a blip. */
 const MISSING_MS = 200;
 
+/**
+ * The fixed delay between a liveness connection's reconnect attempts: after
+ * an outage every worker's connection comes back within it of the server,
+ * well inside {@link SETTLE_MS} (a growing backoff would let one come back
+ * seconds after the watcher's, and be taken for dead).
+ */
+export const LIVENESS_RECONNECT_MS = 50;
+
 /** How long a watcher whose own look failed (its connection gone, a census error) looks again before it acts: the others may still be reconnecting. */
 const SETTLE_MS = 400;
 
@@ -58,7 +66,10 @@ export interface LivenessWatch {
  *
  * The watcher never acts while it cannot see its own connection, and after
  * its own look failed (a blip, a server restart) it looks for
- * {@link SETTLE_MS} before it acts, so a fleet-wide reconnect is no death. The lock stays the fence: a live worker wrongly taken for dead
+ * {@link SETTLE_MS} before it acts, so a fleet-wide reconnect is no death
+ * (liveness connections reconnect every {@link LIVENESS_RECONNECT_MS}); it
+ * looks once more right before it releases a worker's locks. The lock stays
+ * the fence: a live worker wrongly taken for dead
  * loses its lock at its next renewal, as on any takeover, and its execution
  * stops at its next checkpoint without writing.
  */
@@ -119,6 +130,9 @@ export function watchWorkerLiveness(
       missingSince.set(id, since);
       if (now < settledAt || now - since < MISSING_MS) continue;
       missingSince.delete(id);
+      // A last look before acting: a slow poll must not release a worker that came back meanwhile.
+      const again = await probe.census();
+      if (again.connected.has(id) || !again.connected.has(worker.id)) continue;
       const released = await probe.releaseLocks(id);
       await probe.forget(id);
       if (released.length > 0) {
