@@ -6,14 +6,20 @@ const TICKS_PER_SECOND = 100;
 interface ProcStat {
   ppid: number;
   ticks: number;
+  /** CPU of its children that exited and were waited for (a postmaster's ended backends). */
+  reapedTicks: number;
 }
 
 async function procStat(pid: number): Promise<ProcStat | undefined> {
   try {
     const text = await readFile(`/proc/${pid}/stat`, 'utf8');
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    // fields[0] is field 3 (state): ppid is field 4, utime 14, stime 15
-    return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+    // fields[0] is field 3 (state): ppid is field 4, utime 14, stime 15, cutime 16, cstime 17
+    return {
+      ppid: Number(fields[1]),
+      ticks: Number(fields[11]) + Number(fields[12]),
+      reapedTicks: Number(fields[13]) + Number(fields[14]),
+    };
   } catch {
     return undefined;
   }
@@ -29,7 +35,10 @@ async function allStats(): Promise<Map<number, ProcStat>> {
   return stats;
 }
 
-/** Named groups of processes whose CPU time is compared; a root pid includes its children (a postmaster's backends). */
+/**
+ * Named groups of processes whose CPU time is compared; a root pid includes
+ * its children (a postmaster's backends), those that ended meanwhile too.
+ */
 export type CpuRoles = Record<string, { pids: number[]; withChildren?: boolean }>;
 
 /** CPU seconds (user + system) per role, from /proc (Linux): `stop()` returns what each used since `start`. */
@@ -40,8 +49,12 @@ export async function startCpuAccounting(
     const out: Record<string, number> = {};
     for (const [name, role] of Object.entries(roles)) {
       const pids = new Set(role.pids);
+      // A child that exits takes its ticks with it; its parent's reaped ticks gain them.
+      const reaped = role.withChildren
+        ? role.pids.reduce((t, pid) => t + (stats.get(pid)?.reapedTicks ?? 0), 0)
+        : 0;
       if (role.withChildren) for (const [pid, s] of stats) if (pids.has(s.ppid)) pids.add(pid);
-      out[name] = [...pids].reduce((t, pid) => t + (stats.get(pid)?.ticks ?? 0), 0);
+      out[name] = [...pids].reduce((t, pid) => t + (stats.get(pid)?.ticks ?? 0), reaped);
     }
     return out;
   };
