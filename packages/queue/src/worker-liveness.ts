@@ -7,7 +7,7 @@ export const LIVENESS_POLL_MS = 50;
 export const WATCHER_TERM_MS = 200;
 
 /** How long a listed worker's connection must be missing for it to count as dead: longer than a reconnect after a blip. */
-const MISSING_MS = 200;
+const MISSING_MS = 150;
 
 /**
  * The fixed delay between a liveness connection's reconnect attempts: after
@@ -21,7 +21,7 @@ export const LIVENESS_RECONNECT_MS = 50;
 const SETTLE_MS = 400;
 
 /** Pause between the two stalled checks run after a death, for the first one to finish. */
-const STALLED_RECHECK_MS = 100;
+const STALLED_RECHECK_MS = 50;
 
 /** The prefix of the name a worker's liveness connection carries, before its BullMQ id. */
 export const LIVENESS_NAME_PREFIX = 'cairn-live:';
