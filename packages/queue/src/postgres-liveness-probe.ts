@@ -1,6 +1,10 @@
 import pg from 'pg';
 import type { AnyWorker } from './backend-handle.js';
-import { LIVENESS_NAME_PREFIX, type LivenessProbe } from './worker-liveness.js';
+import {
+  LIVENESS_NAME_PREFIX,
+  LIVENESS_RECONNECT_MS,
+  type LivenessProbe,
+} from './worker-liveness.js';
 
 /**
  * The liveness probe on BullMQ's PostgreSQL backend: the worker's own
@@ -26,19 +30,34 @@ export async function openPostgresLivenessProbe(
     return client;
   };
   let own: pg.Client | undefined;
+  /** The connection being opened, shared by the queries that wait for it (one named connection at a time). */
+  let opening: Promise<pg.Client> | undefined;
+  let closed = false;
   // The watcher's advisory lock lives with the connection: a new one holds none.
   let watching = false;
-  const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
-    if (!own) {
-      watching = false;
-      const opened = await connectOwn();
-      opened.once('end', () => {
-        if (own === opened) own = undefined;
-      });
-      own = opened;
-    }
-    return own.query<R>(text, values);
+  const reconnectSoon = () =>
+    setTimeout(() => {
+      // Back at once, not at the next look: a connection missing for long is a dead worker.
+      if (!closed && !own) void ownClient().catch(reconnectSoon);
+    }, LIVENESS_RECONNECT_MS).unref();
+  const ownClient = (): Promise<pg.Client> => {
+    if (own) return Promise.resolve(own);
+    opening ??= connectOwn()
+      .then((opened) => {
+        watching = false;
+        opened.once('end', () => {
+          if (own !== opened) return;
+          own = undefined;
+          reconnectSoon();
+        });
+        own = opened;
+        return opened;
+      })
+      .finally(() => (opening = undefined));
+    return opening;
   };
+  const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
+    (await ownClient()).query<R>(text, values);
   const list = `insert into ${table} (queue, worker_id) values ($1, $2) on conflict do nothing`;
   await createTable(query, table);
   await query(list, [options.queueName, worker.id]);
@@ -86,6 +105,7 @@ export async function openPostgresLivenessProbe(
         options.queueName,
         worker.id,
       ]).catch(() => undefined);
+      closed = true;
       const client = own;
       own = undefined;
       await client?.end().catch(() => undefined);
