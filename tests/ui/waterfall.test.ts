@@ -165,11 +165,16 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
     const own = `[data-wf-run="${run.runId}"]`;
 
     // Live: the delegation's bar is open (no end) and grows as time passes, without a reload.
-    const delegation = `${own} > .wf-lane > .wf-row[data-bar="tool"] .wf-bar:not([data-e])`;
-    await page.waitForSelector(delegation, { timeout: 30_000 });
+    const open = `${own} > .wf-lane > .wf-row[data-bar="tool"]:has(.wf-bar:not([data-e]))`;
+    await page.waitForSelector(open, { timeout: 30_000 });
+    const callId = await page.locator(open).first().getAttribute('data-tool-call-id');
+    // Found by its call: a refresh of the section draws the bar again (at the server's width until the script grows it).
+    const delegation = `${own} > .wf-lane > .wf-row[data-tool-call-id="${callId}"] .wf-bar`;
+    await expect.poll(() => widthOf(page, delegation), { interval: 50 }).toBeGreaterThan(0);
     const before = await widthOf(page, delegation);
-    await page.waitForTimeout(1500);
-    expect(await widthOf(page, delegation)).toBeGreaterThan(before + 5);
+    await expect
+      .poll(() => widthOf(page, delegation), { interval: 100, timeout: 10_000 })
+      .toBeGreaterThan(before + 5);
 
     // The member's tool calls appear under the delegation as its batches commit.
     let holder: string | undefined;
