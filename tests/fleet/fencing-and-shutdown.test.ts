@@ -18,18 +18,27 @@ afterEach(async () => {
   fleet = undefined;
 });
 
+/** A fleet of workers `a` and `b` (with `env`), and a tool-batch run of `entity` enqueued on it. */
+async function twoWorkersAndARun(
+  backend: (typeof QUEUE_BACKENDS)[number],
+  entity: typeof RESEARCHER | typeof TEAM,
+  env: Record<string, string> = {},
+) {
+  fleet = await startFleet({ backend });
+  await fleet.spawnWorker('a', env);
+  await fleet.spawnWorker('b', env);
+  const run = await fleet.client.enqueueRun({
+    entity,
+    input: "Research 'cairns'",
+    checkpoint: 'tool-batch',
+  });
+  return { f: fleet, run };
+}
+
 for (const backend of QUEUE_BACKENDS)
   describe(`a worker SIGSTOPped past its lock (${backend})`, requiresBackend(backend), () => {
     it('is fenced out after SIGCONT: the run completes once, on the worker that took over', async () => {
-      fleet = await startFleet({ backend });
-      await fleet.spawnWorker('a');
-      await fleet.spawnWorker('b');
-      const f = fleet;
-      const run = await f.client.enqueueRun({
-        entity: RESEARCHER,
-        input: "Research 'cairns'",
-        checkpoint: 'tool-batch',
-      });
+      const { f, run } = await twoWorkersAndARun(backend, RESEARCHER);
       let holder: string | undefined;
       let committedBeforeStop: string[] = [];
       await waitFor(
@@ -72,19 +81,11 @@ for (const backend of QUEUE_BACKENDS)
     });
   });
 
-// Both backends: a closing worker keeps its liveness connection until it has closed, so its runs are handed over, not taken.
+// Both backends, with the death signal on: a closing worker keeps its liveness connection until it has closed, so its runs are handed over, not taken.
 for (const backend of QUEUE_BACKENDS)
   describe(`SIGTERM during a run (${backend})`, requiresBackend(backend), () => {
     it('hands the run over at its next checkpoint; another worker finishes it without redoing work', async () => {
-      fleet = await startFleet({ backend });
-      await fleet.spawnWorker('a');
-      await fleet.spawnWorker('b');
-      const f = fleet;
-      const run = await f.client.enqueueRun({
-        entity: TEAM,
-        input: "Research 'cairns'",
-        checkpoint: 'tool-batch',
-      });
+      const { f, run } = await twoWorkersAndARun(backend, TEAM, { CAIRN_DEATH_SIGNAL: '1' });
       const leaving = await holderAfterMemberCheckpoint(f, run.runId);
       leaving.kill('SIGTERM');
       expect(await leaving.exited).toBe(0);

@@ -62,9 +62,9 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
       ids: options.tracing.ids,
       workerId: options.workerId,
       previousAttempt: async (runId, epoch) => {
-        const attempt = (await options.store.getRunView(runId))?.attempts.find(
-          (a) => a.epoch === epoch,
-        );
+        // Only the attempts are wanted: not the run's messages.
+        const view = await options.store.getRunView(runId, { messages: false });
+        const attempt = view?.attempts.find((a) => a.epoch === epoch);
         return (
           attempt && {
             workerId: attempt.worker_id,
