@@ -123,12 +123,19 @@ it('honours ?after= and ends at once for a finished run with nothing newer', asy
   const all = await readSse(await fetch(`${baseUrl}/v1/runs/${runId}/events`));
   expect(all.map((m) => m.event)).toEqual(['RunStarted', 'RunCompleted']);
 
-  const bad = await fetch(`${baseUrl}/v1/runs/${runId}/events?after=-3`);
-  expect(bad.status).toBe(400);
-  expect(await bad.json()).toMatchObject({
-    error: 'invalid_parameter',
-    message: expect.stringContaining('after'),
-  });
+  // The largest seq an event can have is a cursor like any other: nothing after it.
+  expect(await readSse(await fetch(`${baseUrl}/v1/runs/${runId}/events?after=2147483647`))).toEqual(
+    [],
+  );
+  // A seq no event can have (past Postgres' integer), the run's or a member's, is refused up front.
+  for (const after of ['-3', '2147483648', '9007199254740993', '1.0123456789ab-2147483648']) {
+    const bad = await fetch(`${baseUrl}/v1/runs/${runId}/events?after=${after}`);
+    expect(bad.status, after).toBe(400);
+    expect(await bad.json()).toMatchObject({
+      error: 'invalid_parameter',
+      message: expect.stringContaining('after'),
+    });
+  }
 });
 
 /** Parsed SSE messages of a team's stream: the member's carry `run_id`, `member_path` and `member_seq`. */

@@ -49,6 +49,7 @@ export type { FleetHour, FleetMinute } from './fleet-hour.js';
 export type { SessionKey } from './session-key.js';
 export type { RunMessagesPage } from './run-messages-page.js';
 export type { IndexedMessage } from './run-history.js';
+export { MAX_INTEGER_COLUMN } from './integer-column.js';
 export {
   EntityNotServedError,
   MigrationError,

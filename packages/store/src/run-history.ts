@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { CheckpointRecord, Message } from '@cairn/engine';
+import { MAX_INTEGER_COLUMN } from './integer-column.js';
 import type { Database } from './schema.js';
 
 /** A message with its position in the run's history. */
@@ -10,7 +11,7 @@ export interface IndexedMessage {
 }
 
 /** Past any message index (run_messages.idx is an integer). */
-const NO_END = 2_147_483_647;
+const NO_END = MAX_INTEGER_COLUMN;
 
 /**
  * The segments a run's history is read from, as a recursive CTE body:

@@ -1,4 +1,5 @@
 import type { RunTreeCursor, RunTreeNode } from '@cairn/store';
+import { parseInteger, STORED_INDEX } from '../integer-parameter.js';
 
 /** Hex digits of a member run's id that name it in a cursor. */
 const MEMBER_KEY_LENGTH = 12;
@@ -26,21 +27,21 @@ export function memberCursorKey(runId: string): string {
   return runId.replace(/-/g, '').slice(0, MEMBER_KEY_LENGTH).toLowerCase();
 }
 
-/** The cursor in `raw`; undefined when it is malformed. An empty value is the stream's start. */
+/** The cursor in `raw`; undefined when it is malformed or a seq is past what a stored seq can be ({@link STORED_INDEX}). An empty value is the stream's start. */
 export function parseEventCursor(raw: string): EventCursor | undefined {
   const text = raw.trim();
   if (text === '') return { root: 0, members: new Map() };
   const match = CURSOR.exec(text);
   if (!match) return undefined;
-  const root = Number(match[1]);
+  const root = parseInteger(match[1]!, STORED_INDEX);
   const members = new Map<string, number>();
   for (const part of match[2]!.split('.').slice(1)) {
-    const [key, seq] = part.split('-') as [string, string];
-    members.set(key, Number(seq));
+    const [key, raw] = part.split('-') as [string, string];
+    const seq = parseInteger(raw, STORED_INDEX);
+    if (seq === undefined) return undefined;
+    members.set(key, seq);
   }
-  return Number.isSafeInteger(root) && [...members.values()].every(Number.isSafeInteger)
-    ? { root, members }
-    : undefined;
+  return root === undefined ? undefined : { root, members };
 }
 
 /**

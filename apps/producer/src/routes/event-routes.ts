@@ -13,6 +13,7 @@ import type { SSEStreamingApi } from 'hono/streaming';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Principal } from '../api-keys.js';
 import { InvalidParameterError, TooManyStreamsError } from '../errors.js';
+import { describeRange, STORED_INDEX } from '../integer-parameter.js';
 import type { ProducerClient } from '../producer-client.js';
 import { StreamSlots } from '../stream-slots.js';
 import { parseEventCursor, TreeStreamPosition, type EventCursor } from './event-cursor.js';
@@ -256,7 +257,7 @@ function startCursor(c: Context): EventCursor {
   if (!cursor)
     throw new InvalidParameterError(
       name,
-      'must be an event id of this stream: a non-negative integer event sequence number, then `.<member key>-<seq>` per member run',
+      `must be an event id of this stream: an event sequence number (${describeRange(STORED_INDEX)}), then \`.<member key>-<seq>\` per member run`,
     );
   return cursor;
 }

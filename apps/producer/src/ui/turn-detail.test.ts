@@ -7,7 +7,7 @@ afterEach(async () => {
   fx = undefined;
 });
 
-it("shows a turn's request (the messages since the previous turn) and its response, or says it is not stored; bad indexes are 400s naming the field, an unknown run a 404", async () => {
+it("shows a turn's request (the messages since the previous turn) and its response, or says it is not stored; bad indexes (past what a message index can be included) are 400s naming the field, an unknown run a 404", async () => {
   fx = await openProducerFixture();
   const { app } = fx;
   const { engine, store } = fx.client;
@@ -41,13 +41,22 @@ it("shows a turn's request (the messages since the previous turn) and its respon
     'Not stored (yet)',
   );
 
+  // The largest index a message can have is a page like any other.
+  expect(await (await app.request(`/ui/runs/${runId}/turns/2147483647`)).text()).toContain(
+    'Not stored (yet)',
+  );
+  // One past it, or past any safe integer, cannot be stored: a 400, never a 500 from Postgres.
   for (const [path, field] of [
     [`/ui/runs/${runId}/turns/one`, 'index'],
     [`/ui/runs/${runId}/turns/1?from=-1`, 'from'],
+    [`/ui/runs/${runId}/turns/2147483648`, 'index'],
+    [`/ui/runs/${runId}/turns/9007199254740993`, 'index'],
+    [`/ui/runs/${runId}/turns/1?from=2147483648`, 'from'],
+    [`/ui/runs/${runId}?page=2147483648`, 'page'],
   ] as const) {
     const res = await app.request(path);
-    expect(res.status).toBe(400);
-    expect(await res.text()).toContain(`${field}: must be a non-negative integer`);
+    expect(res.status, path).toBe(400);
+    expect(await res.text()).toContain(`${field}: must be a `);
   }
   expect((await app.request('/ui/runs/no-such-run/turns/0')).status).toBe(404);
 });

@@ -1,14 +1,11 @@
 import { RUN_STATUSES, type RunStatus } from '@cairn/engine';
 import { InvalidParameterError } from '../errors.js';
+import { integerParameter, PAGE_NUMBER } from '../integer-parameter.js';
 
-/** A 1-based page number from the query string; absent or empty is undefined, anything else but a positive integer is a 400 naming `name`. */
+/** A 1-based page number from the query string; absent or empty is undefined, anything else but a {@link PAGE_NUMBER} is a 400 naming `name`. */
 export function pageParameter(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
-    throw new InvalidParameterError(name, 'must be a positive integer');
-  }
-  return value;
+  return integerParameter(name, raw, PAGE_NUMBER);
 }
 
 /** A run status from the query string; absent or empty is undefined, an unknown one is a 400 listing the statuses. */
@@ -39,13 +36,4 @@ export function safeNextPath(raw: unknown): string {
     raw.startsWith('/admin/queues')
     ? raw
     : '/ui';
-}
-
-/** A 0-based index from the path or query string: anything but a non-negative integer is a 400 naming `name`. */
-export function indexParameter(name: string, raw: string | undefined): number {
-  const value = Number(raw);
-  if (raw === undefined || !/^\d+$/.test(raw) || !Number.isSafeInteger(value)) {
-    throw new InvalidParameterError(name, 'must be a non-negative integer');
-  }
-  return value;
 }

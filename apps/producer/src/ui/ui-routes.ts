@@ -16,6 +16,7 @@ import {
 } from '../browser-session.js';
 import { ForbiddenError } from '../errors.js';
 import { formBody } from '../form-body.js';
+import { integerParameter, STORED_INDEX } from '../integer-parameter.js';
 import type { ProducerClient } from '../producer-client.js';
 import type { AuthFailureReason } from '../producer-metrics.js';
 import type { SignInThrottle } from '../sign-in-throttle.js';
@@ -30,7 +31,7 @@ import { parseRunListQuery, runListFilter } from './run-list-query.js';
 import { runPage } from './run-page.js';
 import { attemptSpends } from './spend-notes.js';
 import { turnDetail, turnMessageRange } from './turn-detail.js';
-import { indexParameter, pageParameter, safeNextPath } from './ui-query.js';
+import { pageParameter, safeNextPath } from './ui-query.js';
 import { buildWaterfall, memberRunIds, WATERFALL_EVENT_TYPES } from './waterfall-model.js';
 
 /** What {@link uiRoutes} needs. */
@@ -153,9 +154,11 @@ export function uiRoutes({
 
   app.get('/runs/:run_id/turns/:index', async (c) => {
     const runId = c.req.param('run_id');
-    const index = indexParameter('index', c.req.param('index'));
+    const index = integerParameter('index', c.req.param('index'), STORED_INDEX);
     const from =
-      c.req.query('from') === undefined ? index : indexParameter('from', c.req.query('from'));
+      c.req.query('from') === undefined
+        ? index
+        : integerParameter('from', c.req.query('from'), STORED_INDEX);
     const page = await client.listRunMessages(runId, turnMessageRange(index, from));
     if (page.total === 0 && !(await client.getRunStatus(runId))) throw new RunNotFoundError(runId);
     return c.html(
