@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tool } from '../tool.js';
@@ -104,5 +105,35 @@ describe('executeToolBatch', () => {
     });
     controller.abort(new Error('cancelled by user'));
     await expect(batch).rejects.toThrow('cancelled by user');
+  });
+
+  it('a wide batch adds one abort listener to the run signal, not one per call, and still aborts every call', async () => {
+    const calls = 2_000;
+    const controller = new AbortController();
+    const callSignals: AbortSignal[] = [];
+    let allStarted!: () => void;
+    const started = new Promise<void>((resolve) => (allStarted = resolve));
+    const hang = tool({
+      name: 'hang',
+      description: 'Waits for the abort',
+      parameters: z.object({}),
+      execute: (_args, ctx) => {
+        callSignals.push(ctx.signal);
+        if (callSignals.length === calls) allStarted();
+        return new Promise((resolve) =>
+          ctx.signal.addEventListener('abort', () => resolve('late')),
+        );
+      },
+    });
+    const batch = executeToolBatch(
+      Array.from({ length: calls }, (_, i) => ({ id: `h${i}`, name: 'hang', arguments: '{}' })),
+      { ...context(controller.signal), tools: new Map([['hang', executableFromTool(hang)]]) },
+    );
+    await started;
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+    controller.abort(new Error('cancelled by user'));
+    await expect(batch).rejects.toThrow('cancelled by user');
+    expect(callSignals.every((signal) => signal.aborted)).toBe(true);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });

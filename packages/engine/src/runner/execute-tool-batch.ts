@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolCallRequest } from '../messages.js';
 import { CheckpointWriteError, LeaseLostError } from '../errors.js';
+import { AbortFanOut } from './abort-fan-out.js';
 import { PauseSignal } from './pause-signal.js';
 import { HandoverSignal } from './handover.js';
 import { CapacityParkSignal } from '../capacity/capacity-park-signal.js';
@@ -49,7 +50,12 @@ export async function executeToolBatch(
 ): Promise<ToolCallOutcome[]> {
   // A call started under a signal aborted already would never see the abort.
   context.signal.throwIfAborted();
-  const outcomes = await Promise.all(calls.map((call) => executeToolCall(call, context)));
+  const fanOut = new AbortFanOut(context.signal);
+  const running = calls.map((call) => executeToolCall(call, context, fanOut));
+  // Calls still running after one stopped the batch (a pause, a handover) keep following the signal.
+  const closed = Promise.allSettled(running).then(() => fanOut.close());
+  const outcomes = await Promise.all(running);
+  await closed;
   context.signal.throwIfAborted();
   return outcomes;
 }
@@ -57,6 +63,7 @@ export async function executeToolBatch(
 async function executeToolCall(
   call: ToolCallRequest,
   context: ToolBatchContext,
+  fanOut: AbortFanOut,
 ): Promise<ToolCallOutcome> {
   const startedAt = new Date();
   context.onCallStarted?.(call);
@@ -77,7 +84,7 @@ async function executeToolCall(
         `Invalid arguments for tool "${call.name}": ${z.prettifyError(parsed.error)}`,
       );
     }
-    const result = await invokeWithTimeout(tool, parsed.data, call, context);
+    const result = await invokeWithTimeout(tool, parsed.data, call, context, fanOut);
     childRunId = result.childRunId ?? null;
     content = serializeOutput(call.name, result.output);
   } catch (error) {
@@ -128,10 +135,9 @@ async function invokeWithTimeout(
   args: unknown,
   call: ToolCallRequest,
   context: ToolBatchContext,
+  fanOut: AbortFanOut,
 ): Promise<ToolInvocationResult> {
-  const callController = new AbortController();
-  const onRunAbort = () => callController.abort(context.signal.reason);
-  context.signal.addEventListener('abort', onRunAbort, { once: true });
+  const callController = fanOut.open();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -167,7 +173,7 @@ async function invokeWithTimeout(
     return await Promise.race([invocation, timeout, aborted]);
   } finally {
     clearTimeout(timer);
-    context.signal.removeEventListener('abort', onRunAbort);
+    fanOut.release(callController);
   }
 }
 
