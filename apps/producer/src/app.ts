@@ -1,14 +1,13 @@
 import type { LiveSubscriber } from '@cairn/runtime';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
 import type { Logger } from 'pino';
 import { adminOnly, apiKeyAuth, isAdminRequest } from './api-key-auth.js';
 import { ApiKeyRing } from './api-keys.js';
+import { bodyLimit } from './body-limit.js';
 import { BrowserSessions } from './browser-session.js';
 import { BULL_BOARD_PATH, bullBoard } from './bull-board.js';
 import type { BoardQueue } from './bull-board.js';
-import { PayloadTooLargeError } from './errors.js';
 import { toErrorResponse } from './http-errors.js';
 import type { ProducerClient } from './producer-client.js';
 import { pathGuard } from './path-guard.js';
@@ -92,14 +91,7 @@ export function createApp(deps: AppDeps): Hono {
   const signInThrottle = new SignInThrottle();
   const onAuthFailure = (reason: AuthFailureReason) => metrics.recordAuthFailure(reason);
   // Before auth, which reads a form's CSRF field from the body: every body is bounded before anything reads it.
-  app.use(
-    bodyLimit({
-      maxSize: maxBodyBytes,
-      onError: () => {
-        throw new PayloadTooLargeError(maxBodyBytes);
-      },
-    }),
-  );
+  app.use(bodyLimit(maxBodyBytes));
   app.use(apiKeyAuth(keys, sessions, { onFailure: onAuthFailure }));
   app.use(pathGuard());
   app.onError((error, c) => {
