@@ -2,6 +2,7 @@ import {
   Agent,
   Engine,
   LeaseLostError,
+  MAX_TOOL_CALLS_PER_TURN,
   ModelError,
   OpenAIChatModel,
   Registry,
@@ -148,6 +149,41 @@ describe('limits', () => {
     expect(run.error).toMatchObject({ name: 'MaxTurnsExceededError' });
     expect(run.error?.message).toContain('maxTurns (3)');
     expect(run.lastCheckpointAtMessageIndex).toBe(7);
+  });
+
+  it('ends in ERROR naming MAX_TOOL_CALLS_PER_TURN when a turn asks for more calls, running none; a continue asks again', async () => {
+    let width = MAX_TOOL_CALLS_PER_TURN + 1;
+    let pings = 0;
+    const counted = tool({
+      name: 'ping',
+      description: 'Answers pong',
+      parameters: z.object({}),
+      execute: () => `pong ${(pings += 1)}`,
+    });
+    const wide = new ScriptedModel({
+      decide: ({ messages }) =>
+        toolResults(messages).length === 0
+          ? { toolCalls: Array.from({ length: width }, () => ({ name: 'ping', arguments: {} })) }
+          : { text: `got ${toolResults(messages).length}` },
+    });
+    const engine = engineWith(new Agent({ name: 'pinger', model: wide, tools: [counted] }));
+    const failed = await runAgent(engine);
+    expect(failed).toMatchObject({
+      status: 'ERROR',
+      error: {
+        name: 'TooManyToolCallsError',
+        message: `run ${failed.runId}: the model asked for 1001 tool calls in one turn, more than MAX_TOOL_CALLS_PER_TURN (1000) allows`,
+        retryable: false,
+      },
+    });
+    expect(pings).toBe(0);
+    expect((await t.store.loadHistory(failed.runId)).messages).toHaveLength(1);
+
+    width = MAX_TOOL_CALLS_PER_TURN;
+    expect((await engine.continueRun(failed.runId)).action).toBe('resume');
+    const resumed = await engine.execute(failed.runId, { reason: 'continue' });
+    expect(resumed.outcome === 'finished' && resumed.run.content).toBe('got 1000');
+    expect(pings).toBe(MAX_TOOL_CALLS_PER_TURN);
   });
 });
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createRegistry } from '@cairn/research-team';
 import { REPO_ROOT } from '@cairn/services';
-import { Engine } from '@cairn/engine';
+import { Engine, MAX_TOOL_CALLS_PER_TURN } from '@cairn/engine';
 import { exportRun, readRunFile, replayRun, RunFileError } from '@cairn/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, type TestStore } from '../helpers/test-store.js';
@@ -90,6 +90,33 @@ describe('run files', () => {
         /bad-message\.json: malformed run file: run\.messages\.0\.role: /,
       ],
     ];
+    const turnOf = (calls: number) => ({
+      ...good,
+      run: {
+        ...good.run,
+        messages: [
+          good.run.messages[0],
+          {
+            role: 'assistant',
+            content: null,
+            toolCalls: Array.from({ length: calls }, (_, i) => ({
+              id: `call_${i}`,
+              name: 'slow_search',
+              arguments: '{}',
+            })),
+          },
+        ],
+      },
+    });
+    cases.push([
+      'wide-turn.json',
+      JSON.stringify(turnOf(MAX_TOOL_CALLS_PER_TURN + 1)),
+      /wide-turn\.json: malformed run file: run\.messages\.1\.toolCalls: 1001 tool calls in one turn, more than MAX_TOOL_CALLS_PER_TURN \(1000\) allows$/,
+    ]);
+    // A turn at the cap is a run file like any other.
+    await expect(
+      readRunFile(writeFile('cap-turn.json', JSON.stringify(turnOf(MAX_TOOL_CALLS_PER_TURN)))),
+    ).resolves.toMatchObject({ run: { run_id: runId } });
     for (const [name, content, message] of cases) {
       const read = readRunFile(writeFile(name, content));
       await expect(read).rejects.toThrow(RunFileError);

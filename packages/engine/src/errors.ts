@@ -255,6 +255,21 @@ export class MaxTurnsExceededError extends CairnError {
 }
 
 /**
+ * The model asked for more tool calls in one turn than `MAX_TOOL_CALLS_PER_TURN`
+ * allows: the run ends in ERROR without the turn; `continue` asks the model again.
+ */
+export class TooManyToolCallsError extends ModelError {
+  constructor(
+    readonly runId: string,
+    readonly toolCalls: number,
+    /** The refusal, naming the cap. */
+    problem: string,
+  ) {
+    super(`run ${runId}: the model asked for ${problem}`, false);
+  }
+}
+
+/**
  * The run passed its deadline (`deadline_ms` at its creation, or its
  * entity's `maxDurationMs`; a member run's is its team's): its in-flight
  * model and tool calls were aborted and it ended in ERROR. `continue` with a

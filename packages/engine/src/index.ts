@@ -27,6 +27,7 @@ export {
   CancelRequestedError,
   ModelError,
   MaxTurnsExceededError,
+  TooManyToolCallsError,
   DeadlineExceededError,
   DecisionError,
   ActionNotFoundError,
@@ -95,6 +96,7 @@ export {
   type ResolvedApproval,
 } from './tool.js';
 export { Agent, DEFAULT_MAX_TURNS, type AgentOptions } from './agent.js';
+export { MAX_TOOL_CALLS_PER_TURN } from './runner/tool-call-cap.js';
 export { Team, DELEGATE_TOOL_NAME, type TeamOptions } from './team.js';
 export { Registry, type Entity } from './registry.js';
 export { definitionHashOf } from './definition-hash.js';

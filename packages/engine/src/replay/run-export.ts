@@ -3,6 +3,7 @@ import { RunFileError } from '../errors.js';
 import { ACTION_KINDS, ACTION_STATUSES } from '../hitl/pending-action.js';
 import { RUN_STATUSES } from '../lifecycle/run-status.js';
 import { STORED_MESSAGE } from '../lifecycle/stored-state.js';
+import { toolCallCapProblem } from '../runner/tool-call-cap.js';
 import { CHECKPOINT_MODES, ENTITY_KINDS } from '../run-types.js';
 
 /** The `schema` of a run file. */
@@ -49,7 +50,14 @@ const EXPORTED_RUN = z.object({
   input: z.string(),
   content: z.string().nullable(),
   definition_hash: z.string().nullable(),
-  messages: z.array(STORED_MESSAGE),
+  // A turn the engine would refuse is refused here too: a file is no way around the cap.
+  messages: z.array(STORED_MESSAGE).superRefine((messages, ctx) =>
+    messages.forEach((message, index) => {
+      const problem =
+        message.role === 'assistant' && toolCallCapProblem(message.toolCalls?.length ?? 0);
+      if (problem) ctx.addIssue({ code: 'custom', path: [index, 'toolCalls'], message: problem });
+    }),
+  ),
   tool_calls: z.array(EXPORTED_TOOL_CALL),
   actions: z.array(EXPORTED_ACTION),
 });

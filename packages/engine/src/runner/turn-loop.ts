@@ -28,6 +28,7 @@ import {
   type DecidedCall,
 } from '../hitl/plan-tool-calls.js';
 import { respondWithRetry, type RetryPolicy } from './model-retry.js';
+import { checkToolCallCap } from './tool-call-cap.js';
 import type { OutputCheck } from './output-type.js';
 import type { ExecutableTool } from '../executable-tool.js';
 import type { ModelGate } from '../capacity/model-gate.js';
@@ -234,6 +235,7 @@ async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<Assis
     tenant: state.tenant,
     ...(capacityWaitMs > 0 && { capacityWaitMs }),
   });
+  checkToolCallCap(state.runId, response.message);
   return response.message;
 }
 
