@@ -125,7 +125,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       logger.error({ err: error }, 'an execution thread died: exiting');
       process.exit(1);
     });
-  const model = modelFromSpec(config);
+  const model = modelFromSpec(config, logger);
   // With execution threads, each thread builds the module's context itself; this thread needs only the entities.
   // Loading the module checks its `modelLimits` too: a malformed entry refuses the start, named.
   const loaded = inMainThread

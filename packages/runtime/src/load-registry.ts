@@ -31,16 +31,20 @@ export const KEYLESS_SERVER_API_KEY = 'no-key-needed';
 
 /**
  * The model overriding every entity, or undefined for `scripted` (the registry's own scripted models).
- * `openai-chat:` without a key sends {@link KEYLESS_SERVER_API_KEY}.
+ * `openai-chat:` without a key sends {@link KEYLESS_SERVER_API_KEY}. `logger` hears, once, that the
+ * model stopped streaming for a server that streams badly (see `StreamFallback`).
  */
-export function modelFromSpec(options: ModelSpecOptions): Model | undefined {
+export function modelFromSpec(
+  options: ModelSpecOptions,
+  logger?: { warn(obj: object, msg?: string): void },
+): Model | undefined {
   const { model, openaiApiKey: apiKey, openaiBaseUrl: baseURL, modelStream: stream } = options;
   if (model === 'scripted') return undefined;
   const [provider, ...rest] = model.split(':');
   const name = rest.join(':');
   if (provider === 'openai' && name) {
     if (!apiKey) throw new ConfigError('OPENAI_API_KEY', `is required for CAIRN_MODEL=${model}`);
-    return new OpenAIResponsesModel({ model: name, apiKey, baseURL, stream });
+    return new OpenAIResponsesModel({ model: name, apiKey, baseURL, stream, logger });
   }
   if (provider === 'openai-chat' && name) {
     if (!apiKey && !baseURL) {
@@ -54,6 +58,7 @@ export function modelFromSpec(options: ModelSpecOptions): Model | undefined {
       apiKey: apiKey || KEYLESS_SERVER_API_KEY,
       baseURL,
       stream,
+      logger,
     });
   }
   throw new ConfigError(

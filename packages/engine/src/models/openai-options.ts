@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import type { StreamFallbackLogger } from './stream-fallback.js';
 
 /** Options of the OpenAI adapters ({@link OpenAIResponsesModel}, {@link OpenAIChatModel}). */
 export interface OpenAIModelOptions {
@@ -31,9 +32,18 @@ export interface OpenAIModelOptions {
    * (`stream: true`). `false` for a server whose stream drops what its whole
    * answers carry (tool calls); a server that answers `stream: true` with a
    * whole JSON body works either way, without live deltas.
+   * A streamed turn that fails as only a broken stream does (a 500 or 501,
+   * or an empty answer to a turn that offers tools) is asked again without
+   * streaming; if that works, the adapter stops streaming for good and says
+   * so once to `logger` (see `StreamFallback`).
    * @defaultValue true
    */
   stream?: boolean;
+  /**
+   * Where the adapter warns, once, that it stopped streaming for a server that streams badly.
+   * @defaultValue standard error
+   */
+  logger?: StreamFallbackLogger;
 }
 
 /** Builds the adapter's client with the openai client's retries off: retrying is the engine's job. */

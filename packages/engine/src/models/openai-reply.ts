@@ -1,6 +1,5 @@
 import { Stream } from 'openai/core/streaming';
 import { ModelError } from '../errors.js';
-import type { ModelRequest, ModelResponse } from '../model.js';
 
 /** How much of a body that cannot be read an error quotes. */
 const QUOTED_CHARS = 200;
@@ -74,24 +73,4 @@ export function describeBody(status: number, contentType: string, text: string):
   const line = text.replace(/\s+/g, ' ').trim();
   const quoted = line.length > QUOTED_CHARS ? `${line.slice(0, QUOTED_CHARS)}...` : line;
   return `${status} ${contentType || '(no content type)'}, body: ${quoted || '(empty)'}`;
-}
-
-/**
- * A streamed turn, checked: an aborted request never resolves, and an empty
- * answer (no text, no tool calls) to a turn that offers tools fails naming
- * the fix, since it is what a server whose stream carries text only (as
- * `@dwmkerr/mock-llm`'s does) sends for a tool-call answer. Not retryable:
- * the same server streams the same way again.
- */
-export function checkStreamedTurn(response: ModelResponse, request: ModelRequest): ModelResponse {
-  request.signal?.throwIfAborted();
-  const { content, toolCalls } = response.message;
-  if (request.tools.length > 0 && !content && !toolCalls?.length) {
-    throw new ModelError(
-      'malformed model response: the server streamed an empty answer (no text, no tool calls) to a turn that offers tools; ' +
-        'a server whose stream drops tool calls needs streaming off: stream: false on the adapter, CAIRN_MODEL_STREAM=false for CAIRN_MODEL',
-      false,
-    );
-  }
-  return response;
 }

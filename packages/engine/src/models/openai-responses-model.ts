@@ -4,12 +4,13 @@ import { ModelError, assertNever } from '../errors.js';
 import type { AssistantMessage, Message, ToolCallRequest } from '../messages.js';
 import type { Model, ModelRequest, ModelResponse, ToolSpec } from '../model.js';
 import { malformedResponse, toModelError } from './openai-errors.js';
-import { checkStreamedTurn, readModelReply, type EventStream } from './openai-reply.js';
+import { readModelReply, type EventStream } from './openai-reply.js';
 import {
   createOpenAIClient,
   openAIRequestOptions,
   type OpenAIModelOptions,
 } from './openai-options.js';
+import { StreamFallback } from './stream-fallback.js';
 
 type ResponseInputItem = OpenAI.Responses.ResponseInputItem;
 type Response = OpenAI.Responses.Response;
@@ -29,10 +30,12 @@ const RETRYABLE_FAILURE_CODES: ReadonlySet<string> = new Set([
 export class OpenAIResponsesModel implements Model {
   readonly name: string;
   private readonly client: OpenAI;
+  private readonly streaming: StreamFallback;
 
   constructor(private readonly options: OpenAIModelOptions) {
     this.name = `openai:${options.model}`;
     this.client = createOpenAIClient(options);
+    this.streaming = new StreamFallback(this.name, options.logger);
   }
 
   async respond(request: ModelRequest): Promise<ModelResponse> {
@@ -44,16 +47,32 @@ export class OpenAIResponsesModel implements Model {
       ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toFunctionTool) }),
       ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
     };
-    const onDelta = this.options.stream === false ? undefined : request.onDelta;
+    return this.streaming.respond(
+      request,
+      this.options.stream !== false && request.onDelta !== undefined,
+      (stream) => this.ask(body, request, stream),
+    );
+  }
+
+  /** One request, streamed or whole, its answer read by what came back. */
+  private async ask(
+    body: OpenAI.Responses.ResponseCreateParamsNonStreaming,
+    request: ModelRequest,
+    stream: boolean,
+  ): Promise<ModelResponse> {
+    const onDelta = stream ? request.onDelta : undefined;
     try {
       const reply = await readModelReply(
         this.client.responses.create(
-          onDelta ? { ...body, stream: true } : body,
+          stream ? { ...body, stream: true } : body,
           openAIRequestOptions(this.options, request.signal),
         ),
       );
       if (reply.kind === 'json') return fromResponse(reply.body as Response);
-      return checkStreamedTurn(fromResponse(await assemble(reply.events, onDelta)), request);
+      const response = fromResponse(await assemble(reply.events, onDelta));
+      // An aborted request never resolves, though its stream may have ended cleanly.
+      request.signal?.throwIfAborted();
+      return response;
     } catch (error) {
       throw toModelError(error, request.signal);
     }

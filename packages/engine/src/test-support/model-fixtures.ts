@@ -3,6 +3,7 @@ import { expect, it } from 'vitest';
 import { ModelError } from '../errors.js';
 import type { Message } from '../messages.js';
 import type { Model, ModelRequest, ModelStreamDelta, ToolSpec } from '../model.js';
+import type { StreamFallbackLogger } from '../models/stream-fallback.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../testing/fake-openai-server.js';
 
 /** The tool both adapter tests offer the model. */
@@ -80,7 +81,7 @@ export async function expectStreamedTurns(model: Model, server: FakeOpenAIServer
 /** Builds the adapter under test on the server at `baseURL`, with extra options (`stream`). */
 export type ModelFactory = (
   baseURL: string,
-  options?: { stream?: boolean; client?: OpenAI },
+  options?: { stream?: boolean; client?: OpenAI; logger?: StreamFallbackLogger },
 ) => Model;
 
 const TEXT = 'Cairns are piles of stones that mark a trail.';
@@ -143,17 +144,35 @@ async function expectStreamOff(build: ModelFactory): Promise<void> {
   }
 }
 
+/** A logger that keeps the adapter's warnings. */
+function warnings(): { logger: StreamFallbackLogger; said: string[] } {
+  const said: string[] = [];
+  return { logger: { warn: (_obj, msg) => void said.push(msg ?? '') }, said };
+}
+
 /**
- * A server whose stream carries text only (`@dwmkerr/mock-llm`): text turns
- * stream; a tool-call turn arrives empty, which the adapter cannot tell from
- * nothing, so it fails naming the fix (`stream: false`), and with that fix
- * the same server's tool calls come back.
+ * A server whose stream breaks on tool-call turns, as a published mock
+ * server's does: a text-only stream (`@dwmkerr/mock-llm`) sends the turn
+ * empty, another answers 500 `TypeError`. Text turns stream; the broken turn
+ * is asked again without streaming, which answers it, and from then on the
+ * adapter asks without streaming, saying so once, naming CAIRN_MODEL_STREAM.
  */
-async function expectTextOnlyStreamsNameTheFix(build: ModelFactory): Promise<void> {
-  const server = await startFakeOpenAIServer({ streaming: 'text-only' });
+async function expectBrokenStreamsFallBack(
+  build: ModelFactory,
+  streaming: 'text-only' | 'fails-tool-calls',
+): Promise<void> {
+  const server = await startFakeOpenAIServer({ streaming });
   try {
-    const model = build(server.url);
-    server.enqueue({ kind: 'text', text: TEXT }, { kind: 'tool_calls', calls: CALLS });
+    const { logger, said } = warnings();
+    const model = build(server.url, { logger });
+    // Each request takes the next reply: the broken turn's two requests take one each.
+    server.enqueue(
+      { kind: 'text', text: TEXT },
+      { kind: 'tool_calls', calls: CALLS },
+      { kind: 'tool_calls', calls: CALLS },
+      { kind: 'tool_calls', calls: CALLS },
+      { kind: 'text', text: TEXT },
+    );
     const deltas: ModelStreamDelta[] = [];
     const onDelta = (d: ModelStreamDelta) => void deltas.push(d);
     const text = await model.respond(
@@ -161,20 +180,73 @@ async function expectTextOnlyStreamsNameTheFix(build: ModelFactory): Promise<voi
     );
     expect(text.message).toEqual({ role: 'assistant', content: TEXT });
     expect(deltas.map((d) => (d.kind === 'text' ? d.text : '')).join('')).toBe(TEXT);
+    expect(said).toEqual([]);
 
-    const error = await modelError(
-      model.respond(ask([{ role: 'user', content: 'Research cairns.' }], { onDelta })),
+    for (let turn = 0; turn < 2; turn++) {
+      const answer = await model.respond(
+        ask([{ role: 'user', content: 'Research cairns.' }], { onDelta }),
+      );
+      expect(answer.message.toolCalls?.map((c) => c.name)).toEqual(['slow_search']);
+    }
+    const last = await model.respond(
+      ask([{ role: 'user', content: 'What is a cairn?' }], { onDelta }),
     );
-    expect(error.retryable).toBe(false);
-    expect(error.message).toMatch(/streamed an empty answer/);
-    expect(error.message).toContain('stream: false');
-    expect(error.message).toContain('CAIRN_MODEL_STREAM=false');
+    expect(last.message.content).toBe(TEXT);
 
-    server.enqueue({ kind: 'tool_calls', calls: CALLS });
-    const turn = await build(server.url, { stream: false }).respond(
-      ask([{ role: 'user', content: 'Research cairns.' }], { onDelta }),
+    // Streamed text; the broken turn streamed, then whole; every later turn whole.
+    expect(server.requests.map((r) => r.body['stream'])).toEqual([
+      true,
+      true,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain('asking without streaming from now on');
+    expect(said[0]).toContain('CAIRN_MODEL_STREAM=false');
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * A streamed 500 whose whole retry fails too is not the stream's fault: the
+ * error keeps its status and retryability for the runner and names
+ * CAIRN_MODEL_STREAM; streaming stays on. A 503 (overload, a gateway) is
+ * never asked again here: it goes to the runner's retries as it is.
+ */
+async function expectFailuresNotCuredWholeReachTheRunner(build: ModelFactory): Promise<void> {
+  const server = await startFakeOpenAIServer();
+  try {
+    const { logger, said } = warnings();
+    const model = build(server.url, { logger });
+    const onDelta = () => undefined;
+    server.enqueue(
+      { kind: 'error', status: 500, message: 'TypeError' },
+      { kind: 'error', status: 500, message: 'The server had an error' },
+      { kind: 'error', status: 503, message: 'Model is loading' },
+      { kind: 'text', text: TEXT },
     );
-    expect(turn.message.toolCalls?.map((c) => c.name)).toEqual(['slow_search']);
+
+    const both = await modelError(
+      model.respond(ask([{ role: 'user', content: 'Hi' }], { onDelta })),
+    );
+    expect(both.status).toBe(500);
+    expect(both.retryable).toBe(true);
+    expect(both.message).toContain('The server had an error');
+    expect(both.message).toContain('TypeError');
+    expect(both.message).toContain('CAIRN_MODEL_STREAM=false');
+
+    const loading = await modelError(
+      model.respond(ask([{ role: 'user', content: 'Hi' }], { onDelta })),
+    );
+    expect(loading.status).toBe(503);
+    expect(loading.retryable).toBe(true);
+    expect(loading.message).not.toContain('CAIRN_MODEL_STREAM');
+
+    await model.respond(ask([{ role: 'user', content: 'Hi' }], { onDelta }));
+    expect(server.requests.map((r) => r.body['stream'])).toEqual([true, undefined, true, true]);
+    expect(said).toEqual([]);
   } finally {
     await server.close();
   }
@@ -306,8 +378,8 @@ async function expectRateLimitHeaders(build: ModelFactory, modelId: string): Pro
 
 /**
  * The tests every OpenAI adapter passes against servers as they really are:
- * one that does not stream, streaming turned off, a stream that carries text
- * only, a stream under another content type, a body that is neither, and a
+ * one that does not stream, streaming turned off, a stream that breaks tool
+ * turns (text only, or a 500), a stream under another content type, a body that is neither, and a
  * quota's 429 (`modelId`: the model the factory's adapters ask for).
  */
 export function itReadsWhatServersSend(build: ModelFactory, modelId: string): void {
@@ -320,8 +392,14 @@ export function itReadsWhatServersSend(build: ModelFactory, modelId: string): vo
   it('never asks to stream with stream: false', async () => {
     await expectStreamOff(build);
   });
-  it('fails an empty streamed tool turn from a text-only stream naming stream: false, which fixes it', async () => {
-    await expectTextOnlyStreamsNameTheFix(build);
+  it.each(['text-only', 'fails-tool-calls'] as const)(
+    'asks a tool turn again without streaming when a %s stream breaks it, then stops streaming and says so once',
+    async (streaming) => {
+      await expectBrokenStreamsFallBack(build, streaming);
+    },
+  );
+  it('leaves a 500 that a whole answer does not cure, and a 503, to the runner, naming CAIRN_MODEL_STREAM on the 500', async () => {
+    await expectFailuresNotCuredWholeReachTheRunner(build);
   });
   it('reads an event stream sent under another content type', async () => {
     await expectMislabelledStreamsRead(build);

@@ -18,9 +18,11 @@ import type { ScriptContext, ScriptedReply } from './scripted-model.js';
  * - `text-only`: a stream built from the answer's text alone, as `@dwmkerr/mock-llm` streams
  *   Chat Completions (`message.content` in chunks, `finish_reason: "stop"`, no usage):
  *   a tool-call answer streams as an empty one;
- * - `mislabelled`: server-sent events under `Content-Type: text/plain`, as some proxies relabel a stream.
+ * - `mislabelled`: server-sent events under `Content-Type: text/plain`, as some proxies relabel a stream;
+ * - `fails-tool-calls`: a tool-call answer asked with `stream: true` is a 500 `{"error":"TypeError"}`,
+ *   as a published mock server's broken stream answers; text streams, and whole answers are whole.
  */
-export type FakeStreaming = 'sse' | 'never' | 'text-only' | 'mislabelled';
+export type FakeStreaming = 'sse' | 'never' | 'text-only' | 'mislabelled' | 'fails-tool-calls';
 
 /** Options of {@link startFakeOpenAIServer}. */
 export interface FakeOpenAIServerOptions {
@@ -170,6 +172,8 @@ export async function startFakeOpenAIServer(
       default: {
         const complete = route.endpoint(reply, body);
         if (body['stream'] !== true || streaming === 'never') sendJson(res, 200, complete);
+        else if (streaming === 'fails-tool-calls' && reply.kind === 'tool_calls')
+          sendJson(res, 500, { error: 'TypeError' });
         else if (streaming === 'text-only') sendSse(res, route.textOnlyStream(complete));
         else
           sendSse(

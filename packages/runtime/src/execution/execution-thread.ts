@@ -43,7 +43,7 @@ const logger: WorkerLogger = {
 
 let executor: RunExecutor;
 try {
-  const model = modelFromSpec(config);
+  const model = modelFromSpec(config, logger);
   const { registry, context, modelLimits, modelPrices } = await loadRegistryModule(
     config.registryModule,
     model,
