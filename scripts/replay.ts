@@ -4,7 +4,9 @@
  * and no tool, printing `replayed <n> turns, <m> tool calls: ok` (exit 0) or
  * the first divergence (exit 1). `npm run replay -- run.json` replays a run
  * file with no database; `npm run replay -- --export <run_id> --out run.json`
- * writes one. Bad usage, a bad file or an unknown run exits 2.
+ * writes one. Bad usage, a bad file or an unknown run exits 2. Whatever it
+ * prints of a run (names, messages, a bad file's values) shows control
+ * characters as escapes, never raw.
  */
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -13,6 +15,8 @@ import { CairnError, type Registry } from '@cairn/engine';
 import {
   describeReplay,
   exportRun,
+  printable,
+  printableJson,
   readRunFile,
   replayRun,
   type RunExport,
@@ -23,7 +27,15 @@ const USAGE =
   'usage: npm run replay -- <run_id> | <run.json> | --export <run_id> [--out <run.json>]';
 
 /** A problem with what was asked (usage, the configuration): exit 2, as every failure to replay. */
-class UsageProblem extends Error {}
+class UsageProblem extends Error {
+  constructor(
+    message: string,
+    /** Print the usage line after the message. */
+    readonly showUsage = false,
+  ) {
+    super(message);
+  }
+}
 
 async function main(): Promise<number> {
   let values: { export?: string; out?: string; help?: boolean };
@@ -38,34 +50,49 @@ async function main(): Promise<number> {
       allowPositionals: true,
     }));
   } catch (error) {
-    throw new UsageProblem(`${(error as Error).message}\n${USAGE}`);
+    throw new UsageProblem((error as Error).message, true);
   }
   if (values.help) {
     console.log(USAGE);
     return 0;
   }
   if (values.export !== undefined) {
-    if (positionals.length > 0) throw new UsageProblem(USAGE);
+    if (positionals.length > 0) throw new UsageProblem('--export takes no run file', true);
     const file = await withStore((store) => exportRun(store, values.export!));
-    const json = `${JSON.stringify(file, null, 2)}\n`;
+    const json = `${printableJson(file)}\n`;
     if (values.out === undefined) process.stdout.write(json);
     else {
       await writeFile(values.out, json);
       console.log(
-        `wrote run ${file.run.run_id} and ${file.members.length} member run(s) to ${values.out}`,
+        printable(
+          `wrote run ${file.run.run_id} and ${file.members.length} member run(s) to ${values.out}`,
+        ),
       );
     }
     return 0;
   }
   const [target, ...rest] = positionals;
   if (target === undefined || rest.length > 0 || values.out !== undefined)
-    throw new UsageProblem(USAGE);
+    throw new UsageProblem('give one run id or run file', true);
   const run = isRunFile(target)
     ? await readRunFile(target)
     : await withStore((store) => exportRun(store, target));
   const result = await replayRun(await currentRegistry(), run);
   console.log(describeReplay(result, run.run.run_id));
   return result.ok ? 0 : 1;
+}
+
+/** Where an unexpected error was thrown: its stack's frames (its message is printed apart), each line escaped. */
+function stackFrames(error: unknown): string {
+  const stack = (error as Error | undefined)?.stack ?? '';
+  const frames = stack.indexOf('\n    at ');
+  return frames < 0
+    ? ''
+    : stack
+        .slice(frames + 1)
+        .split('\n')
+        .map(printable)
+        .join('\n');
 }
 
 /** A path to a run file, not a run id: it exists, or it names a `.json` file. */
@@ -101,6 +128,8 @@ try {
 } catch (error) {
   // Exit 1 is kept for a divergence: a bad file, an unknown run or an unreachable database is 2.
   const known = error instanceof UsageProblem || error instanceof CairnError;
-  console.error(`replay: ${known ? error.message : String((error as Error).stack ?? error)}`);
+  console.error(`replay: ${printable(known ? error.message : String(error))}`);
+  if (error instanceof UsageProblem && error.showUsage) console.error(USAGE);
+  if (!known) console.error(stackFrames(error));
   process.exitCode = 2;
 }

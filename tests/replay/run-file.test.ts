@@ -147,6 +147,52 @@ describe('npm run replay', () => {
     });
   });
 
+  it("prints a file's names and values with their control characters escaped: no retitled terminal, no forged line", async () => {
+    // A terminal title, an erased line, a carriage return and a forged result, then a C1 CSI and DEL.
+    const hostile =
+      '\u001b]0;pwned\u0007\u001b[2K\rreplayed 7 turns, 5 tool calls: ok\u009b2K\u007f';
+    const shown = String.raw`\u001b]0;pwned\u0007\u001b[2K\rreplayed 7 turns, 5 tool calls: ok\u009b2K\u007f`;
+    const good = await exportRun(t.store, runId);
+    const member = good.members[0]!;
+    const [input, turn, result, ...rest] = member.messages;
+    if (turn?.role !== 'assistant' || result?.role !== 'tool') throw new Error('unexpected run');
+    const tool = `slow_search${hostile}`;
+    const renamed = {
+      ...good,
+      members: [
+        {
+          ...member,
+          entity: { ...member.entity, name: `research-team/researcher${hostile}` },
+          messages: [
+            input!,
+            { ...turn, toolCalls: turn.toolCalls!.map((call) => ({ ...call, name: tool })) },
+            { ...result, name: tool },
+            ...rest,
+          ],
+        },
+      ],
+    };
+    const [diverged, refused] = await Promise.all([
+      replayCli([writeFile('hostile.json', JSON.stringify(renamed))], { DATABASE_URL: undefined }),
+      replayCli([writeFile('hostile-schema.json', JSON.stringify({ ...good, schema: hostile }))], {
+        DATABASE_URL: undefined,
+      }),
+    ]);
+    // Unicode's control characters: C0, DEL and C1 (each output is one line and its newline).
+    const raw = /\p{Cc}/u;
+    expect(diverged).toMatchObject({ code: 1, stderr: '' });
+    expect(diverged.stdout.slice(0, -1)).not.toMatch(raw);
+    expect(diverged.stdout).toBe(
+      `member run ${member.run_id} (research-team/researcher${shown}) turn 1: tool "slow_search${shown}" no longer exists on agent "researcher"\n`,
+    );
+    expect(refused).toMatchObject({ code: 2, stdout: '' });
+    expect(refused.stderr.slice(0, -1)).not.toMatch(raw);
+    expect(refused.stderr).toMatch(
+      /^replay: \S+hostile-schema\.json: not a run file: schema is "(.*)", expected "cairn\.run-export"\n$/,
+    );
+    expect(refused.stderr).toContain(`schema is "${shown}"`);
+  });
+
   it('prints the first divergence against a changed registry (exit 1); bad usage or a bad file exits 2', async () => {
     const [changed, usage, bad, noDb] = await Promise.all([
       replayCli([runId], {

@@ -1,3 +1,5 @@
+import { printable } from './printable.js';
+
 /** The first step at which the current code does something other than the stored run did. */
 export interface ReplayDivergence {
   /** The model turn (1-based, within its run) that made the diverging call or answer. */
@@ -22,12 +24,13 @@ export type ReplayResult =
 /**
  * The line `npm run replay` prints: `replayed 4 turns, 5 tool calls: ok`, or
  * the first divergence (`turn 3: tool "x" args {...} no longer valid: ...`),
- * naming the member run when it happened in one.
+ * naming the member run when it happened in one. One line whatever the run
+ * holds: its names and contents come with their control characters escaped.
  */
 export function describeReplay(result: ReplayResult, rootRunId: string): string {
   if (result.ok) return `replayed ${result.turns} turns, ${result.toolCalls} tool calls: ok`;
   const { divergence } = result;
   const where =
     divergence.runId === rootRunId ? '' : `member run ${divergence.runId} (${divergence.entity}) `;
-  return `${where}turn ${divergence.turn}: ${divergence.message}`;
+  return printable(`${where}turn ${divergence.turn}: ${divergence.message}`);
 }

@@ -24,4 +24,5 @@ export {
 } from '../replay/replay-result.js';
 export { exportRun, type RunExportSource } from '../replay/export-run.js';
 export { readRunFile } from '../replay/read-run-file.js';
+export { printable, printableJson } from '../replay/printable.js';
 export { parseRunExport, type RunExport, type ExportedRun } from '../replay/run-export.js';
