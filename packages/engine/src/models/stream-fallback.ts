@@ -20,18 +20,22 @@ const CONSOLE_LOGGER: StreamFallbackLogger = {
 };
 
 /**
- * One adapter's streaming, learnt from its server. A turn asked with
- * streaming that fails the way only a broken stream does (a 500 or 501
- * answer, or an empty answer to a turn that offers tools, as a stream that
- * drops tool calls gives) is asked once more without streaming, under the
- * same call (the runner's retry and 429 handling see one answer or one
- * error). When that answer is whole, the server streams badly: the adapter
- * asks without streaming from then on, for the life of the process, and
- * says so once in the log. When it fails too, its error says that both
- * were tried and names `CAIRN_MODEL_STREAM=false`.
+ * One adapter's streaming, learnt from its server. A streamed request that
+ * fails as a broken stream does is asked once more without streaming, under
+ * the same call (the runner's retries and 429 handling see one answer or
+ * one error): an empty answer to a turn that offers tools (a stream that
+ * drops tool calls) at once; a 500 or 501 only when the adapter's previous
+ * streamed request failed so too, so that a server's one-off 500 still goes
+ * to the runner's retries with backoff, and a stream that fails every time
+ * costs one of them. When the whole answer comes back, the server streams
+ * badly: the adapter asks without streaming from then on, for the life of
+ * the process, and says so once in the log. When it fails too, its error
+ * says that both were tried and names `CAIRN_MODEL_STREAM=false`.
  */
 export class StreamFallback {
   private streamsBadly = false;
+  /** The last streamed request failed with a status in {@link STREAM_FAILURE_STATUSES}. */
+  private lastStreamFailed = false;
   private readonly logger: StreamFallbackLogger;
 
   constructor(
@@ -54,12 +58,16 @@ export class StreamFallback {
     let failure: string;
     try {
       const streamed = await ask(true);
+      this.lastStreamFailed = false;
       if (!isEmptyToolTurn(streamed, request)) return streamed;
       failure = 'an empty answer (no text, no tool calls) to a turn that offers tools';
     } catch (error) {
       if (!(error instanceof ModelError) || !STREAM_FAILURE_STATUSES.has(error.status ?? 0))
         throw error;
-      failure = error.message;
+      const again = this.lastStreamFailed;
+      this.lastStreamFailed = true;
+      if (!again) throw error;
+      failure = `${error.message}, twice in a row`;
     }
     request.signal?.throwIfAborted();
     let whole: ModelResponse;
