@@ -1,4 +1,6 @@
 import {
+  CapExceededError,
+  DecisionForbiddenError,
   ActionExpiredError,
   ActionNotFoundError,
   ArgsDigestMismatchError,
@@ -129,6 +131,8 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof ActionExpiredError) return reply(410, 'action_expired', error);
   if (error instanceof ArgsDigestMismatchError) return reply(412, 'args_digest_mismatch', error);
   if (error instanceof InvalidDecisionError) return reply(422, 'invalid_decision', error);
+  if (error instanceof DecisionForbiddenError) return reply(403, 'forbidden', error);
+  if (error instanceof CapExceededError) return reply(400, 'cap_exceeded', error);
   if (error instanceof InvalidForkPointError) return reply(422, 'invalid_fork_point', error);
   if (error instanceof RunNotContinuableError) return reply(409, 'run_not_continuable', error);
   if (error instanceof ContinuePendingError) return reply(409, 'continue_pending', error);

@@ -41,7 +41,12 @@ export interface ProducerClient {
   continueRun(runId: string, options: ContinueRunOptions): Promise<ContinueRunResult>;
   forkRun(runId: string, request: ForkRequest): Promise<CreatedRun & { forkedFrom: ForkedFrom }>;
   cancelRun(runId: string): Promise<RunRecord>;
-  decide(runId: string, decisions: readonly PostedDecision[]): Promise<DecisionsResult>;
+  /** `decider`: the tenant of the deciding key (null: an admin key), which may decide less (DESIGN "Spend"). */
+  decide(
+    runId: string,
+    decisions: readonly PostedDecision[],
+    decider: { tenantId: string | null },
+  ): Promise<DecisionsResult>;
   getRun(runId: string, options?: RunViewOptions): Promise<RunView | undefined>;
   listRuns(filter: RunListFilter): Promise<RunListPage>;
   listRunMessages(runId: string, page: { offset: number; limit: number }): Promise<RunMessagesPage>;

@@ -20,7 +20,6 @@ import {
   createdRunIntents,
   decideAndResume,
 } from '@cairn/engine/lifecycle';
-import { validateDecision } from '@cairn/engine/store';
 import {
   PostgresCheckpointStore,
   ServedEntityCatalog,
@@ -210,18 +209,24 @@ export class ProducerService implements ProducerClient {
 
   /**
    * Records decisions on the pending actions of a run's tree (the root run or
-   * a member run), all or nothing, each by compare-and-set: the lifecycle's
-   * `decide` move; when it decided the tree's last pending action, the resume
-   * of its root run it asks for is enqueued.
-   * Throws `RunNotFoundError`, `ActionNotFoundError`, `DecisionConflictError`,
-   * `ActionExpiredError`, `ArgsDigestMismatchError` or `InvalidDecisionError`.
+   * a member run), all or nothing, each by compare-and-set: the engine's
+   * `decide` move, as `decider`'s key makes it (a tenant key may not decide its
+   * tenant's spent day, nor raise a budget past its entity's caps); when it
+   * decided the tree's last pending action, the resume of its root run it asks
+   * for is enqueued. Throws `RunNotFoundError`, `ActionNotFoundError`,
+   * `DecisionConflictError`, `ActionExpiredError`, `ArgsDigestMismatchError`,
+   * `InvalidDecisionError`, `DecisionForbiddenError` or `CapExceededError`.
    */
-  async decide(runId: string, decisions: readonly PostedDecision[]): Promise<DecisionsResult> {
+  async decide(
+    runId: string,
+    decisions: readonly PostedDecision[],
+    decider: { tenantId: string | null } = { tenantId: null },
+  ): Promise<DecisionsResult> {
     const { result, intents } = await decideAndResume(
       this.store,
       runId,
       decisions,
-      validateDecision,
+      await this.engine.decisionValidator(runId, decisions, decider),
     );
     await carryOutIntents(this.runQueue, intents);
     return result;

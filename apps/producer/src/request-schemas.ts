@@ -1,4 +1,4 @@
-import { CHECKPOINT_MODES, MAX_DEADLINE_MS } from '@cairn/engine';
+import { budgetLimitProblem, CHECKPOINT_MODES, MAX_DEADLINE_MS } from '@cairn/engine';
 import { z } from 'zod';
 
 /** Longest accepted `input` by default, in characters (a longer one is a 422, see `AppLimits`). */
@@ -13,11 +13,18 @@ const deadlineMs = z
   .positive('must be a positive integer number of milliseconds')
   .max(MAX_DEADLINE_MS, `must be at most ${MAX_DEADLINE_MS} (365 days)`);
 
-/** A budget: at least one of its limits, each positive. */
+/** A budget limit, in the engine's range (`budgetLimitProblem`: one micro-dollar or token up to a ceiling). */
+const budgetLimit = (limit: 'max_tokens' | 'max_cost_usd') =>
+  z.number().superRefine((value, ctx) => {
+    const problem = budgetLimitProblem(limit, value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+/** A budget: at least one of its limits, each in range. */
 const budgetSchema = z
   .strictObject({
-    max_tokens: z.number().int().positive().optional(),
-    max_cost_usd: z.number().positive().finite().optional(),
+    max_tokens: budgetLimit('max_tokens').optional(),
+    max_cost_usd: budgetLimit('max_cost_usd').optional(),
     /** How long a budget pause waits for a decision before it is decided as rejected. */
     decision_timeout_ms: z.number().int().positive().max(MAX_DEADLINE_MS).optional(),
   })

@@ -5,6 +5,7 @@ import {
 } from './definition-change-policy.js';
 import { isDeadlineMs, MAX_DEADLINE_MS } from './deadline-ms.js';
 import { budgetOf, type Budget, type BudgetOption } from './spend/budget-option.js';
+import { capsOf, type EntityCaps, type EntityCapsOption } from './entity-caps.js';
 import { ENTITY_PATH_SEPARATOR } from './entity-path.js';
 import { UserError } from './errors.js';
 import type { Model } from './model.js';
@@ -54,6 +55,13 @@ export interface AgentOptions<Output = unknown> {
    * before it pauses for a person to raise it. Not part of the definition hash. @defaultValue none
    */
   budget?: BudgetOption;
+  /**
+   * What a request may not exceed, where `budget` and `maxDurationMs` are only the defaults of a
+   * request that names none: a create, fork or continue asking for more is refused (HTTP 400 naming
+   * the cap), and a run that names none is held to the cap. Not part of the definition hash.
+   * @defaultValue no caps
+   */
+  caps?: EntityCapsOption;
 }
 
 /** The fields agents and teams share, as {@link validateEntityOptions} checks them. */
@@ -66,6 +74,7 @@ export interface SharedEntityOptions {
   onDefinitionChange?: string;
   maxDurationMs?: number;
   budget?: BudgetOption;
+  caps?: EntityCapsOption;
 }
 
 const ENTITY_NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
@@ -137,6 +146,8 @@ export class Agent<Output = unknown> {
   readonly maxDurationMs: number | undefined;
   /** The budget of its runs created without one; undefined: none. */
   readonly budget: Budget | undefined;
+  /** What a request may not exceed (a budget, a deadline); undefined: none. */
+  readonly caps: EntityCaps | undefined;
 
   constructor(options: AgentOptions<Output>) {
     validateEntityOptions('agent', options);
@@ -154,5 +165,6 @@ export class Agent<Output = unknown> {
     this.onDefinitionChange = options.onDefinitionChange ?? 'error';
     this.maxDurationMs = options.maxDurationMs;
     this.budget = budgetOf(options.budget, `agent "${options.name}": budget`);
+    this.caps = capsOf(options.caps, `agent "${options.name}"`, this);
   }
 }

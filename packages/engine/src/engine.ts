@@ -5,6 +5,7 @@ import type { CheckpointStore } from './checkpoint-store.js';
 import { SYSTEM_CLOCK, type EngineResources } from './engine-resources.js';
 import type { EntityCatalog } from './entity-catalog.js';
 import { assertDeadlineMs } from './deadline-ms.js';
+import { newRunLimits } from './entity-caps.js';
 import { EntityNotFoundError, UserError } from './errors.js';
 import type { RunEventSink } from './events.js';
 import type { Model } from './model.js';
@@ -22,6 +23,9 @@ import { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
 import type { ContinueDecision } from './lifecycle/continue-rules.js';
 import { continueRun, type ContinueRequest } from './lifecycle/continue-run.js';
 import { forkRun, type ForkRequest } from './lifecycle/fork-run.js';
+import { decisionValidatorFor } from './lifecycle/decide-run.js';
+import type { PostedDecision } from './hitl/pending-action.js';
+import type { DecisionValidator } from './run-control-store.js';
 import type { ExecuteOptions, ExecutionResult } from './lifecycle/execute-options.js';
 import { executeRun, registryOf } from './lifecycle/execute-run.js';
 import { processPickup } from './lifecycle/pickup.js';
@@ -115,10 +119,15 @@ export interface CreateRunRequest {
   priority?: number;
   /**
    * The run must end within this many ms of its creation (at most 365 days): at its deadline
-   * its calls are aborted and it ends in ERROR (`DeadlineExceededError`). @defaultValue the entity's `maxDurationMs`, else none
+   * its calls are aborted and it ends in ERROR (`DeadlineExceededError`); not above the entity's
+   * `caps.maxDurationMs` (`CapExceededError`). @defaultValue the entity's `maxDurationMs`, else its cap, else none
    */
   deadlineMs?: number;
-  /** What the run's tree may spend before it pauses for a person to raise it. @defaultValue the entity's `budget`, else none */
+  /**
+   * What the run's tree may spend before it pauses for a person to raise it: each limit from one
+   * micro-dollar (one token) to `MAX_BUDGET_USD` (`MAX_BUDGET_TOKENS`), not above the entity's
+   * `caps.budget`. @defaultValue the entity's `budget`, else none; a limit the entity caps is filled in from the cap
+   */
   budget?: BudgetOption;
   /**
    * Makes the creation idempotent per tenant: the same key with the same request returns the run the
@@ -236,8 +245,10 @@ export class Engine {
       );
     }
     assertDeadlineMs('deadlineMs', request.deadlineMs);
-    const deadlineMs = request.deadlineMs ?? entity.maxDurationMs;
-    const budget = budgetOf(request.budget, 'budget') ?? entity.budget;
+    const { deadlineMs, budget } = newRunLimits(entity, {
+      ...(request.deadlineMs !== undefined && { deadlineMs: request.deadlineMs }),
+      ...(request.budget !== undefined && { budget: budgetOf(request.budget, 'budget') }),
+    });
     await assertTenantDayOpen(
       (tenantId) => this.store.tenantDaySpend(tenantId),
       this.resources.tenantBudgets,
@@ -281,6 +292,19 @@ export class Engine {
    */
   continueRun(runId: string, request: ContinueRequest = {}): Promise<ContinueDecision> {
     return continueRun(this.resources, runId, request);
+  }
+
+  /**
+   * How the store validates decisions `decider`'s key posts on `runId`'s tree
+   * ({@link decisionValidatorFor}: a tenant key may not decide its tenant's spent day, nor raise a
+   * budget past its entity's caps), for the lifecycle's `decideAndResume`.
+   */
+  decisionValidator(
+    runId: string,
+    decisions: readonly PostedDecision[],
+    decider: { tenantId: string | null },
+  ): Promise<DecisionValidator> {
+    return decisionValidatorFor(this.resources, runId, decisions, decider);
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { EntityCaps } from './entity-caps.js';
 import type { Budget } from './spend/budget-option.js';
 import type { CheckpointMode, EntityKind, EntityRef } from './run-types.js';
 
@@ -13,6 +14,8 @@ export interface EntityInfo {
   maxDurationMs?: number;
   /** The budget of a run that names none (its `budget` option, in micro-dollars); absent: none. */
   budget?: Budget;
+  /** What a request may not exceed (its `caps`: a budget, a deadline); absent: none. */
+  caps?: EntityCaps;
 }
 
 /**

@@ -338,6 +338,29 @@ export class ArgsDigestMismatchError extends DecisionError {
 /** The decision does not fit the action: edited arguments invalid for the tool, or a decision type the action's kind does not take (HTTP 422). */
 export class InvalidDecisionError extends DecisionError {}
 
+/** The decider's key may not decide this action: a tenant-scope budget action needs an admin key (HTTP 403); nothing is recorded. */
+export class DecisionForbiddenError extends DecisionError {}
+
+/**
+ * A request asks for more than its entity's cap allows (`caps` of an agent or a team): a budget
+ * limit or a deadline above it (HTTP 400). `field` names the request's field, `cap` the entity's option.
+ */
+export class CapExceededError extends UserError {
+  constructor(
+    readonly field: string,
+    readonly value: number,
+    /** The entity option that caps it (`caps.budget.maxCostUsd`, `caps.maxDurationMs`). */
+    readonly cap: string,
+    readonly capValue: number,
+    entity: string,
+    hint = '',
+  ) {
+    super(
+      `${field} (${value}) is above ${entity}'s cap of ${capValue} (${cap})${hint ? `; ${hint}` : ''}`,
+    );
+  }
+}
+
 /** A person rejected raising a run's budget, or going on past its tenant's spent day (its budget action): the run ends in ERROR. */
 export class BudgetExceededError extends CairnError {
   constructor(

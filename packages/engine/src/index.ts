@@ -167,8 +167,23 @@ export {
   type ModelUsageView,
 } from './spend/run-usage.js';
 export { estimateRequestSpend, type RequestEstimate } from './spend/request-estimate.js';
-export { BudgetExceededError, TenantBudgetExhaustedError } from './errors.js';
-export { budgetOf, type Budget, type BudgetOption } from './spend/budget-option.js';
+export {
+  BudgetExceededError,
+  CapExceededError,
+  DecisionForbiddenError,
+  TenantBudgetExhaustedError,
+} from './errors.js';
+export {
+  budgetOf,
+  budgetLimitProblem,
+  MAX_BUDGET_TOKENS,
+  MAX_BUDGET_USD,
+  MIN_BUDGET_USD,
+  type Budget,
+  type BudgetLimits,
+  type BudgetOption,
+} from './spend/budget-option.js';
+export type { EntityCaps, EntityCapsOption } from './entity-caps.js';
 export {
   parseTenantBudgets,
   TENANT_SPEND_REFRESH_MS,

@@ -135,6 +135,7 @@ export class Registry implements EntityCatalog {
       definitionHash: definitionHashOf(entity),
       ...(entity.maxDurationMs !== undefined && { maxDurationMs: entity.maxDurationMs }),
       ...(entity.budget !== undefined && { budget: entity.budget }),
+      ...(entity.caps !== undefined && { caps: entity.caps }),
     };
   }
 

@@ -47,6 +47,7 @@ export type { Budget } from './spend/budget-option.js';
 export { budgetApproval, type BudgetApproval } from './spend/budget.js';
 export type { TenantDaySpend } from './spend/tenant-budget.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
+export type { EntityCaps } from './entity-caps.js';
 export { isEntityPath, runEntityPath } from './entity-path.js';
 export { DEFAULT_CHECKPOINT_MODE } from './agent.js';
 export {

@@ -1,5 +1,6 @@
 import type { Agent } from './agent.js';
 import { budgetOf, type Budget, type BudgetOption } from './spend/budget-option.js';
+import { capsOf, type EntityCaps, type EntityCapsOption } from './entity-caps.js';
 import { DEFAULT_CHECKPOINT_MODE, DEFAULT_MAX_TURNS, validateEntityOptions } from './agent.js';
 import { UserError } from './errors.js';
 import type { z } from 'zod';
@@ -40,6 +41,11 @@ export interface TeamOptions<Output = unknown> {
   maxDurationMs?: number;
   /** As an agent's `budget`: what a run of this team's tree (the team and its member runs) may spend. @defaultValue none */
   budget?: BudgetOption;
+  /**
+   * As an agent's `caps`: what a request for a run of this team may not exceed. They bound the
+   * team run's budget and deadline, which its member runs share. @defaultValue no caps
+   */
+  caps?: EntityCapsOption;
 }
 
 /**
@@ -65,6 +71,8 @@ export class Team<Output = unknown> {
   readonly maxDurationMs: number | undefined;
   /** The budget of its runs created without one (covering its member runs); undefined: none. */
   readonly budget: Budget | undefined;
+  /** What a request may not exceed (a budget, a deadline); undefined: none. */
+  readonly caps: EntityCaps | undefined;
 
   constructor(options: TeamOptions<Output>) {
     validateEntityOptions('team', options);
@@ -98,6 +106,7 @@ export class Team<Output = unknown> {
     this.onDefinitionChange = options.onDefinitionChange ?? 'error';
     this.maxDurationMs = options.maxDurationMs;
     this.budget = budgetOf(options.budget, `team "${options.name}": budget`);
+    this.caps = capsOf(options.caps, `team "${options.name}"`, this);
   }
 
   /** The member called `name`, if any. */

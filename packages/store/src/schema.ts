@@ -13,7 +13,7 @@ import type {
   ToolCallStatus,
   Usage,
 } from '@cairn/engine';
-import type { AttemptReason, Budget, RunWaiting } from '@cairn/engine/store';
+import type { AttemptReason, Budget, EntityCaps, RunWaiting } from '@cairn/engine/store';
 
 /** A jsonb column: read as parsed JSON, written as JSON text (pg would turn arrays into Postgres arrays). */
 export type Json<T> = ColumnType<T, string, string>;
@@ -245,6 +245,8 @@ export interface ServedEntitiesTable {
   max_duration_ms: ColumnType<number | null, number | null | undefined, number | null>;
   /** The entity's `budget` (the default budget of its runs); null: none. */
   budget: ColumnType<Budget | null, string | null | undefined, string | null>;
+  /** The entity's `caps` (what a request for its runs may not exceed); null: none. */
+  caps: ColumnType<EntityCaps | null, string | null | undefined, string | null>;
   worker_id: string;
   first_seen_at: Generated<Date>;
   last_seen_at: Generated<Date>;

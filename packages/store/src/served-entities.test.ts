@@ -143,3 +143,29 @@ describe('ServedEntityCatalog, a name no worker ever announced', () => {
     });
   });
 });
+
+describe('ServedEntityCatalog caps', () => {
+  it("keeps an entity's caps beside its defaults as its worker announced them, and the one announced last wins", async () => {
+    const catalog = new ServedEntityCatalog(ctx.db);
+    const capped = (maxCostUsd: number) =>
+      new Agent({
+        name: 'capped',
+        model,
+        budget: { maxCostUsd: 1 },
+        maxDurationMs: 60_000,
+        caps: { budget: { maxCostUsd, maxTokens: 1000 }, maxDurationMs: 600_000 },
+      });
+    await catalog.record('worker-1', new Registry({ agents: [capped(5)] }).describeAll());
+    expect(await catalog.describe({ kind: 'agent', name: 'capped' })).toMatchObject({
+      budget: { maxCostMicroUsd: 1_000_000 },
+      maxDurationMs: 60_000,
+      caps: { budget: { maxCostMicroUsd: 5_000_000, maxTokens: 1000 }, maxDurationMs: 600_000 },
+    });
+    await catalog.record('worker-2', new Registry({ agents: [capped(2)] }).describeAll());
+    const [listed] = await catalog.list();
+    expect(listed?.caps).toEqual({
+      budget: { maxTokens: 1000, maxCostMicroUsd: 2_000_000 },
+      maxDurationMs: 600_000,
+    });
+  });
+});

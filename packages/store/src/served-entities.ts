@@ -63,6 +63,7 @@ export class ServedEntityCatalog implements EntityCatalog {
           checkpoint: e.checkpoint,
           max_duration_ms: e.maxDurationMs ?? null,
           budget: e.budget ? JSON.stringify(e.budget) : null,
+          caps: e.caps ? JSON.stringify(e.caps) : null,
           worker_id: workerId,
         })),
       )
@@ -72,6 +73,7 @@ export class ServedEntityCatalog implements EntityCatalog {
           // Not part of the definition hash: the worker that announced it last tells it.
           max_duration_ms: (eb) => eb.ref('excluded.max_duration_ms'),
           budget: (eb) => eb.ref('excluded.budget'),
+          caps: (eb) => eb.ref('excluded.caps'),
           worker_id: (eb) => eb.ref('excluded.worker_id'),
           last_seen_at: sql<Date>`now()`,
         }),
@@ -107,6 +109,7 @@ export class ServedEntityCatalog implements EntityCatalog {
         'definition_hash',
         'max_duration_ms',
         'budget',
+        'caps',
       ])
       .where('entity_kind', '=', ref.kind)
       .where('entity_name', '=', ref.name)
@@ -124,6 +127,7 @@ export class ServedEntityCatalog implements EntityCatalog {
         definitionHash: hashOf(row.definition_hash),
         ...(row.max_duration_ms !== null && { maxDurationMs: row.max_duration_ms }),
         ...(row.budget !== null && { budget: row.budget }),
+        ...(row.caps !== null && { caps: row.caps }),
       };
     if (!isEntityPath(ref.name)) {
       const paths = await this.memberPathsNamed(ref);
@@ -189,6 +193,7 @@ export class ServedEntityCatalog implements EntityCatalog {
       definitionHash: hashOf(row.definition_hash),
       ...(row.max_duration_ms !== null && { maxDurationMs: row.max_duration_ms }),
       ...(row.budget !== null && { budget: row.budget }),
+      ...(row.caps !== null && { caps: row.caps }),
       workerId: row.worker_id,
       firstSeenAt: row.first_seen_at,
       lastSeenAt: row.last_seen_at,

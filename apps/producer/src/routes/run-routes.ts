@@ -119,7 +119,11 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
 
   app.post('/runs/:run_id/decisions', async (c) => {
     const body = await jsonBody(c, decisionsBodySchema);
-    const result = await client.decide(c.req.param('run_id'), body.decisions.map(toPostedDecision));
+    const result = await client.decide(
+      c.req.param('run_id'),
+      body.decisions.map(toPostedDecision),
+      { tenantId: requestPrincipal(c).tenantId },
+    );
     return c.json(
       {
         applied: result.applied,

@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { createRegistry } from '@cairn/research-team';
 import type { RunQueue } from '@cairn/queue';
 import { hasTestRedis, testDatabase, testRedisUrl } from '@cairn/services';
-import type { Message } from '@cairn/engine';
+import type { Message, Registry } from '@cairn/engine';
 import type { RunOutcome } from '@cairn/engine/store';
 import type { Hono } from 'hono';
 import { createApp, type AppDeps } from '../app.js';
@@ -22,9 +22,10 @@ export interface ProducerFixture {
   close(): Promise<void>;
 }
 
-/** Opens a {@link ProducerFixture}; `overrides` replace parts of the app's deps. */
+/** Opens a {@link ProducerFixture}; `overrides` replace parts of the app's deps, `registry` the research team's entities. */
 export async function openProducerFixture(
   overrides: Partial<AppDeps> = {},
+  { registry = createRegistry() }: { registry?: Registry } = {},
 ): Promise<ProducerFixture> {
   const database = await testDatabase();
   const client = await ProducerService.connect({
@@ -33,7 +34,7 @@ export async function openProducerFixture(
       redisUrl: hasTestRedis() ? testRedisUrl() : undefined,
       queueName: `test-${randomUUID()}`,
     },
-    registry: createRegistry(),
+    registry,
     migrate: true,
   });
   const queue = client.runQueue;

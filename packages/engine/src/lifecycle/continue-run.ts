@@ -1,5 +1,6 @@
 import type { EngineResources } from '../engine-resources.js';
 import { assertDeadlineMs } from '../deadline-ms.js';
+import { assertWithinCaps } from '../entity-caps.js';
 import { ContinuePendingError } from '../errors.js';
 import {
   CONTINUE_IN_PLACE_STATUSES,
@@ -23,7 +24,8 @@ export interface ContinueRequest {
   upgrade?: boolean;
   /**
    * A new deadline: the run must end within this many ms of the continue (a fork: of its creation).
-   * Required to resume a run whose deadline has passed. @defaultValue the run's deadline stays (a fork: its entity's `maxDurationMs`)
+   * Required to resume a run whose deadline has passed; not above its entity's `caps.maxDurationMs`
+   * (`CapExceededError`). @defaultValue the run's deadline stays (a fork: its entity's `maxDurationMs`)
    */
   deadlineMs?: number;
 }
@@ -55,11 +57,23 @@ export async function continueRun(
         }),
       };
     if (decision.action !== 'resume') return decision;
+    if (request.deadlineMs !== undefined)
+      await assertDeadlineWithinCap(resources, decision.run, request.deadlineMs);
     const resumed = movesDeadlineOnly(request, decision.run)
       ? await moveRunningDeadline(resources, runId, request.deadlineMs!)
       : await recordContinue(resources, runId, request);
     if (resumed) return resumed;
   }
+}
+
+/** Throws `CapExceededError` when `deadlineMs` is above the `caps.maxDurationMs` its run's entity has now. */
+async function assertDeadlineWithinCap(
+  { catalog }: EngineResources,
+  run: RunRecord,
+  deadlineMs: number,
+): Promise<void> {
+  const entity = await catalog.describe(run.entity);
+  if (entity) assertWithinCaps(entity, { deadlineMs });
 }
 
 /**

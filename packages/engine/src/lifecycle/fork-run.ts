@@ -1,5 +1,6 @@
 import { canonicalDigest } from '../canonical-digest.js';
 import { assertDeadlineMs } from '../deadline-ms.js';
+import { newRunLimits } from '../entity-caps.js';
 import type { EngineResources } from '../engine-resources.js';
 import { RunNotContinuableError, RunNotFoundError, UserError } from '../errors.js';
 import type { Message } from '../messages.js';
@@ -19,7 +20,7 @@ export interface ForkRequest {
   metadata?: Record<string, unknown>;
   /** The session the fork joins (the source's tenant's). @defaultValue the source's session */
   sessionId?: string;
-  /** The fork must end within this many ms of its creation. @defaultValue its entity's `maxDurationMs` */
+  /** The fork must end within this many ms of its creation, not above its entity's `caps.maxDurationMs`. @defaultValue its entity's `maxDurationMs`, else its cap */
   deadlineMs?: number;
   /** Makes the fork idempotent: the same key with the same request returns the fork it created. */
   idempotencyKey?: string;
@@ -40,8 +41,9 @@ const TAIL_MESSAGES = 64;
  * batch the point cuts through, delegations included, run again in the fork.
  * Any status but PENDING (`RunNotContinuableError`); a member run is forked
  * through its team. Throws {@link InvalidForkPointError} for a point the run
- * does not have, `TenantBudgetExhaustedError` when the source's tenant has
- * spent its day, and `RunNotFoundError`. The calls the point cuts through
+ * does not have, `CapExceededError` for a deadline above its entity's
+ * `caps.maxDurationMs`, `TenantBudgetExhaustedError` when the source's tenant
+ * has spent its day, and `RunNotFoundError`. The calls the point cuts through
  * run under the fork's idempotency keys, not the source's.
  */
 export async function forkRun(
@@ -54,6 +56,14 @@ export async function forkRun(
   const source = await store.getRun(sourceId);
   if (!source) throw new RunNotFoundError(sourceId);
   assertForkable(source);
+  const entity = await catalog.describe(source.entity);
+  // A fork is a new run: its deadline counts from its creation, by default its entity's
+  // maxDurationMs; its budget is its entity's default; both within the entity's caps.
+  const { deadlineMs, budget } = entity
+    ? newRunLimits(entity, {
+        ...(request.deadlineMs !== undefined && { deadlineMs: request.deadlineMs }),
+      })
+    : { deadlineMs: request.deadlineMs, budget: undefined };
   const point = await resolvePoint(resources, source, request.at);
   const input = request.input?.trim() ? request.input : undefined;
   await assertPointTakes(resources, source, point.messageIndex, input, request.at);
@@ -63,9 +73,6 @@ export async function forkRun(
     resources.tenantBudgets,
     source.tenantId,
   );
-  const entity = await catalog.describe(source.entity);
-  // A fork is a new run: its deadline counts from its creation, by default its entity's maxDurationMs.
-  const deadlineMs = request.deadlineMs ?? entity?.maxDurationMs ?? undefined;
   const forkedFrom: ForkedFrom = {
     run_id: source.runId,
     checkpoint: point.checkpoint,
@@ -80,9 +87,9 @@ export async function forkRun(
     priority: source.priority,
     userId: source.userId,
     checkpoint: source.checkpoint,
-    // A fork is a new run: it starts on the entity's current definition, with its default budget.
+    // A fork is a new run: it starts on the entity's current definition.
     definitionHash: entity?.definitionHash ?? null,
-    ...(entity?.budget !== undefined && { budget: entity.budget }),
+    ...(budget !== undefined && { budget }),
     ...(deadlineMs !== undefined && { deadlineMs }),
     metadata: request.metadata ?? source.metadata,
     sharedHistory: { runId: source.runId, length: point.messageIndex },
