@@ -123,8 +123,18 @@ describe(`tenant day budgets across two producers and two workers (${FLEET_BACKE
       const acmeListed = await fleet.client.listRuns({ limit: 20, tenantId: 'acme' });
       expect(acmeListed.runs.map((r) => r.run_id).sort()).toEqual([...acmeRuns].sort());
 
-      // A decision does not raise a tenant's day (422); approved as is, a run goes on for the rest of the day.
+      // Only an admin key decides a tenant's spent day: acme's own key would lift its day budget (403, still pending).
       const [first, second] = acmeRuns as [string, string];
+      for (const decision of [{ type: 'approve' }, { type: 'reject' }])
+        expect(
+          await post(
+            p2.baseUrl,
+            `/v1/runs/${first}/decisions`,
+            { decisions: [{ action_id: actions[0]!.actionId, ...decision }] },
+            'acme-key',
+          ),
+        ).toMatchObject({ status: 403, body: { error: 'forbidden' } });
+      // A decision does not raise a tenant's day (422); approved as is, a run goes on for the rest of the day.
       const raise = await post(
         p2.baseUrl,
         `/v1/runs/${first}/decisions`,
@@ -133,7 +143,7 @@ describe(`tenant day budgets across two producers and two workers (${FLEET_BACKE
             { action_id: actions[0]!.actionId, type: 'approve', budget: { max_cost_usd: 9 } },
           ],
         },
-        'acme-key',
+        'admin-key',
       );
       expect(raise).toMatchObject({ status: 422, body: { error: 'invalid_decision' } });
       expect(raise.body['message']).toContain(
@@ -144,7 +154,7 @@ describe(`tenant day budgets across two producers and two workers (${FLEET_BACKE
         p2.baseUrl,
         `/v1/runs/${first}/decisions`,
         { decisions: [{ action_id: actions[0]!.actionId, type: 'approve' }] },
-        'acme-key',
+        'admin-key',
       );
       expect(approved).toMatchObject({ status: 200, body: { pending: 0 } });
       const rejected = await post(
@@ -155,7 +165,7 @@ describe(`tenant day budgets across two producers and two workers (${FLEET_BACKE
             { action_id: actions[1]!.actionId, type: 'reject', message: 'acme is done for today' },
           ],
         },
-        'acme-key',
+        'admin-key',
       );
       expect(rejected).toMatchObject({ status: 200, body: { pending: 0 } });
 
