@@ -8,6 +8,7 @@ import {
 } from '@cairn/store';
 import { medianFigure, valueFigure, type Figure } from '../lib/figure.js';
 import type { Section } from '../lib/section.js';
+import { pageRouteFigures } from '../lib/page-route.js';
 import { planningDb } from '../lib/query-plans.js';
 import { statementPlans } from '../lib/statement-plans.js';
 import { msSince } from '../lib/timing.js';
@@ -25,7 +26,8 @@ const TENANTS = ['acme', 'globex', 'initech', 'umbrella'] as const;
 /**
  * The run list page's reads on a store of 100,000 runs (DESIGN "Run pages"):
  * the fleet overview (every run's, and one tenant's) and the list's first
- * page, each timed, and whether any of them scanned the runs table.
+ * page, each timed, and whether any of them scanned the runs table; then the
+ * run list's routes timed whole, back to back and after a pause.
  */
 export const pagesSection: Section = {
   id: ID,
@@ -237,6 +239,8 @@ export const pagesSection: Section = {
           { goal: { op: '<=', bound: 200 } },
         ),
       );
+      log('timing the run list routes whole');
+      figures.push(...(await pageRouteFigures(ID, database.url, services, rounds, quick ? 3 : 5)));
       figures.push(
         valueFigure(
           ID,

@@ -25,6 +25,13 @@ export interface CreateDbOptions {
    * @defaultValue 10000
    */
   idleInTransactionTimeoutMs?: number;
+  /**
+   * An idle pooled connection is closed after this long; 0 keeps it open. A
+   * closed one costs the next read a new connection and a fresh backend with
+   * cold caches: tens of ms each on a busy machine (docs/benchmarks.md, `pages`).
+   * @defaultValue 10000 (pg's)
+   */
+  idleTimeoutMs?: number;
 }
 
 /** Default of {@link CreateDbOptions.idleInTransactionTimeoutMs}. */
@@ -51,6 +58,7 @@ export function createDb(url: string, options: CreateDbOptions = {}): Kysely<Dat
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
+    idleTimeoutMillis: options.idleTimeoutMs ?? 10_000,
     types: TYPES,
     idle_in_transaction_session_timeout:
       options.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
