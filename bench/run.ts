@@ -22,6 +22,7 @@ import { checkpointCommitSection } from './sections/checkpoint-commit.js';
 import { deadlinesSection } from './sections/deadlines.js';
 import { forkSection } from './sections/fork.js';
 import { historyFlatSection } from './sections/history-flat.js';
+import { livenessSection } from './sections/liveness.js';
 import { pagesSection } from './sections/pages.js';
 import { memorySection } from './sections/memory.js';
 import { peersSection } from './sections/peers.js';
@@ -37,6 +38,7 @@ const SECTIONS: readonly Section[] = [
   peersSection,
   throughputSection,
   recoverySection,
+  livenessSection,
   capacitySection,
   deadlinesSection,
   replaySection,

@@ -29,7 +29,7 @@ interface Fleet {
   deathSignal: boolean;
 }
 
-/** How a killed worker's runs are found: by its closed liveness connection, or by its locks expiring (the default). */
+/** How a killed worker's runs are found: by its closed liveness connection, or by its locks expiring (`CAIRN_DEATH_SIGNAL=0`). */
 type Signal = 'death signal' | 'lock expiry';
 
 function spawn(fleet: Fleet): WorkerHandle {
@@ -224,7 +224,7 @@ export const recoverySection: Section = {
       for (const signal of ['death signal', 'lock expiry'] as const)
         await measureBackend(context, sink, backend, signal, trials, blocks);
     sink.notes.push(
-      `two worker processes (three in --quick, so as not to wait for replacements), WORKER_CONCURRENCY=10, ${executionMode()} (defaults: lock ${DEFAULT_LOCK_MS} ms, stalled interval ${DEFAULT_STALLED_INTERVAL_MS} ms, 1 execution thread); one run at a time (4 batches, 100 ms tools); each backend with CAIRN_DEATH_SIGNAL=1 (the goals, and the false-takeover trials) and with lock expiry alone (the default); the holder is SIGKILLed within ~5 ms of its first checkpoint and replaced; claim = new attempt started_at - kill, next checkpoint = the time of the next commit's event batch - kill`,
+      `two worker processes (three in --quick, so as not to wait for replacements), WORKER_CONCURRENCY=10, ${executionMode()} (defaults: lock ${DEFAULT_LOCK_MS} ms, stalled interval ${DEFAULT_STALLED_INTERVAL_MS} ms, 1 execution thread); one run at a time (4 batches, 100 ms tools); each backend with the death signal (the default: the goals, and the false-takeover trials) and with lock expiry alone (CAIRN_DEATH_SIGNAL=0); the holder is SIGKILLed within ~5 ms of its first checkpoint and replaced; claim = new attempt started_at - kill, next checkpoint = the time of the next commit's event batch - kill`,
     );
     return { figures: sink.figures, notes: sink.notes, failed: sink.failed };
   },

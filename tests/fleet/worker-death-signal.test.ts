@@ -15,7 +15,7 @@ import {
 
 /**
  * Far longer than the run's recovery may take: a takeover before it comes from
- * the death signal, not from the lock. (A live worker whose execution thread
+ * the death signal (on by default), not from the lock. (A live worker whose execution thread
  * blocks keeps its run: tests/fleet/event-loop-block.test.ts, with the signal on.)
  */
 const LOCK_MS = 30_000;
@@ -75,8 +75,8 @@ describe.each(backends)("a dead worker's run resumes before its lock expires (%s
 
   it('SIGKILL: the survivor sees the connection close, releases the lock and resumes the run, same run id', async () => {
     fleet = await startFleet({ backend, lockMs: LOCK_MS });
-    await fleet.spawnWorker('a', { CAIRN_DEATH_SIGNAL: '1' });
-    await fleet.spawnWorker('b', { CAIRN_DEATH_SIGNAL: '1' });
+    await fleet.spawnWorker('a');
+    await fleet.spawnWorker('b');
     const { runId, victim } = await runAtFirstCheckpoint(fleet);
     await killAndExpectFastRecovery(fleet, runId, victim);
   });
@@ -115,8 +115,8 @@ describe("the death signal on PostgreSQL counts the queue's own database and rol
     await foreign.query('select pg_advisory_lock(hashtext($1))', [
       `cairn-liveness:bullmq:${fleet.client.runQueue.name}`,
     ]);
-    await fleet.spawnWorker('a', { CAIRN_DEATH_SIGNAL: '1' });
-    await fleet.spawnWorker('b', { CAIRN_DEATH_SIGNAL: '1' });
+    await fleet.spawnWorker('a');
+    await fleet.spawnWorker('b');
     const { runId, victim } = await runAtFirstCheckpoint(fleet);
 
     // The victim's BullMQ id, from its job's lock token (`<id>:<n>`), names the impostors.

@@ -116,7 +116,9 @@ export async function openPostgresLivenessProbe(
                    ${OWN_SESSIONS(2)}) as connected`,
         [options.queueName, LIVENESS_NAME_PREFIX],
       );
-      return { listed: rows[0]?.listed ?? [], connected: new Set(rows[0]?.connected ?? []) };
+      const connected = new Set(rows[0]?.connected);
+      const missing = new Set(rows[0]?.listed.filter((id) => !connected.has(id)));
+      return { missing, ownSeen: connected.has(worker.id) };
     },
     releaseLocks: async (deadWorkerId) => {
       const { rows } = await query<{ id: string }>(

@@ -62,7 +62,7 @@ export async function openRedisBackend(options: {
         ...prefix,
         connection: connect(),
       });
-      // `CLIENT LIST` answers for one node only: a cluster keeps lock expiry as its signal.
+      // `PUBSUB NUMSUB` answers for one node only: a cluster keeps lock expiry as its signal.
       if (!options.cluster && hooks.deathSignal === true)
         startLivenessWatch(
           worker,

@@ -36,7 +36,7 @@ export interface RunWorkerOptions {
   lockDurationMs?: number;
   /** How often BullMQ looks for stalled jobs. @defaultValue {@link DEFAULT_STALLED_INTERVAL_MS} */
   stalledIntervalMs?: number;
-  /** Hold a liveness connection and watch the others' (a dead worker's runs resume before their locks expire). @defaultValue false */
+  /** Hold a liveness connection and watch the others' (a dead worker's runs resume before their locks expire). @defaultValue true */
   deathSignal?: boolean;
   /** For the default inline executor: how often an execution re-reads its run row (epoch, cancel). @defaultValue lockDurationMs / 2 */
   leaseCheckMs?: number;
@@ -86,7 +86,7 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
       maxStalledCount: MAX_STALLED_COUNT,
     },
     {
-      deathSignal: options.deathSignal ?? false,
+      deathSignal: options.deathSignal ?? true,
       onDeadWorker: (jobIds, deadWorkerId) =>
         logger.info(
           { jobIds, deadWorkerId },

@@ -31,10 +31,10 @@ export interface LivenessProbe {
   /** Takes or keeps the fleet's single watcher term: true while this worker is the watcher. */
   holdWatch(): Promise<boolean>;
   /**
-   * The workers listed as holding a liveness connection, and the liveness
-   * connections open now (this worker's own among them while it is up).
+   * The workers listed as holding a liveness connection whose connection is
+   * not open now, and whether this worker's own is seen open.
    */
-  census(): Promise<{ listed: Iterable<string>; connected: ReadonlySet<string> }>;
+  census(): Promise<{ missing: ReadonlySet<string>; ownSeen: boolean }>;
   /** Releases the locks of the dead worker's active jobs (only those its tokens still hold); returns their ids. */
   releaseLocks(deadWorkerId: string): Promise<string[]>;
   /** Takes a dead worker off the list. */
@@ -111,28 +111,23 @@ export function watchWorkerLiveness(
       missingSince.clear();
       return;
     }
-    const { listed, connected } = await probe.census();
-    if (!connected.has(worker.id)) {
+    const { missing, ownSeen } = await probe.census();
+    if (!ownSeen) {
       // Its own connection unseen: what it sees is not the fleet (a reconnect, a proxy).
       settledAt = undefined;
       missingSince.clear();
       return;
     }
     settledAt ??= now + SETTLE_MS;
-    const listedNow = new Set(listed);
-    for (const id of missingSince.keys()) if (!listedNow.has(id)) missingSince.delete(id);
-    for (const id of listedNow) {
-      if (connected.has(id)) {
-        missingSince.delete(id);
-        continue;
-      }
+    for (const id of missingSince.keys()) if (!missing.has(id)) missingSince.delete(id);
+    for (const id of missing) {
       const since = missingSince.get(id) ?? now;
       missingSince.set(id, since);
       if (now < settledAt || now - since < MISSING_MS) continue;
       missingSince.delete(id);
       // A last look before acting: a slow poll must not release a worker that came back meanwhile.
       const again = await probe.census();
-      if (again.connected.has(id) || !again.connected.has(worker.id)) continue;
+      if (!again.missing.has(id) || !again.ownSeen) continue;
       const released = await probe.releaseLocks(id);
       await probe.forget(id);
       if (released.length > 0) {

@@ -13,7 +13,9 @@ describe('parseEnvConfig', () => {
       workerConcurrency: 10,
       lockMs: 1000,
       stalledIntervalMs: 250,
+      deathSignal: true,
     });
+    expect(parseEnvConfig({ DATABASE_URL: DB, CAIRN_DEATH_SIGNAL: '0' }).deathSignal).toBe(false);
     expect(
       parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: 'redis://localhost:6379' }).queueBackend,
     ).toBe('redis');

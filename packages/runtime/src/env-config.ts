@@ -157,8 +157,8 @@ export interface CairnEnvConfig {
   /** @defaultValue 500 */
   stalledIntervalMs: number;
   /**
-   * `CAIRN_DEATH_SIGNAL=1`: a liveness connection per worker, and a dead worker's runs resume
-   * once it has been gone 200 ms, not when their locks expire (opt-in for now). @defaultValue false
+   * `CAIRN_DEATH_SIGNAL`: a liveness connection per worker, and a dead worker's runs resume
+   * once it has been gone 150 ms, not when their locks expire; `0` turns it off. @defaultValue true
    */
   deathSignal: boolean;
   /** @defaultValue 30000 */
@@ -255,7 +255,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     executionThreads: e.CAIRN_EXECUTION_THREADS,
     lockMs: e.CAIRN_LOCK_MS,
     stalledIntervalMs: e.CAIRN_STALLED_INTERVAL_MS,
-    deathSignal: e.CAIRN_DEATH_SIGNAL === '1' || e.CAIRN_DEATH_SIGNAL === 'true',
+    deathSignal: e.CAIRN_DEATH_SIGNAL !== '0' && e.CAIRN_DEATH_SIGNAL !== 'false',
     reconcileIntervalMs: e.CAIRN_RECONCILE_INTERVAL_MS,
     reconcileAfterMs: e.CAIRN_RECONCILE_AFTER_MS,
     retainDays: e.CAIRN_RETAIN_DAYS,
