@@ -39,6 +39,12 @@ function spawn(
   });
 }
 
+/**
+ * Two or three worker processes start in each test (spawnWorker allows each 90 s on a loaded
+ * machine): vitest's 60 s is too short for a test under a full run's load (one took 61.5 s).
+ */
+const TEST_TIMEOUT_MS = 180_000;
+
 /** A reconciler quick enough to re-enqueue a run whose job ran out of retries while it waited for a worker with its definition. */
 const QUICK_RECONCILER = { CAIRN_RECONCILE_INTERVAL_MS: '500', CAIRN_RECONCILE_AFTER_MS: '500' };
 
@@ -145,38 +151,47 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
         { part: 2 },
       ]);
     },
+    TEST_TIMEOUT_MS,
   );
 
-  it("a worker with the run's definition started during the grace period takes the run over and completes it", async () => {
-    const { f, b, runId } = await runStartedThenOrphaned('schema', 60_000, QUICK_RECONCILER);
-    await b.waitForLog(`leaving it for a worker with ${hashOf('v1')}`, 20_000);
-    await spawn(f, 'c', 'v1', 60_000, QUICK_RECONCILER);
-    const done = await f.client.waitForRun(runId, { timeoutMs: 40_000 });
-    expect(done).toMatchObject({
-      status: 'COMPLETED',
-      content: 'draft of 2 parts',
-      definitionHash: hashOf('v1'),
-    });
-    const view = (await f.client.getRun(runId))!;
-    expect(view.attempts.map((x) => x.worker_id)).toEqual(['a', 'c']);
-  });
+  it(
+    "a worker with the run's definition started during the grace period takes the run over and completes it",
+    async () => {
+      const { f, b, runId } = await runStartedThenOrphaned('schema', 60_000, QUICK_RECONCILER);
+      await b.waitForLog(`leaving it for a worker with ${hashOf('v1')}`, 20_000);
+      await spawn(f, 'c', 'v1', 60_000, QUICK_RECONCILER);
+      const done = await f.client.waitForRun(runId, { timeoutMs: 40_000 });
+      expect(done).toMatchObject({
+        status: 'COMPLETED',
+        content: 'draft of 2 parts',
+        definitionHash: hashOf('v1'),
+      });
+      const view = (await f.client.getRun(runId))!;
+      expect(view.attempts.map((x) => x.worker_id)).toEqual(['a', 'c']);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it("an entity declaring onDefinitionChange: 'resume' is resumed on the new definition without asking", async () => {
-    const { f, runId } = await runStartedThenOrphaned('prompt-resume', 60_000);
-    const done = await f.client.waitForRun(runId, { timeoutMs: 30_000 });
-    expect(done).toMatchObject({
-      status: 'COMPLETED',
-      content: 'draft of 2 parts',
-      definitionHash: hashOf('prompt-resume'),
-    });
-    const view = (await f.client.getRun(runId))!;
-    expect(view.attempts.map((x) => [x.worker_id, x.reason])).toEqual([
-      ['a', 'run'],
-      ['b', 'recovered'],
-    ]);
-    const upgraded = await f.client.store.listEventsOfTypes(runId, ['DefinitionUpgraded']);
-    expect(upgraded.map((e) => e.data)).toEqual([
-      expect.objectContaining({ from: hashOf('v1'), to: hashOf('prompt-resume') }),
-    ]);
-  });
+  it(
+    "an entity declaring onDefinitionChange: 'resume' is resumed on the new definition without asking",
+    async () => {
+      const { f, runId } = await runStartedThenOrphaned('prompt-resume', 60_000);
+      const done = await f.client.waitForRun(runId, { timeoutMs: 30_000 });
+      expect(done).toMatchObject({
+        status: 'COMPLETED',
+        content: 'draft of 2 parts',
+        definitionHash: hashOf('prompt-resume'),
+      });
+      const view = (await f.client.getRun(runId))!;
+      expect(view.attempts.map((x) => [x.worker_id, x.reason])).toEqual([
+        ['a', 'run'],
+        ['b', 'recovered'],
+      ]);
+      const upgraded = await f.client.store.listEventsOfTypes(runId, ['DefinitionUpgraded']);
+      expect(upgraded.map((e) => e.data)).toEqual([
+        expect.objectContaining({ from: hashOf('v1'), to: hashOf('prompt-resume') }),
+      ]);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
