@@ -2,7 +2,7 @@ import type { RunStatus } from '@cairn/engine';
 import { requiresChromium } from '@cairn/services';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESEARCHER, TEAM, waitFor } from '../fleet/fleet.js';
+import { RESEARCHER, TEAM, waitFor, type SpawnedWorker } from '../fleet/fleet.js';
 import { launchChromium, screenshotPath } from './chromium.js';
 import { startUiStack, storeFinishedRun, type UiStack } from './ui-stack.js';
 
@@ -62,170 +62,179 @@ describe(
       return rowIds(page);
     }
 
-    // Its own timeout: some 30 page loads and store reads in one browser, slow on a loaded machine.
-    it('narrows the list by tenant, status, entity, held, created range and a search of the input or the run id, as the store has them', async () => {
-      const { client } = stack.fleet;
-      const { engine, store } = client;
-      // Four runs of tenant "fjord" (and one of "tarn"), at known ages.
-      const moraines = await storeFinishedRun(
-        stack.fleet,
-        { entity: RESEARCHER, input: 'Survey the Moraines of Skaftafell', tenantId: 'fjord' },
-        'COMPLETED',
-        [],
-      );
-      const eskers = await storeFinishedRun(
-        stack.fleet,
-        { entity: TEAM, input: 'Map the eskers near Uppsala', tenantId: 'fjord' },
-        'ERROR',
-        [],
-      );
-      const lichens = await engine.createRun({
-        entity: RESEARCHER,
-        input: 'Count lichens on the ridge',
-        tenantId: 'fjord',
-      });
-      const parked = await engine.createRun({
-        entity: TEAM,
-        input: 'Compare glacier retreat 50% faster',
-        tenantId: 'fjord',
-      });
-      const paused = await engine.createRun({
-        entity: RESEARCHER,
-        input: 'Await approval for the drill',
-        tenantId: 'fjord',
-      });
-      const other = await engine.createRun({
-        entity: RESEARCHER,
-        input: 'Survey the moraines of another tenant',
-        tenantId: 'tarn',
-      });
-      // One parked for model capacity (RUNNING), one paused for a person.
-      await store.claimRun(parked.runId, { workerId: 'test-worker', reason: 'run' });
-      await store.db
-        .updateTable('runs')
-        .set({
-          waiting: JSON.stringify({
-            for: 'capacity',
-            model: 'openai-chat:gpt-x',
-            until: new Date(Date.now() + HOUR).toISOString(),
-          }),
-        })
-        .where('run_id', '=', parked.runId)
-        .execute();
-      await store.db
-        .updateTable('runs')
-        .set({ status: 'PAUSED' })
-        .where('run_id', '=', paused.runId)
-        .execute();
-      await age(moraines, 50, 1);
-      await age(eskers, 40, 30);
-      await age(lichens.runId, 30, 2);
-      await age(parked.runId, 20, 3);
-      await age(paused.runId, 10, 25);
-      await age(other.runId, 45);
+    // The filters' runs: four of tenant "fjord" (and one of "tarn") at known ages, stored once and
+    // read by the tests below, a handful of page loads each.
+    describe('filters and search over stored runs', () => {
+      let moraines: string;
+      let eskers: string;
+      let lichens: string;
+      let parked: string;
+      let paused: string;
+      let other: string;
 
-      expect(await filterBy({ tenant: 'fjord' })).toEqual([
-        paused.runId,
-        parked.runId,
-        lichens.runId,
-        eskers,
-        moraines,
-      ]);
-      await page.screenshot({ path: screenshotPath('run-list-filter-tenant.png'), fullPage: true });
-      expect(await filterBy({ tenant: 'fjord', status: 'ERROR' })).toEqual([eskers]);
-      const storeErrors = await client.listRuns({
-        tenantId: 'fjord',
-        statuses: ['ERROR'],
-        limit: 50,
-      });
-      expect(storeErrors.runs.map((r) => r.run_id)).toEqual([eskers]);
-      expect(await filterBy({ tenant: 'fjord', entity: 'research-team' })).toEqual([
-        parked.runId,
-        eskers,
-      ]);
-      expect(await filterBy({ tenant: 'fjord', waiting: 'person' })).toEqual([paused.runId]);
-      expect(await filterBy({ tenant: 'fjord', waiting: 'capacity' })).toEqual([parked.runId]);
-      expect(await filterBy({ tenant: 'fjord', waiting: 'either' })).toEqual([
-        paused.runId,
-        parked.runId,
-      ]);
-      expect(await page.locator('#run-table .waiting-note').count()).toBe(1);
-      // The overview's "pending actions" link says paused=1: still the runs paused for a person.
-      await page.goto(`${stack.baseUrl}/ui?tenant=fjord&paused=1`);
-      expect(await rowIds(page)).toEqual([paused.runId]);
-      expect(await page.inputValue('#run-filters [name="waiting"]')).toBe('person');
-
-      // Created between 45 and 25 hours ago (UTC, to the minute).
-      const utcMinute = (hoursAgo: number) =>
-        new Date(Date.now() - hoursAgo * HOUR).toISOString().slice(0, 16);
-      expect(
-        await filterBy({ tenant: 'fjord', created_from: utcMinute(45), created_to: utcMinute(25) }),
-      ).toEqual([lichens.runId, eskers]);
-      expect(await page.inputValue('#run-filters [name="created_from"]')).toBe(utcMinute(45));
-      await page.screenshot({
-        path: screenshotPath('run-list-filter-created.png'),
-        fullPage: true,
-      });
-
-      // Ended between 35 and half an hour ago: the finished runs only (COMPLETED 1 h ago, ERROR 30 h ago).
-      expect(
-        await filterBy({ tenant: 'fjord', ended_from: utcMinute(35), ended_to: utcMinute(0.5) }),
-      ).toEqual([eskers, moraines]);
-      expect(
-        await filterBy({ tenant: 'fjord', ended_from: utcMinute(35), ended_to: utcMinute(25) }),
-      ).toEqual([eskers]);
-      const storeEnded = await client.listRuns({
-        tenantId: 'fjord',
-        endedFrom: new Date(Date.now() - 2 * HOUR),
-        limit: 50,
-      });
-      expect(storeEnded.runs.map((r) => r.run_id)).toEqual([moraines]);
-      // Recovered: a run a second worker took over after a crash (its attempt as a claim writes it).
-      await store.db
-        .insertInto('run_attempts')
-        .values({ run_id: lichens.runId, epoch: 99, worker_id: 'worker-b', reason: 'recovered' })
-        .execute();
-      await page.goto(`${stack.baseUrl}/ui?tenant=fjord`);
-      await page.check('#run-filters [name="recovered"]');
-      await Promise.all([
-        page.waitForURL(/recovered=1/),
-        page.click('#run-filters button[type=submit]'),
-      ]);
-      expect(await rowIds(page)).toEqual([lichens.runId]);
-      // The sort links keep the filter.
-      expect(await page.getAttribute('#run-table [data-sort="updated"]', 'href')).toContain(
-        'recovered=1',
-      );
-      expect(
-        (
-          await client.listRuns({
-            recovered: {
-              from: new Date(Date.now() - HOUR),
-              before: new Date(Date.now() - HOUR / 2),
-            },
-            limit: 50,
+      beforeAll(async () => {
+        const { engine, store } = stack.fleet.client;
+        moraines = await storeFinishedRun(
+          stack.fleet,
+          { entity: RESEARCHER, input: 'Survey the Moraines of Skaftafell', tenantId: 'fjord' },
+          'COMPLETED',
+          [],
+        );
+        eskers = await storeFinishedRun(
+          stack.fleet,
+          { entity: TEAM, input: 'Map the eskers near Uppsala', tenantId: 'fjord' },
+          'ERROR',
+          [],
+        );
+        const create = async (
+          entity: typeof RESEARCHER | typeof TEAM,
+          input: string,
+          tenantId: string,
+        ) => (await engine.createRun({ entity, input, tenantId })).runId;
+        lichens = await create(RESEARCHER, 'Count lichens on the ridge', 'fjord');
+        parked = await create(TEAM, 'Compare glacier retreat 50% faster', 'fjord');
+        paused = await create(RESEARCHER, 'Await approval for the drill', 'fjord');
+        other = await create(RESEARCHER, 'Survey the moraines of another tenant', 'tarn');
+        // One parked for model capacity (RUNNING), one paused for a person.
+        await store.claimRun(parked, { workerId: 'test-worker', reason: 'run' });
+        await store.db
+          .updateTable('runs')
+          .set({
+            waiting: JSON.stringify({
+              for: 'capacity',
+              model: 'openai-chat:gpt-x',
+              until: new Date(Date.now() + HOUR).toISOString(),
+            }),
           })
-        ).runs,
-      ).toEqual([]);
-      await store.db
-        .deleteFrom('run_attempts')
-        .where('run_id', '=', lichens.runId)
-        .where('epoch', '=', 99)
-        .execute();
+          .where('run_id', '=', parked)
+          .execute();
+        await store.db
+          .updateTable('runs')
+          .set({ status: 'PAUSED' })
+          .where('run_id', '=', paused)
+          .execute();
+        await age(moraines, 50, 1);
+        await age(eskers, 40, 30);
+        await age(lichens, 30, 2);
+        await age(parked, 20, 3);
+        await age(paused, 10, 25);
+        await age(other, 45);
+      });
 
-      // A word of the input in any case (every tenant: an admin's list), a run id's beginning, a whole run id.
-      expect(await filterBy({ q: 'MORAINES' })).toEqual([other.runId, moraines]);
-      expect(await filterBy({ tenant: 'fjord', q: 'moraines' })).toEqual([moraines]);
-      expect(await filterBy({ q: lichens.runId.slice(0, 13) })).toEqual([lichens.runId]);
-      expect(await filterBy({ q: parked.runId })).toEqual([parked.runId]);
-      // A LIKE wildcard is a character like any other: "50%" is searched, not "50 then anything".
-      expect(await filterBy({ q: '50%' })).toEqual([parked.runId]);
-      expect(await filterBy({ q: 'no run says this' })).toEqual([]);
-      expect(await page.textContent('p.empty')).toContain('No runs match');
-      await filterBy({ q: 'eskers' });
-      await page.screenshot({ path: screenshotPath('run-list-search.png'), fullPage: true });
+      it('narrows the list by tenant, status, entity and held (for a person, for capacity, either), as the store has them', async () => {
+        const { client } = stack.fleet;
+        expect(await filterBy({ tenant: 'fjord' })).toEqual([
+          paused,
+          parked,
+          lichens,
+          eskers,
+          moraines,
+        ]);
+        await page.screenshot({
+          path: screenshotPath('run-list-filter-tenant.png'),
+          fullPage: true,
+        });
+        expect(await filterBy({ tenant: 'fjord', status: 'ERROR' })).toEqual([eskers]);
+        const storeErrors = await client.listRuns({
+          tenantId: 'fjord',
+          statuses: ['ERROR'],
+          limit: 50,
+        });
+        expect(storeErrors.runs.map((r) => r.run_id)).toEqual([eskers]);
+        expect(await filterBy({ tenant: 'fjord', entity: 'research-team' })).toEqual([
+          parked,
+          eskers,
+        ]);
+        expect(await filterBy({ tenant: 'fjord', waiting: 'person' })).toEqual([paused]);
+        expect(await filterBy({ tenant: 'fjord', waiting: 'capacity' })).toEqual([parked]);
+        expect(await filterBy({ tenant: 'fjord', waiting: 'either' })).toEqual([paused, parked]);
+        expect(await page.locator('#run-table .waiting-note').count()).toBe(1);
+        // The overview's "pending actions" link says paused=1: still the runs paused for a person.
+        await page.goto(`${stack.baseUrl}/ui?tenant=fjord&paused=1`);
+        expect(await rowIds(page)).toEqual([paused]);
+        expect(await page.inputValue('#run-filters [name="waiting"]')).toBe('person');
+      });
 
-      // Bad values are a 400 naming the field, never a 500.
+      it('narrows the list by a created range, an ended range and the recovered checkbox, the sort links keeping the filter', async () => {
+        const { client } = stack.fleet;
+        const { store } = client;
+        // Created between 45 and 25 hours ago (UTC, to the minute). Each bound is computed once:
+        // the field shows the value the form sent, whatever minute it is by the time it is read.
+        const utcMinute = (hoursAgo: number) =>
+          new Date(Date.now() - hoursAgo * HOUR).toISOString().slice(0, 16);
+        const createdFrom = utcMinute(45);
+        expect(
+          await filterBy({ tenant: 'fjord', created_from: createdFrom, created_to: utcMinute(25) }),
+        ).toEqual([lichens, eskers]);
+        expect(await page.inputValue('#run-filters [name="created_from"]')).toBe(createdFrom);
+        await page.screenshot({
+          path: screenshotPath('run-list-filter-created.png'),
+          fullPage: true,
+        });
+
+        // Ended between 35 and half an hour ago: the finished runs only (COMPLETED 1 h ago, ERROR 30 h ago).
+        expect(
+          await filterBy({ tenant: 'fjord', ended_from: utcMinute(35), ended_to: utcMinute(0.5) }),
+        ).toEqual([eskers, moraines]);
+        expect(
+          await filterBy({ tenant: 'fjord', ended_from: utcMinute(35), ended_to: utcMinute(25) }),
+        ).toEqual([eskers]);
+        const storeEnded = await client.listRuns({
+          tenantId: 'fjord',
+          endedFrom: new Date(Date.now() - 2 * HOUR),
+          limit: 50,
+        });
+        expect(storeEnded.runs.map((r) => r.run_id)).toEqual([moraines]);
+        // Recovered: a run a second worker took over after a crash (its attempt as a claim writes it).
+        await store.db
+          .insertInto('run_attempts')
+          .values({ run_id: lichens, epoch: 99, worker_id: 'worker-b', reason: 'recovered' })
+          .execute();
+        await page.goto(`${stack.baseUrl}/ui?tenant=fjord`);
+        await page.check('#run-filters [name="recovered"]');
+        await Promise.all([
+          page.waitForURL(/recovered=1/),
+          page.click('#run-filters button[type=submit]'),
+        ]);
+        expect(await rowIds(page)).toEqual([lichens]);
+        // The sort links keep the filter.
+        expect(await page.getAttribute('#run-table [data-sort="updated"]', 'href')).toContain(
+          'recovered=1',
+        );
+        expect(
+          (
+            await client.listRuns({
+              recovered: {
+                from: new Date(Date.now() - HOUR),
+                before: new Date(Date.now() - HOUR / 2),
+              },
+              limit: 50,
+            })
+          ).runs,
+        ).toEqual([]);
+        await store.db
+          .deleteFrom('run_attempts')
+          .where('run_id', '=', lichens)
+          .where('epoch', '=', 99)
+          .execute();
+      });
+
+      it('searches a word of the input in any case, a run id or its beginning, a LIKE wildcard as a plain character', async () => {
+        // A word of the input in any case (every tenant: an admin's list), a run id's beginning, a whole run id.
+        expect(await filterBy({ q: 'MORAINES' })).toEqual([other, moraines]);
+        expect(await filterBy({ tenant: 'fjord', q: 'moraines' })).toEqual([moraines]);
+        expect(await filterBy({ q: lichens.slice(0, 13) })).toEqual([lichens]);
+        expect(await filterBy({ q: parked })).toEqual([parked]);
+        // A LIKE wildcard is a character like any other: "50%" is searched, not "50 then anything".
+        expect(await filterBy({ q: '50%' })).toEqual([parked]);
+        expect(await filterBy({ q: 'no run says this' })).toEqual([]);
+        expect(await page.textContent('p.empty')).toContain('No runs match');
+        await filterBy({ q: 'eskers' });
+        await page.screenshot({ path: screenshotPath('run-list-search.png'), fullPage: true });
+      });
+    });
+
+    it('answers a bad filter or sort value with a 400 naming the field, never a 500', async () => {
       for (const [search, message] of [
         ['created_from=2026-02-30T10:00', 'created_from: must be a date and time in UTC'],
         ['created_to=yesterday', 'created_to: must be a date and time in UTC'],
@@ -247,7 +256,7 @@ describe(
         expect(res?.status(), search).toBe(400);
         expect(await page.textContent('body'), search).toContain(message);
       }
-    }, 180_000);
+    });
 
     it('sorts by created, updated, status and entity from the column headers, keeping the filters, and pages through a sorted list without skipping or repeating a run', async () => {
       const { engine } = stack.fleet.client;
@@ -518,58 +527,67 @@ describe(
       expect(await client.getRunStatus(keep.runId)).toBe('PENDING');
     });
 
-    it('cancels running runs a live worker holds: the worker stops them, and a run left unselected goes on', async () => {
-      const { client } = stack.fleet;
-      // The earlier tests' unfinished runs are cancelled first: the worker would take their slots (or the reconciler enqueue them).
-      const { runs: unfinished } = await client.listRuns({
-        statuses: ['PENDING', 'RUNNING', 'PAUSED'],
-        topLevelOnly: false,
-        limit: 1000,
-      });
-      for (const run of unfinished) await client.cancelRun(run.run_id);
-      const worker = await stack.fleet.spawnWorker('list-worker');
-      const start = (input: string) =>
-        client.enqueueRun({
-          entity: RESEARCHER,
-          input,
-          tenantId: 'cirque',
-          checkpoint: 'tool-batch',
+    describe('with a live worker', () => {
+      let worker: SpawnedWorker;
+
+      // The worker starts in a hook (its start is not what the test is about, and may take long under load).
+      beforeAll(async () => {
+        const { client } = stack.fleet;
+        // The earlier tests' unfinished runs are cancelled first: the worker would take their slots (or the reconciler enqueue them).
+        const { runs: unfinished } = await client.listRuns({
+          statuses: ['PENDING', 'RUNNING', 'PAUSED'],
+          topLevelOnly: false,
+          limit: 1000,
         });
-      const first = await start("Research 'cairns'");
-      const second = await start("Research 'tors'");
-      const spared = await start("Research 'screes'");
-      await waitFor(
-        async () => {
-          const statuses = await Promise.all(
-            [first, second, spared].map((run) => client.getRunStatus(run.runId)),
-          );
-          return statuses.every((status) => status === 'RUNNING');
-        },
-        30_000,
-        'the three runs RUNNING on the worker',
-      );
-      await page.goto(`${stack.baseUrl}/ui?tenant=cirque`);
-      for (const run of [first, second])
-        await page.check(`tr[data-run-id="${run.runId}"] input[name="run_id"]`);
-      page.once('dialog', (dialog) => void dialog.accept());
-      await page.click('#cancel-selected');
-      await page.waitForSelector('#bulk-cancel-result', { timeout: 30_000 });
-      expect(
-        await page
-          .locator('#bulk-cancel-result tbody tr')
-          .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-outcome'))),
-      ).toEqual(['cancelled', 'cancelled']);
-      for (const run of [first, second]) {
-        const view = (await client.getRun(run.runId))!;
-        expect(view.status).toBe('CANCELLED');
-        // Ended by the worker that held it, on its attempt (not taken from a dead one).
-        expect(view.attempts).toMatchObject([{ worker_id: worker.id, outcome: 'cancelled' }]);
-      }
-      await waitFor(
-        async () => (await client.getRunStatus(spared.runId)) === 'COMPLETED',
-        60_000,
-        'the unselected run to complete',
-      );
+        for (const run of unfinished) await client.cancelRun(run.run_id);
+        worker = await stack.fleet.spawnWorker('list-worker');
+      });
+
+      it('cancels running runs a live worker holds: the worker stops them, and a run left unselected goes on', async () => {
+        const { client } = stack.fleet;
+        const start = (input: string) =>
+          client.enqueueRun({
+            entity: RESEARCHER,
+            input,
+            tenantId: 'cirque',
+            checkpoint: 'tool-batch',
+          });
+        const first = await start("Research 'cairns'");
+        const second = await start("Research 'tors'");
+        const spared = await start("Research 'screes'");
+        await waitFor(
+          async () => {
+            const statuses = await Promise.all(
+              [first, second, spared].map((run) => client.getRunStatus(run.runId)),
+            );
+            return statuses.every((status) => status === 'RUNNING');
+          },
+          30_000,
+          'the three runs RUNNING on the worker',
+        );
+        await page.goto(`${stack.baseUrl}/ui?tenant=cirque`);
+        for (const run of [first, second])
+          await page.check(`tr[data-run-id="${run.runId}"] input[name="run_id"]`);
+        page.once('dialog', (dialog) => void dialog.accept());
+        await page.click('#cancel-selected');
+        await page.waitForSelector('#bulk-cancel-result', { timeout: 30_000 });
+        expect(
+          await page
+            .locator('#bulk-cancel-result tbody tr')
+            .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-outcome'))),
+        ).toEqual(['cancelled', 'cancelled']);
+        for (const run of [first, second]) {
+          const view = (await client.getRun(run.runId))!;
+          expect(view.status).toBe('CANCELLED');
+          // Ended by the worker that held it, on its attempt (not taken from a dead one).
+          expect(view.attempts).toMatchObject([{ worker_id: worker.id, outcome: 'cancelled' }]);
+        }
+        await waitFor(
+          async () => (await client.getRunStatus(spared.runId)) === 'COMPLETED',
+          60_000,
+          'the unselected run to complete',
+        );
+      });
     });
   },
 );
