@@ -84,8 +84,8 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
     );
     const open = `${own} > .wf-gap[data-wait="capacity"] .wf-wait:not([data-e])`;
     const before = await widthOf(page, open);
-    await page.waitForTimeout(1200);
-    expect(await widthOf(page, open)).toBeGreaterThan(before + 5);
+    // The page's script grows the open gap as time passes, without a reload.
+    await expect.poll(() => widthOf(page, open), { interval: 100 }).toBeGreaterThan(before + 5);
     await page.locator('#waterfall').screenshot({ path: screenshotPath('waterfall-parked.png') });
 
     await limiter.release(held.permit, { ok: true });
@@ -146,173 +146,184 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
     ).toBe('paused');
   });
 
-  // Its own timeout: a team run with 1 s turns, a SIGKILL and a recovery, watched in a browser.
-  it('grows while the team runs, then shows the SIGKILLed run as two lanes with the member nested under its delegation', async () => {
-    const { client } = stack.fleet;
-    // Each model turn takes 1 s, over which an answer streams word by word.
-    const slowModel = { RESEARCH_MODEL_LATENCY_MS: '1000' };
-    await stack.fleet.spawnWorker('wf-worker-a', slowModel);
-    await stack.fleet.spawnWorker('wf-worker-b', slowModel);
-    const run = await client.enqueueRun({
-      entity: TEAM,
-      input: "Research 'cairns'",
-      checkpoint: 'tool-batch',
-    });
-    teamRunId = run.runId;
-    const navigations: string[] = [];
-    await page.goto(`${stack.baseUrl}/ui/runs/${run.runId}`);
-    page.on('framenavigated', (frame) => void navigations.push(frame.url()));
-    const own = `[data-wf-run="${run.runId}"]`;
-
-    // Live: the delegation's bar is open (no end) and grows as time passes, without a reload.
-    const open = `${own} > .wf-lane > .wf-row[data-bar="tool"]:has(.wf-bar:not([data-e]))`;
-    await page.waitForSelector(open, { timeout: 30_000 });
-    const callId = await page.locator(open).first().getAttribute('data-tool-call-id');
-    // Found by its call: a refresh of the section draws the bar again (at the server's width until the script grows it).
-    const delegation = `${own} > .wf-lane > .wf-row[data-tool-call-id="${callId}"] .wf-bar`;
-    await expect.poll(() => widthOf(page, delegation), { interval: 50 }).toBeGreaterThan(0);
-    const before = await widthOf(page, delegation);
-    await expect
-      .poll(() => widthOf(page, delegation), { interval: 100, timeout: 10_000 })
-      .toBeGreaterThan(before + 5);
-
-    // The member's tool calls appear under the delegation as its batches commit.
-    let holder: string | undefined;
-    await waitFor(
-      async () => {
-        const view = await client.getRun(run.runId);
-        holder = holderOf(view);
-        return (
-          holder !== undefined && (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3
-        );
-      },
-      30_000,
-      "the member's first checkpoint",
-    );
-    await page.waitForSelector(`${own} .wf-member .wf-row[data-bar="tool"]`, {
-      state: 'attached',
-      timeout: 15_000,
-    });
-    await page.locator('#waterfall').screenshot({ path: screenshotPath('waterfall-live.png') });
-
-    // An answer's text shows in a bar of its own while it streams, before any stored event
-    // draws its turn: the same bar's text grows as the words arrive, while the run is RUNNING.
-    const streaming = (async () => {
-      const live = '.wf-row[data-live-turn] .wf-bar-text';
-      const text = await page.waitForSelector(`${live}:not(:empty)`, {
-        state: 'attached',
-        timeout: 60_000,
-      });
-      const turn = await text.evaluate((el) => [
-        el.closest('[data-wf-run]')?.getAttribute('data-wf-run'),
-        el.closest('[data-live-turn]')?.getAttribute('data-live-turn'),
+  describe('with two workers', () => {
+    // Started together in a hook, after the tests above (their runs are driven by an engine in the
+    // test); one is SIGKILLed by the test below, the other recovers its run.
+    beforeAll(async () => {
+      // Each model turn takes 1 s, over which an answer streams word by word.
+      const slowModel = { RESEARCH_MODEL_LATENCY_MS: '1000' };
+      await Promise.all([
+        stack.fleet.spawnWorker('wf-worker-a', slowModel),
+        stack.fleet.spawnWorker('wf-worker-b', slowModel),
       ]);
-      const first = (await text.textContent())!.length;
-      // (a refresh of the section draws the row again: it is found by its run and turn)
-      const again = page.locator(
-        `[data-wf-run="${turn[0]}"] > .wf-lane > .wf-row[data-live-turn="${turn[1]}"] .wf-bar-text`,
-      );
-      await expect
-        .poll(() => again.evaluateAll((els) => els[0]?.textContent?.length ?? 0), {
-          interval: 20,
-          timeout: 5_000,
-        })
-        .toBeGreaterThan(first);
-      return page.getAttribute('#run', 'data-status');
-    })();
-    streaming.catch(() => undefined);
-    // SIGKILL the worker holding the team while its member works through its batches (700 ms per fetch).
-    const victim = stack.fleet.workers.find((w) => w.id === holder)!;
-    victim.kill('SIGKILL');
-    await victim.exited;
-    await page.waitForSelector(`${own} > .wf-lane[data-epoch="2"]`, { timeout: 30_000 });
-    expect(await streaming).toBe('RUNNING');
-    await page.waitForSelector('#run[data-status="COMPLETED"]', { timeout: 60_000 });
-    expect(navigations).toEqual([]);
-
-    const survivor = stack.fleet.workers.find((w) => w.id !== holder)!.id;
-    expect(await lanesOf(page, run.runId)).toEqual([
-      { epoch: '1', worker: holder, reason: 'run', outcome: 'superseded' },
-      { epoch: '2', worker: survivor, reason: 'recovered', outcome: 'completed' },
-    ]);
-    // Between them, the time no worker held the team: a marked gap.
-    expect(await page.locator(`${own} > .wf-gap[data-wait="recovery"]`).count()).toBe(1);
-    expect(await page.locator(`${own} > .wf-lane .wf-checkpoint`).count()).toBeGreaterThan(0);
-
-    // The member hangs under its delegation's bar, collapsed, and expands to its own lanes.
-    const view = (await client.getRun(run.runId))!;
-    const member = view.member_runs[0]!;
-    const nested = page.locator(`${own} > .wf-lane > details.wf-member`);
-    expect(await nested.count()).toBe(1);
-    expect(await nested.getAttribute('data-member-run-id')).toBe(member.run_id);
-    expect(
-      await nested.evaluate(
-        (el) => el.previousElementSibling?.querySelector('strong')?.textContent,
-      ),
-    ).toBe(DELEGATE_TOOL_NAME);
-    const memberLanes = nested.locator(`[data-wf-run="${member.run_id}"] > .wf-lane`);
-    expect(await memberLanes.first().isVisible()).toBe(false);
-    await nested.locator('summary').click();
-    expect(await memberLanes.first().isVisible()).toBe(true);
-    expect(await memberLanes.count()).toBe(member.attempts.length);
-    expect(
-      await nested.locator('.wf-row[data-bar="tool"] .wf-name strong').allTextContents(),
-    ).toEqual(member.tools.map((t) => t.name));
-
-    // A click on a member's tool bar shows its args and result.
-    const fetch = member.tools.find((t) => t.name === 'slow_fetch_detail')!;
-    await nested.locator(`.wf-row[data-tool-call-id="${fetch.tool_call_id}"] .wf-bar`).click();
-    const panel = page.locator('#wf-panel');
-    await panel.waitFor({ state: 'visible' });
-    expect(JSON.parse((await panel.locator('.wf-args').textContent()) ?? '')).toEqual(fetch.args);
-    expect(await panel.locator('.wf-result').textContent()).toContain(fetch.result);
-    expect(navigations).toEqual([]);
-
-    // The team's last turn streamed its answer into its bar; a click shows its request and response.
-    const answerBar = page.locator(`${own} > .wf-lane[data-epoch="2"] .wf-bar[data-turn]`).last();
-    // (the bar shows the text's tail as it arrives, its title the whole text)
-    expect(await answerBar.getAttribute('title')).toContain('Summary of the research team');
-    expect(await answerBar.locator('.wf-bar-text').textContent()).toContain('Detail for result-c');
-    await answerBar.click();
-    await panel.locator('.wf-turn-detail').waitFor();
-    expect(await panel.locator('.wf-response').textContent()).toContain(
-      'Summary of the research team',
-    );
-    expect(await panel.locator('.wf-request .role-tool').textContent()).toContain(
-      DELEGATE_TOOL_NAME,
-    );
-    // The expanded member stays expanded across the page's refreshes.
-    expect(await nested.evaluate((el) => el.hasAttribute('open'))).toBe(true);
-    await page
-      .locator('#waterfall')
-      .screenshot({ path: screenshotPath('waterfall-after-crash.png') });
-  }, 180_000);
-
-  it('reads without script: the member expands and a tool bar links to its args and result', async () => {
-    const context = await browser.newContext({
-      javaScriptEnabled: false,
-      viewport: { width: 1280, height: 1000 },
     });
-    try {
-      const plain = await context.newPage();
-      await plain.goto(`${stack.baseUrl}/ui/runs/${teamRunId}`);
-      const nested = plain.locator('details.wf-member').first();
+
+    it('grows while the team runs, then shows the SIGKILLed run as two lanes with the member nested under its delegation', async () => {
+      const { client } = stack.fleet;
+      const run = await client.enqueueRun({
+        entity: TEAM,
+        input: "Research 'cairns'",
+        checkpoint: 'tool-batch',
+      });
+      teamRunId = run.runId;
+      const navigations: string[] = [];
+      await page.goto(`${stack.baseUrl}/ui/runs/${run.runId}`);
+      page.on('framenavigated', (frame) => void navigations.push(frame.url()));
+      const own = `[data-wf-run="${run.runId}"]`;
+
+      // Live: the delegation's bar is open (no end) and grows as time passes, without a reload.
+      const open = `${own} > .wf-lane > .wf-row[data-bar="tool"]:has(.wf-bar:not([data-e]))`;
+      await page.waitForSelector(open, { timeout: 30_000 });
+      const callId = await page.locator(open).first().getAttribute('data-tool-call-id');
+      // Found by its call: a refresh of the section draws the bar again (at the server's width until the script grows it).
+      const delegation = `${own} > .wf-lane > .wf-row[data-tool-call-id="${callId}"] .wf-bar`;
+      await expect.poll(() => widthOf(page, delegation), { interval: 50 }).toBeGreaterThan(0);
+      const before = await widthOf(page, delegation);
+      await expect
+        .poll(() => widthOf(page, delegation), { interval: 100, timeout: 10_000 })
+        .toBeGreaterThan(before + 5);
+
+      // The member's tool calls appear under the delegation as its batches commit.
+      let holder: string | undefined;
+      await waitFor(
+        async () => {
+          const view = await client.getRun(run.runId);
+          holder = holderOf(view);
+          return (
+            holder !== undefined &&
+            (view?.member_runs[0]?.last_checkpoint_at_message_index ?? 0) >= 3
+          );
+        },
+        30_000,
+        "the member's first checkpoint",
+      );
+      await page.waitForSelector(`${own} .wf-member .wf-row[data-bar="tool"]`, {
+        state: 'attached',
+        timeout: 15_000,
+      });
+      await page.locator('#waterfall').screenshot({ path: screenshotPath('waterfall-live.png') });
+
+      // An answer's text shows in a bar of its own while it streams, before any stored event
+      // draws its turn: the same bar's text grows as the words arrive, while the run is RUNNING.
+      const streaming = (async () => {
+        const live = '.wf-row[data-live-turn] .wf-bar-text';
+        const text = await page.waitForSelector(`${live}:not(:empty)`, {
+          state: 'attached',
+          timeout: 60_000,
+        });
+        const turn = await text.evaluate((el) => [
+          el.closest('[data-wf-run]')?.getAttribute('data-wf-run'),
+          el.closest('[data-live-turn]')?.getAttribute('data-live-turn'),
+        ]);
+        const first = (await text.textContent())!.length;
+        // (a refresh of the section draws the row again: it is found by its run and turn)
+        const again = page.locator(
+          `[data-wf-run="${turn[0]}"] > .wf-lane > .wf-row[data-live-turn="${turn[1]}"] .wf-bar-text`,
+        );
+        await expect
+          .poll(() => again.evaluateAll((els) => els[0]?.textContent?.length ?? 0), {
+            interval: 20,
+            timeout: 5_000,
+          })
+          .toBeGreaterThan(first);
+        return page.getAttribute('#run', 'data-status');
+      })();
+      streaming.catch(() => undefined);
+      // SIGKILL the worker holding the team while its member works through its batches (700 ms per fetch).
+      const victim = stack.fleet.workers.find((w) => w.id === holder)!;
+      victim.kill('SIGKILL');
+      await victim.exited;
+      await page.waitForSelector(`${own} > .wf-lane[data-epoch="2"]`, { timeout: 30_000 });
+      expect(await streaming).toBe('RUNNING');
+      await page.waitForSelector('#run[data-status="COMPLETED"]', { timeout: 60_000 });
+      expect(navigations).toEqual([]);
+
+      const survivor = stack.fleet.workers.find((w) => w.id !== holder)!.id;
+      expect(await lanesOf(page, run.runId)).toEqual([
+        { epoch: '1', worker: holder, reason: 'run', outcome: 'superseded' },
+        { epoch: '2', worker: survivor, reason: 'recovered', outcome: 'completed' },
+      ]);
+      // Between them, the time no worker held the team: a marked gap.
+      expect(await page.locator(`${own} > .wf-gap[data-wait="recovery"]`).count()).toBe(1);
+      expect(await page.locator(`${own} > .wf-lane .wf-checkpoint`).count()).toBeGreaterThan(0);
+
+      // The member hangs under its delegation's bar, collapsed, and expands to its own lanes.
+      const view = (await client.getRun(run.runId))!;
+      const member = view.member_runs[0]!;
+      const nested = page.locator(`${own} > .wf-lane > details.wf-member`);
+      expect(await nested.count()).toBe(1);
+      expect(await nested.getAttribute('data-member-run-id')).toBe(member.run_id);
+      expect(
+        await nested.evaluate(
+          (el) => el.previousElementSibling?.querySelector('strong')?.textContent,
+        ),
+      ).toBe(DELEGATE_TOOL_NAME);
+      const memberLanes = nested.locator(`[data-wf-run="${member.run_id}"] > .wf-lane`);
+      expect(await memberLanes.first().isVisible()).toBe(false);
       await nested.locator('summary').click();
-      const bar = nested.locator('.wf-row[data-bar="tool"] .wf-bar').first();
-      const target = (await bar.getAttribute('href'))!;
-      expect(target).toMatch(/^#wf-d-\d+$/);
-      expect(await plain.locator(target).isVisible()).toBe(false);
-      await bar.click();
-      expect(await plain.locator(target).isVisible()).toBe(true);
-      expect(await plain.locator(`${target} .wf-args`).textContent()).toContain('query');
-      // A turn's bar is a link to a page with its request and response.
-      await plain.locator(`[data-wf-run="${teamRunId}"] .wf-bar[data-turn]`).first().click();
-      await plain.waitForSelector('.wf-turn-detail');
-      expect(await plain.locator('.wf-response').textContent()).toContain(DELEGATE_TOOL_NAME);
-      await plain.goBack();
-      await plain.screenshot({ path: screenshotPath('waterfall-no-script.png'), fullPage: true });
-    } finally {
-      await context.close();
-    }
+      expect(await memberLanes.first().isVisible()).toBe(true);
+      expect(await memberLanes.count()).toBe(member.attempts.length);
+      expect(
+        await nested.locator('.wf-row[data-bar="tool"] .wf-name strong').allTextContents(),
+      ).toEqual(member.tools.map((t) => t.name));
+
+      // A click on a member's tool bar shows its args and result.
+      const fetch = member.tools.find((t) => t.name === 'slow_fetch_detail')!;
+      await nested.locator(`.wf-row[data-tool-call-id="${fetch.tool_call_id}"] .wf-bar`).click();
+      const panel = page.locator('#wf-panel');
+      await panel.waitFor({ state: 'visible' });
+      expect(JSON.parse((await panel.locator('.wf-args').textContent()) ?? '')).toEqual(fetch.args);
+      expect(await panel.locator('.wf-result').textContent()).toContain(fetch.result);
+      expect(navigations).toEqual([]);
+
+      // The team's last turn streamed its answer into its bar; a click shows its request and response.
+      const answerBar = page.locator(`${own} > .wf-lane[data-epoch="2"] .wf-bar[data-turn]`).last();
+      // (the bar shows the text's tail as it arrives, its title the whole text)
+      expect(await answerBar.getAttribute('title')).toContain('Summary of the research team');
+      expect(await answerBar.locator('.wf-bar-text').textContent()).toContain(
+        'Detail for result-c',
+      );
+      await answerBar.click();
+      await panel.locator('.wf-turn-detail').waitFor();
+      expect(await panel.locator('.wf-response').textContent()).toContain(
+        'Summary of the research team',
+      );
+      expect(await panel.locator('.wf-request .role-tool').textContent()).toContain(
+        DELEGATE_TOOL_NAME,
+      );
+      // The expanded member stays expanded across the page's refreshes.
+      expect(await nested.evaluate((el) => el.hasAttribute('open'))).toBe(true);
+      await page
+        .locator('#waterfall')
+        .screenshot({ path: screenshotPath('waterfall-after-crash.png') });
+    });
+
+    it('reads without script: the member expands and a tool bar links to its args and result', async () => {
+      const context = await browser.newContext({
+        javaScriptEnabled: false,
+        viewport: { width: 1280, height: 1000 },
+      });
+      try {
+        const plain = await context.newPage();
+        await plain.goto(`${stack.baseUrl}/ui/runs/${teamRunId}`);
+        const nested = plain.locator('details.wf-member').first();
+        await nested.locator('summary').click();
+        const bar = nested.locator('.wf-row[data-bar="tool"] .wf-bar').first();
+        const target = (await bar.getAttribute('href'))!;
+        expect(target).toMatch(/^#wf-d-\d+$/);
+        expect(await plain.locator(target).isVisible()).toBe(false);
+        await bar.click();
+        expect(await plain.locator(target).isVisible()).toBe(true);
+        expect(await plain.locator(`${target} .wf-args`).textContent()).toContain('query');
+        // A turn's bar is a link to a page with its request and response.
+        await plain.locator(`[data-wf-run="${teamRunId}"] .wf-bar[data-turn]`).first().click();
+        await plain.waitForSelector('.wf-turn-detail');
+        expect(await plain.locator('.wf-response').textContent()).toContain(DELEGATE_TOOL_NAME);
+        await plain.goBack();
+        await plain.screenshot({ path: screenshotPath('waterfall-no-script.png'), fullPage: true });
+      } finally {
+        await context.close();
+      }
+    });
   });
 });
