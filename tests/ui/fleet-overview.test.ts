@@ -273,92 +273,19 @@ describe('fleet overview in a browser', requiresChromium(), () => {
     await page.screenshot({ path: screenshotPath('fleet-overview-no-js.png'), fullPage: true });
   });
 
-  it('a count opens the run list filtered to the runs it counts', async () => {
-    const page = await pageAs(ADMIN_KEY);
+  describe("the overview's links (each followed from a fresh overview, a few per test)", () => {
+    let page: Page;
+    beforeAll(async () => {
+      page = await pageAs(ADMIN_KEY);
+    });
+
+    /** The run ids of the list's rows (one page: fewer than 50 here). */
     const listed = () =>
       page
         .locator('#run-table tbody tr')
         .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-run-id')));
-    /** Follows the count `name`'s link; the list's runs (one page: fewer than 50 here). */
-    const follow = async (name: string) => {
-      await page.goto(`${stack.baseUrl}/ui`);
-      const count = Number(await figure(page, name));
-      await Promise.all([
-        page.waitForURL((url) => url.search !== ''),
-        page.click(`#fleet-overview [data-overview="${name}"]`),
-      ]);
-      return { count, runs: await listed(), url: new URL(page.url()) };
-    };
 
-    const errors = await follow('status-ERROR');
-    expect(errors.url.searchParams.get('status')).toBe('ERROR');
-    expect(errors.runs.length).toBe(errors.count);
-    for (const status of await page.locator('#run-table tbody tr td .status').allTextContents())
-      expect(status).toBe('ERROR');
-
-    // A final status's count is the last 24 hours'; its link lists them first, most recently ended
-    // first, and older ones after them.
-    const completed = await follow('status-COMPLETED');
-    expect(completed.url.searchParams.get('sort')).toBe('updated');
-    const { rows: byEnd } = await pool.query<{ run_id: string; recent: boolean }>(
-      `select run_id, updated_at >= now() - interval '24 hours' as recent from runs
-        where status = 'COMPLETED' and parent_run_id is null order by updated_at desc, run_id desc`,
-    );
-    expect(completed.runs).toEqual(byEnd.map((r) => r.run_id));
-    expect(byEnd.map((r) => r.recent)).toEqual([
-      ...Array<boolean>(completed.count).fill(true),
-      false,
-    ]);
-
-    const running = await follow('status-RUNNING');
-    expect(running.runs.length).toBe(running.count);
-
-    // The hour's creations: the runs created since the hour's first minute.
-    const created = await follow('created');
-    expect(created.url.searchParams.get('created_from')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d$/);
-    expect(created.runs.length).toBe(created.count);
-
-    const parked = await follow('waiting-openai-chat:gpt-x');
-    expect(parked.url.searchParams.get('waiting')).toBe('capacity');
-    const { rows: parkedRuns } = await pool.query<{ run_id: string }>(
-      `select run_id from runs where waiting is not null and parent_run_id is null`,
-    );
-    expect(parked.runs).toEqual(parkedRuns.map((r) => r.run_id));
-
-    expect((await follow('pending-actions')).url.searchParams.get('waiting')).toBe('person');
-
-    // A minute's creations, from the table.
-    await page.goto(`${stack.baseUrl}/ui`);
-    const minuteLink = page.locator('#overview-minutes [data-kind="created"] a').first();
-    await page.click('#overview-minutes summary');
-    const inMinute = Number(await minuteLink.textContent());
-    await Promise.all([page.waitForURL(/created_to=/), minuteLink.click()]);
-    expect((await listed()).length).toBe(inMinute);
-
-    // A tenant's spend, by model, opens its runs.
-    await page.goto(`${stack.baseUrl}/ui`);
-    const spend = page.locator('#fleet-overview [data-spend-tenant="acme"]');
-    expect(await spend.textContent()).toContain('$1.50');
-    expect(await spend.locator('[data-spend-model="openai:gpt-a"]').textContent()).toContain(
-      '$1.00',
-    );
-    expect(await spend.locator('[data-spend-model="openai:gpt-b"]').textContent()).toContain(
-      '$0.50',
-    );
-    await Promise.all([page.waitForURL(/tenant=acme/), spend.locator('a').first().click()]);
-    const { rows: acmeRuns } = await pool.query<{ n: number }>(
-      `select count(*)::int as n from runs where tenant_id = 'acme' and parent_run_id is null`,
-    );
-    expect((await listed()).length).toBe(acmeRuns[0]!.n);
-  }, 180_000);
-
-  it("the hour's ends, recoveries and durations open the lists of the runs they count, minute by minute too", async () => {
-    const page = await pageAs(ADMIN_KEY);
-    const listed = () =>
-      page
-        .locator('#run-table tbody tr')
-        .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-run-id')));
-    /** Clicks `selector` on a fresh overview; its text (the count), the list's runs and its URL. */
+    /** Clicks `selector` on a fresh overview; the hour's first minute, its text (the count), the list's runs and its URL. */
     const follow = async (selector: string) => {
       await page.goto(`${stack.baseUrl}/ui`);
       const since = Date.parse((await pageSeries(page))[0]!.at);
@@ -369,6 +296,12 @@ describe('fleet overview in a browser', requiresChromium(), () => {
       await Promise.all([page.waitForURL((url) => url.search !== ''), link.click()]);
       return { since, text, runs: await listed(), url: new URL(page.url()) };
     };
+    /** Follows the overview's count `name`; the count it showed, the list's runs and its URL. */
+    const followCount = async (name: string) => {
+      const { text, runs, url } = await follow(`#fleet-overview [data-overview="${name}"]`);
+      return { count: Number(text), runs, url };
+    };
+
     /** Top-level runs in the list's order (most recently ended first) matching `where` (`$1`, `$2` the range). */
     const runsWhere = async (where: string, from: number, to: number) =>
       (
@@ -378,92 +311,164 @@ describe('fleet overview in a browser', requiresChromium(), () => {
           [new Date(from), new Date(to)],
         )
       ).rows.map((r) => r.run_id);
-    const farFuture = Date.now() + 24 * 3600_000;
+    const farFuture = () => Date.now() + 24 * 3600_000;
     const endedIn = (status: string) =>
       `status = '${status}' and updated_at >= $1 and updated_at < $2`;
     const recoveredIn = `exists (select 1 from run_attempts a where a.run_id = runs.run_id
       and a.reason = 'recovered' and a.started_at >= $1 and a.started_at < $2)`;
 
+    it('a status count opens the run list of that status, a final one its last 24 hours first', async () => {
+      const errors = await followCount('status-ERROR');
+      expect(errors.url.searchParams.get('status')).toBe('ERROR');
+      expect(errors.runs.length).toBe(errors.count);
+      for (const status of await page.locator('#run-table tbody tr td .status').allTextContents())
+        expect(status).toBe('ERROR');
+
+      // A final status's count is the last 24 hours'; its link lists them first, most recently ended
+      // first, and older ones after them.
+      const completed = await followCount('status-COMPLETED');
+      expect(completed.url.searchParams.get('sort')).toBe('updated');
+      const { rows: byEnd } = await pool.query<{ run_id: string; recent: boolean }>(
+        `select run_id, updated_at >= now() - interval '24 hours' as recent from runs
+          where status = 'COMPLETED' and parent_run_id is null order by updated_at desc, run_id desc`,
+      );
+      expect(completed.runs).toEqual(byEnd.map((r) => r.run_id));
+      expect(byEnd.map((r) => r.recent)).toEqual([
+        ...Array<boolean>(completed.count).fill(true),
+        false,
+      ]);
+
+      const running = await followCount('status-RUNNING');
+      expect(running.runs.length).toBe(running.count);
+    });
+
+    it("the hour's creations, a model's parked runs and the pending actions open the runs they count", async () => {
+      // The hour's creations: the runs created since the hour's first minute.
+      const created = await followCount('created');
+      expect(created.url.searchParams.get('created_from')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d$/);
+      expect(created.runs.length).toBe(created.count);
+
+      const parked = await followCount('waiting-openai-chat:gpt-x');
+      expect(parked.url.searchParams.get('waiting')).toBe('capacity');
+      const { rows: parkedRuns } = await pool.query<{ run_id: string }>(
+        `select run_id from runs where waiting is not null and parent_run_id is null`,
+      );
+      expect(parked.runs).toEqual(parkedRuns.map((r) => r.run_id));
+
+      expect((await followCount('pending-actions')).url.searchParams.get('waiting')).toBe('person');
+    });
+
+    it("a minute's creations and a tenant's spend open the runs they count", async () => {
+      // A minute's creations, from the table.
+      await page.goto(`${stack.baseUrl}/ui`);
+      const minuteLink = page.locator('#overview-minutes [data-kind="created"] a').first();
+      await page.click('#overview-minutes summary');
+      const inMinute = Number(await minuteLink.textContent());
+      await Promise.all([page.waitForURL(/created_to=/), minuteLink.click()]);
+      expect((await listed()).length).toBe(inMinute);
+
+      // A tenant's spend, by model, opens its runs.
+      await page.goto(`${stack.baseUrl}/ui`);
+      const spend = page.locator('#fleet-overview [data-spend-tenant="acme"]');
+      expect(await spend.textContent()).toContain('$1.50');
+      expect(await spend.locator('[data-spend-model="openai:gpt-a"]').textContent()).toContain(
+        '$1.00',
+      );
+      expect(await spend.locator('[data-spend-model="openai:gpt-b"]').textContent()).toContain(
+        '$0.50',
+      );
+      await Promise.all([page.waitForURL(/tenant=acme/), spend.locator('a').first().click()]);
+      const { rows: acmeRuns } = await pool.query<{ n: number }>(
+        `select count(*)::int as n from runs where tenant_id = 'acme' and parent_run_id is null`,
+      );
+      expect((await listed()).length).toBe(acmeRuns[0]!.n);
+    });
+
     for (const [name, status] of [
       ['completed', 'COMPLETED'],
       ['error', 'ERROR'],
-    ] as const) {
-      const hour = await follow(`#fleet-overview [data-overview="${name}"]`);
-      expect(hour.url.searchParams.get('ended_from')).toBe(
-        new Date(hour.since).toISOString().slice(0, 16),
-      );
-      expect(hour.url.searchParams.get('status')).toBe(status);
-      const expected = await runsWhere(endedIn(status), hour.since, farFuture);
-      expect(hour.runs, name).toEqual(expected);
-      expect(hour.runs.length, name).toBe(Number(hour.text));
-      expect(hour.runs.length, name).toBeGreaterThan(0);
+    ] as const)
+      it(`the hour's ${name} count opens the runs that ended ${status} in it, and so does each minute's`, async () => {
+        const hour = await follow(`#fleet-overview [data-overview="${name}"]`);
+        expect(hour.url.searchParams.get('ended_from')).toBe(
+          new Date(hour.since).toISOString().slice(0, 16),
+        );
+        expect(hour.url.searchParams.get('status')).toBe(status);
+        const expected = await runsWhere(endedIn(status), hour.since, farFuture());
+        expect(hour.runs, name).toEqual(expected);
+        expect(hour.runs.length, name).toBe(Number(hour.text));
+        expect(hour.runs.length, name).toBeGreaterThan(0);
 
-      // Each minute's cell with any: the runs that ended in that status in that minute.
+        // Each minute's cell with any: the runs that ended in that status in that minute.
+        await page.goto(`${stack.baseUrl}/ui`);
+        const minutes = await page
+          .locator(`#overview-minutes tr:has([data-kind="${name}"] a)`)
+          .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-minute')!));
+        expect(minutes.length, name).toBeGreaterThan(0);
+        for (const minute of minutes) {
+          const cell = await follow(
+            `#overview-minutes tr[data-minute="${minute}"] [data-kind="${name}"] a`,
+          );
+          const at = Date.parse(minute);
+          expect(cell.runs, `${name} at ${minute}`).toEqual(
+            await runsWhere(endedIn(status), at, at + 60_000),
+          );
+          expect(cell.runs.length).toBe(Number(cell.text));
+        }
+      });
+
+    it("the hour's recoveries open the runs taken over in it, and so does each minute's", async () => {
+      // Recoveries: the runs taken over in the hour (one attempt each here, so as many as counted).
+      const recovered = await follow('#fleet-overview [data-overview="recovered"]');
+      expect(recovered.url.searchParams.get('recovered')).toBe('1');
+      expect([...recovered.runs].sort()).toEqual(
+        [...(await runsWhere(recoveredIn, recovered.since, farFuture()))].sort(),
+      );
+      expect(recovered.runs.length).toBe(Number(recovered.text));
+      expect(recovered.runs.length).toBe(2);
       await page.goto(`${stack.baseUrl}/ui`);
-      const minutes = await page
-        .locator(`#overview-minutes tr:has([data-kind="${name}"] a)`)
+      const recoveryMinutes = await page
+        .locator('#overview-minutes tr:has([data-kind="recovered"] a)')
         .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-minute')!));
-      expect(minutes.length, name).toBeGreaterThan(0);
-      for (const minute of minutes) {
+      expect(recoveryMinutes.length).toBe(2);
+      for (const minute of recoveryMinutes) {
         const cell = await follow(
-          `#overview-minutes tr[data-minute="${minute}"] [data-kind="${name}"] a`,
+          `#overview-minutes tr[data-minute="${minute}"] [data-kind="recovered"] a`,
         );
         const at = Date.parse(minute);
-        expect(cell.runs, `${name} at ${minute}`).toEqual(
-          await runsWhere(endedIn(status), at, at + 60_000),
-        );
+        expect(cell.runs).toEqual(await runsWhere(recoveredIn, at, at + 60_000));
         expect(cell.runs.length).toBe(Number(cell.text));
       }
-    }
+    });
 
-    // Recoveries: the runs taken over in the hour (one attempt each here, so as many as counted).
-    const recovered = await follow('#fleet-overview [data-overview="recovered"]');
-    expect(recovered.url.searchParams.get('recovered')).toBe('1');
-    expect([...recovered.runs].sort()).toEqual(
-      [...(await runsWhere(recoveredIn, recovered.since, farFuture))].sort(),
-    );
-    expect(recovered.runs.length).toBe(Number(recovered.text));
-    expect(recovered.runs.length).toBe(2);
-    await page.goto(`${stack.baseUrl}/ui`);
-    const recoveryMinutes = await page
-      .locator('#overview-minutes tr:has([data-kind="recovered"] a)')
-      .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-minute')!));
-    expect(recoveryMinutes.length).toBe(2);
-    for (const minute of recoveryMinutes) {
-      const cell = await follow(
-        `#overview-minutes tr[data-minute="${minute}"] [data-kind="recovered"] a`,
+    it("the hour's p50 and p95 open every run ended in it, whatever its status; a model's spend opens its tenant's runs", async () => {
+      // The durations: every run that ended in the hour, whatever its final status.
+      for (const name of ['p50', 'p95']) {
+        const duration = await follow(`#fleet-overview [data-overview="${name}"]`);
+        expect(duration.url.searchParams.get('status')).toBeNull();
+        expect(duration.runs, name).toEqual(
+          await runsWhere(
+            `status in ('COMPLETED', 'ERROR', 'CANCELLED') and updated_at >= $1 and updated_at < $2`,
+            duration.since,
+            farFuture(),
+          ),
+        );
+        expect(duration.runs.length).toBe(4);
+      }
+
+      // A model's spend opens its tenant's runs.
+      await page.goto(`${stack.baseUrl}/ui`);
+      await Promise.all([
+        page.waitForURL(/tenant=acme/),
+        page.click('#fleet-overview [data-spend-model="openai:gpt-b"] a'),
+      ]);
+      const { rows: acmeRuns } = await pool.query<{ run_id: string }>(
+        `select run_id from runs where tenant_id = 'acme' and parent_run_id is null
+          order by created_at desc, run_id desc`,
       );
-      const at = Date.parse(minute);
-      expect(cell.runs).toEqual(await runsWhere(recoveredIn, at, at + 60_000));
-      expect(cell.runs.length).toBe(Number(cell.text));
-    }
-
-    // The durations: every run that ended in the hour, whatever its final status.
-    for (const name of ['p50', 'p95']) {
-      const duration = await follow(`#fleet-overview [data-overview="${name}"]`);
-      expect(duration.url.searchParams.get('status')).toBeNull();
-      expect(duration.runs, name).toEqual(
-        await runsWhere(
-          `status in ('COMPLETED', 'ERROR', 'CANCELLED') and updated_at >= $1 and updated_at < $2`,
-          duration.since,
-          farFuture,
-        ),
-      );
-      expect(duration.runs.length).toBe(4);
-    }
-
-    // A model's spend opens its tenant's runs.
-    await page.goto(`${stack.baseUrl}/ui`);
-    await Promise.all([
-      page.waitForURL(/tenant=acme/),
-      page.click('#fleet-overview [data-spend-model="openai:gpt-b"] a'),
-    ]);
-    const { rows: acmeRuns } = await pool.query<{ run_id: string }>(
-      `select run_id from runs where tenant_id = 'acme' and parent_run_id is null
-        order by created_at desc, run_id desc`,
-    );
-    expect(await listed()).toEqual(acmeRuns.map((r) => r.run_id));
-  }, 180_000);
+      expect(await listed()).toEqual(acmeRuns.map((r) => r.run_id));
+    });
+  });
 
   it('refuses a bad or reversed ended range and a bad recovered flag, naming the field', async () => {
     for (const [query, field] of [
