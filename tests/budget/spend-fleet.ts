@@ -1,12 +1,8 @@
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { modelFromSpec } from '@cairn/runtime';
-import { createRegistry, researcherScript, teamScript } from '@cairn/research-team';
-import {
-  startFakeOpenAIServer,
-  type FakeOpenAIServer,
-  type FakeOpenAIServerOptions,
-} from '@cairn/engine/testing';
+import { createRegistry, researchTeamScript } from '@cairn/research-team';
+import { startFakeOpenAIServer, type FakeOpenAIServer } from '@cairn/engine/testing';
 import type { PendingActionRecord } from '@cairn/engine';
 import { FLEET_BACKEND, startFleet, waitFor, type Fleet } from '../fleet/fleet.js';
 
@@ -20,12 +16,6 @@ export const SPEND_MODEL = 'gpt-b';
 export const PRICES = JSON.stringify({
   [`openai-chat:${SPEND_MODEL}`]: { input_per_mtok: 1000, output_per_mtok: 1000 },
 });
-
-/** The research team's flow, played by the fake provider from each request's messages. */
-const decide: FakeOpenAIServerOptions['decide'] = (context) =>
-  context.tools.some((t) => t.name === 'slow_search')
-    ? researcherScript(context)
-    : teamScript(context);
 
 /** A fleet whose workers run the research team on a fake OpenAI provider that bills tokens, at {@link PRICES}. */
 export interface SpendFleet {
@@ -44,7 +34,7 @@ export async function startSpendFleet(
   options: { latencyMs?: number; toolDelayMs?: number; env?: Record<string, string> } = {},
 ): Promise<SpendFleet> {
   const server = await startFakeOpenAIServer({
-    decide,
+    decide: researchTeamScript,
     latencyMs: options.latencyMs ?? 0,
     // No limits: the quota's ledger is the provider's bill of the model's tokens.
     quota: { perModel: { [SPEND_MODEL]: {} } },

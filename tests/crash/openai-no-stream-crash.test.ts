@@ -1,9 +1,8 @@
 import { modelFromSpec } from '@cairn/runtime';
-import { createRegistry, researcherScript, teamScript } from '@cairn/research-team';
+import { createRegistry, researchTeamScript } from '@cairn/research-team';
 import {
   startFakeOpenAIServer,
   type FakeOpenAIServer,
-  type FakeOpenAIServerOptions,
   type FakeStreaming,
 } from '@cairn/engine/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,12 +15,6 @@ import {
   waitFor,
   type Fleet,
 } from '../fleet/fleet.js';
-
-/** The research team's flow, played by the fake server from each request's messages (the researcher is the one offered slow_search). */
-const decide: FakeOpenAIServerOptions['decide'] = (context) =>
-  context.tools.some((t) => t.name === 'slow_search')
-    ? researcherScript(context)
-    : teamScript(context);
 
 const CASES: {
   name: string;
@@ -56,7 +49,7 @@ describe.each(CASES)(
     });
 
     it('the team run resumes under its run id in another worker and completes, its member continued, no committed batch redone', async () => {
-      server = await startFakeOpenAIServer({ streaming, decide });
+      server = await startFakeOpenAIServer({ streaming, decide: researchTeamScript });
       const workerEnv = {
         CAIRN_MODEL: 'openai-chat:local-model',
         OPENAI_BASE_URL: server.url,

@@ -1,19 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { modelFromSpec } from '@cairn/runtime';
-import { createRegistry, researcherScript, teamScript } from '@cairn/research-team';
-import {
-  startFakeOpenAIServer,
-  type FakeOpenAIServer,
-  type FakeOpenAIServerOptions,
-} from '@cairn/engine/testing';
+import { createRegistry, researchTeamScript } from '@cairn/research-team';
+import { startFakeOpenAIServer, type FakeOpenAIServer } from '@cairn/engine/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FLEET_BACKEND, startFleet, TEAM, type Fleet } from '../fleet/fleet.js';
-
-/** The research team's flow, played by the fake server from each request's messages (the researcher is the one offered slow_search). */
-const decide: FakeOpenAIServerOptions['decide'] = (context) =>
-  context.tools.some((t) => t.name === 'slow_search')
-    ? researcherScript(context)
-    : teamScript(context);
 
 /** What the worker logs, once, when its model stops streaming. */
 const FALLBACK_LINE = 'asking without streaming from now on';
@@ -29,7 +19,10 @@ afterEach(async () => {
 
 describe(`a model server whose stream answers tool-call turns with 500 "TypeError" (${FLEET_BACKEND})`, () => {
   it('team runs complete with streaming on: the worker asks without streaming from the first broken turn and logs it once', async () => {
-    server = await startFakeOpenAIServer({ streaming: 'fails-tool-calls', decide });
+    server = await startFakeOpenAIServer({
+      streaming: 'fails-tool-calls',
+      decide: researchTeamScript,
+    });
     const workerEnv = { CAIRN_MODEL: 'openai-chat:local-model', OPENAI_BASE_URL: server.url };
     const model = modelFromSpec({ model: workerEnv.CAIRN_MODEL, openaiBaseUrl: server.url });
     fleet = await startFleet({ backend: FLEET_BACKEND, registry: createRegistry({ model }) });

@@ -180,20 +180,26 @@ function errorText(error: unknown): string {
     .join(' / ');
 }
 
+/** A producer on a database of its own, with `maxBodyBytes` or the default CAIRN_MAX_BODY_BYTES. */
+async function start(maxBodyBytes?: number): Promise<CairnProducer> {
+  database = await testDatabase();
+  producer = await startProducer({
+    databaseUrl: database.url,
+    // On the test Redis when there is one, else on BullMQ's PostgreSQL backend.
+    redisUrl: hasTestRedis() ? testRedisUrl() : undefined,
+    queueName: `test-${randomUUID()}`,
+    migrate: true,
+    port: 0,
+    ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+    logger: pino({ level: 'silent' }),
+    env: {},
+  });
+  return producer;
+}
+
 describe('a request body over CAIRN_MAX_BODY_BYTES', () => {
   it('gets 413 with `Connection: close`, and the next request through the same keep-alive agent succeeds', async () => {
-    database = await testDatabase();
-    producer = await startProducer({
-      databaseUrl: database.url,
-      // On the test Redis when there is one, else on BullMQ's PostgreSQL backend.
-      redisUrl: hasTestRedis() ? testRedisUrl() : undefined,
-      queueName: `test-${randomUUID()}`,
-      migrate: true,
-      port: 0,
-      maxBodyBytes: 1024,
-      logger: pino({ level: 'silent' }),
-      env: {},
-    });
+    producer = await start(1024);
     // One socket at most, kept alive: the second request goes where the first one went, as a client pool does.
     agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
@@ -220,20 +226,6 @@ describe('a body over the default CAIRN_MAX_BODY_BYTES, posted whole by a common
     if (dir) rmSync(dir, { recursive: true, force: true });
     dir = undefined;
   });
-
-  async function start(): Promise<CairnProducer> {
-    database = await testDatabase();
-    producer = await startProducer({
-      databaseUrl: database.url,
-      redisUrl: hasTestRedis() ? testRedisUrl() : undefined,
-      queueName: `test-${randomUUID()}`,
-      migrate: true,
-      port: 0,
-      logger: pino({ level: 'silent' }),
-      env: {},
-    });
-    return producer;
-  }
 
   it.each(['fetch (undici)', 'Node http', 'curl', 'a raw socket after 100 Continue'] as const)(
     '%s reads the 413 for a 2 MiB body, and the producer answers the next request',

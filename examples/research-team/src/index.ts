@@ -1,3 +1,3 @@
 export { createRegistry } from './research-team.js';
-export { researcherScript, teamScript } from './scripts.js';
+export { researcherScript, researchTeamScript, teamScript } from './scripts.js';
 export { recordExecution } from './tool-ledger.js';

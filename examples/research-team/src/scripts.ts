@@ -49,3 +49,14 @@ function topicOf(input: string): string {
   const quoted = /'([^']+)'/.exec(input);
   return quoted?.[1] ?? input;
 }
+
+/**
+ * The whole team's flow for one server that answers both the team and its
+ * member, as a fake OpenAI provider does: the researcher is the one offered
+ * `slow_search`.
+ */
+export function researchTeamScript(context: ScriptContext): ScriptedReply {
+  return context.tools.some((tool) => tool.name === 'slow_search')
+    ? researcherScript(context)
+    : teamScript(context);
+}
