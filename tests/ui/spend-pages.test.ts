@@ -88,7 +88,7 @@ describe('spend on the run pages (usage, cost, budget)', requiresChromium(), () 
     await stack?.stop();
   });
 
-  it('a run paused by its budget shows what it spent and the budget; a raise not above it is refused, a raise from the page resumes it; header, attempts and list show its usage and cost', async () => {
+  it('a run paused by its budget shows what it spent and the budget; a raise out of range is refused naming the field, a raise from the page resumes it; header, attempts and list show its usage and cost', async () => {
     const { client } = stack.fleet;
     const run = await worker.createRun({
       entity: { kind: 'agent', name: 'pinger' },
@@ -113,12 +113,14 @@ describe('spend on the run pages (usage, cost, budget)', requiresChromium(), () 
     );
     await page.screenshot({ path: screenshotPath('run-paused-for-budget.png'), fullPage: true });
 
-    // A max cost that rounds to no micro-dollar is not above what was spent: a 422, shown, nothing recorded.
+    // A max cost below one micro-dollar is out of range: a 400 naming the field, shown, nothing recorded.
+    // (A raise in range but not above what was spent, a 422, is the budget fleet test's.)
     await action.locator('input.budget-max-cost').fill('0.0000001');
     await action.locator('button[data-command="raise-budget"]').click();
-    await expect.poll(async () => words(await page.textContent('#flash'))).toContain('422');
-    expect(words(await page.textContent('#flash'))).toContain('raise-budget refused: 422: ');
-    expect(words(await page.textContent('#flash'))).toContain('must be above what the run spent');
+    await expect.poll(async () => words(await page.textContent('#flash'))).toContain('400');
+    expect(words(await page.textContent('#flash'))).toContain('raise-budget refused: 400: ');
+    expect(words(await page.textContent('#flash'))).toContain('budget.max_cost_usd');
+    expect(words(await page.textContent('#flash'))).toContain('one micro-dollar');
     const [stillPending] = (await client.getRun(run.runId))!.pending_actions;
     expect(stillPending).toMatchObject({ kind: 'budget', status: 'pending' });
 
