@@ -2,10 +2,12 @@
  * A run's budget with real worker and producer processes (DESIGN "Spend"):
  * created over HTTP with a `budget`, paused by its worker before the model
  * request that would pass it, decided through the producer's decisions
- * endpoint, and SIGKILLed while paused and after the approval.
+ * endpoint, and SIGKILLed while paused and after the approval. The tests
+ * share one provider, database and producer; each starts its own workers,
+ * stopped after it.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { FLEET_BACKEND, holderOf, waitFor } from '../fleet/fleet.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FLEET_BACKEND, holderOf, waitFor, type SpawnedProducer } from '../fleet/fleet.js';
 import {
   budgetPaused,
   post,
@@ -16,24 +18,39 @@ import {
 
 const RESEARCHER_RUNS = '/v1/agents/researcher/runs';
 const INPUT = "Research 'cairns'";
-/** Four processes start and one is recovered after a SIGKILL: a loaded machine takes its time. */
-const TEST_TIMEOUT_MS = 240_000;
+/** Workers start and a run is recovered after a SIGKILL: a loaded machine takes its time. */
+const TEST_TIMEOUT_MS = 120_000;
 
-let spend: SpendFleet | undefined;
-afterEach(async () => {
-  await spend?.stop();
-  spend = undefined;
+let spend: SpendFleet;
+let producer: SpawnedProducer;
+beforeAll(async () => {
+  spend = await startSpendFleet({ latencyMs: 100 });
+  producer = await spend.fleet.spawnProducer('p');
 });
+afterEach(() => spend?.fleet.stopWorkers());
+afterAll(() => spend?.stop());
+
+/** How many tool executions the fleet's ledger holds. */
+function executions(ledger: Map<string, number>): number {
+  return [...ledger.values()].reduce((a, b) => a + b, 0);
+}
+
+/** The ids of the fleet's runs, newest first. */
+async function runIds(): Promise<string[]> {
+  return (await spend.fleet.client.listRuns({ limit: 50 })).runs.map((r) => r.run_id);
+}
 
 describe(`a run paused for its budget, on worker and producer processes (${FLEET_BACKEND})`, () => {
   it(
     'survives SIGKILL of its worker while paused and after the approval: it completes once, no tool batch run twice',
     async () => {
-      spend = await startSpendFleet({ latencyMs: 100 });
       const { fleet, server, gate, workerEnv } = spend;
-      // One at a time: on a loaded machine, processes starting side by side time out.
-      const producer = await fleet.spawnProducer('p');
-      await fleet.spawnWorker('a', workerEnv);
+      // What the other tests billed and executed on the shared provider and ledger.
+      const billedBefore = server.quota.tokens(SPEND_MODEL);
+      const executedBefore = executions(fleet.ledger());
+      // Three workers: the run's, SIGKILLed while it is paused; the approved run's, SIGKILLed with its
+      // request in flight; and the one that recovers it.
+      await Promise.all(['a', 'b', 'c'].map((name) => fleet.spawnWorker(name, workerEnv)));
 
       // Room for the first request (about $0.47 with its estimate), not for the second on top of
       // what the first cost (about $0.23 + $0.55).
@@ -48,7 +65,7 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
       const paused = (await fleet.client.getRun(runId))!;
       // It stopped after its first batch, before asking the model again; what it spent is what was billed.
       expect(paused.tools.map((t) => t.name)).toEqual(['slow_search']);
-      expect(paused.usage.total_tokens).toBe(server.quota.tokens(SPEND_MODEL));
+      expect(paused.usage.total_tokens).toBe(server.quota.tokens(SPEND_MODEL) - billedBefore);
       expect(action.args).toEqual({
         scope: 'run',
         spent: { tokens: paused.usage.total_tokens, cost_usd: paused.usage.cost_usd },
@@ -57,9 +74,9 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
       expect(paused.usage.cost_usd).toBeGreaterThan(0);
 
       // Its worker dies while the run waits for a person; the run needs none.
-      const [first] = fleet.workers;
-      first!.kill('SIGKILL');
-      await first!.exited;
+      const first = fleet.workers.find((w) => w.id === paused.attempts[0]!.worker_id)!;
+      first.kill('SIGKILL');
+      await first.exited;
 
       const decisions = `/v1/runs/${runId}/decisions`;
       // A raise that is not above what was spent is refused, naming the limit; nothing is recorded.
@@ -84,6 +101,8 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
         { path: 'decisions.0.budget.max_cost_usd', message: expect.any(String) },
       ]);
       // Bad budgets on create are 400s naming the field, and create nothing.
+      const listed = await runIds();
+      expect(listed).toContain(runId);
       for (const [budget, path] of [
         [{ max_cost_usd: -1 }, 'budget.max_cost_usd'],
         [{ max_cost_usd: 'lots' }, 'budget.max_cost_usd'],
@@ -99,14 +118,10 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
         expect(refused.body['error']).toBe('invalid_body');
         expect((refused.body['issues'] as { path: string }[]).map((i) => i.path)).toContain(path);
       }
-      expect((await fleet.client.listRuns({ limit: 10 })).runs.map((r) => r.run_id)).toEqual([
-        runId,
-      ]);
+      expect(await runIds()).toEqual(listed);
       expect((await fleet.client.store.getRun(runId))!.status).toBe('PAUSED');
       expect(await fleet.client.listPendingActions(runId)).toHaveLength(1);
 
-      await fleet.spawnWorker('b', workerEnv);
-      await fleet.spawnWorker('c', workerEnv);
       // The resumed run's next model request will be held at the provider's door.
       gate.hold(INPUT);
       const approved = await post(producer.baseUrl, decisions, {
@@ -135,15 +150,16 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
         max_cost_usd: 100,
         decision_timeout_ms: null,
       });
-      // Started by a, resumed by the approval on the victim, recovered by the other worker.
+      // Started by the first, resumed by the approval on the victim, recovered by the third worker.
       const attempts = view.attempts.map((a) => [a.reason, a.worker_id]);
       expect(attempts.slice(0, 2)).toEqual([
-        ['run', 'a'],
+        ['run', first.id],
         ['continue', victim.id],
       ]);
       expect(attempts).toHaveLength(3);
       expect(['recovered', 'reconciled']).toContain(attempts[2]![0]);
       expect(attempts[2]![1]).not.toBe(victim.id);
+      expect(attempts[2]![1]).not.toBe(first.id);
       // One budget pause, decided once: the raised budget held to the end.
       const actions = await fleet.client.store.listRunActions(runId);
       expect(actions.map((a) => [a.kind, a.status])).toEqual([['budget', 'decided']]);
@@ -158,9 +174,11 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
       const ledger = fleet.ledger();
       for (const call of view.tools)
         expect(ledger.get(call.idempotency_key), `${call.name} ${call.idempotency_key}`).toBe(1);
-      expect([...ledger.values()].reduce((a, b) => a + b, 0)).toBe(view.tools.length);
+      expect(executions(ledger) - executedBefore).toBe(view.tools.length);
       // The usage is what the provider billed, less at most the answer the killed worker never committed.
-      expect(view.usage.total_tokens).toBeLessThanOrEqual(server.quota.tokens(SPEND_MODEL));
+      expect(view.usage.total_tokens).toBeLessThanOrEqual(
+        server.quota.tokens(SPEND_MODEL) - billedBefore,
+      );
       expect(view.usage.total_tokens).toBeGreaterThan(paused.usage.total_tokens);
     },
     TEST_TIMEOUT_MS,
@@ -169,10 +187,8 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
   it(
     'a budget pause nobody decides within decision_timeout_ms is decided as rejected: the run ends in ERROR',
     async () => {
-      spend = await startSpendFleet({ latencyMs: 0 });
       const { fleet, workerEnv } = spend;
-      const producer = await fleet.spawnProducer('p');
-      await fleet.spawnWorker('a', workerEnv);
+      await fleet.spawnWorker('d', workerEnv);
 
       const created = await post(producer.baseUrl, RESEARCHER_RUNS, {
         input: INPUT,

@@ -29,6 +29,13 @@ export type SpawnedWorker = AppProcess & { id: string };
 /** A producer process spawned for a test, serving at `baseUrl`. */
 export type SpawnedProducer = AppProcess & { baseUrl: string; port: number };
 
+/**
+ * How long a spawned worker or producer may take to start: the compiled app starts in about a
+ * second alone, but under a full test run's load, with several processes starting side by side
+ * (or an app run from its sources through tsx), a start can pass 30 s.
+ */
+const START_TIMEOUT_MS = 90_000;
+
 /** Options of {@link startFleet}. */
 export interface FleetOptions {
   backend: QueueBackendKind;
@@ -61,6 +68,8 @@ export interface Fleet {
   ledger(): Map<string, number>;
   /** True when the run has a waiting, delayed or active job. */
   runQueueLiveJob(runId: string): Promise<boolean>;
+  /** SIGKILLs the workers still running and forgets them all, resetting a fleet the tests of a file share (name later workers anew: a name's log is appended to). */
+  stopWorkers(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -113,8 +122,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       { id: name },
     );
     workers.push(worker);
-    // From sources (tsx) with an execution thread: under a full test run's load a start can pass 30 s.
-    await worker.waitForLog('worker started', 90_000);
+    await worker.waitForLog('worker started', START_TIMEOUT_MS);
     return worker;
   };
   const spawnProducer = async (
@@ -138,8 +146,17 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       { baseUrl: `http://127.0.0.1:${listenPort}`, port: listenPort },
     );
     producers.push(producer);
-    await producer.waitForLog('producer listening');
+    await producer.waitForLog('producer listening', START_TIMEOUT_MS);
     return producer;
+  };
+  const killAll = async (processes: readonly AppProcess[]) => {
+    for (const p of processes) {
+      if (p.alive) {
+        p.proc.kill('SIGCONT');
+        p.proc.kill('SIGKILL');
+      }
+    }
+    await Promise.all(processes.map((p) => p.exited));
   };
   return {
     client,
@@ -159,14 +176,12 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       return counts;
     },
     runQueueLiveJob: async (runId) => (await client.runQueue.liveJobFor(runId)) !== undefined,
+    stopWorkers: async () => {
+      await killAll(workers);
+      workers.length = 0;
+    },
     stop: async () => {
-      for (const w of [...workers, ...producers]) {
-        if (w.alive) {
-          w.proc.kill('SIGCONT');
-          w.proc.kill('SIGKILL');
-        }
-      }
-      await Promise.all([...workers, ...producers].map((w) => w.exited));
+      await killAll([...workers, ...producers]);
       await client.close();
       await db.drop();
       if (!process.env.CAIRN_KEEP_FLEET_LOGS) rmSync(dir, { recursive: true, force: true });
