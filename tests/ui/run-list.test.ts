@@ -121,7 +121,7 @@ describe(
         await age(other, 45);
       });
 
-      it('narrows the list by tenant, status, entity and held (for a person, for capacity, either), as the store has them', async () => {
+      it('narrows the list by tenant, status and entity, as the store has them', async () => {
         const { client } = stack.fleet;
         expect(await filterBy({ tenant: 'fjord' })).toEqual([
           paused,
@@ -145,6 +145,9 @@ describe(
           parked,
           eskers,
         ]);
+      });
+
+      it('narrows the list to the runs held for a person, for capacity or either; the paused=1 link to those for a person', async () => {
         expect(await filterBy({ tenant: 'fjord', waiting: 'person' })).toEqual([paused]);
         expect(await filterBy({ tenant: 'fjord', waiting: 'capacity' })).toEqual([parked]);
         expect(await filterBy({ tenant: 'fjord', waiting: 'either' })).toEqual([paused, parked]);
