@@ -33,6 +33,8 @@ const terminal = new DemoConsole();
 const narrator = new DemoNarrator((line) => terminal.line(line));
 const banner = (title: string) => terminal.line(`\n${'='.repeat(72)}\n${title}\n${'='.repeat(72)}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// Generous: on a loaded machine (the test suite's) three processes starting at once took over 30 s.
+const START_TIMEOUT_MS = 90_000;
 
 const logDir = mkdtempSync(join(tmpdir(), 'cairn-demo-'));
 const processes: AppProcess[] = [];
@@ -84,8 +86,8 @@ async function main(): Promise<void> {
     return worker;
   });
   await Promise.all([
-    producer.waitForLog('producer listening'),
-    ...workers.map((w) => w.waitForLog('worker started')),
+    producer.waitForLog('producer listening', START_TIMEOUT_MS),
+    ...workers.map((w) => w.waitForLog('worker started', START_TIMEOUT_MS)),
   ]);
   const api = `http://127.0.0.1:${port}`;
   console.log(
