@@ -21,6 +21,12 @@ export const PUBLISHED_PACKAGES = [
 export interface PackOptions {
   /** Remove earlier build output first, so that no file of a deleted source ends up in a tarball. @defaultValue true */
   clean?: boolean;
+  /**
+   * Type-check while compiling. Without it (`tsc --noCheck`) the same files are emitted in less
+   * than half the CPU time, for a caller whose type check runs elsewhere (`npm run typecheck`).
+   * @defaultValue true
+   */
+  check?: boolean;
 }
 
 /** Compiles the published packages (one `tsc -b`) and `npm pack`s each into `destination`; returns the tarball paths. */
@@ -33,7 +39,8 @@ export async function packPackages(
   const tsc = join(REPO_ROOT, 'node_modules/typescript/bin/tsc');
   if (options.clean ?? true)
     await run(process.execPath, [tsc, '-b', '--clean', ...PUBLISHED_PACKAGES], { cwd: REPO_ROOT });
-  await run(process.execPath, [tsc, '-b', ...PUBLISHED_PACKAGES], { cwd: REPO_ROOT });
+  const noCheck = options.check === false ? ['--noCheck'] : [];
+  await run(process.execPath, [tsc, '-b', ...noCheck, ...PUBLISHED_PACKAGES], { cwd: REPO_ROOT });
   const args = [
     'pack',
     '--json',

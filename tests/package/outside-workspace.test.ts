@@ -39,7 +39,7 @@ let database: TestDatabase;
 let tarballs: string[];
 const apps: AppProcess[] = [];
 
-/** The user's project: their own package.json and tsconfig, their sources copied from `user-app/src`. */
+/** The user's project: their own package.json and tsconfig, their sources copied from `user-app/src`, the tarballs installed. */
 async function createUserProject(root: string, tarballs: string[]): Promise<void> {
   mkdirSync(root);
   writeFileSync(
@@ -80,19 +80,30 @@ async function createUserProject(root: string, tarballs: string[]): Promise<void
       maxBuffer: 64 * 1024 * 1024,
     },
   );
+}
+
+// Each step its own hook, so each has the config's hook timeout (120 s) to itself on a loaded machine.
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cairn-user-app-'));
+  // An incremental build: a clean clone (CI) has no earlier output to clean. The compile skips the type
+  // check, `npm run typecheck`'s job (the emitted files are the same), for less than half the CPU time.
+  await Promise.all([
+    testDatabase().then((created) => (database = created)),
+    packPackages(dir, { clean: false, check: false }).then((packed) => (tarballs = packed)),
+  ]);
+});
+
+beforeAll(async () => {
+  await createUserProject(join(dir, 'app'), tarballs);
+});
+
+beforeAll(async () => {
   // The user's TypeScript compiles against the tarballs' types alone.
+  const root = join(dir, 'app');
   await run(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', root], {
     cwd: root,
   });
-}
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'cairn-user-app-'));
-  database = await testDatabase();
-  // An incremental build: a clean clone (CI) has no earlier output to clean.
-  tarballs = await packPackages(dir, { clean: false });
-  await createUserProject(join(dir, 'app'), tarballs);
-}, 300_000);
+});
 
 afterAll(async () => {
   for (const app of apps) if (app.alive) app.kill('SIGKILL');
@@ -287,4 +298,4 @@ it("installs from tarballs, runs the user's own team from its own processes, and
       `${finished.name} ran once`,
     ).toHaveLength(1);
   }
-}, 180_000);
+}, 120_000);
