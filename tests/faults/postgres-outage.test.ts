@@ -62,13 +62,16 @@ describe('Postgres restarting under a worker', () => {
     try {
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
+      let opened!: () => void;
+      const open = new Promise<void>((resolve) => (opened = resolve));
       const holding = db.transaction().execute(async (trx) => {
         await sql`select 1`.execute(trx);
+        opened();
         await gate;
         await sql`select 2`.execute(trx);
       });
       holding.catch(() => undefined);
-      await delay(100);
+      await open;
       await postgres.stopServer();
       release();
       await expect(holding).rejects.toThrow();
@@ -194,7 +197,6 @@ describe('Postgres restarting under a worker', () => {
           await worker.exited;
         }
         await client.close();
-        await delay(200);
         await database.drop();
         if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
       }

@@ -39,6 +39,7 @@ it(`one run is one trace, from the caller's request through both attempts across
     { headers: { traceparent: `00-${traceId}-${callerSpanId}-01` } },
   );
 
+  const inTrace = () => r.spans.filter((s) => s.traceId === traceId);
   let holder: string | undefined;
   await waitFor(
     async () => {
@@ -51,8 +52,15 @@ it(`one run is one trace, from the caller's request through both attempts across
     20_000,
     "the member's first checkpoint",
   );
-  // Let the batch processor export what the victim has finished, as a live worker does every 200 ms.
-  await new Promise((resolve) => setTimeout(resolve, 600));
+  // The batch processor exports what the victim has finished (every 200 ms): its slow_search span.
+  await waitFor(
+    () =>
+      inTrace().some(
+        (s) => s.name === 'cairn.tool' && s.attributes['cairn.tool'] === 'slow_search',
+      ),
+    10_000,
+    "the victim's slow_search span",
+  );
   const victim = f.workers.find((w) => w.id === holder)!;
   victim.kill('SIGKILL');
   await victim.exited;
@@ -60,7 +68,6 @@ it(`one run is one trace, from the caller's request through both attempts across
   const view = await cairn.runs.get(run_id);
   const memberId = view.member_runs[0]!.run_id;
 
-  const inTrace = () => r.spans.filter((s) => s.traceId === traceId);
   const named = (name: string, runId?: string) =>
     inTrace().filter(
       (s) => s.name === name && (runId === undefined || s.attributes['cairn.run_id'] === runId),

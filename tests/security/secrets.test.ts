@@ -129,7 +129,6 @@ describe('secrets', requiresRedis(), () => {
     await Promise.all(apps.map((a) => a.exited));
     await openai?.close();
     await redis?.stop();
-    await delay(200);
     await database?.drop();
     rmSync(dir, { recursive: true, force: true });
   });

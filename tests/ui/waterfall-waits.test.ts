@@ -39,8 +39,7 @@ describe(
       const open = `${own} > .wf-gap[data-wait="person"] .wf-wait:not([data-e])`;
       const width = () => page.locator(open).evaluate((el) => el.getBoundingClientRect().width);
       const before = await width();
-      await page.waitForTimeout(1200);
-      expect(await width()).toBeGreaterThan(before + 5);
+      await expect.poll(width, { timeout: 10_000 }).toBeGreaterThan(before + 5);
       await page.locator('#waterfall').screenshot({ path: screenshotPath('waterfall-paused.png') });
 
       const actions = page.locator('li.action');

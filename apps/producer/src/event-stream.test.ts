@@ -96,7 +96,8 @@ it('replays after Last-Event-ID, follows new events once and in order, and ends 
     headers: { 'Last-Event-ID': seen[1]!.id! },
   });
   const rest = readSse(resumed, { comments });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // A heartbeat comment: the resumed stream has sent its backlog and follows the run live.
+  await expect.poll(() => comments.length, { timeout: 10_000 }).toBeGreaterThan(0);
   await append(runId, 'ToolCallStarted', { name: 'slow_search' });
   await append(runId, 'ToolCallCompleted', { name: 'slow_search' });
   await fx.complete(runId, 'done');
@@ -304,8 +305,10 @@ it('keeps each run in its place when a member run created earlier is seen later:
   await append(team.runId, 'RunStarted', {});
   await append(later.runId, 'RunStarted', {});
 
+  const readsBefore = listEventsCalls;
   const stream = readSse(await fetch(`${baseUrl}/v1/runs/${team.runId}/events`));
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // A second read of the tree begun: the stream has sent what its first read found.
+  await expect.poll(() => listEventsCalls, { timeout: 10_000 }).toBeGreaterThan(readsBefore + 1);
   // What a creation whose transaction began first but committed last stores: an earlier created_at.
   const earlier = await member('research-team/analyst');
   await store.db
@@ -316,7 +319,11 @@ it('keeps each run in its place when a member run created earlier is seen later:
   await append(earlier.runId, 'RunStarted', {});
   await append(earlier.runId, 'ToolCallStarted', {});
   await append(later.runId, 'ToolCallStarted', {});
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Two reads begun after these appends: the first of them, done, has sent them.
+  const readsAfterAppends = listEventsCalls;
+  await expect
+    .poll(() => listEventsCalls, { timeout: 10_000 })
+    .toBeGreaterThan(readsAfterAppends + 1);
   await fx.complete(team.runId, 'done');
   await append(team.runId, 'RunCompleted', {});
 
@@ -361,6 +368,8 @@ it('stops following a run once its client disconnects', async () => {
   const abort = new AbortController();
   const response = await fetch(`${baseUrl}/v1/runs/${runId}/events`, { signal: abort.signal });
   expect(await readSse(response, { stopAfter: 1, abort: () => abort.abort() })).toHaveLength(1);
+  // Fixed times: the server exposes no event for noticing a disconnect, and the claim is that no read
+  // happens within a window (ten 50 ms polls).
   await new Promise((resolve) => setTimeout(resolve, 200));
   const callsAfterDisconnect = listEventsCalls;
   await new Promise((resolve) => setTimeout(resolve, 500));

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import { createRegistry } from '@cairn/research-team';
 import type { RunQueue } from '@cairn/queue';
 import { hasTestRedis, testDatabase, testRedisUrl } from '@cairn/services';
@@ -68,9 +67,7 @@ export async function openProducerFixture(
       closed = true;
       await queue.queue.obliterate({ force: true }).catch(() => undefined);
       await client.close();
-      // pg-pool's end() resolves before its clients' sockets close; dropping WITH (FORCE) at once
-      // can hit a closing client with FATAL 57P01, which surfaces as an unhandled 'error' event.
-      await delay(200);
+      // The drop waits for the pool's closing sockets to go before it forces the rest.
       await database.drop();
     },
   };
