@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FINAL_STATUSES } from '@cairn/engine';
 import {
   FLEET_BACKEND,
@@ -13,25 +13,39 @@ import { DRAFTER, registryOf, type DefinitionVariant } from './definition-regist
 
 const DEFINITION_REGISTRY = fileURLToPath(new URL('./definition-registry.ts', import.meta.url));
 
+// One database, queue and client for the file; each test starts the workers it needs (it SIGKILLs
+// some) and they are SIGKILLed after it.
 let fleet: Fleet | undefined;
-afterEach(async () => {
-  await fleet?.stop();
-  fleet = undefined;
+beforeAll(async () => {
+  fleet = await startFleet({
+    backend: FLEET_BACKEND,
+    registryModule: DEFINITION_REGISTRY,
+    lockMs: 1000,
+    stalledIntervalMs: 250,
+  });
+});
+afterEach(() => fleet?.stopWorkers());
+afterAll(() => fleet?.stop());
+
+/** Worker names are new in each test (the shared fleet appends to a reused name's log). */
+let testNumber = 0;
+beforeEach(() => {
+  testNumber += 1;
 });
 
 function hashOf(variant: DefinitionVariant): string {
   return registryOf(variant).describe(DRAFTER)!.definitionHash!;
 }
 
-/** A worker of `variant`; its own steps are quick unless `stepMs` says otherwise. */
+/** A worker of `variant` named `role` and the test's number (`a1`); its steps are quick unless `env` says otherwise. */
 function spawn(
   f: Fleet,
-  name: string,
+  role: 'a' | 'b' | 'c',
   variant: DefinitionVariant,
   graceMs: number,
   env: Record<string, string> = {},
 ): Promise<SpawnedWorker> {
-  return f.spawnWorker(name, {
+  return f.spawnWorker(`${role}${testNumber}`, {
     DEFINITION_VARIANT: variant,
     CAIRN_VERSION_GRACE_MS: String(graceMs),
     DRAFT_STEP_MS: '300',
@@ -40,10 +54,11 @@ function spawn(
 }
 
 /**
- * Two or three worker processes start in each test (spawnWorker allows each 90 s on a loaded
- * machine): vitest's 60 s is too short for a test under a full run's load (one took 61.5 s).
+ * Two or three worker processes start in each test, in the order the scenario needs (b once a
+ * holds the run, c once b has left it; spawnWorker allows each 90 s on a loaded machine): more than
+ * vitest's 60 s under a full run's load.
  */
-const TEST_TIMEOUT_MS = 180_000;
+const TEST_TIMEOUT_MS = 120_000;
 
 /** A reconciler quick enough to re-enqueue a run whose job ran out of retries while it waited for a worker with its definition. */
 const QUICK_RECONCILER = { CAIRN_RECONCILE_INTERVAL_MS: '500', CAIRN_RECONCILE_AFTER_MS: '500' };
@@ -58,13 +73,7 @@ async function runStartedThenOrphaned(
   graceMs: number,
   env: Record<string, string> = {},
 ) {
-  fleet = await startFleet({
-    backend: FLEET_BACKEND,
-    registryModule: DEFINITION_REGISTRY,
-    lockMs: 1000,
-    stalledIntervalMs: 250,
-  });
-  const f = fleet;
+  const f = fleet!;
   // Its second step outlasts the start of worker b however loaded the machine is (it is killed in it).
   const a = await spawn(f, 'a', 'v1', graceMs, {
     DRAFT_STEP_MS: '1000',
@@ -76,17 +85,25 @@ async function runStartedThenOrphaned(
     checkpoint: 'tool-batch',
   });
   await waitFor(
-    async () => {
-      const view = await f.client.getRun(run.runId);
-      return holderOf(view) === 'a' && (view?.last_checkpoint_at_message_index ?? 0) >= 3;
-    },
+    async () => holderOf(await f.client.getRun(run.runId)) === a.id,
     20_000,
-    'the first checkpoint on a',
+    'the claim by a',
   );
-  const b = await spawn(f, 'b', variant, graceMs, env);
+  // b starts while a drafts: a holds the run, so b cannot take it first.
+  const [b] = await Promise.all([
+    spawn(f, 'b', variant, graceMs, env),
+    waitFor(
+      async () => {
+        const view = await f.client.getRun(run.runId);
+        return holderOf(view) === a.id && (view?.last_checkpoint_at_message_index ?? 0) >= 3;
+      },
+      20_000,
+      'the first checkpoint on a',
+    ),
+  ]);
   a.kill('SIGKILL');
   await a.exited;
-  return { f, b, runId: run.runId };
+  return { f, a, b, runId: run.runId };
 }
 
 describe(`a run whose worker dies, resumed by workers with another definition (${FLEET_BACKEND})`, () => {
@@ -96,7 +113,8 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
   ] as const)(
     'with %s: not resumed during the grace period, then ERROR naming both hashes; continue { upgrade: true } completes it on the new definition',
     async (_change, variant) => {
-      const { f, b, runId } = await runStartedThenOrphaned(variant, 9000);
+      // b leaves the run at its job's first tries (1 s exponential backoff: +0, +1, +3 s), then ends it at +7 s.
+      const { f, a, b, runId } = await runStartedThenOrphaned(variant, 6000);
       const [h1, h2] = [hashOf('v1'), hashOf(variant)];
       expect(h1).not.toBe(h2);
       expect((await f.client.getRun(runId))!.definition_hash).toBe(h1);
@@ -105,7 +123,7 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
       await b.waitForLog(`leaving it for a worker with ${h1}`, 20_000);
       const waiting = (await f.client.getRun(runId))!;
       expect(waiting.status).toBe('RUNNING');
-      expect(waiting.attempts.map((x) => x.worker_id)).toEqual(['a']);
+      expect(waiting.attempts.map((x) => x.worker_id)).toEqual([a.id]);
       expect(waiting.definition_hash).toBe(h1);
 
       const failed = await f.client.waitForRun(runId, { timeoutMs: 30_000 });
@@ -116,8 +134,8 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
       });
       const errored = (await f.client.getRun(runId))!;
       expect(errored.attempts.map((x) => [x.worker_id, x.outcome])).toEqual([
-        ['a', 'superseded'],
-        ['b', 'error'],
+        [a.id, 'superseded'],
+        [b.id, 'error'],
       ]);
 
       const continued = await f.client.continueRun(runId, { upgrade: true });
@@ -139,9 +157,9 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
         definition_hash: h2,
       });
       expect(view.attempts.map((x) => [x.worker_id, x.reason])).toEqual([
-        ['a', 'run'],
-        ['b', 'recovered'],
-        ['b', 'continue'],
+        [a.id, 'run'],
+        [b.id, 'recovered'],
+        [b.id, 'continue'],
       ]);
       const upgraded = await f.client.store.listEventsOfTypes(runId, ['DefinitionUpgraded']);
       expect(upgraded.map((e) => e.data)).toEqual([expect.objectContaining({ from: h1, to: h2 })]);
@@ -157,9 +175,13 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
   it(
     "a worker with the run's definition started during the grace period takes the run over and completes it",
     async () => {
-      const { f, b, runId } = await runStartedThenOrphaned('schema', 60_000, QUICK_RECONCILER);
+      const { f, a, b, runId } = await runStartedThenOrphaned('schema', 60_000, QUICK_RECONCILER);
       await b.waitForLog(`leaving it for a worker with ${hashOf('v1')}`, 20_000);
-      await spawn(f, 'c', 'v1', 60_000, QUICK_RECONCILER);
+      const c = await spawn(f, 'c', 'v1', 60_000, QUICK_RECONCILER);
+      // b has left the run; once c is up, b goes, so c takes the job's next try: b beside it would
+      // take some of the tries back (each one more exponential backoff), which only delays c.
+      b.kill('SIGKILL');
+      await b.exited;
       const done = await f.client.waitForRun(runId, { timeoutMs: 40_000 });
       expect(done).toMatchObject({
         status: 'COMPLETED',
@@ -167,7 +189,7 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
         definitionHash: hashOf('v1'),
       });
       const view = (await f.client.getRun(runId))!;
-      expect(view.attempts.map((x) => x.worker_id)).toEqual(['a', 'c']);
+      expect(view.attempts.map((x) => x.worker_id)).toEqual([a.id, c.id]);
     },
     TEST_TIMEOUT_MS,
   );
@@ -175,7 +197,7 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
   it(
     "an entity declaring onDefinitionChange: 'resume' is resumed on the new definition without asking",
     async () => {
-      const { f, runId } = await runStartedThenOrphaned('prompt-resume', 60_000);
+      const { f, a, b, runId } = await runStartedThenOrphaned('prompt-resume', 60_000);
       const done = await f.client.waitForRun(runId, { timeoutMs: 30_000 });
       expect(done).toMatchObject({
         status: 'COMPLETED',
@@ -184,8 +206,8 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
       });
       const view = (await f.client.getRun(runId))!;
       expect(view.attempts.map((x) => [x.worker_id, x.reason])).toEqual([
-        ['a', 'run'],
-        ['b', 'recovered'],
+        [a.id, 'run'],
+        [b.id, 'recovered'],
       ]);
       const upgraded = await f.client.store.listEventsOfTypes(runId, ['DefinitionUpgraded']);
       expect(upgraded.map((e) => e.data)).toEqual([
