@@ -76,6 +76,7 @@ describe('the definition hash of a run', () => {
       (await producer.createRun({ entity: { kind: 'agent', name: 'answerer' }, input: 'hi' }))
         .definitionHash;
     await catalog.record('old-worker', new Registry({ agents: [v1] }).describeAll());
+    // A fixed time: the catalog orders announcements by when they were recorded; this one must be later.
     await new Promise((r) => setTimeout(r, 5));
     await catalog.record('new-worker', new Registry({ agents: [v2] }).describeAll());
     expect(await create()).toBe(definitionHashOf(v2));

@@ -96,6 +96,7 @@ describe('the version grace period of a run a worker with another definition pic
     // Still inside its grace period for a worker whose grace is longer than the time it waited.
     await leftFor(worker(NEW, 'new-2', 60_000), recovered);
     // Over for a worker whose grace period has passed since the first left it.
+    // A fixed time: the 20 ms grace period is a timer under test and must pass since the first left it.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await worker(NEW, 'new-3', 20).processPickup(recovered)).toEqual({
       kind: 'finished',

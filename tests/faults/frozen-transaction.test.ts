@@ -59,6 +59,7 @@ describe('a worker frozen in the middle of a transaction', () => {
     });
     await freezeHoldingTheRow(run.runId, 0);
     const claim = t.store.claimRun(run.runId, { workerId: 'taker', reason: 'recovered' });
+    // A fixed window: the claim is that it does NOT go through while the worker stays frozen.
     expect(
       await Promise.race([claim.then(() => 'claimed'), delay(2_000).then(() => 'blocked')]),
     ).toBe('blocked');

@@ -66,6 +66,7 @@ for (const backend of QUEUE_BACKENDS)
       await worker.exited;
       expect((await f.client.cancelRun(run.runId)).status).toBe('CANCELLED');
       await f.spawnWorker('b');
+      // A fixed window: the claim is that the new worker does NOT run the cancelled run.
       await new Promise((r) => setTimeout(r, 3000));
       const view = (await f.client.getRun(run.runId))!;
       expect(view.status).toBe('CANCELLED');

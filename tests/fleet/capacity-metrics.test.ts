@@ -127,6 +127,7 @@ it.each(backends)(
     );
     // The run began waiting before this reading and gets its permit after the release.
     const parkSeenAt = Date.now();
+    // A fixed time: the wait histogram must record at least this long a park.
     await new Promise((resolve) => setTimeout(resolve, 300));
     const releasedAt = Date.now();
     await limiter.capacity.release(permit, { ok: true });

@@ -133,6 +133,7 @@ describe('partial decisions', () => {
         { actionId: byService.get(service)!, decision: { type: 'approve' } },
       ]);
       expect(result).toMatchObject({ pending: 2 - i, status: 'PAUSED' });
+      // A fixed window: the claim is that the run does NOT resume before its last decision.
       await new Promise((r) => setTimeout(r, 500));
       expect((await fleet.client.store.getRun(run.runId))?.status).toBe('PAUSED');
       expect(await fleet.runQueueLiveJob(run.runId)).toBe(false);

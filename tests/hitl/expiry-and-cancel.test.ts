@@ -107,6 +107,7 @@ describe('cancel while PAUSED', () => {
         { actionId: actions[0]!.actionId, decision: { type: 'approve' } },
       ]),
     ).rejects.toThrow(DecisionConflictError);
+    // A fixed window: the claim is that nothing runs the cancelled actions afterwards.
     await new Promise((r) => setTimeout(r, 1000));
     expect((await fleet.client.store.getRun(run.runId))?.status).toBe('CANCELLED');
     expect(await fleet.ledgerRows()).toEqual([]);

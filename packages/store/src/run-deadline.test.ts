@@ -99,6 +99,7 @@ describe('deadlines in the store', () => {
   it('ends a tree past its deadline that no execution ended, by a fenced write its worker then loses to', async () => {
     const { team, teamEpoch, member, memberEpoch } = await runningTree(1);
     const future = await ctx.store.createRun(newRun({ deadlineMs: 3_600_000 }));
+    // A fixed time: the tree's 1 ms deadline must be past.
     await new Promise((resolve) => setTimeout(resolve, 20));
 
     // Within the grace its worker is still expected to end it itself.
@@ -164,6 +165,7 @@ describe('deadlines in the store', () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
       ids.push((await ctx.store.createRun(newRun({ deadlineMs: 1 }))).runId);
+    // A fixed time: the runs' 1 ms deadlines must be past.
     await new Promise((resolve) => setTimeout(resolve, 20));
     const first = await recoveryIntents(ctx.store, { olderThanMs: 0, limit: 2 });
     expect(first.deadlines.map((d) => d.runId)).toEqual(ids.slice(0, 2));

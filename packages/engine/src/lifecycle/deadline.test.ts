@@ -75,6 +75,7 @@ describe("an execution's deadline", () => {
     );
     const later = inMs(150);
     execution.moveTo(later);
+    // A fixed time: past the old deadline, the claim is that it does NOT abort there.
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(execution.signal.aborted).toBe(false);
     await once(execution.signal, 'abort');
@@ -86,6 +87,7 @@ describe("an execution's deadline", () => {
     const free = deadlineSignal({ runId: 'r1', deadlineAt: null }, undefined, SYSTEM_CLOCK);
     const stopped = deadlineSignal({ runId: 'r2', deadlineAt: inMs(20) }, undefined, SYSTEM_CLOCK);
     stopped.stop();
+    // A fixed window: past the 20 ms deadline, the claim is that neither signal aborts.
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(free.signal.aborted).toBe(false);
     expect(stopped.signal.aborted).toBe(false);

@@ -76,6 +76,7 @@ describe('fake OpenAI server quota', () => {
     expect(headers.get('retry-after')).toBe(String(Math.ceil(retryAfterMs / 1_000)));
     expect(headers.get('x-ratelimit-reset-requests')).toMatch(/^(\d+ms|\d+(\.\d+)?s)$/);
 
+    // A fixed time: the quota window under test must pass.
     await sleep(retryAfterMs);
     expect(await ask('gpt-q')).toBe('three');
     expect(fake.quota.accepted('gpt-q')).toBe(3);

@@ -173,6 +173,7 @@ describe('PostgresModelCapacity', () => {
       reason: 'paused',
     });
     expect((await capacity.snapshot())[0]).toMatchObject({ concurrencyLimit: 2, inFlight: 0 });
+    // A fixed time: the pause is a timer under test and must be over.
     await sleep(pausedForMs + 50);
 
     // 2 -> 2.5 -> 2.9 -> 3.24 -> ... -> 4, when the adaptive cap gives way to the configured one.
@@ -199,6 +200,7 @@ describe('PostgresModelCapacity', () => {
     });
     expect(await rowCounts()).toEqual({ slots: 2, grants: 2, waiters: 1 });
 
+    // A fixed time: the lease, window and waiter TTL under test must all have passed.
     await sleep(600);
     const permit = permitOf(await capacity.tryAcquire(request({ limit, waiterId: 'd' })));
     expect(await rowCounts()).toEqual({ slots: 1, grants: 1, waiters: 0 });
