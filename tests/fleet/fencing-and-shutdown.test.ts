@@ -66,6 +66,8 @@ for (const backend of QUEUE_BACKENDS)
       zombie.kill('SIGCONT');
       const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
       expect(done.status).toBe('COMPLETED');
+      await zombie.waitForLog('lease lost', 30_000);
+      // A fixed window: the claim is that the zombie, fenced out, does NOT crash afterwards.
       await new Promise((r) => setTimeout(r, 1500));
       expect(zombie.proc.exitCode).toBeNull();
       const view = (await f.client.getRun(run.runId))!;
