@@ -65,9 +65,9 @@ for (const backend of QUEUE_BACKENDS)
       worker.kill('SIGKILL');
       await worker.exited;
       expect((await f.client.cancelRun(run.runId)).status).toBe('CANCELLED');
-      await f.spawnWorker('b');
-      // A fixed window: the claim is that the new worker does NOT run the cancelled run.
-      await new Promise((r) => setTimeout(r, 3000));
+      const next = await f.spawnWorker('b');
+      // The dead worker's job reaches the new worker, which skips the cancelled run.
+      await next.waitForLog('"outcome":{"kind":"skipped","status":"CANCELLED"}', 30_000);
       const view = (await f.client.getRun(run.runId))!;
       expect(view.status).toBe('CANCELLED');
       expect(view.attempts.map((a) => a.worker_id)).toEqual(['a']);
