@@ -126,7 +126,7 @@ describe('research team, in process', () => {
     const execution = engine.execute(run.runId, { reason: 'run', signal: controller.signal });
     const memberCheckpointed = () =>
       events.some((e) => e.type === 'CheckpointCommitted' && e.runId !== run.runId);
-    while (!memberCheckpointed()) await new Promise((r) => setTimeout(r, 10));
+    await expect.poll(memberCheckpointed, { interval: 10, timeout: 30_000 }).toBe(true);
     controller.abort(new Error('user asked'));
     const result = await execution;
     process.env.RESEARCH_TOOL_DELAY_MS = '20';
@@ -151,11 +151,13 @@ describe('research team, in process', () => {
     const run = await engine.createRun({ entity: TEAM, input: INPUT, checkpoint: 'tool-batch' });
     const handover = new AbortController();
     const execution = engine.execute(run.runId, { reason: 'run', handover: handover.signal });
-    while (
-      !events.some((e) => e.type === 'ToolCallStarted' && e.data.name === 'slow_fetch_detail')
-    ) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await expect
+      .poll(
+        () =>
+          events.some((e) => e.type === 'ToolCallStarted' && e.data.name === 'slow_fetch_detail'),
+        { interval: 5, timeout: 30_000 },
+      )
+      .toBe(true);
     handover.abort();
     expect(await execution).toEqual({ outcome: 'handed-over', runId: run.runId });
     expect((await t.store.getRun(run.runId))!.status).toBe('RUNNING');
