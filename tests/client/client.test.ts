@@ -120,9 +120,11 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     // second producer is up, even on a loaded machine.
     fleet = await startFleet({ backend, toolDelayMs: 2500 });
     const f = fleet;
-    await f.spawnWorker('a');
-    await f.spawnWorker('b');
-    const first = await f.spawnProducer('producer-1');
+    const [, , first] = await Promise.all([
+      f.spawnWorker('a'),
+      f.spawnWorker('b'),
+      f.spawnProducer('producer-1'),
+    ]);
     const cairn = createClient({ baseUrl: first.baseUrl });
     const { run_id } = await cairn.runs.create({
       ...RESEARCHER,
@@ -176,7 +178,9 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     expect(seen.filter((e) => e.type === 'RunContinued').map((e) => e.data.reason)).toContain(
       'recovered',
     );
-  });
+    // Two workers and two producers start, and a worker is SIGKILLed and its run recovered: the full
+    // run's load took it past 60 s (62.7 s in a CI run); every wait inside has its own ceiling.
+  }, 120_000);
 
   it("follows a team's stream with its member's events and text across a producer restart: every stored event of the tree once, in each run's order", async () => {
     // Slow enough that the member is still working, its answer ahead, once the second producer is up
