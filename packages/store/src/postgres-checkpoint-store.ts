@@ -183,9 +183,8 @@ export class PostgresCheckpointStore
     return checkpointEndingAt(this.db, runId, messageIndex, run.lastCheckpointAtMessageIndex);
   }
 
-  async commitCheckpoint(runId: string, epoch: number, delta: CheckpointDelta): Promise<number> {
-    const row = await writeDelta(this.db, runId, epoch, delta);
-    return row.last_checkpoint_at_message_index;
+  commitCheckpoint(runId: string, epoch: number, delta: CheckpointDelta): Promise<number> {
+    return writeDelta(this.db, runId, epoch, delta);
   }
 
   /**

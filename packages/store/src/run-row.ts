@@ -1,8 +1,46 @@
 import type { Message, RunRecord, ToolCallRecord } from '@cairn/engine';
 import type { RunRow, ToolCallRow } from './schema.js';
 
+/**
+ * The `runs` columns {@link toRunRecord} reads, for a statement that returns a run by name: a prepared
+ * `returning *` fails ("cached plan must not change result type") once a migration adds a column.
+ */
+export const RUN_RECORD_COLUMNS = [
+  'run_id',
+  'session_id',
+  'user_id',
+  'parent_run_id',
+  'parent_tool_call_id',
+  'entity_kind',
+  'entity_name',
+  'status',
+  'input',
+  'content',
+  'checkpoint',
+  'last_checkpoint_at_message_index',
+  'epoch',
+  'error',
+  'usage',
+  'metadata',
+  'cancel_requested_at',
+  'tenant_id',
+  'waiting_continue_request',
+  'definition_hash',
+  'forked_from',
+  'priority',
+  'waiting',
+  'budget',
+  'tenant_budget_exempt_day',
+  'deadline_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof RunRow)[];
+
+/** The part of a `runs` row that {@link toRunRecord} maps. */
+export type RunRecordRow = Pick<RunRow, (typeof RUN_RECORD_COLUMNS)[number]>;
+
 /** Maps a `runs` row to the engine's `RunRecord`. */
-export function toRunRecord(row: RunRow): RunRecord {
+export function toRunRecord(row: RunRecordRow): RunRecord {
   return {
     runId: row.run_id,
     sessionId: row.session_id,

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { KyselyPlugin } from 'kysely';
 import { LeaseLostError, type RunEvent } from '@cairn/engine';
+import { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
+import { RUN_RECORD_COLUMNS } from './run-row.js';
 import { batchDelta, newRun, useStoreTestContext } from './test-support/store-test-context.js';
 
 const ctx = useStoreTestContext();
@@ -121,5 +124,29 @@ describe('one writer for checkpoints and finishes', () => {
     );
     expect(counts.map((c) => Number(c.n))).toEqual([0, 0]);
     expect((await ctx.store.getRun(runId))!.status).toBe('RUNNING');
+  });
+
+  it('sends back only the new message index from a checkpoint, and the run by its columns from a finish', async () => {
+    const { runId, epoch } = await claimedRun();
+    const returned: string[][] = [];
+    const columnsOfResults: KyselyPlugin = {
+      transformQuery: ({ node }) => node,
+      transformResult: ({ result }) => {
+        returned.push(Object.keys(result.rows[0] ?? {}));
+        return Promise.resolve(result);
+      },
+    };
+    const store = new PostgresCheckpointStore(ctx.db.withPlugin(columnsOfResults));
+    expect(await store.commitCheckpoint(runId, epoch, batchDelta(1))).toBe(4);
+    expect(returned).toEqual([['last_checkpoint_at_message_index']]);
+    returned.length = 0;
+    const done = await store.finishRun(runId, epoch, {
+      status: 'COMPLETED',
+      content: 'answer',
+      error: null,
+      delta: { ...batchDelta(2), events: [event(runId, epoch, 'RunCompleted')] },
+    });
+    expect(returned).toEqual([[...RUN_RECORD_COLUMNS]]);
+    expect(done).toEqual(await ctx.store.getRun(runId));
   });
 });

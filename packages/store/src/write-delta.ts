@@ -4,6 +4,7 @@ import { LeaseLostError, type ToolCallRecord } from '@cairn/engine';
 import { EXECUTING_STATUS, type CheckpointDelta, type RunOutcome } from '@cairn/engine/store';
 import { continueFragments } from './continue-requests.js';
 import { insertEventsAfter, toStoredEvent } from './run-events.js';
+import { RUN_RECORD_COLUMNS, type RunRecordRow } from './run-row.js';
 import { tenantModelDaySpend } from './tenant-model-day-spend.js';
 import type { Database, RunRow, ToolCallsTable } from './schema.js';
 
@@ -39,6 +40,23 @@ const UPDATE_SET = sql.raw(
     .join(', '),
 );
 
+/** The columns of the fenced update that the statement's other parts read as `run.<column>`. */
+const RUN_COLUMNS = sql.raw(
+  (
+    [
+      'run_id',
+      'last_checkpoint_at_message_index',
+      'event_seq',
+      'tenant_id',
+      'usage',
+    ] as const satisfies readonly (keyof RunRow)[]
+  ).join(', '),
+);
+/** A finish's: those and the run it returns. */
+const FINISH_RUN_COLUMNS = sql.raw([...new Set([...RUN_RECORD_COLUMNS, 'event_seq'])].join(', '));
+const FINISH_RETURNS = sql.raw(RUN_RECORD_COLUMNS.join(', '));
+const CHECKPOINT_RETURNS = sql.raw('last_checkpoint_at_message_index' satisfies keyof RunRecordRow);
+
 /**
  * A checkpoint moves `updated_at` only when it is older than this: a run's
  * progress shows there within it, and the commits in between change no indexed
@@ -64,15 +82,29 @@ export type DeltaFinish = Pick<RunOutcome, 'status' | 'content' | 'error'>;
  * message), inserts new calls plainly and updates the `running` rows of
  * calls that finished, stores the delta's events, and adds what the delta
  * cost to its tenant's UTC day; a finish also sets the final status and ends
- * the attempt. Its cost depends on the delta only.
+ * the attempt. Its cost depends on the delta only. Returns the run's new
+ * message index (a checkpoint) or the run (a finish).
  */
 export async function writeDelta(
   db: Kysely<Database>,
   runId: string,
   epoch: number,
   delta: CheckpointDelta,
+): Promise<number>;
+export async function writeDelta(
+  db: Kysely<Database>,
+  runId: string,
+  epoch: number,
+  delta: CheckpointDelta,
+  finish: DeltaFinish,
+): Promise<RunRecordRow>;
+export async function writeDelta(
+  db: Kysely<Database>,
+  runId: string,
+  epoch: number,
+  delta: CheckpointDelta,
   finish?: DeltaFinish,
-): Promise<RunRow> {
+): Promise<number | RunRecordRow> {
   const n = delta.messages.length;
   const events = delta.events ?? [];
   const k = events.length;
@@ -125,7 +157,9 @@ export async function writeDelta(
       : sql``;
   const lifecycleMove =
     finish !== undefined || delta.park !== undefined || continued.cte !== undefined;
-  const { rows } = await sql<RunRow>`
+  // By name, never `*`: a checkpoint sends back its new index only, a finish the run.
+  const returned = finish ? FINISH_RETURNS : CHECKPOINT_RETURNS;
+  const { rows } = await sql<RunRecordRow>`
     with run as (
       update runs
          set last_checkpoint_at_message_index = last_checkpoint_at_message_index + ${n},
@@ -133,15 +167,15 @@ export async function writeDelta(
              event_seq = event_seq + ${k},
              updated_at = ${lifecycleMove ? sql`now()` : PROGRESS_UPDATED_AT}${final}${continued.set}
        where run_id = ${runId} and epoch = ${epoch} and status = ${sql.lit(EXECUTING_STATUS)}${continued.where}
-      returning *
+      returning ${finish ? FINISH_RUN_COLUMNS : RUN_COLUMNS}
     )${sql.join(
       ctes.map((cte) => sql`, ${cte}`),
       sql``,
     )}
-    select * from run`.execute(db);
+    select ${returned} from run`.execute(db);
   const row = rows[0];
   if (!row) throw new LeaseLostError(runId, epoch);
-  return row;
+  return finish ? row : row.last_checkpoint_at_message_index;
 }
 
 /**
