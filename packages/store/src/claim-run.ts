@@ -17,7 +17,7 @@ import {
   waitingContinueRequest,
 } from './claim-progress.js';
 import { assertParentHeld } from './parent-fence.js';
-import { toRunRecord } from './run-row.js';
+import { RUN_RECORD_COLUMNS, toRunRecord } from './run-row.js';
 import type { Database } from './schema.js';
 
 /**
@@ -112,7 +112,7 @@ export async function claimRun(
         })
         .where('run_id', '=', runId)
         .where(claimableFrom(runId, from))
-        .returningAll(),
+        .returning(RUN_RECORD_COLUMNS),
     )
     .with('superseded', (qb) =>
       qb
@@ -138,7 +138,7 @@ export async function claimRun(
         ),
     )
     .selectFrom('run')
-    .selectAll()
+    .select(RUN_RECORD_COLUMNS)
     .select([
       attemptsSinceProgress(runId).as('attempts_since_progress'),
       waitingContinueRequest().as('continue_request'),

@@ -126,8 +126,8 @@ describe('one writer for checkpoints and finishes', () => {
     expect((await ctx.store.getRun(runId))!.status).toBe('RUNNING');
   });
 
-  it('sends back only the new message index from a checkpoint, and the run by its columns from a finish', async () => {
-    const { runId, epoch } = await claimedRun();
+  it('sends back the run by its columns from a claim and a finish, and only the new message index from a checkpoint', async () => {
+    const { runId } = await ctx.store.createRun(newRun());
     const returned: string[][] = [];
     const columnsOfResults: KyselyPlugin = {
       transformQuery: ({ node }) => node,
@@ -137,6 +137,11 @@ describe('one writer for checkpoints and finishes', () => {
       },
     };
     const store = new PostgresCheckpointStore(ctx.db.withPlugin(columnsOfResults));
+    const { epoch } = await store.claimRun(runId, { workerId: 'w1', reason: 'run' });
+    expect(returned).toEqual([
+      [...RUN_RECORD_COLUMNS, 'attempts_since_progress', 'continue_request', 'tree_usage'],
+    ]);
+    returned.length = 0;
     expect(await store.commitCheckpoint(runId, epoch, batchDelta(1))).toBe(4);
     expect(returned).toEqual([['last_checkpoint_at_message_index']]);
     returned.length = 0;
