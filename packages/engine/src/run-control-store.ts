@@ -107,6 +107,15 @@ export interface RecoveryStore extends Pick<DecisionStore, 'expireAction'> {
   ): Promise<string[] | undefined>;
 }
 
+/** What a pass run by one process at a time returns: `locked: false` when another process was running it (nothing ran). */
+export type ExclusiveResult<T> = { locked: true; result: T } | { locked: false };
+
+/** The reconciler's port: recovery's reads and moves, and the lock that lets one process of the fleet reconcile at a time. */
+export interface RecoveryPort extends RecoveryStore {
+  /** Runs `work` while this process holds the fleet's reconciler lock; `{ locked: false }` at once when another holds it. */
+  whileReconciling<T>(work: () => Promise<T>): Promise<ExclusiveResult<T>>;
+}
+
 /** A run the reconciler found past its deadline. */
 export interface RunPastDeadline {
   runId: string;

@@ -1,7 +1,6 @@
 import { recoveryIntents } from '@cairn/engine/lifecycle';
-import type { RunCursor } from '@cairn/engine/store';
+import type { RecoveryPort, RunCursor } from '@cairn/engine/store';
 import { SILENT_LOGGER, type WorkerLogger } from '@cairn/runtime';
-import { ADVISORY_LOCKS, type PostgresCheckpointStore } from '@cairn/store';
 import { carryOutIntents } from './carry-out-intents.js';
 import type { RunQueue } from './queue-backend.js';
 
@@ -10,7 +9,8 @@ export const DEFAULT_RECONCILE_BATCH = 100;
 
 /** Options of {@link reconcileOnce} and {@link startReconciler}. */
 export interface ReconcileOptions {
-  store: PostgresCheckpointStore;
+  /** Recovery's reads and moves, and the fleet's reconciler lock (the store's operations part). */
+  store: RecoveryPort;
   runQueue: RunQueue;
   /** Only runs not updated for this long (a run just created may not have its job yet). @defaultValue 15000 */
   olderThanMs?: number;
@@ -50,9 +50,7 @@ export interface ReconcileResult {
 export async function reconcileOnce(
   options: ReconcileOptions & { after?: RunCursor },
 ): Promise<ReconcileResult> {
-  const outcome = await options.store.withAdvisoryLock(ADVISORY_LOCKS.reconciler, () =>
-    reconcileBatch(options),
-  );
+  const outcome = await options.store.whileReconciling(() => reconcileBatch(options));
   return outcome.locked
     ? outcome.result
     : { locked: false, checked: 0, enqueued: [], expired: [], ended: [] };

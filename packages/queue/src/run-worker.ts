@@ -4,10 +4,10 @@ import {
   DEFAULT_LOCK_MS,
   DEFAULT_STALLED_INTERVAL_MS,
   SILENT_LOGGER,
+  type InlineExecutorOptions,
   type RunExecutor,
   type WorkerLogger,
 } from '@cairn/runtime';
-import type { PostgresCheckpointStore } from '@cairn/store';
 import type { AnyWorker } from './backend-handle.js';
 import { carryOutIntents } from './carry-out-intents.js';
 import type { RunQueue } from './queue-backend.js';
@@ -24,8 +24,8 @@ export interface RunWorkerOptions {
    * `store` and `registry`.
    */
   executor?: RunExecutor;
-  /** For the default inline executor. */
-  store?: PostgresCheckpointStore;
+  /** For the default inline executor: the store's writes part. */
+  store?: InlineExecutorOptions['store'];
   /** For the default inline executor. */
   registry?: Registry;
   /** For the default inline executor: replaces every entity's model (`CAIRN_MODEL`). */

@@ -43,7 +43,7 @@ export { startTracing } from './tracing/tracing-setup.js';
 export { currentTraceMetadata } from './tracing/trace-context.js';
 export type { RunExecutor } from './execution/run-executor.js';
 export type { RunJobRequest, RunJobOutcome } from './execution/run-job.js';
-export { createInlineExecutor } from './execution/inline-executor.js';
+export { createInlineExecutor, type InlineExecutorOptions } from './execution/inline-executor.js';
 export { createThreadExecutor } from './execution/thread-executor.js';
 export { openModelCapacity, type OpenModelCapacity } from './capacity/open-model-capacity.js';
 export { capacitySettingsOf } from './capacity/capacity-settings.js';

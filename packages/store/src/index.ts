@@ -1,7 +1,8 @@
 /**
  * `@cairn/store`: the Postgres store. `createDb` and `migrate` open and
- * prepare a database; `PostgresCheckpointStore` implements the engine's
- * store port and the run-control ports, with the read models the API shows;
+ * prepare a database; `openStore` opens the store as its parts (writes,
+ * reads, human in the loop, operations), typed on the engine's store port and
+ * run-control ports, one `PostgresCheckpointStore` behind them all;
  * `ServedEntityCatalog`, retention and advisory locks are the operations the
  * apps run. Row and table types stay internal.
  */
@@ -13,7 +14,8 @@ export {
   PostgresModelCapacity,
   type PostgresModelCapacityOptions,
 } from './model-capacity/postgres-model-capacity.js';
-export type { StoreHitl, StoreOps, StoreReads, StoreWrites } from './store-parts.js';
+export { openStore } from './open-store.js';
+export type { StoreHitl, StoreOps, StoreParts, StoreReads, StoreWrites } from './store-parts.js';
 export type { BrowserSessionRevocations } from './browser-session-revocations.js';
 export { isPostgresUnavailable } from './postgres-unavailable.js';
 export {

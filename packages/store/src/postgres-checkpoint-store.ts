@@ -20,7 +20,7 @@ import {
   type DecisionStore,
   type DecisionValidator,
   type ExpiryOutcome,
-  type RecoveryStore,
+  type RecoveryPort,
   type RunCursor,
   type RunHistory,
   type RunLease,
@@ -39,7 +39,7 @@ import {
   type RecordedContinue,
 } from './continue-requests.js';
 import { createRun } from './create-run.js';
-import { withAdvisoryLock, type AdvisoryLockResult } from './advisory-lock.js';
+import { ADVISORY_LOCKS, withAdvisoryLock, type AdvisoryLockResult } from './advisory-lock.js';
 import { awaitDeploy } from './awaiting-deploy.js';
 import { BrowserSessionRevocations } from './browser-session-revocations.js';
 import { deleteSession } from './delete-session.js';
@@ -86,8 +86,8 @@ import { PostgresModelCapacity } from './model-capacity/postgres-model-capacity.
  * `CancelStore` and `RecoveryStore` primitives (the lifecycle's moves run
  * on them), plus the reads the HTTP API and the queue layer need. Every write after `claimRun`
  * is conditional on the claim's epoch and on status RUNNING. A caller that
- * needs one job of it takes that part's type (`StoreWrites`, `StoreReads`,
- * `StoreHitl`, `StoreOps` in store-parts.ts).
+ * needs one job of it takes that part (`openStore` returns them: `StoreWrites`,
+ * `StoreReads`, `StoreHitl`, `StoreOps` in store-parts.ts); tests construct it whole.
  *
  * @example
  * const store = new PostgresCheckpointStore(createDb(process.env.DATABASE_URL!));
@@ -95,7 +95,7 @@ import { PostgresModelCapacity } from './model-capacity/postgres-model-capacity.
  * await store.commitCheckpoint(runId, epoch, delta);
  */
 export class PostgresCheckpointStore
-  implements CheckpointStore, DecisionStore, CancelStore, RecoveryStore
+  implements CheckpointStore, DecisionStore, CancelStore, RecoveryPort
 {
   /** Signed-out browser sessions of the run pages: what the producer records at sign-out and checks on every page. */
   readonly browserSessions: BrowserSessionRevocations;
@@ -313,9 +313,9 @@ export class PostgresCheckpointStore
     return rows.map(toRunRecord);
   }
 
-  /** Runs `work` while holding the advisory lock `key` ({@link ADVISORY_LOCKS}); `{ locked: false }` at once when another process holds it. */
-  withAdvisoryLock<T>(key: bigint, work: () => Promise<T>): Promise<AdvisoryLockResult<T>> {
-    return withAdvisoryLock(this.db, key, () => work());
+  /** Runs `work` while holding the reconciler's advisory lock ({@link ADVISORY_LOCKS}); `{ locked: false }` at once when another process holds it. */
+  whileReconciling<T>(work: () => Promise<T>): Promise<AdvisoryLockResult<T>> {
+    return withAdvisoryLock(this.db, ADVISORY_LOCKS.reconciler, () => work());
   }
 
   /** Deletes the session and every run in it (false: no such session); `SessionHasLiveRunsError` while a run is unfinished. */

@@ -2,29 +2,33 @@ import type {
   CancelStore,
   CheckpointStore,
   DecisionStore,
-  RecoveryStore,
+  RecoveryPort,
 } from '@cairn/engine/store';
 import type { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
 
 /**
- * The fenced writes a worker runs a pickup on: the engine's `CheckpointStore`
- * (claim, checkpoint commit, finish, member runs) and the cancel primitives.
+ * What a worker's executions run on: the engine's `CheckpointStore` (claim,
+ * checkpoint commit, finish, member runs), the cancel primitives, a pickup's
+ * expiry of an action, the attempts a tracer reads, and event appends.
  */
 export type StoreWrites = CheckpointStore &
   CancelStore &
-  Pick<PostgresCheckpointStore, 'appendEvent' | 'appendEvents'>;
+  Pick<DecisionStore, 'expireAction' | 'listPendingActions'> &
+  Pick<PostgresCheckpointStore, 'appendEvent' | 'appendEvents' | 'getRunView'>;
 
-/** The read models the HTTP API and the run pages show: a run's view, run lists, messages, events and sessions. */
+/** The read models the HTTP API and the run pages show: a run's view, run lists, messages, events, sessions and the fleet. */
 export type StoreReads = Pick<
   PostgresCheckpointStore,
   | 'getRun'
   | 'getRunView'
   | 'listRuns'
   | 'listRunMessages'
+  | 'listChildRuns'
   | 'getSessionView'
   | 'listEvents'
   | 'listEventsOfTypes'
   | 'readRunTreeEvents'
+  | 'readFleetOverview'
   | 'countRunsByStatus'
 >;
 
@@ -32,9 +36,21 @@ export type StoreReads = Pick<
 export type StoreHitl = DecisionStore &
   Pick<PostgresCheckpointStore, 'listRunActions' | 'consumeAction'>;
 
-/** The operations the apps run beside runs: recovery reads, advisory locks, retention, session deletion, readiness and sign-outs. */
-export type StoreOps = RecoveryStore &
+/**
+ * The operations the apps run beside runs: the reconciler's recovery port,
+ * retention, session deletion, readiness, sign-outs and the PostgreSQL
+ * backend's model limiter.
+ */
+export type StoreOps = RecoveryPort &
   Pick<
     PostgresCheckpointStore,
-    'withAdvisoryLock' | 'pruneFinishedRuns' | 'deleteSession' | 'ping' | 'browserSessions'
+    'pruneFinishedRuns' | 'deleteSession' | 'ping' | 'browserSessions' | 'modelCapacity'
   >;
+
+/** The store as its parts (`openStore`): each consumer takes the one it uses. */
+export interface StoreParts {
+  writes: StoreWrites;
+  reads: StoreReads;
+  hitl: StoreHitl;
+  ops: StoreOps;
+}

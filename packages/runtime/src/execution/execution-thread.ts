@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { mergeModelPrices } from '@cairn/engine';
 import { serializeError } from '@cairn/engine/lifecycle';
-import { createDb, PostgresCheckpointStore } from '@cairn/store';
+import { createDb, openStore } from '@cairn/store';
 import { createLivePublisher } from '../live/create-live.js';
 import { capacitySettingsOf } from '../capacity/capacity-settings.js';
 import { openModelCapacity } from '../capacity/open-model-capacity.js';
@@ -49,17 +49,17 @@ try {
     model,
   );
   const db = createDb(config.databaseUrl, { max: config.dbPoolMax });
-  const store = new PostgresCheckpointStore(db);
+  const { writes, ops } = openStore(db);
   const limiter = openModelCapacity({
     backend: config.backend,
     redisUrl: config.redisUrl,
     redisCluster: config.redisCluster,
     queueName: config.queueName,
     queuePrefix: config.queuePrefix,
-    store,
+    store: ops,
   });
   executor = createInlineExecutor({
-    store,
+    store: writes,
     registry,
     workerId: config.workerId,
     model,

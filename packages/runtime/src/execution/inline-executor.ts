@@ -6,7 +6,7 @@ import {
   type Registry,
   type TenantBudgets,
 } from '@cairn/engine';
-import type { PostgresCheckpointStore } from '@cairn/store';
+import type { StoreWrites } from '@cairn/store';
 import { SILENT_PUBLISHER, type LivePublisher } from '../live/live-event.js';
 import { RunEventObserver, type RunObserver } from '../metrics/run-observation.js';
 import { timeCommits } from '../metrics/timed-commits.js';
@@ -18,7 +18,8 @@ import { runJob } from './run-job.js';
 
 /** Options of {@link createInlineExecutor}. */
 export interface InlineExecutorOptions {
-  store: PostgresCheckpointStore;
+  /** The store's writes part: what executions claim, commit and finish runs on. */
+  store: StoreWrites;
   registry: Registry;
   /** Shown in every attempt this executor claims. */
   workerId: string;
