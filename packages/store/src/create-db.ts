@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { nameStatements } from './named-statements.js';
 import type { Database } from './schema.js';
 
 /** Options of {@link createDb}. */
@@ -32,6 +33,13 @@ export interface CreateDbOptions {
    * @defaultValue 10000 (pg's)
    */
   idleTimeoutMs?: number;
+  /**
+   * Send parameterized statements as named (prepared) statements, planned once
+   * per connection (docs/operations.md, "Postgres"). Turn off behind a pooler
+   * that cannot keep them (PgBouncer before 1.21 in transaction mode).
+   * @defaultValue true
+   */
+  namedStatements?: boolean;
 }
 
 /** Default of {@link CreateDbOptions.idleInTransactionTimeoutMs}. */
@@ -66,6 +74,9 @@ export function createDb(url: string, options: CreateDbOptions = {}): Kysely<Dat
   const onError = options.onIdleError ?? (() => undefined);
   pool.on('error', onError);
   // pg-pool listens only while a client is idle: a connection killed mid-transaction would emit an unhandled 'error'.
-  pool.on('connect', (client) => client.on('error', onError));
+  pool.on('connect', (client) => {
+    client.on('error', onError);
+    if (options.namedStatements ?? true) nameStatements(client);
+  });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
