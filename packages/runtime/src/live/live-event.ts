@@ -40,15 +40,22 @@ export const SILENT_PUBLISHER: LivePublisher = {
   close: () => Promise.resolve(),
 };
 
-/** Parses a message received on a live channel; undefined when it is not a live event. */
-export function parseLiveEvent(text: string): LiveEvent | undefined {
+/** A live channel message: one event as itself, several (a tick's worth, in publish order) as an array. */
+export function liveMessage(events: readonly LiveEvent[]): string {
+  return JSON.stringify(events.length === 1 ? events[0] : events);
+}
+
+const isLiveEvent = (value: unknown): value is LiveEvent =>
+  typeof (value as Partial<LiveEvent> | null)?.type === 'string' &&
+  typeof (value as Partial<LiveEvent>).runId === 'string';
+
+/** The live events in a message received on a live channel (one event, or an array of them), in order; what is not an event is skipped. */
+function parseLiveMessage(text: string): LiveEvent[] {
   try {
-    const value = JSON.parse(text) as Partial<LiveEvent>;
-    return typeof value.type === 'string' && typeof value.runId === 'string'
-      ? (value as LiveEvent)
-      : undefined;
+    const value: unknown = JSON.parse(text);
+    return (Array.isArray(value) ? value : [value]).filter(isLiveEvent);
   } catch {
-    return undefined;
+    return [];
   }
 }
 
@@ -74,7 +81,9 @@ export class ChannelListeners {
 
   /** Hands a message received on `channel` to its listeners. */
   dispatch(channel: string, text: string | undefined): void {
-    const event = text === undefined ? undefined : parseLiveEvent(text);
-    if (event) for (const listener of this.byChannel.get(channel) ?? []) listener(event);
+    if (text === undefined) return;
+    const listeners = this.byChannel.get(channel);
+    if (listeners)
+      for (const event of parseLiveMessage(text)) for (const listener of listeners) listener(event);
   }
 }

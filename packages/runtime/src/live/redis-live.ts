@@ -6,14 +6,22 @@ import {
 import {
   ChannelListeners,
   liveChannel,
+  liveMessage,
   type LiveEvent,
   type LivePublisher,
   type LiveSubscriber,
 } from './live-event.js';
 
-/** Live events over Redis pub/sub (the Redis backend). */
+/**
+ * Live events over Redis pub/sub (the Redis backend). Events published in
+ * the same tick go out as one `PUBLISH` per run's channel (one event as
+ * itself, several as an array in publish order); a tick's commands are
+ * answered before the next tick's go out, so a run's events keep their order.
+ */
 export class RedisLivePublisher implements LivePublisher {
   private readonly redis: RedisConnection;
+  private pending: LiveEvent[] = [];
+  private flushing: Promise<void> | undefined;
 
   constructor(
     target: RedisTarget,
@@ -24,11 +32,39 @@ export class RedisLivePublisher implements LivePublisher {
   }
 
   publish(event: LiveEvent): void {
-    this.redis.publish(liveChannel(event.runId), JSON.stringify(event)).catch(this.onError);
+    this.pending.push(event);
+    this.flushing ??= this.drain();
   }
 
   async close(): Promise<void> {
+    await this.flushing;
     await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+
+  /** Sends everything published so far, in order, one command per channel per tick's worth. */
+  private async drain(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.pending.length > 0) {
+      const events = this.pending;
+      this.pending = [];
+      await this.send(events);
+    }
+    this.flushing = undefined;
+  }
+
+  private async send(events: readonly LiveEvent[]): Promise<void> {
+    const byChannel = new Map<string, LiveEvent[]>();
+    for (const event of events) {
+      const channel = liveChannel(event.runId);
+      const batch = byChannel.get(channel);
+      if (batch) batch.push(event);
+      else byChannel.set(channel, [event]);
+    }
+    await Promise.all(
+      [...byChannel].map(([channel, batch]) =>
+        this.redis.publish(channel, liveMessage(batch)).catch(this.onError),
+      ),
+    );
   }
 }
 
