@@ -28,6 +28,7 @@ import * as m0014o from './migrations/0014_o_overview_indexes.js';
 import * as m0014o2 from './migrations/0014_o_tenant_model_day_spend.js';
 import * as m0015a from './migrations/0015_a_run_search_texts.js';
 import * as m0016 from './migrations/0016_entity_caps.js';
+import * as m0017 from './migrations/0017_lean_writes.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -58,6 +59,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0014_o_tenant_model_day_spend': m0014o2,
   '0015_a_run_search_texts': m0015a,
   '0016_entity_caps': m0016,
+  '0017_lean_writes': m0017,
 });
 
 /**

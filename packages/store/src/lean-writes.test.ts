@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { sql, type CompiledQuery } from 'kysely';
+import { newRun, useStoreTestContext } from './test-support/store-test-context.js';
+import { withRunTree } from './run-tree.js';
+
+const ctx = useStoreTestContext();
+
+/** The plan of `query`. */
+async function planOf(query: CompiledQuery): Promise<string> {
+  const { rows } = await ctx.db.executeQuery<{ 'QUERY PLAN': string }>({
+    ...query,
+    sql: `explain ${query.sql}`,
+  });
+  return rows.map((r) => r['QUERY PLAN']).join('\n');
+}
+
+/** A plan line that reads `runs_parent_run_id_idx` by `parent_run_id = key`. */
+function parentLookup(key: string): RegExp {
+  const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(
+    `Index Scan (using|on) runs_parent_run_id_idx[^\\n]*\\n\\s+Index Cond: \\(parent_run_id = ${escaped}\\)`,
+  );
+}
+
+describe('runs indexes a top-level run takes no entry in', () => {
+  it('indexes parent_run_id for member runs only, and the readers of member runs still use it', async () => {
+    const { rows } = await sql<{ indexdef: string }>`
+      select indexdef from pg_indexes where indexname = 'runs_parent_run_id_idx'`.execute(ctx.db);
+    expect(rows.map((r) => r.indexdef)).toEqual([
+      expect.stringMatching(/\(parent_run_id, created_at\) WHERE \(parent_run_id IS NOT NULL\)$/),
+    ]);
+
+    const team = await ctx.store.createRun(newRun());
+    await ctx.store.createRun(newRun({ parentRunId: team.runId, parentToolCallId: 'call_1' }));
+    // A fleet's worth of teams and member runs, so that the plans are those of a big table.
+    await sql`insert into runs (run_id, session_id, parent_run_id, entity_kind, entity_name, status, input, checkpoint)
+      select 'run-' || i, ${team.sessionId}, case when i > 2000 then 'run-' || (i - 2000) / 2 + 1 end,
+             'agent', 'researcher', 'COMPLETED', 'x', 'run'
+        from generate_series(1, 6000) i`.execute(ctx.db);
+    await sql`analyze runs`.execute(ctx.db);
+    const members = ctx.db
+      .selectFrom('runs')
+      .selectAll()
+      .where('parent_run_id', '=', team.runId)
+      .orderBy('created_at')
+      .orderBy('run_id')
+      .compile();
+    const tree = withRunTree(ctx.db, team.runId).selectFrom('tree').select('run_id').compile();
+    // Each looks member runs up by their parent's id: the team's, and in the walk's recursive step each level's.
+    expect(await planOf(members)).toMatch(parentLookup(`'${team.runId}'::text`));
+    expect(await planOf(tree)).toMatch(parentLookup('tree_1.run_id'));
+  });
+});
