@@ -14,6 +14,7 @@ import {
   checkpointProbe,
   measureRate,
   measureSerial,
+  measureSteadyState,
   readConfig,
   type PeerResult,
 } from '../lib/peer-harness.js';
@@ -67,12 +68,15 @@ for (const size of config.historySizes) {
   }
   growth.push({ size, samples: probe.into.splice(0) });
 }
+probe.on = false;
+const steady = await measureSteadyState(config, reader, oneRun);
 reportResult({
   system: 'cairn',
   runsPerSecond,
   checkpoints,
   serial,
   growth,
+  steady,
   notes: [
     'checkpoint = store.commitCheckpoint (one transaction per tool batch); the run also writes createRun, claimRun and finishRun',
     ...(runRecords

@@ -37,9 +37,13 @@ async function allStats(): Promise<Map<number, ProcStat>> {
 
 /**
  * Named groups of processes whose CPU time is compared; a root pid includes
- * its children (a postmaster's backends), those that ended meanwhile too.
+ * its children (a postmaster's backends), those that ended meanwhile too,
+ * except the `exclude`d ones (the bench's own watching connection).
  */
-export type CpuRoles = Record<string, { pids: number[]; withChildren?: boolean }>;
+export type CpuRoles = Record<
+  string,
+  { pids: number[]; withChildren?: boolean; exclude?: readonly number[] }
+>;
 
 /** CPU seconds (user + system) per role, from /proc (Linux): `stop()` returns what each used since `start`. */
 export async function startCpuAccounting(
@@ -54,6 +58,7 @@ export async function startCpuAccounting(
         ? role.pids.reduce((t, pid) => t + (stats.get(pid)?.reapedTicks ?? 0), 0)
         : 0;
       if (role.withChildren) for (const [pid, s] of stats) if (pids.has(s.ppid)) pids.add(pid);
+      for (const pid of role.exclude ?? []) pids.delete(pid);
       out[name] = [...pids].reduce((t, pid) => t + (stats.get(pid)?.ticks ?? 0), reaped);
     }
     return out;

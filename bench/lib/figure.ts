@@ -16,6 +16,8 @@ export interface Figure {
   goal?: string;
   /** Whether the value meets `goal`. */
   met?: boolean;
+  /** What a ratio divides, e.g. `93.8 / 136.6 runs/s`: printed beside it in the Goals table. */
+  basis?: string;
   note?: string;
   /** Full statistics of the samples, when the value is a median of them. */
   stats?: Summary;
@@ -72,10 +74,20 @@ export function valueFigure(
   unit: string,
   n: number,
   spread: string,
-  options: { goal?: Goal; note?: string; stats?: Summary } = {},
+  options: { goal?: Goal; note?: string; stats?: Summary; basis?: string } = {},
 ): Figure {
   return withGoal(
-    { section, name, value, unit, n, spread, note: options.note, stats: options.stats },
+    {
+      section,
+      name,
+      value,
+      unit,
+      n,
+      spread,
+      note: options.note,
+      stats: options.stats,
+      ...(options.basis !== undefined && { basis: options.basis }),
+    },
     options.goal,
   );
 }
@@ -94,21 +106,23 @@ export function notRunFigure(section: string, name: string, reason: string, goal
   };
 }
 
-/** Ratio of two medians, with the IQR of paired per-round ratios as its spread. */
+/** Ratio of two medians, with the IQR of paired per-round ratios as its spread and the two medians (in `sides`' unit) as its basis. */
 export function ratioFigure(
   section: string,
   name: string,
   numerator: readonly number[],
   denominator: readonly number[],
-  options: { goal?: Goal; note?: string } = {},
+  options: { goal?: Goal; note?: string; sides?: string } = {},
 ): Figure {
   const a = summarize(numerator);
   const b = summarize(denominator);
   const pairs = numerator.slice(0, denominator.length).map((x, i) => x / denominator[i]!);
   const paired = summarize(pairs);
   const spread = `paired ratios IQR ${fmt(paired.p25)}..${fmt(paired.p75)}, p95 ${fmt(paired.p95)}`;
+  const { sides, ...rest } = options;
   return valueFigure(section, name, a.median / b.median, 'x', Math.min(a.n, b.n), spread, {
-    ...options,
+    ...rest,
     stats: paired,
+    basis: `${fmt(a.median)} / ${fmt(b.median)}${sides ? ` ${sides}` : ''}`,
   });
 }

@@ -3,7 +3,7 @@
  * DBOS, LangGraph), and the measuring loops they share. No dependencies:
  * bench/peers/src imports it.
  */
-import { nextXid, walPosition, type Queryable } from './wal.js';
+import { fullPageImageBytes, nextXid, walPosition, type Queryable } from './wal.js';
 
 /** What a workload process is asked to measure (JSON in argv[2]). */
 export interface PeerConfig {
@@ -19,6 +19,8 @@ export interface PeerConfig {
   historySizes: number[];
   /** Checkpoints measured per history length. */
   growthReps: number;
+  /** Runs in the steady-state window right after a CHECKPOINT (full-page images included). */
+  steadyRuns: number;
 }
 
 /** One measured checkpoint write. */
@@ -40,6 +42,8 @@ export interface PeerResult {
   serial: { ms: number; walBytes: number; writeTx: number }[];
   /** Per history length: the batch checkpoint measured at that length. */
   growth: { size: number; samples: CheckpointSample[] }[];
+  /** The steady-state window: WAL per run including full-page images, right after a CHECKPOINT. */
+  steady?: SteadyWal;
   notes: string[];
 }
 
@@ -92,6 +96,38 @@ export async function measureSerial(
     serial.push({ ms, walBytes: Number(wal1 - wal0), writeTx: xid1 - xid0 });
   }
   return serial;
+}
+
+/** WAL per run over a window of runs that starts with a CHECKPOINT, so each page's first change pays its full-page image. */
+export interface SteadyWal {
+  runs: number;
+  /** All WAL bytes of the window per run, full-page images included. */
+  walBytesPerRun: number;
+  /** Of which full-page images (pg_walinspect), when the extension is available. */
+  fpiBytesPerRun?: number;
+}
+
+/**
+ * Forces a CHECKPOINT, then runs `config.steadyRuns` runs at `config.concurrency`
+ * and divides the window's WAL by the runs: the cost a run pays in steady state,
+ * where the server checkpoints every few minutes and the first change of each
+ * page after it writes the whole page (the serial figures, between checkpoints, have none).
+ */
+export async function measureSteadyState(
+  config: PeerConfig,
+  reader: Queryable,
+  run: (i: number) => Promise<void>,
+): Promise<SteadyWal> {
+  await reader.query('CHECKPOINT');
+  const start = await walPosition(reader);
+  await runConcurrently(config.steadyRuns, config.concurrency, run);
+  const end = await walPosition(reader);
+  const fpi = await fullPageImageBytes(reader, start, end);
+  return {
+    runs: config.steadyRuns,
+    walBytesPerRun: Number(end - start) / config.steadyRuns,
+    ...(fpi !== undefined && { fpiBytesPerRun: fpi / config.steadyRuns }),
+  };
 }
 
 /** Measured writes run one at a time (even when the system issues them concurrently), so each one's WAL window holds only its own bytes. */

@@ -69,7 +69,8 @@ export function formatGoals(report: BenchReport): string {
     '| --- | --- | ---: | --- | --- |',
   ];
   for (const { section, f } of rows) {
-    const value = f.value === null ? 'not run' : `${fmt(f.value)} ${f.unit}`;
+    const value =
+      f.value === null ? 'not run' : `${fmt(f.value)} ${f.unit}${f.basis ? ` (${f.basis})` : ''}`;
     const verdict = f.value === null ? 'not run' : f.met ? 'met' : 'MISSED';
     lines.push(`| ${section} | ${f.name} | ${value} | ${f.goal} | ${verdict} |`);
   }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { fmt } from './figure.js';
-import { walPosition } from './wal.js';
+import { lsnText, walPosition } from './wal.js';
 
 /** WAL records of one kind on one relation, averaged per measured operation. */
 export interface WalRecordGroup {
@@ -35,8 +35,6 @@ export async function walRecordBreakdown(
   } catch {
     return undefined;
   }
-  const lsnText = (lsn: bigint) =>
-    `${(lsn >> 32n).toString(16)}/${(lsn & 0xffffffffn).toString(16)}`;
   const start = await walPosition(client);
   for (let i = 0; i < times; i++) await work();
   const end = await walPosition(client);

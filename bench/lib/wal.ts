@@ -31,3 +31,28 @@ export async function nextXid(db: Queryable): Promise<number> {
   const { rows } = await db.query('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x');
   return Number(rows[0]?.x);
 }
+
+/** A byte position as pg_lsn text (`16/B374D848`). */
+export function lsnText(lsn: bigint): string {
+  return `${(lsn >> 32n).toString(16)}/${(lsn & 0xffffffffn).toString(16)}`;
+}
+
+/**
+ * Bytes of full-page images in the WAL between two positions, via pg_walinspect
+ * (PostgreSQL 15+, superuser); undefined when the extension is not available.
+ */
+export async function fullPageImageBytes(
+  db: Queryable,
+  start: bigint,
+  end: bigint,
+): Promise<number | undefined> {
+  try {
+    await db.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+    const { rows } = await db.query(
+      `SELECT coalesce(sum(fpi_length), 0)::text AS fpi FROM pg_get_wal_records_info('${lsnText(start)}', '${lsnText(end)}')`,
+    );
+    return Number(rows[0]?.fpi);
+  } catch {
+    return undefined;
+  }
+}

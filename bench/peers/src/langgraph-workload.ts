@@ -14,6 +14,7 @@ import {
   checkpointProbe,
   measureRate,
   measureSerial,
+  measureSteadyState,
   readConfig,
   type PeerResult,
 } from '../../lib/peer-harness.js';
@@ -135,6 +136,9 @@ for (const size of config.historySizes) {
   growth.push({ size, samples: probe.into.splice(0) });
   writesProbe.into.splice(0);
 }
+probe.on = false;
+writesProbe.on = false;
+const steady = await measureSteadyState(config, reader, () => invoke([], BATCHES));
 reportResult({
   system: 'langgraph',
   runsPerSecond,
@@ -142,6 +146,7 @@ reportResult({
   secondaryWrites,
   serial,
   growth,
+  steady,
   notes: [
     "checkpoint = PostgresSaver.put (one per super-step: input, each agent turn, each tools step); putWrites (each node's pending writes) is reported apart",
     'durability "sync" (each checkpoint written before the next step, as Cairn does); LangGraph\'s default is "async"',
