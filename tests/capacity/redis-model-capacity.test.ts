@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { PermitRequest } from '@cairn/engine';
+import { ModelGate, type PermitRequest } from '@cairn/engine';
 import { createRedisConnection, RedisModelCapacity } from '@cairn/runtime';
 import {
   requiresRedis,
@@ -26,8 +27,20 @@ const request = (model: string, overrides: Partial<PermitRequest> = {}): PermitR
 describe('RedisModelCapacity', requiresRedis(), () => {
   describeModelCapacityConformance('Redis', async (timings) => {
     const redis = new Redis(testRedisUrl());
-    const capacity = new RedisModelCapacity(redis, { prefix: `test-${randomUUID()}`, ...timings });
-    return { capacity, close: async () => void (await redis.quit()) };
+    // As the worker opens it: models nothing governs are granted locally until a 429 is published.
+    const subscriber = new Redis(testRedisUrl(), { lazyConnect: true });
+    const capacity = new RedisModelCapacity(redis, {
+      prefix: `test-${randomUUID()}`,
+      subscriber,
+      ...timings,
+    });
+    return {
+      capacity,
+      close: async () => {
+        subscriber.disconnect();
+        await redis.quit();
+      },
+    };
   });
 
   describe('on the shared server', () => {
@@ -56,6 +69,84 @@ describe('RedisModelCapacity', requiresRedis(), () => {
         inFlight: 1,
         waiting: 1,
       });
+    });
+
+    /** A connection that counts the permit scripts it sends (EVALSHA, or EVAL after a NOSCRIPT). */
+    const traced = () => {
+      const redis = connect();
+      const sent = { scripts: 0 };
+      const send = redis.sendCommand.bind(redis);
+      redis.sendCommand = (command, stream) => {
+        if (/^eval/i.test(command.name)) sent.scripts++;
+        return send(command, stream);
+      };
+      return { redis, sent };
+    };
+    /** A gate for one run, as an execution opens it, on a worker configured with no model limit. */
+    const gateOn = (limiter: RedisModelCapacity) =>
+      new ModelGate(
+        { limiter, limits: [] },
+        {
+          runId: `run-${randomUUID()}`,
+          tenant: '',
+          priority: 5,
+          mayPark: true,
+          carried: { ms: 0 },
+          signal: new AbortController().signal,
+          onWait: () => undefined,
+        },
+      );
+    /** One model request through `gate`: permit, request, release; the scripts it sent. */
+    const modelRequest = async (gate: ModelGate, model: string, sent: { scripts: number }) => {
+      const before = sent.scripts;
+      const { permit } = await gate.take(model, () => 100);
+      await gate.hold(permit, () => Promise.resolve());
+      await gate.release(permit, {
+        usage: { inputTokens: 60, outputTokens: 40, totalTokens: 100 },
+      });
+      return sent.scripts - before;
+    };
+
+    it('a model nothing limits takes no round trip per request once seen so; a lost subscription asks again', async () => {
+      const prefix = `test-${randomUUID()}`;
+      const model = 'unlimited-model';
+      const { redis, sent } = traced();
+      const subscriber = connect();
+      const capacity = new RedisModelCapacity(redis, { prefix, subscriber });
+      const gate = gateOn(capacity);
+      // The first requests ask the server while the 429 notices' subscription comes up.
+      await expect.poll(() => modelRequest(gate, model, sent)).toBe(0);
+      let scripts = 0;
+      for (let i = 0; i < 20; i++) scripts += await modelRequest(gate, model, sent);
+      expect(scripts).toBe(0);
+
+      // Notices missed while the subscription is down: what was learned is forgotten.
+      const closed = once(subscriber, 'close');
+      subscriber.disconnect(true);
+      await closed;
+      expect(await modelRequest(gate, model, sent)).toBe(1);
+      await expect.poll(() => modelRequest(gate, model, sent)).toBe(0);
+    });
+
+    it('a 429 learned on one worker pauses another that grants the model locally, once the notice arrives', async () => {
+      const prefix = `test-${randomUUID()}`;
+      const model = 'shared-unlimited-model';
+      const one = new RedisModelCapacity(connect(), { prefix, subscriber: connect() });
+      // Trusts what it learned for far longer than the test: only the notice makes it ask again.
+      const { redis, sent } = traced();
+      const two = new RedisModelCapacity(redis, {
+        prefix,
+        subscriber: connect(),
+        ungovernedTtlMs: 3_600_000,
+      });
+      await expect.poll(() => modelRequest(gateOn(two), model, sent)).toBe(0);
+
+      const held = await one.tryAcquire(request(model, { limit: undefined }));
+      expect(held.granted).toBe(true);
+      if (held.granted) await one.rateLimited(held.permit, { retryAfterMs: 60_000 }, undefined);
+      await expect
+        .poll(() => two.tryAcquire(request(model, { limit: undefined })))
+        .toMatchObject({ granted: false, reason: 'paused' });
     });
 
     it('every key lies under the prefix and expires: an idle model leaves nothing behind', async () => {

@@ -26,19 +26,24 @@ export interface OpenModelCapacity {
 /**
  * Opens the fleet's model limiter where the queue runs: on its Redis, under
  * the queue's prefix (`{cairn}:runs:cap:...` in cluster mode), with a
- * connection of its own; on Postgres (the store's database) with the
- * PostgreSQL backend.
+ * connection of its own and one for the 429 notices (opened at the first
+ * permit for a model with no configured limit); on Postgres (the store's
+ * database) with the PostgreSQL backend.
  */
 export function openModelCapacity(target: ModelCapacityTarget): OpenModelCapacity {
   if (target.backend === 'postgres') {
     return { capacity: target.store.modelCapacity, close: async () => undefined };
   }
   if (!target.redisUrl) throw new TypeError('model capacity: the redis backend needs redisUrl');
-  const redis = createRedisConnection({ url: target.redisUrl, cluster: target.redisCluster });
+  const redisTarget = { url: target.redisUrl, cluster: target.redisCluster };
+  const redis = createRedisConnection(redisTarget);
+  const subscriber = createRedisConnection(redisTarget, { lazyConnect: true });
   const prefix = `${target.queuePrefix ?? 'bull'}:${target.queueName}`;
   return {
-    capacity: new RedisModelCapacity(redis, { prefix }),
+    capacity: new RedisModelCapacity(redis, { prefix, subscriber }),
     close: async () => {
+      // The subscriber has nothing to flush (and may never have connected).
+      subscriber.disconnect();
       await redis.quit().catch(() => redis.disconnect());
     },
   };

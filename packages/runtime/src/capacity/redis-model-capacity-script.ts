@@ -115,7 +115,8 @@ end
  * tryAcquire. ARGV: model, waiterId, tenant, weight, priority, waitedMs,
  * tokens, concurrency, rpm, tpm ('' for none), windowMs, waiterTtlMs,
  * leaseMs, a random nonce for the permit id. Returns `{1, permitId,
- * holdsSlot}` or `{0, reason, retryAfterMs}`.
+ * holdsSlot}`, `{1, permitId, 0, 1}` when nothing governs the model (no
+ * limit, no adaptive cap, no pause), or `{0, reason, retryAfterMs}`.
  */
 export const ACQUIRE_SCRIPT = `${PRELUDE}
 local model, waiter, tenant = ARGV[1], ARGV[2], ARGV[3]
@@ -129,9 +130,9 @@ local id = ARGV[14] .. ':' .. string.format('%d', math.floor(now))
 local st = redis.call('HMGET', K_STATE, 'paused', 'adaptive', 'hold', 'gvt', 'tok')
 local paused, adaptive = num(st[1]) or 0, num(st[2])
 
--- Fast path: nothing governs the model.
+-- Fast path: nothing governs the model (the 4th element says so: the caller may remember it until a 429 is published).
 if conc == nil and rpm == nil and tpm == nil and adaptive == nil and paused <= now then
-  return {1, id, 0}
+  return {1, id, 0, 1}
 end
 
 if conc then redis.call('HSET', K_STATE, 'conc', conc) else redis.call('HDEL', K_STATE, 'conc') end
@@ -346,7 +347,8 @@ return 1
 
 /**
  * rateLimited. ARGV: model, permitId, pauseMs, concurrency ('' for none),
- * windowMs, leaseMs. Returns the ms until the pause ends.
+ * windowMs, leaseMs, the channel on which the model is published (workers
+ * that remember it ungoverned forget it). Returns the ms until the pause ends.
  */
 export const RATE_LIMITED_SCRIPT = `${PRELUDE}
 local model, id, pause, conc = ARGV[1], ARGV[2], tonumber(ARGV[3]), num(ARGV[4])
@@ -369,6 +371,7 @@ paused = math.max(paused, now + pause)
 redis.call('HSET', K_STATE, 'paused', ms(paused))
 redis.call('ZREM', K_SLOTS, id)
 touch(now, span, lease, model)
+redis.call('PUBLISH', ARGV[7], model)
 return math.max(0, math.ceil(paused - now))
 `;
 

@@ -20,6 +20,7 @@ import {
   RENEW_SCRIPT,
   SNAPSHOT_SCRIPT,
 } from './redis-model-capacity-script.js';
+import { UngovernedModels } from './ungoverned-models.js';
 
 /** Options of {@link RedisModelCapacity}. */
 export interface RedisModelCapacityOptions {
@@ -31,6 +32,15 @@ export interface RedisModelCapacityOptions {
   waiterTtlMs?: number;
   /** How long a slot stays held without renew or release, in ms. @defaultValue 15_000 */
   leaseMs?: number;
+  /**
+   * A connection of its own for pub/sub: with it, a model nothing governs
+   * (no limit, no adaptive cap, no pause) is granted without a round trip once
+   * seen so, until a 429 anywhere in the fleet is published. Without it every
+   * permit is asked of the server.
+   */
+  subscriber?: RedisConnection;
+  /** How long a model seen ungoverned is trusted without asking again, in ms. @defaultValue {@link DEFAULT_UNGOVERNED_TTL_MS} */
+  ungovernedTtlMs?: number;
 }
 
 interface Script {
@@ -61,6 +71,9 @@ const REFUSAL_REASONS = new Set<string>([
 /** An optional limit as a script argument: '' for none. */
 const optional = (value: number | undefined): string => (value === undefined ? '' : String(value));
 
+/** A permit's id: a random nonce (the scripts append the grant time to those they issue). */
+const permitNonce = (): string => randomBytes(9).toString('base64url');
+
 /**
  * The fleet-wide {@link ModelCapacity} on the queue's Redis: every call is one
  * Lua script (one round trip, atomic) on keys `<prefix>:cap:<model>:*`, timed
@@ -68,6 +81,8 @@ const optional = (value: number | undefined): string => (value === undefined ? '
  * tokens counted in a sliding window, 429s pause the model and halve an
  * adaptive cap, and waiters get permits in start-time fair order across
  * tenants. Idle models' keys expire a few windows after their last use.
+ * With a `subscriber`, a model nothing governs is granted locally (see
+ * {@link UngovernedModels}); a 429 is published on `<prefix>:cap-governed`.
  *
  * @example
  * ```ts
@@ -85,6 +100,7 @@ export class RedisModelCapacity implements ModelCapacity {
   readonly #windowMs: number;
   readonly #waiterTtlMs: number;
   readonly #leaseMs: number;
+  readonly #ungoverned: UngovernedModels | undefined;
 
   constructor(redis: RedisConnection, options: RedisModelCapacityOptions) {
     this.#redis = redis;
@@ -92,12 +108,20 @@ export class RedisModelCapacity implements ModelCapacity {
     this.#windowMs = options.windowMs ?? 60_000;
     this.#waiterTtlMs = options.waiterTtlMs ?? 2_000;
     this.#leaseMs = options.leaseMs ?? 15_000;
+    this.#ungoverned =
+      options.subscriber &&
+      new UngovernedModels(options.subscriber, this.#channel(), options.ungovernedTtlMs);
   }
 
   async tryAcquire(request: PermitRequest): Promise<PermitAnswer> {
     const { model, limit } = request;
     const weight = request.weight > 0 && Number.isFinite(request.weight) ? request.weight : 1;
     const tokens = Math.max(0, request.tokens);
+    const limited = !!(limit?.concurrency || limit?.requestsPerMinute || limit?.tokensPerMinute);
+    if (!limited && this.#ungoverned?.has(model)) {
+      return { granted: true, permit: { id: permitNonce(), model, tokens, holdsSlot: false } };
+    }
+    const ticket = limited ? undefined : this.#ungoverned?.ticket();
     const reply = (await this.#run(ACQUIRE, this.#keys(model), [
       model,
       request.waiterId,
@@ -112,10 +136,11 @@ export class RedisModelCapacity implements ModelCapacity {
       String(this.#windowMs),
       String(this.#waiterTtlMs),
       String(this.#leaseMs),
-      randomBytes(9).toString('base64url'),
-    ])) as [number, string, number];
-    const [granted, value, extra] = reply;
+      permitNonce(),
+    ])) as [number, string, number, number?];
+    const [granted, value, extra, ungoverned] = reply;
     if (granted === 1) {
+      if (ungoverned === 1 && !limited) this.#ungoverned?.remember(model, ticket);
       return { granted: true, permit: { id: value, model, tokens, holdsSlot: extra === 1 } };
     }
     if (!REFUSAL_REASONS.has(value))
@@ -153,6 +178,8 @@ export class RedisModelCapacity implements ModelCapacity {
     info: RateLimitInfo,
     limit: CapacityLimit | undefined,
   ): Promise<number> {
+    // This worker stops granting locally at once; the others when the script's notice reaches them.
+    this.#ungoverned?.forget(permit.model);
     const pausedForMs = await this.#run(RATE_LIMITED, this.#keys(permit.model), [
       permit.model,
       permit.id,
@@ -160,7 +187,9 @@ export class RedisModelCapacity implements ModelCapacity {
       optional(limit?.concurrency),
       String(this.#windowMs),
       String(this.#leaseMs),
+      this.#channel(),
     ]);
+    this.#ungoverned?.forget(permit.model);
     return Number(pausedForMs);
   }
 
@@ -196,6 +225,11 @@ export class RedisModelCapacity implements ModelCapacity {
 
   #indexKey(): string {
     return `${this.#prefix}:cap-models`;
+  }
+
+  /** The channel on which a 429'd model is published. */
+  #channel(): string {
+    return `${this.#prefix}:cap-governed`;
   }
 
   /** Runs a script by its digest, sending its text only when the server does not have it yet. */
