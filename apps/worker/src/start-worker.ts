@@ -25,7 +25,7 @@ import {
   type RunExecutor,
   type WorkerLogger,
 } from '@cairn/runtime';
-import { PostgresCheckpointStore, ServedEntityCatalog } from '@cairn/store';
+import { openStore, ServedEntityCatalog, type StoreWrites } from '@cairn/store';
 import { pino } from 'pino';
 import { startEntityHeartbeat } from './entity-heartbeat.js';
 
@@ -160,14 +160,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       prefix: config.queuePrefix,
     });
     closers.push(() => runQueue.close());
-    const store = new PostgresCheckpointStore(db);
+    const { writes, reads, ops } = openStore(db);
     const limiter = openModelCapacity({
       backend: config.queueBackend,
       redisUrl: config.redisUrl,
       redisCluster: config.redisCluster,
       queueName: config.queueName,
       queuePrefix: config.queuePrefix,
-      store,
+      store: ops,
     });
     closers.push(() => limiter.close());
     const capacity = capacitySettingsOf(
@@ -179,7 +179,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     );
     const metrics = new CairnMetrics({
       queues: [runQueue.queue],
-      countPausedRuns: () => store.countRunsByStatus('PAUSED'),
+      countPausedRuns: () => reads.countRunsByStatus('PAUSED'),
       modelCapacity: limiter.capacity,
     });
     if (config.metricsPort !== undefined) {
@@ -189,7 +189,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     }
     const executor = await createExecutor({
       config,
-      store,
+      store: writes,
       registry,
       registryModule,
       context,
@@ -212,14 +212,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     });
     closers.push(() => worker.close());
     const reconciler = startReconciler({
-      store,
+      store: ops,
       runQueue,
       intervalMs: config.reconcileIntervalMs,
       olderThanMs: config.reconcileAfterMs,
       logger,
     });
     closers.push(() => reconciler.stop());
-    const retention = startRetention({ store, retainDays: config.retainDays, logger });
+    const retention = startRetention({ store: ops, retainDays: config.retainDays, logger });
     closers.push(() => retention.stop());
     logger.info(
       {
@@ -242,7 +242,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
 /** Execution threads (the default), or this thread when `executionThreads` is 0. */
 async function createExecutor(deps: {
   config: CairnEnvConfig;
-  store: PostgresCheckpointStore;
+  store: StoreWrites;
   registry: Registry;
   registryModule: string | undefined;
   context: unknown;
