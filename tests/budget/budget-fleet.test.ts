@@ -119,7 +119,7 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
         expect((refused.body['issues'] as { path: string }[]).map((i) => i.path)).toContain(path);
       }
       expect(await runIds()).toEqual(listed);
-      expect((await fleet.client.store.getRun(runId))!.status).toBe('PAUSED');
+      expect((await fleet.store.getRun(runId))!.status).toBe('PAUSED');
       expect(await fleet.client.listPendingActions(runId)).toHaveLength(1);
 
       // The resumed run's next model request will be held at the provider's door.
@@ -161,7 +161,7 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
       expect(attempts[2]![1]).not.toBe(victim.id);
       expect(attempts[2]![1]).not.toBe(first.id);
       // One budget pause, decided once: the raised budget held to the end.
-      const actions = await fleet.client.store.listRunActions(runId);
+      const actions = await fleet.store.listRunActions(runId);
       expect(actions.map((a) => [a.kind, a.status])).toEqual([['budget', 'decided']]);
 
       // Every call in the history executed exactly once, and nothing else did: no batch ran twice.
@@ -209,7 +209,7 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
 
       // Nobody decides: the expiry decides it as rejected and the run resumes, to end.
       await waitFor(
-        async () => (await fleet.client.store.getRun(runId))?.status === 'ERROR',
+        async () => (await fleet.store.getRun(runId))?.status === 'ERROR',
         60_000,
         'the run ended by its expired budget action',
       );
@@ -218,7 +218,7 @@ describe(`a run paused for its budget, on worker and producer processes (${FLEET
       expect(view.error?.message).toContain('approval timed out');
       // Nothing was asked of the model: the first request would already have passed the budget.
       expect(view.usage.total_tokens).toBe(0);
-      const actions = await fleet.client.store.listRunActions(runId);
+      const actions = await fleet.store.listRunActions(runId);
       expect(actions.map((a) => [a.kind, a.status])).toEqual([['budget', 'expired']]);
       const events = await fleet.client.listEvents(runId);
       expect(events.filter((e) => e.type === 'ActionExpired').map((e) => e.data)).toMatchObject([

@@ -167,7 +167,7 @@ export async function budgetPaused(fleet: Fleet, runId: string): Promise<Pending
   let action: PendingActionRecord | undefined;
   await waitFor(
     async () => {
-      if ((await fleet.client.store.getRun(runId))?.status !== 'PAUSED') return false;
+      if ((await fleet.store.getRun(runId))?.status !== 'PAUSED') return false;
       const actions = await fleet.client.listPendingActions(runId);
       action = actions.length === 1 && actions[0]!.kind === 'budget' ? actions[0] : undefined;
       return action !== undefined;

@@ -93,7 +93,7 @@ describe(`tenant day budgets across two producers and two workers (${FLEET_BACKE
       expect(views[0]!.tools.map((t) => t.name)).toEqual(['slow_search']);
       expect(views[0]!.usage.cost_usd).toBeLessThan(0.3);
       // Counted fleet-wide to the micro-dollar: every commit of both runs, whichever worker ran them.
-      const acmeDay = await fleet.client.store.tenantDaySpend('acme');
+      const acmeDay = await fleet.store.tenantDaySpend('acme');
       expect(acmeDay.day).toBe(utcToday());
       expect(acmeDay.costMicroUsd).toBe(
         views.reduce((sum, view) => sum + micro(view.usage.cost_usd), 0),
@@ -182,9 +182,9 @@ describe(`tenant day budgets across two producers and two workers (${FLEET_BACKE
       expect(approvedRun.status).toBe('COMPLETED');
       expect(approvedRun.content).toContain('Detail for result-c: lorem ipsum dolor sit amet');
       // Not paused again that day: its one budget action is the one approved.
-      expect(
-        (await fleet.client.store.listRunActions(first)).map((a) => [a.kind, a.status]),
-      ).toEqual([['budget', 'decided']]);
+      expect((await fleet.store.listRunActions(first)).map((a) => [a.kind, a.status])).toEqual([
+        ['budget', 'decided'],
+      ]);
       const rejectedRun = await fleet.client.waitForRun(second, { timeoutMs: 60_000 });
       expect(rejectedRun.status).toBe('ERROR');
       expect(rejectedRun.error).toMatchObject({ name: BudgetExceededError.name });
@@ -196,7 +196,7 @@ describe(`tenant day budgets across two producers and two workers (${FLEET_BACKE
         expect((await fleet.client.waitForRun(runId, { timeoutMs: 60_000 })).status).toBe(
           'COMPLETED',
         );
-        expect(await fleet.client.store.listRunActions(runId)).toEqual([]);
+        expect(await fleet.store.listRunActions(runId)).toEqual([]);
       }
 
       // Each tenant's day is what its runs cost, the approved run's last requests included, and
@@ -206,8 +206,8 @@ describe(`tenant day budgets across two producers and two workers (${FLEET_BACKE
         for (const id of ids) sum += micro((await fleet.client.getRun(id))!.usage.cost_usd);
         return sum;
       };
-      const acmeTotal = (await fleet.client.store.tenantDaySpend('acme')).costMicroUsd;
-      const globexTotal = (await fleet.client.store.tenantDaySpend('globex')).costMicroUsd;
+      const acmeTotal = (await fleet.store.tenantDaySpend('acme')).costMicroUsd;
+      const globexTotal = (await fleet.store.tenantDaySpend('globex')).costMicroUsd;
       expect(acmeTotal).toBe(await costOf(acmeRuns));
       expect(acmeTotal).toBeGreaterThan(acmeDay.costMicroUsd);
       expect(globexTotal).toBe(await costOf(globexRuns));

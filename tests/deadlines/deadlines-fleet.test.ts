@@ -91,7 +91,7 @@ describe(`deadlines under real workers (${FLEET_BACKEND})`, () => {
       budget: { maxTokens: 1 },
     });
     await waitFor(
-      async () => (await f.client.store.getRun(run.runId))?.status === 'PAUSED',
+      async () => (await f.store.getRun(run.runId))?.status === 'PAUSED',
       30_000,
       'the budget pause',
     );
@@ -99,15 +99,15 @@ describe(`deadlines under real workers (${FLEET_BACKEND})`, () => {
     expect(action).toMatchObject({ kind: 'budget', status: 'pending' });
 
     await waitFor(
-      async () => (await f.client.store.getRun(run.runId))?.status === 'ERROR',
+      async () => (await f.store.getRun(run.runId))?.status === 'ERROR',
       30_000,
       'the run ended at its deadline',
     );
-    const ended = (await f.client.store.getRun(run.runId))!;
+    const ended = (await f.store.getRun(run.runId))!;
     expect(ended.error).toMatchObject({ name: 'DeadlineExceededError' });
     expect(ended.updatedAt.getTime()).toBeGreaterThanOrEqual(run.deadlineAt!.getTime());
     expect(await finalEvents(f, run.runId)).toEqual(['RunError']);
-    const actions = await f.client.store.listRunActions(run.runId);
+    const actions = await f.store.listRunActions(run.runId);
     expect(actions.map((a) => [a.kind, a.status])).toEqual([['budget', 'cancelled']]);
     await expect(
       f.client.decide(run.runId, [

@@ -79,19 +79,19 @@ describe(`reconciler (${FLEET_BACKEND})`, () => {
     fleet = await startFleet({ backend: FLEET_BACKEND });
     const f = fleet;
     await f.spawnWorker('a');
-    const orphan = await f.client.store.createRun({
+    const orphan = await f.store.createRun({
       entity: RESEARCHER,
       input: "Research 'd'",
       checkpoint: 'tool-batch',
     });
     const first = await reconcileOnce({
-      store: f.client.store,
+      store: f.store,
       runQueue: f.client.runQueue,
       olderThanMs: 0,
     });
     expect(first.enqueued).toEqual([orphan.runId]);
     const again = await reconcileOnce({
-      store: f.client.store,
+      store: f.store,
       runQueue: f.client.runQueue,
       olderThanMs: 0,
     });

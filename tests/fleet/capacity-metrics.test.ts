@@ -52,7 +52,7 @@ async function fleetWithTheSlotHeld(
     backend,
     redisUrl: backend === 'redis' ? testRedisUrl() : undefined,
     queueName: fleet.client.runQueue.name,
-    store: fleet.client.store,
+    store: fleet.store,
   });
   const held = await limiter.capacity.tryAcquire({
     model: MODEL,

@@ -161,7 +161,7 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
         [b.id, 'recovered'],
         [b.id, 'continue'],
       ]);
-      const upgraded = await f.client.store.listEventsOfTypes(runId, ['DefinitionUpgraded']);
+      const upgraded = await f.store.listEventsOfTypes(runId, ['DefinitionUpgraded']);
       expect(upgraded.map((e) => e.data)).toEqual([expect.objectContaining({ from: h1, to: h2 })]);
       // Resumed from the checkpoint: part 1, committed by a, was not drafted again.
       expect(view.tools.filter((t) => t.name === 'draft_step').map((t) => t.args)).toEqual([
@@ -209,7 +209,7 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
         [a.id, 'run'],
         [b.id, 'recovered'],
       ]);
-      const upgraded = await f.client.store.listEventsOfTypes(runId, ['DefinitionUpgraded']);
+      const upgraded = await f.store.listEventsOfTypes(runId, ['DefinitionUpgraded']);
       expect(upgraded.map((e) => e.data)).toEqual([
         expect.objectContaining({ from: hashOf('v1'), to: hashOf('prompt-resume') }),
       ]);

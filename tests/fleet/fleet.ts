@@ -15,7 +15,7 @@ import {
   type AppProcess,
   type TestDatabase,
 } from '@cairn/services';
-import type { RunView } from '@cairn/store';
+import { createDb, PostgresCheckpointStore, type RunView } from '@cairn/store';
 
 /** Both queue backends, for scenarios that run on each (the Redis one is skipped without a Redis). */
 export const QUEUE_BACKENDS = ['redis', 'postgres'] as const satisfies readonly QueueBackendKind[];
@@ -55,6 +55,8 @@ export interface FleetOptions {
 /** One test's database, queue, client and worker processes. */
 export interface Fleet {
   client: ProducerService;
+  /** The whole store on the fleet's database, on a pool of the test's own: for a test's direct reads, writes and SQL. */
+  store: PostgresCheckpointStore;
   db: TestDatabase;
   dir: string;
   ledgerFile: string;
@@ -89,6 +91,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       (options.registryModule ? await loadRegistry(options.registryModule) : createRegistry()),
     migrate: true,
   });
+  const store = new PostgresCheckpointStore(createDb(db.url));
   const workers: SpawnedWorker[] = [];
   const producers: SpawnedProducer[] = [];
   const baseEnv: Record<string, string> = {
@@ -160,6 +163,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   };
   return {
     client,
+    store,
     db,
     dir,
     ledgerFile,
@@ -183,6 +187,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     stop: async () => {
       await killAll([...workers, ...producers]);
       await client.close();
+      await store.db.destroy();
       await db.drop();
       if (!process.env.CAIRN_KEEP_FLEET_LOGS) rmSync(dir, { recursive: true, force: true });
     },

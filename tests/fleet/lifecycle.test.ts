@@ -45,7 +45,7 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
     fleet = await start();
     const f = fleet;
     await f.spawnWorker('a', { CAIRN_VERSION_GRACE_MS: '300' });
-    const ghost = await f.client.store.createRun({
+    const ghost = await f.store.createRun({
       entity: { kind: 'agent', name: 'ghost' },
       input: 'hello',
       checkpoint: 'tool-batch',
@@ -61,7 +61,7 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
     expect(view.attempts).toHaveLength(1);
     expect(view.attempts[0]).toMatchObject({ worker_id: 'a', outcome: 'error' });
     const reconciled = await reconcileOnce({
-      store: f.client.store,
+      store: f.store,
       runQueue: f.client.runQueue,
       olderThanMs: 0,
     });
@@ -115,7 +115,7 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
     );
     const before = (await f.client.getRun(run.runId))!.last_checkpoint_at_message_index;
     // A COMPLETED run forks; an ERROR run resumes in place: end it as a failed model turn would.
-    await f.client.store.db
+    await f.store.db
       .updateTable('runs')
       .set({ status: 'ERROR' })
       .where('run_id', '=', run.runId)

@@ -135,7 +135,7 @@ describe('partial decisions', () => {
       expect(result).toMatchObject({ pending: 2 - i, status: 'PAUSED' });
       // A fixed window: the claim is that the run does NOT resume before its last decision.
       await new Promise((r) => setTimeout(r, 500));
-      expect((await fleet.client.store.getRun(run.runId))?.status).toBe('PAUSED');
+      expect((await fleet.store.getRun(run.runId))?.status).toBe('PAUSED');
       expect(await fleet.runQueueLiveJob(run.runId)).toBe(false);
     }
     expect(await fleet.ledgerRows()).toEqual([]);

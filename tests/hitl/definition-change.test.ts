@@ -80,7 +80,7 @@ describe(`a paused run decided after a deploy changed its definition (${FLEET_BA
         OPS_DEFINITION: 'v2',
         CAIRN_VERSION_GRACE_MS: String(GRACE_MS),
       });
-      await f.client.store.db
+      await f.store.db
         .updateTable('runs')
         .set({ updated_at: new Date(Date.now() - 3_600_000) })
         .execute();
@@ -89,7 +89,7 @@ describe(`a paused run decided after a deploy changed its definition (${FLEET_BA
       ]);
 
       await latest.waitForLog(`leaving it for a worker with ${v1}`, 20_000);
-      expect((await f.client.store.getRun(run.runId))!.status).toBe('PAUSED');
+      expect((await f.store.getRun(run.runId))!.status).toBe('PAUSED');
       const failed = await finished(f, run.runId);
       expect(failed.status).toBe('ERROR');
       expect(failed.error).toMatchObject({
@@ -100,7 +100,7 @@ describe(`a paused run decided after a deploy changed its definition (${FLEET_BA
 
       await f.client.continueRun(run.runId, { upgrade: true });
       await waitFor(
-        async () => (await f.client.store.getRun(run.runId))?.status === 'COMPLETED',
+        async () => (await f.store.getRun(run.runId))?.status === 'COMPLETED',
         30_000,
         'the upgraded run to complete',
       );

@@ -99,9 +99,10 @@ describe('cancel while PAUSED', () => {
     const view = (await fleet.client.getRun(run.runId))!;
     expect(view.member_runs.map((m) => m.status)).toEqual(['CANCELLED']);
     expect(view.pending_actions).toEqual([]);
-    expect(
-      (await fleet.client.store.listRunActions(actions[0]!.runId)).map((a) => a.status),
-    ).toEqual(['cancelled', 'cancelled']);
+    expect((await fleet.store.listRunActions(actions[0]!.runId)).map((a) => a.status)).toEqual([
+      'cancelled',
+      'cancelled',
+    ]);
     await expect(
       fleet.client.decide(run.runId, [
         { actionId: actions[0]!.actionId, decision: { type: 'approve' } },
@@ -109,7 +110,7 @@ describe('cancel while PAUSED', () => {
     ).rejects.toThrow(DecisionConflictError);
     // A fixed window: the claim is that nothing runs the cancelled actions afterwards.
     await new Promise((r) => setTimeout(r, 1000));
-    expect((await fleet.client.store.getRun(run.runId))?.status).toBe('CANCELLED');
+    expect((await fleet.store.getRun(run.runId))?.status).toBe('CANCELLED');
     expect(await fleet.ledgerRows()).toEqual([]);
   });
 });

@@ -37,7 +37,7 @@ export async function startOpsFleet(
     ledgerRows: async () => {
       const exists = await sql<{
         t: string | null;
-      }>`select to_regclass('ops_tool_ledger')::text as t`.execute(fleet.client.store.db);
+      }>`select to_regclass('ops_tool_ledger')::text as t`.execute(fleet.store.db);
       if (!exists.rows[0]?.t) return [];
       const { rows } = await sql<{
         tool: string;
@@ -45,7 +45,7 @@ export async function startOpsFleet(
         args: { service: string };
       }>`
         select tool, idempotency_key, args from ops_tool_ledger order by at, idempotency_key`.execute(
-        fleet.client.store.db,
+        fleet.store.db,
       );
       return rows;
     },
@@ -61,7 +61,7 @@ export async function pausedWith(
   let actions: PendingActionRecord[] = [];
   await waitFor(
     async () => {
-      const run = await fleet.client.store.getRun(runId);
+      const run = await fleet.store.getRun(runId);
       if (run?.status !== 'PAUSED') return false;
       actions = await fleet.client.listPendingActions(runId);
       return actions.length === count;
@@ -77,7 +77,7 @@ export async function finished(fleet: Fleet, runId: string): Promise<RunRecord> 
   let run: RunRecord | undefined;
   await waitFor(
     async () => {
-      run = await fleet.client.store.getRun(runId);
+      run = await fleet.store.getRun(runId);
       return isStatusIn(run?.status, FINAL_STATUSES);
     },
     40_000,

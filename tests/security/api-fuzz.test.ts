@@ -40,7 +40,7 @@ async function createRun(input: string): Promise<string> {
 
 /** Every row of every table the API can change, in a stable order, plus the queue's job counts. */
 async function snapshot(fixture: ProducerFixture = fx): Promise<string> {
-  const db = fixture.client.store.db;
+  const db = fixture.store.db;
   const tables: Record<string, string> = {
     sessions: 'session_id',
     runs: 'run_id',

@@ -31,12 +31,12 @@ describe('pages of a run parked for model capacity', requiresChromium(), () => {
   });
 
   it('show what it waits for (model, until when) on its page and in the list, its priority and deadline, and its parked attempt then the one that resumed it', async () => {
-    const { client } = stack.fleet;
-    const limiter = client.store.modelCapacity;
+    const { client, store } = stack.fleet;
+    const limiter = store.modelCapacity;
     const limit = { concurrency: 1 };
     // A worker's engine, governed by the limiter: no permit within 100 ms parks the run.
     const worker = new Engine({
-      store: client.store,
+      store: store,
       registry: createRegistry(),
       workerId: 'test-worker',
       capacity: { limiter, limits: [{ model: MODEL, ...limit }], waitMs: 100, pollMs: 25 },

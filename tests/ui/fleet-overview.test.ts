@@ -117,7 +117,8 @@ describe('fleet overview in a browser', requiresChromium(), () => {
     status: 'COMPLETED' | 'ERROR' | 'RUNNING' | 'PENDING',
     input: string,
   ): Promise<string> {
-    const { store, engine } = stack.fleet.client;
+    const { store } = stack.fleet;
+    const { engine } = stack.fleet.client;
     const run = await engine.createRun({
       entity: RESEARCHER,
       input,
@@ -162,7 +163,7 @@ describe('fleet overview in a browser', requiresChromium(), () => {
     stack = await startUiStack({ apiKeys: [ADMIN_KEY, `acme:${ACME_KEY}`] });
     pool = new pg.Pool({ connectionString: stack.fleet.db.url, max: 2 });
     browser = await launchChromium();
-    const { store } = stack.fleet.client;
+    const { store } = stack.fleet;
 
     // acme: two ended now, one ended 25 minutes ago after 3, one finished two days ago (outside
     // the day and the hour), one queued, one RUNNING that a second worker took over after a crash.

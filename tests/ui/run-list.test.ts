@@ -36,7 +36,7 @@ describe(
 
     /** Sets when a run was created and last updated, as hours before now. */
     async function age(runId: string, createdHoursAgo: number, updatedHoursAgo = createdHoursAgo) {
-      await stack.fleet.client.store.db
+      await stack.fleet.store.db
         .updateTable('runs')
         .set({
           created_at: new Date(Date.now() - createdHoursAgo * HOUR),
@@ -73,7 +73,8 @@ describe(
       let other: string;
 
       beforeAll(async () => {
-        const { engine, store } = stack.fleet.client;
+        const { store } = stack.fleet;
+        const { engine } = stack.fleet.client;
         moraines = await storeFinishedRun(
           stack.fleet,
           { entity: RESEARCHER, input: 'Survey the Moraines of Skaftafell', tenantId: 'fjord' },
@@ -159,8 +160,7 @@ describe(
       });
 
       it('narrows the list by a created range, an ended range and the recovered checkbox, the sort links keeping the filter', async () => {
-        const { client } = stack.fleet;
-        const { store } = client;
+        const { client, store } = stack.fleet;
         // Created between 45 and 25 hours ago (UTC, to the minute). Each bound is computed once:
         // the field shows the value the form sent, whatever minute it is by the time it is read.
         const utcMinute = (hoursAgo: number) =>
@@ -281,7 +281,7 @@ describe(
         const status = i % 4 === 0 ? 'ERROR' : i % 4 === 1 ? 'PAUSED' : 'PENDING';
         const created = 100 - i / 60;
         const updated = 10 + ((i * 7) % 53) / 60;
-        await stack.fleet.client.store.db
+        await stack.fleet.store.db
           .updateTable('runs')
           .set({
             status: status as RunStatus,
@@ -357,8 +357,8 @@ describe(
     });
 
     it('cancels the selected live runs after a confirm(), leaving the others as they were, and says what happened to each', async () => {
-      const { client } = stack.fleet;
-      const { engine, store } = client;
+      const { client, store } = stack.fleet;
+      const { engine } = client;
       const queued = await client.enqueueRun({
         entity: RESEARCHER,
         input: 'bulk queued',

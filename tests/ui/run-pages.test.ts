@@ -148,7 +148,7 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
   });
 
   it("shows a run's definition hash, and continues a run in DefinitionChangedError on the new definition from its button", async () => {
-    const { client } = stack.fleet;
+    const { client, store } = stack.fleet;
     const run = await client.engine.createRun({
       entity: RESEARCHER,
       input: 'started before a deploy',
@@ -156,13 +156,13 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
     });
     const current = createRegistry().describe(RESEARCHER)!.definitionHash!;
     // Stamped by an older deploy's definition; a worker of this one leaves it, then (grace over) ends it in ERROR.
-    await client.store.db
+    await store.db
       .updateTable('runs')
       .set({ definition_hash: 'a1b2c3d4e5f60718' })
       .where('run_id', '=', run.runId)
       .execute();
     const worker = new Engine({
-      store: client.store,
+      store: store,
       registry: createRegistry(),
       workerId: 'test-worker',
       versionGraceMs: 0,
@@ -176,8 +176,8 @@ describe('run pages in a browser (sign-in off)', requiresChromium(), () => {
     expect(await page.textContent('.error-box')).toContain(`the workers have ${current}`);
     await page.click('button[data-command="upgrade"]');
     await expect.poll(() => page.textContent('#flash')).toBe('upgrade: resume, status ERROR');
-    const waiting = (await client.store.getRun(run.runId))!.waitingContinueRequestId!;
-    expect(await client.store.readContinueRequest(run.runId, waiting)).toMatchObject({
+    const waiting = (await store.getRun(run.runId))!.waitingContinueRequestId!;
+    expect(await store.readContinueRequest(run.runId, waiting)).toMatchObject({
       upgrade: true,
     });
     expect(await stack.fleet.runQueueLiveJob(run.runId)).toBe(true);

@@ -69,7 +69,7 @@ describe('spend on the run pages (usage, cost, budget)', requiresChromium(), () 
     const crew = new Team({ name: 'crew', model: model('gpt-lead'), members: [pinger('worker')] });
     // A worker's engine on the stack's store, with prices.
     worker = new Engine({
-      store: stack.fleet.client.store,
+      store: stack.fleet.store,
       registry: new Registry({ agents: [pinger('pinger')], teams: [crew] }),
       workerId: 'test-worker',
       prices: PRICES,

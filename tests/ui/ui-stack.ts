@@ -65,7 +65,8 @@ export async function storeFinishedRun(
   status: 'COMPLETED' | 'ERROR',
   messages: Message[],
 ): Promise<string> {
-  const { store, engine } = fleet.client;
+  const { store } = fleet;
+  const { engine } = fleet.client;
   const run = await engine.createRun({ ...request, checkpoint: 'tool-batch' });
   const { epoch } = await store.claimRun(run.runId, { workerId: 'test-worker', reason: 'run' });
   await store.finishRun(run.runId, epoch, {

@@ -22,7 +22,7 @@ describe('the run page waterfall of a long run', requiresChromium(), () => {
 
   // Its time at 100,000 runs is the bench's (npm run bench -- --only pages).
   it(`draws the latest bars of a ${TURNS}-turn run and says how many it left out`, async () => {
-    const runId = await storeLongRun(stack.fleet.client.store, TURNS);
+    const runId = await storeLongRun(stack.fleet.store, TURNS);
     const url = `${stack.baseUrl}/ui/runs/${runId}`;
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(url);

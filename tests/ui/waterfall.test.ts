@@ -46,12 +46,12 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
 
   // Before the fleet's workers start: this run is driven by an engine in the test, governed by the Postgres limiter.
   it('marks a park for model capacity as a gap that grows while the run waits, between its two lanes once resumed', async () => {
-    const { client } = stack.fleet;
+    const { client, store } = stack.fleet;
     const model = 'scripted:researcher';
-    const limiter = client.store.modelCapacity;
+    const limiter = store.modelCapacity;
     const limit = { concurrency: 1 };
     const worker = new Engine({
-      store: client.store,
+      store: store,
       registry: createRegistry(),
       workerId: 'test-worker',
       capacity: { limiter, limits: [{ model, ...limit }], waitMs: 100, pollMs: 25 },
@@ -121,7 +121,7 @@ describe('the run page waterfall (real workers)', requiresChromium(), () => {
 
   it('marks a pause at the budget as a gap of its own, open while it waits for a decision', async () => {
     const worker = new Engine({
-      store: stack.fleet.client.store,
+      store: stack.fleet.store,
       registry: createRegistry(),
       workerId: 'test-worker',
     });

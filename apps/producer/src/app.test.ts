@@ -243,10 +243,10 @@ describe('runs API', () => {
     const res = await post(`/v1/runs/${run_id}/continue`, { upgrade: true });
     expect(res.status).toBe(202);
     expect(await res.json()).toMatchObject({ run_id, status: 'ERROR', action: 'resume' });
-    const run = (await fx.client.store.getRun(run_id))!;
-    expect(
-      await fx.client.store.readContinueRequest(run_id, run.waitingContinueRequestId!),
-    ).toMatchObject({ upgrade: true, input: null });
+    const run = (await fx.store.getRun(run_id))!;
+    expect(await fx.store.readContinueRequest(run_id, run.waitingContinueRequestId!)).toMatchObject(
+      { upgrade: true, input: null },
+    );
 
     const done = await createRun();
     await fx.complete(done.run_id, 'the answer');

@@ -86,7 +86,7 @@ async function pausedOn(apiKey: string, action: NewPendingAction): Promise<strin
   const created = await createCapped(apiKey, {});
   expect(created.status).toBe(202);
   const runId = created.body.run_id as string;
-  const { store } = fx!.client;
+  const { store } = fx!;
   const { epoch } = await store.claimRun(runId, { workerId: 'test', reason: 'run' });
   await store.finishRun(runId, epoch, {
     status: 'PAUSED',
@@ -232,7 +232,7 @@ describe('entity caps', () => {
     const defaults = await createCapped(INITECH, {});
     const defaultsView = await view(defaults.body.run_id as string);
     expect(defaultsView.budget).toMatchObject({ max_cost_usd: 1, max_tokens: 100_000 });
-    const run = (await fx!.client.store.getRun(defaults.body.run_id as string))!;
+    const run = (await fx!.store.getRun(defaults.body.run_id as string))!;
     expect(run.deadlineAt!.getTime() - run.createdAt.getTime()).toBe(60_000);
 
     const tokensOnly = await createCapped(INITECH, { budget: { max_tokens: 500 } });
@@ -247,13 +247,13 @@ describe('entity caps', () => {
     const created = await createCapped(INITECH, {});
     const runId = created.body.run_id as string;
     await fx!.fail(runId);
-    const before = (await fx!.client.store.getRun(runId))!.deadlineAt;
+    const before = (await fx!.store.getRun(runId))!.deadlineAt;
 
     const cont = await call(`/v1/runs/${runId}/continue`, INITECH, { deadline_ms: 3_600_000 });
     expect(cont.status).toBe(400);
     expect(cont.body.message).toContain('deadline_ms (3600000)');
     expect(cont.body.message).toContain('caps.maxDurationMs');
-    expect((await fx!.client.store.getRun(runId))!.deadlineAt).toEqual(before);
+    expect((await fx!.store.getRun(runId))!.deadlineAt).toEqual(before);
 
     const fork = await call(`/v1/runs/${runId}/fork`, INITECH, { deadline_ms: 3_600_000 });
     expect(fork.status).toBe(400);

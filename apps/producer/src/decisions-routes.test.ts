@@ -53,7 +53,7 @@ function searchAction(id: string, overrides: Partial<NewPendingAction> = {}): Ne
 async function pausedTeam(
   actions: NewPendingAction[],
 ): Promise<{ teamId: string; memberId: string }> {
-  const { store } = fx.client;
+  const { store } = fx;
   const team = await fx.client.engine.createRun({
     entity: { kind: 'team', name: 'research-team' },
     input: 'Research X',
@@ -202,7 +202,7 @@ describe('POST /v1/runs/:run_id/decisions', () => {
       body: { error: 'decision_conflict', message: expect.stringContaining('act-a') },
     });
 
-    await fx.client.store.db
+    await fx.store.db
       .updateTable('pending_actions')
       .set({ expires_at: sql`now() - interval '1 second'` })
       .where('action_id', '=', 'act-b')

@@ -72,7 +72,7 @@ async function createRun(): Promise<string> {
 }
 
 const append = (runId: string, type: string, data: unknown) =>
-  fx.client.store.appendEvent(runId, { type, data });
+  fx.store.appendEvent(runId, { type, data });
 
 it('replays after Last-Event-ID, follows new events once and in order, and ends when the run is done', async () => {
   const runId = await createRun();
@@ -169,7 +169,7 @@ async function storedTree(teamRunId: string): Promise<[string, number, string][]
 it("streams a team a real worker executes with its member's events (run_id, member_path), ends after the team's RunCompleted, and resumes exactly from a team or a member event id", async () => {
   const worker = startRunWorker({
     runQueue: fx.queue,
-    store: fx.client.store,
+    store: fx.store,
     registry: createRegistry({ scriptedToolCallIds: 'fresh' }),
     workerId: 'w-test',
   });
@@ -288,7 +288,7 @@ it("streams a team a real worker executes with its member's events (run_id, memb
 });
 
 it('keeps each run in its place when a member run created earlier is seen later: none of its events lost, none repeated', async () => {
-  const store = fx.client.store;
+  const store = fx.store;
   const team = await store.createRun({
     entity: { kind: 'team', name: 'research-team' },
     input: 'x',

@@ -33,7 +33,7 @@ async function jobCount(): Promise<number> {
 }
 
 async function runCount(): Promise<number> {
-  const { count } = await fx.client.store.db
+  const { count } = await fx.store.db
     .selectFrom('runs')
     .select((eb) => eb.fn.countAll<string>().as('count'))
     .executeTakeFirstOrThrow();

@@ -21,7 +21,7 @@ import {
   decideAndResume,
 } from '@cairn/engine/lifecycle';
 import {
-  PostgresCheckpointStore,
+  openStore,
   ServedEntityCatalog,
   type FleetOverview,
   type RunListFilter,
@@ -33,6 +33,7 @@ import {
   type RunViewOptions,
   type SessionKey,
   type SessionView,
+  type StoreParts,
   type StoredEvent,
 } from '@cairn/store';
 import { carryOutIntents, jobPortOf, RunQueue, type RunQueueOptions } from '@cairn/queue';
@@ -63,7 +64,8 @@ export interface ProducerServiceConfig {
 /** What the service's constructor takes: wired dependencies. */
 export interface ProducerServiceDeps {
   engine: Engine;
-  store: PostgresCheckpointStore;
+  /** The store's parts (`openStore`): cancels run on its writes, the API's reads on its reads, decisions on its hitl part. */
+  store: StoreParts;
   runQueue: RunQueue;
   /** Closed by `close()`. */
   onClose?: () => Promise<void>;
@@ -85,7 +87,7 @@ export interface ProducerServiceDeps {
  */
 export class ProducerService implements ProducerClient {
   readonly engine: Engine;
-  readonly store: PostgresCheckpointStore;
+  readonly store: StoreParts;
   readonly runQueue: RunQueue;
   private readonly onClose?: () => Promise<void>;
   private readonly cancelGraceMs: number;
@@ -114,9 +116,9 @@ export class ProducerService implements ProducerClient {
       await db.destroy();
       throw error;
     }
-    const store = new PostgresCheckpointStore(db);
+    const store = openStore(db);
     const engine = new Engine({
-      store,
+      store: store.writes,
       catalog: config.registry ?? new ServedEntityCatalog(db),
       workerId: 'producer',
       tenantBudgets: config.tenantBudgets,
@@ -181,7 +183,7 @@ export class ProducerService implements ProducerClient {
   /** A continue refused because the run is PAUSED names the actions it waits for. */
   private async namePendingActions(error: unknown): Promise<never> {
     if (!(error instanceof RunNotContinuableError) || error.status !== 'PAUSED') throw error;
-    const ids = (await this.store.listPendingActions(error.runId)).map((a) => a.actionId);
+    const ids = (await this.store.hitl.listPendingActions(error.runId)).map((a) => a.actionId);
     throw new RunNotContinuableError(
       error.runId,
       error.status,
@@ -197,14 +199,14 @@ export class ProducerService implements ProducerClient {
    */
   cancelRun(runId: string): Promise<RunRecord> {
     return cancelRun(
-      { store: this.store, jobs: jobPortOf(this.runQueue), graceMs: this.cancelGraceMs },
+      { store: this.store.writes, jobs: jobPortOf(this.runQueue), graceMs: this.cancelGraceMs },
       runId,
     );
   }
 
   /** The undecided actions of the run's tree (a team lists its members', with their `memberPath`); throws `RunNotFoundError`. */
   listPendingActions(runId: string): Promise<PendingActionRecord[]> {
-    return this.store.listPendingActions(runId);
+    return this.store.hitl.listPendingActions(runId);
   }
 
   /**
@@ -223,7 +225,7 @@ export class ProducerService implements ProducerClient {
     decider: { tenantId: string | null } = { tenantId: null },
   ): Promise<DecisionsResult> {
     const { result, intents } = await decideAndResume(
-      this.store,
+      this.store.hitl,
       runId,
       decisions,
       await this.engine.decisionValidator(runId, decisions, decider),
@@ -234,12 +236,12 @@ export class ProducerService implements ProducerClient {
 
   /** The run as the API returns it, or undefined. */
   getRun(runId: string, options: RunViewOptions = {}): Promise<RunView | undefined> {
-    return this.store.getRunView(runId, options);
+    return this.store.reads.getRunView(runId, options);
   }
 
   /** A page of run summaries, newest first. */
   listRuns(filter: RunListFilter): Promise<RunListPage> {
-    return this.store.listRuns(filter);
+    return this.store.reads.listRuns(filter);
   }
 
   /** A page of the run's messages and their total. */
@@ -247,23 +249,23 @@ export class ProducerService implements ProducerClient {
     runId: string,
     page: { offset: number; limit: number },
   ): Promise<RunMessagesPage> {
-    return this.store.listRunMessages(runId, page);
+    return this.store.reads.listRunMessages(runId, page);
   }
 
   /** The run's status alone (one indexed read), or undefined when there is no such run. */
   async getRunStatus(runId: string): Promise<RunStatus | undefined> {
-    return (await this.store.getRun(runId))?.status;
+    return (await this.store.reads.getRun(runId))?.status;
   }
 
   /** The tenant that owns the run (null: an admin key's), or undefined when there is no such run: one indexed read. */
   async runOwner(runId: string): Promise<{ tenantId: string | null } | undefined> {
-    const run = await this.store.getRun(runId);
+    const run = await this.store.reads.getRun(runId);
     return run && { tenantId: run.tenantId };
   }
 
   /** The session the run belongs to (its tenant's session of its `sessionId`), or undefined when there is no such run. */
   async runSession(runId: string): Promise<SessionKey | undefined> {
-    const run = await this.store.getRun(runId);
+    const run = await this.store.reads.getRun(runId);
     return run && { tenantId: run.tenantId, sessionId: run.sessionId };
   }
 
@@ -273,17 +275,17 @@ export class ProducerService implements ProducerClient {
    * (nothing deleted) while one of its runs is unfinished.
    */
   deleteSession(key: SessionKey): Promise<boolean> {
-    return this.store.deleteSession(key);
+    return this.store.ops.deleteSession(key);
   }
 
   /** The session (a tenant's, or the no-tenant one) and its runs, or undefined. */
   getSession(key: SessionKey): Promise<SessionView | undefined> {
-    return this.store.getSessionView(key);
+    return this.store.reads.getSessionView(key);
   }
 
   /** The run's events after `afterSeq`, in order. */
   listEvents(runId: string, afterSeq = 0, limit?: number): Promise<StoredEvent[]> {
-    return this.store.listEvents(runId, afterSeq, limit);
+    return this.store.reads.listEvents(runId, afterSeq, limit);
   }
 
   /**
@@ -292,32 +294,32 @@ export class ProducerService implements ProducerClient {
    * each run's in seq order; undefined when there is no such run.
    */
   readRunTreeEvents(runId: string, after: RunTreeCursor): Promise<RunTreeEvents | undefined> {
-    return this.store.readRunTreeEvents(runId, after);
+    return this.store.reads.readRunTreeEvents(runId, after);
   }
 
   /** Records the sign-out of the run pages' browser session `nonce` until `expiresAt`: every producer on this store refuses it from then on. */
   revokeBrowserSession(nonce: string, expiresAt: Date): Promise<void> {
-    return this.store.browserSessions.revoke(nonce, expiresAt);
+    return this.store.ops.browserSessions.revoke(nonce, expiresAt);
   }
 
   /** True when the browser session `nonce` was signed out. */
   isBrowserSessionRevoked(nonce: string): Promise<boolean> {
-    return this.store.browserSessions.isRevoked(nonce);
+    return this.store.ops.browserSessions.isRevoked(nonce);
   }
 
   /** The fleet at a glance for the run list: every run's, or one tenant's. */
   fleetOverview(scope: { tenantId?: string }): Promise<FleetOverview> {
-    return this.store.readFleetOverview(scope);
+    return this.store.reads.readFleetOverview(scope);
   }
 
   /** How many runs (member runs included) are in `status` now. */
   countRunsByStatus(status: RunStatus): Promise<number> {
-    return this.store.countRunsByStatus(status);
+    return this.store.reads.countRunsByStatus(status);
   }
 
   /** The run's events of the given types, in order. */
   listEventsOfTypes(runId: string, types: readonly string[]): Promise<StoredEvent[]> {
-    return this.store.listEventsOfTypes(runId, types);
+    return this.store.reads.listEventsOfTypes(runId, types);
   }
 
   /** Resolves with the run once it reaches a terminal status; rejects with `RunWaitTimeoutError` after `timeoutMs`. */
@@ -327,7 +329,7 @@ export class ProducerService implements ProducerClient {
   ): Promise<RunRecord> {
     const deadline = Date.now() + options.timeoutMs;
     for (;;) {
-      const run = await this.store.getRun(runId);
+      const run = await this.store.reads.getRun(runId);
       if (run && TERMINAL_STATUSES.includes(run.status)) return run;
       if (Date.now() >= deadline) {
         throw new RunWaitTimeoutError(runId, options.timeoutMs, run?.status ?? 'unknown');

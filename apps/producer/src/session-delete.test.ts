@@ -39,7 +39,7 @@ async function rowsOf(runIds: string[]): Promise<Record<string, number>> {
     const { rows } = await sql<{
       n: number;
     }>`select count(*)::int as n from ${sql.table(table)} where run_id in (${sql.join(runIds)})`.execute(
-      fx.client.store.db,
+      fx.store.db,
     );
     counts[table] = rows[0]!.n;
   }
@@ -53,7 +53,7 @@ describe('DELETE /v1/sessions/:session_id', () => {
     const other = await createRun('acme-key');
     await fx.complete(first.run_id, 'one');
     await fx.fail(second.run_id);
-    await fx.client.store.appendEvents(first.run_id, [{ type: 'RunCompleted', data: {} }]);
+    await fx.store.appendEvents(first.run_id, [{ type: 'RunCompleted', data: {} }]);
     expect((await rowsOf([first.run_id, second.run_id])).run_messages).toBeGreaterThan(0);
 
     const res = await request('DELETE', `/v1/sessions/${first.session_id}`, 'acme-key');

@@ -202,8 +202,8 @@ describe('tenants', () => {
     ]);
 
     expect((await call('GET', `/v1/runs/${adminRun.run_id}`, ACME)).status).toBe(404);
-    expect((await fx.client.store.getRun(acme.run_id))?.tenantId).toBe('acme');
-    expect((await fx.client.store.getRun(adminRun.run_id))?.tenantId).toBeNull();
+    expect((await fx.store.getRun(acme.run_id))?.tenantId).toBe('acme');
+    expect((await fx.store.getRun(adminRun.run_id))?.tenantId).toBeNull();
   });
 
   it("member runs and forks belong to their run's tenant", async () => {
@@ -230,13 +230,13 @@ describe('tenants', () => {
     // member runs are created by the worker (no key): they take their team's tenant and session
     const team = await createAs(ACME, 'teams', { checkpoint: 'tool-batch' });
     const worker = new Engine({
-      store: fx.client.store,
+      store: fx.store,
       registry: createRegistry(),
       workerId: 'tenants-test',
     });
     const result = await worker.execute(team.run_id, { reason: 'run' });
     expect(result.outcome === 'finished' && result.run.status).toBe('COMPLETED');
-    const members = await fx.client.store.listChildRuns(team.run_id);
+    const members = await fx.store.listChildRuns(team.run_id);
     expect(members.length).toBeGreaterThan(0);
     for (const member of members) {
       expect(member.tenantId).toBe('acme');

@@ -4,6 +4,7 @@ import type { RunQueue } from '@cairn/queue';
 import { hasTestRedis, testDatabase, testRedisUrl } from '@cairn/services';
 import type { Message, Registry } from '@cairn/engine';
 import type { RunOutcome } from '@cairn/engine/store';
+import { createDb, PostgresCheckpointStore } from '@cairn/store';
 import type { Hono } from 'hono';
 import { createApp, type AppDeps } from '../app.js';
 import { ProducerService } from '../producer-service.js';
@@ -13,6 +14,8 @@ import { readinessChecks } from '../readiness-checks.js';
 export interface ProducerFixture {
   app: Hono;
   client: ProducerService;
+  /** The whole store on the same database, on a pool of the test's own: for a test's direct reads, writes and SQL. */
+  store: PostgresCheckpointStore;
   queue: RunQueue;
   /** Claims the run and finishes it COMPLETED with `content`, as a worker would. */
   complete(runId: string, content: string): Promise<void>;
@@ -37,6 +40,7 @@ export async function openProducerFixture(
     migrate: true,
   });
   const queue = client.runQueue;
+  const store = new PostgresCheckpointStore(createDb(database.url));
   const app = createApp({
     client,
     queues: [queue.queue],
@@ -47,16 +51,17 @@ export async function openProducerFixture(
   return {
     app,
     client,
+    store,
     queue,
     complete: (runId, content) =>
-      finish(client, runId, {
+      finish(store, runId, {
         status: 'COMPLETED',
         content,
         error: null,
         messages: [{ role: 'assistant', content }],
       }),
     fail: (runId) =>
-      finish(client, runId, {
+      finish(store, runId, {
         status: 'ERROR',
         content: null,
         error: { name: 'ModelError', message: 'model unavailable', retryable: true },
@@ -67,6 +72,7 @@ export async function openProducerFixture(
       closed = true;
       await queue.queue.obliterate({ force: true }).catch(() => undefined);
       await client.close();
+      await store.db.destroy();
       // The drop waits for the pool's closing sockets to go before it forces the rest.
       await database.drop();
     },
@@ -74,13 +80,13 @@ export async function openProducerFixture(
 }
 
 async function finish(
-  client: ProducerService,
+  store: PostgresCheckpointStore,
   runId: string,
   outcome: Omit<RunOutcome, 'delta'> & { messages: Message[] },
 ): Promise<void> {
-  const { epoch } = await client.store.claimRun(runId, { workerId: 'test', reason: 'run' });
+  const { epoch } = await store.claimRun(runId, { workerId: 'test', reason: 'run' });
   const { messages, ...rest } = outcome;
-  await client.store.finishRun(runId, epoch, {
+  await store.finishRun(runId, epoch, {
     ...rest,
     delta: { messages, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } },
   });

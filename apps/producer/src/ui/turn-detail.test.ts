@@ -10,7 +10,8 @@ afterEach(async () => {
 it("shows a turn's request (the messages since the previous turn) and its response, or says it is not stored; bad indexes (past what a message index can be included) are 400s naming the field, an unknown run a 404", async () => {
   fx = await openProducerFixture();
   const { app } = fx;
-  const { engine, store } = fx.client;
+  const { store } = fx;
+  const { engine } = fx.client;
   const run = await engine.createRun({
     entity: { kind: 'agent', name: 'researcher' },
     input: 'Research the turn page',
