@@ -9,6 +9,7 @@ import { assertParentHeld } from './parent-fence.js';
 import { toRunRecord } from './run-row.js';
 import type { Database } from './schema.js';
 import type { SessionKey } from './session-key.js';
+import { uuidV7 } from './uuid-v7.js';
 
 /**
  * Creates a run in PENDING, in one transaction: claims its idempotency key first (a concurrent request
@@ -28,8 +29,10 @@ export async function createRun(db: Kysely<Database>, run: NewRun): Promise<Crea
 }
 
 async function insertRun(db: Kysely<Database>, run: NewRun): Promise<CreatedRun> {
-  const runId = run.runId ?? randomUUID();
-  const sessionId = run.sessionId ?? randomUUID();
+  // Time-ordered ids, but a member run's: an event cursor keys a member run by its id's first 12 hex
+  // digits, which in a UUIDv7 are the millisecond that members a team starts together share.
+  const runId = run.runId ?? (run.parentRunId ? randomUUID() : uuidV7());
+  const sessionId = run.sessionId ?? uuidV7();
   const messages = run.messages ?? [];
   // A fork's own messages follow the history it shares with its source.
   const shared = run.sharedHistory?.length ?? 0;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sql, type CompiledQuery } from 'kysely';
 import { newRun, useStoreTestContext } from './test-support/store-test-context.js';
 import { withRunTree } from './run-tree.js';
+import { uuidV7 } from './uuid-v7.js';
 
 const ctx = useStoreTestContext();
 
@@ -49,5 +50,39 @@ describe('runs indexes a top-level run takes no entry in', () => {
     // Each looks member runs up by their parent's id: the team's, and in the walk's recursive step each level's.
     expect(await planOf(members)).toMatch(parentLookup(`'${team.runId}'::text`));
     expect(await planOf(tree)).toMatch(parentLookup('tree_1.run_id'));
+  });
+});
+
+describe('time-ordered ids', () => {
+  const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it('gives new top-level runs and their sessions UUIDv7 ids that sort in creation order', async () => {
+    const created = [];
+    for (let i = 0; i < 20; i++) created.push(await ctx.store.createRun(newRun()));
+    for (const ids of [created.map((r) => r.runId), created.map((r) => r.sessionId)]) {
+      for (const id of ids) expect(id).toMatch(V7);
+      expect([...ids].sort()).toEqual(ids);
+    }
+    const { rows } = await sql<{ run_id: string }>`
+      select run_id from runs order by run_id`.execute(ctx.db);
+    expect(rows.map((r) => r.run_id)).toEqual(created.map((r) => r.runId));
+  });
+
+  it('keeps random ids for member runs, whose id prefix keys them in an event cursor', async () => {
+    const team = await ctx.store.createRun(newRun());
+    const members = [];
+    for (const call of ['call_1', 'call_2', 'call_3'])
+      members.push(
+        await ctx.store.createRun(newRun({ parentRunId: team.runId, parentToolCallId: call })),
+      );
+    for (const member of members) expect(member.runId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4/);
+    expect(new Set(members.map((m) => m.runId.slice(0, 8))).size).toBe(3);
+  });
+
+  it('orders the ids made in one millisecond by their counter', () => {
+    const ids = Array.from({ length: 10_000 }, () => uuidV7());
+    for (const id of ids) expect(id).toMatch(V7);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual(ids);
   });
 });
