@@ -114,10 +114,10 @@ async function withStore(read: (store: RunExportSource) => Promise<RunExport>): 
     throw new UsageProblem(
       'DATABASE_URL is not set: set it to the Postgres URL of the store, or replay a run file (npm run replay -- run.json)',
     );
-  const { createDb, PostgresCheckpointStore } = await import('@cairn/store');
+  const { createDb, openStore } = await import('@cairn/store');
   const db = createDb(url, { max: 2 });
   try {
-    return await read(new PostgresCheckpointStore(db));
+    return await read(openStore(db).writes);
   } finally {
     await db.destroy();
   }

@@ -4,7 +4,7 @@
  */
 import { Engine } from '@cairn/engine';
 import { createRegistry } from '@cairn/research-team';
-import { createDb, PostgresCheckpointStore } from '@cairn/store';
+import { createDb, openStore } from '@cairn/store';
 
 const [runId] = process.argv.slice(2);
 const databaseUrl = process.env.DATABASE_URL;
@@ -14,7 +14,7 @@ if (!runId || !databaseUrl) {
 }
 const db = createDb(databaseUrl);
 const engine = new Engine({
-  store: new PostgresCheckpointStore(db),
+  store: openStore(db).writes,
   registry: createRegistry(),
   workerId: `child:${process.pid}`,
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '@cairn/engine';
 import { createRegistry } from '@cairn/research-team';
-import { createDb, migrate, PostgresCheckpointStore, type RunView } from '@cairn/store';
+import { createDb, migrate, openStore, type RunView, type StoreReads } from '@cairn/store';
 
 /** Where the worker is killed: after the team's first checkpoint, or inside the member's run. */
 export type KillPoint = 'team' | 'member';
@@ -36,9 +36,9 @@ export async function runSeedCrashRecovery(options: {
   const db = createDb(options.databaseUrl);
   try {
     await migrate(db);
-    const store = new PostgresCheckpointStore(db);
+    const { writes, reads } = openStore(db);
     const engine = new Engine({
-      store,
+      store: writes,
       registry: createRegistry(),
       workerId: `parent:${process.pid}`,
     });
@@ -59,14 +59,14 @@ export async function runSeedCrashRecovery(options: {
       },
     );
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    await waitForCheckpoint(store, run.runId, options.killPoint, () => child.exitCode !== null);
+    await waitForCheckpoint(reads, run.runId, options.killPoint, () => child.exitCode !== null);
     child.kill('SIGKILL');
     await exited;
     log(
       `>>> SIGKILL the worker subprocess (pid ${child.pid}) at the ${options.killPoint} checkpoint`,
     );
 
-    const crashed = (await store.getRunView(run.runId))!;
+    const crashed = (await reads.getRunView(run.runId))!;
     log('STEP 2: the partial team run survived the crash');
     log(describe(crashed));
 
@@ -75,7 +75,7 @@ export async function runSeedCrashRecovery(options: {
     if (decision.action !== 'resume')
       throw new Error(`expected a resumable run, got ${decision.action}`);
     await engine.execute(run.runId, { reason: 'continue' });
-    const resumed = (await store.getRunView(run.runId))!;
+    const resumed = (await reads.getRunView(run.runId))!;
     log(describe(resumed));
     log(`Final answer:\n${resumed.content}`);
 
@@ -91,7 +91,7 @@ export async function runSeedCrashRecovery(options: {
 }
 
 async function waitForCheckpoint(
-  store: PostgresCheckpointStore,
+  store: Pick<StoreReads, 'getRun' | 'listChildRuns'>,
   runId: string,
   killPoint: KillPoint,
   childGone: () => boolean,
