@@ -5,7 +5,7 @@
  * Usage: engine-memory.ts <load>[,<load>...]; DATABASE_URL names a migrated database.
  */
 import { Engine } from '@cairn/engine';
-import { createDb, PostgresCheckpointStore } from '@cairn/store';
+import { createDb, openStore } from '@cairn/store';
 import { BENCH_AGENT, createRegistry } from '../lib/bench-registry.js';
 import { reportResult } from '../lib/child-result.js';
 import { sampleMax } from '../lib/proc-memory.js';
@@ -14,7 +14,7 @@ import { RUN_INPUT } from '../lib/workload.js';
 const loads = (process.argv[2] ?? '1').split(',').map(Number);
 const mb = (bytes: number) => bytes / 1024 / 1024;
 const db = createDb(process.env.DATABASE_URL!, { max: 10 });
-const store = new PostgresCheckpointStore(db);
+const store = openStore(db).writes;
 const engine = new Engine({
   store,
   registry: createRegistry({ toolMs: 200, modelMs: 20 }),

@@ -1,6 +1,5 @@
 import type { Message, RunEvent, ToolCallRecord } from '@cairn/engine';
-import type { CheckpointDelta } from '@cairn/engine/store';
-import type { PostgresCheckpointStore } from '@cairn/store';
+import type { CheckpointDelta, CheckpointStore } from '@cairn/engine/store';
 import { BENCH_AGENT } from './bench-registry.js';
 import { batchMessages, RUN_INPUT, type WorkloadMessage } from './workload.js';
 
@@ -12,7 +11,7 @@ export interface ClaimedRun {
 
 /** Creates a run holding `history` (committed with it) and claims it. */
 export async function createClaimedRun(
-  store: PostgresCheckpointStore,
+  store: CheckpointStore,
   history: readonly WorkloadMessage[] = [],
 ): Promise<ClaimedRun> {
   const run = await store.createRun({

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
-import { createDb, migrate, PostgresCheckpointStore, type Database } from '@cairn/store';
+import type { CheckpointStore } from '@cairn/engine/store';
+import { createDb, migrate, openStore, type Database } from '@cairn/store';
 import {
   createClaimedRun,
   typicalDelta,
@@ -22,10 +23,10 @@ export interface CommitVariant {
 
 /** The store, a raw pool and a traced store on one benchmark database. */
 export interface CommitBench {
-  store: PostgresCheckpointStore;
+  store: CheckpointStore;
   pool: pg.Pool;
   traced: TracedPool;
-  tracedStore: PostgresCheckpointStore;
+  tracedStore: CheckpointStore;
   close(): Promise<void>;
 }
 
@@ -38,10 +39,10 @@ export async function openCommitBench(url: string): Promise<CommitBench> {
   const traced = tracedPool(url);
   const tracedDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: traced.pool }) });
   return {
-    store: new PostgresCheckpointStore(db),
+    store: openStore(db).writes,
     pool,
     traced,
-    tracedStore: new PostgresCheckpointStore(tracedDb),
+    tracedStore: openStore(tracedDb).writes,
     close: async () => {
       await db.destroy();
       await tracedDb.destroy();
@@ -52,7 +53,7 @@ export async function openCommitBench(url: string): Promise<CommitBench> {
 
 /** Commits typical batches into a claimed run, moving to a fresh run every {@link COMMITS_PER_RUN}. */
 function rotatingRun(
-  store: PostgresCheckpointStore,
+  store: CheckpointStore,
   write: (run: ClaimedRun, batch: number) => Promise<void>,
 ) {
   let run: ClaimedRun | undefined;
@@ -71,7 +72,7 @@ function rotatingRun(
 
 /** Cairn's `commitCheckpoint` on `store`, rotating runs; `prepare()` must precede each `commit()`. */
 export function cairnVariant(
-  store: PostgresCheckpointStore,
+  store: CheckpointStore,
   name = 'cairn commitCheckpoint',
 ): CommitVariant {
   const rotating = rotatingRun(store, async (run, batch) => {
@@ -81,7 +82,7 @@ export function cairnVariant(
 }
 
 /** Cairn's `commitCheckpoint` with the batch's events, as the worker writes it. */
-export function cairnWithEventsVariant(store: PostgresCheckpointStore): CommitVariant {
+export function cairnWithEventsVariant(store: CheckpointStore): CommitVariant {
   const rotating = rotatingRun(store, async (run, batch) => {
     await store.commitCheckpoint(run.runId, run.epoch, {
       ...typicalDelta(batch),

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { PostgresCheckpointStore } from '@cairn/store';
+import type { CheckpointStore } from '@cairn/engine/store';
 import { createClaimedRun, typicalDelta } from './checkpoint-fixture.js';
 import type { CommitVariant } from './commit-variants.js';
 import { batchMessages, historyMessages } from './workload.js';
@@ -13,7 +13,7 @@ const TIMED_BATCH_BASE = 1_000_000;
  * the same history length.
  */
 export async function cairnAtHistory(
-  store: PostgresCheckpointStore,
+  store: CheckpointStore,
   pool: pg.Pool,
   size: number,
 ): Promise<CommitVariant> {

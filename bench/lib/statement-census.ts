@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { BudgetOption } from '@cairn/engine';
 import { RunQueue, startRunWorker } from '@cairn/queue';
-import { PostgresCheckpointStore, type Database } from '@cairn/store';
+import { openStore, type Database } from '@cairn/store';
 import { createRegistry } from './bench-registry.js';
 import { enqueueRuns, openClient, waitForTerminal, type QueueTarget } from './producer.js';
 import { tracedPool } from './traced-pool.js';
@@ -34,7 +34,7 @@ export async function statementCensus(
   });
   const worker = startRunWorker({
     runQueue,
-    store: new PostgresCheckpointStore(db),
+    store: openStore(db).writes,
     registry: createRegistry(),
     workerId: 'census',
   });

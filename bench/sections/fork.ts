@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { Engine, type Message } from '@cairn/engine';
-import { createDb, migrate, PostgresCheckpointStore } from '@cairn/store';
+import { createDb, migrate, openStore } from '@cairn/store';
 import { alternate } from '../lib/alternate.js';
 import { BENCH_AGENT, createRegistry } from '../lib/bench-registry.js';
 import type { CommitVariant } from '../lib/commit-variants.js';
@@ -48,7 +48,7 @@ export const forkSection: Section = {
     const pool = new pg.Pool({ connectionString: database.url, max: 2 });
     try {
       await migrate(db);
-      const store = new PostgresCheckpointStore(db);
+      const store = openStore(db).writes;
       const engine = new Engine({ store, registry: createRegistry() });
       const sources: string[] = [];
       for (const size of SIZES) {

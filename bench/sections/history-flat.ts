@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { createDb, migrate, PostgresCheckpointStore } from '@cairn/store';
+import { createDb, migrate, openStore } from '@cairn/store';
 import { alternate } from '../lib/alternate.js';
 import type { CommitVariant } from '../lib/commit-variants.js';
 import { fmt, medianFigure, ratioFigure, type Figure } from '../lib/figure.js';
@@ -23,7 +23,7 @@ export const historyFlatSection: Section = {
     try {
       await migrate(db);
       await createBlobTable(pool);
-      const store = new PostgresCheckpointStore(db);
+      const store = openStore(db).writes;
       const cairn: CommitVariant[] = [];
       const blob: CommitVariant[] = [];
       for (const size of SIZES) {

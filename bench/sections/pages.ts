@@ -2,9 +2,10 @@ import { sql } from 'kysely';
 import {
   createDb,
   migrate,
-  PostgresCheckpointStore,
+  openStore,
   RUN_LIST_SORT_KEYS,
   type RunListFilter,
+  type StoreReads,
 } from '@cairn/store';
 import { medianFigure, valueFigure, type Figure } from '../lib/figure.js';
 import type { Section } from '../lib/section.js';
@@ -92,9 +93,9 @@ export const pagesSection: Section = {
       );
       // As autovacuum leaves a table at rest: statistics and the visibility map (index-only scans).
       await sql`vacuum analyze`.execute(db);
-      const store = new PostgresCheckpointStore(db);
+      const { writes, reads: store } = openStore(db);
       log(`storing a ${LONG_RUN_TURNS}-turn run for the run page`);
-      const longRunId = await storeLongRun(store, LONG_RUN_TURNS);
+      const longRunId = await storeLongRun(writes, LONG_RUN_TURNS);
       const reads = {
         ...overviewReads(store),
         ...runListVariants(store),
@@ -111,7 +112,7 @@ export const pagesSection: Section = {
       const figures: Figure[] = [];
       // Each read's statements EXPLAINed (not run) on a connection of their own: which, if any, scan a table.
       const planning = planningDb(database.url);
-      const planned = new PostgresCheckpointStore(planning.db);
+      const planned = openStore(planning.db).reads;
       const plans: Record<string, string[]> = {};
       const overviewPlans: Record<string, string[]> = {};
       const combinations = runListCombinations();
@@ -171,7 +172,7 @@ export const pagesSection: Section = {
         ["fleet overview, one tenant's", { tenantId: 'acme' }],
       ] as const) {
         const statements = await statementPlans(database.url, (planDb) =>
-          new PostgresCheckpointStore(planDb).readFleetOverview(scope),
+          openStore(planDb).reads.readFleetOverview(scope),
         );
         overviewStatements[name] = statements;
         statementNotes.push(
@@ -280,7 +281,7 @@ const LONG_RUN_TURNS = 500;
  * history's length and its events, then its last message page), and the
  * waterfall built from them, for a run of {@link LONG_RUN_TURNS} turns.
  */
-function runPageReads(store: PostgresCheckpointStore, runId: string) {
+function runPageReads(store: StoreReads, runId: string) {
   return {
     [`run page of a ${LONG_RUN_TURNS}-turn run (its reads and waterfall)`]: async () => {
       const [run, first, events] = await Promise.all([
@@ -298,7 +299,7 @@ function runPageReads(store: PostgresCheckpointStore, runId: string) {
   };
 }
 
-function overviewReads(store: PostgresCheckpointStore) {
+function overviewReads(store: StoreReads) {
   return {
     'fleet overview, every run': () => store.readFleetOverview({}),
     "fleet overview, one tenant's": () => store.readFleetOverview({ tenantId: 'acme' }),
@@ -309,7 +310,7 @@ function overviewReads(store: PostgresCheckpointStore) {
  * The run list's filters, sorts and searches (issue #23), each a first page
  * of 50 but the deep one; the data above decides how many runs each matches.
  */
-function runListVariants(store: PostgresCheckpointStore) {
+function runListVariants(store: StoreReads) {
   const list = (filter: Omit<RunListFilter, 'limit'>) => () =>
     store.listRuns({ limit: 50, ...filter });
   const day = 24 * 3600_000;

@@ -7,7 +7,7 @@ import {
   toolResults,
   type RunExport,
 } from '@cairn/engine/testing';
-import { createDb, migrate, PostgresCheckpointStore } from '@cairn/store';
+import { createDb, migrate, openStore } from '@cairn/store';
 import { z } from 'zod';
 import { FigureSink } from '../lib/attempt.js';
 import { medianFigure } from '../lib/figure.js';
@@ -95,7 +95,7 @@ export const replaySection: Section = {
     const names = ['replay, turns per second (100-turn run, in memory)', 'export of the run, ms'];
     try {
       await migrate(db);
-      const store = new PostgresCheckpointStore(db);
+      const store = openStore(db).writes;
       await sink.part(names, async () => {
         const engine = new Engine({ store, registry });
         const run = await engine.createRun({

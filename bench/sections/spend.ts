@@ -16,7 +16,7 @@ import {
   type ScriptContext,
   type ScriptedReply,
 } from '@cairn/engine/testing';
-import { createDb, migrate, PostgresCheckpointStore, type RunView } from '@cairn/store';
+import { createDb, migrate, openStore, type RunView, type StoreReads } from '@cairn/store';
 import { z } from 'zod';
 import { FigureSink } from '../lib/attempt.js';
 import {
@@ -102,11 +102,7 @@ function budgetOf(run: number): { maxTokens: number; maxCostUsd: number } {
 }
 
 /** Runs `count` runs with budgets through `engine`, `IN_FLIGHT` at a time; resolves with their views. */
-async function runAll(
-  engine: Engine,
-  store: PostgresCheckpointStore,
-  count: number,
-): Promise<RunView[]> {
+async function runAll(engine: Engine, reads: StoreReads, count: number): Promise<RunView[]> {
   const views: RunView[] = [];
   let next = 0;
   const lane = async () => {
@@ -118,7 +114,7 @@ async function runAll(
       });
       const result = await engine.execute(created.runId, { reason: 'run' });
       if (result.outcome !== 'finished') throw new Error(`run ${created.runId}: ${result.outcome}`);
-      const view = await store.getRunView(created.runId);
+      const view = await reads.getRunView(created.runId);
       if (!view) throw new Error(`run ${created.runId} not found`);
       views.push(view);
     }
@@ -250,7 +246,7 @@ async function measure(
   const details: Record<string, unknown> = {};
   try {
     await migrate(db);
-    const store = new PostgresCheckpointStore(db);
+    const { writes, reads } = openStore(db);
     // No limits: the quota's ledger is the provider's bill.
     server = await startFakeOpenAIServer({
       decide: spenderFlow,
@@ -269,10 +265,15 @@ async function measure(
         }),
       ],
     });
-    const engine = new Engine({ store, registry, prices: PRICES, workerId: 'bench-spend' });
+    const engine = new Engine({
+      store: writes,
+      registry,
+      prices: PRICES,
+      workerId: 'bench-spend',
+    });
     await sink.part(Object.values(NAMES), async () => {
       context.log(`${runs} runs with budgets, ${IN_FLIGHT} at a time`);
-      const views = await runAll(engine, store, runs);
+      const views = await runAll(engine, reads, runs);
       const { paused, completed } = overshootsOf(views, model);
       sink.figures.push(...spendFigures(views, paused, completed, ledger.tokens(MODEL)));
       details.overshoots = paused;

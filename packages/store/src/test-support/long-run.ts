@@ -1,6 +1,6 @@
 import type { Message, ToolCallRecord } from '@cairn/engine';
 import type { NewRunEvent } from '../run-events.js';
-import type { PostgresCheckpointStore } from '../postgres-checkpoint-store.js';
+import type { StoreWrites } from '../store-parts.js';
 
 /** The model a stored long run's turns name. */
 export const LONG_RUN_MODEL = 'scripted:researcher';
@@ -11,7 +11,7 @@ export const LONG_RUN_MODEL = 'scripted:researcher';
  * and the turn and call events. For the run page's waterfall at scale (its
  * browser test and the bench's pages section).
  */
-export async function storeLongRun(store: PostgresCheckpointStore, turns: number): Promise<string> {
+export async function storeLongRun(store: StoreWrites, turns: number): Promise<string> {
   const run = await store.createRun({
     entity: { kind: 'agent', name: 'researcher' },
     input: 'a long run',
