@@ -4,18 +4,17 @@ import type { Kysely, Transaction } from 'kysely';
 import { IdempotencyKeyReusedError, RunNotFoundError } from '@cairn/engine';
 import type { CreatedRun } from '@cairn/engine';
 import { RUN_TRANSITIONS, type IdempotencyClaim, type NewRun } from '@cairn/engine/store';
-import { insertMessages } from './insert-messages.js';
 import { assertParentHeld } from './parent-fence.js';
-import { toRunRecord } from './run-row.js';
+import { RUN_RECORD_COLUMNS, toRunRecord, type RunRecordRow } from './run-row.js';
 import type { Database } from './schema.js';
-import type { SessionKey } from './session-key.js';
 import { uuidV7 } from './uuid-v7.js';
 
 /**
- * Creates a run in PENDING, in one transaction: claims its idempotency key first (a concurrent request
- * with the same key waits for this one, then gets its run), joins or opens its session (the run's tenant's
- * session of that id: another tenant's of the same id is another session), inserts the run and its
- * starting messages.
+ * Creates a run in PENDING: joins or opens its session (the run's tenant's session of that id: another
+ * tenant's of the same id is another session) and inserts the run and its starting messages, in one
+ * statement. With an idempotency key, that statement follows the key's claim in one transaction (a
+ * concurrent request with the same key waits for this one, then gets its run); a member run's follows
+ * the share-lock of its team's row.
  */
 export async function createRun(db: Kysely<Database>, run: NewRun): Promise<CreatedRun> {
   try {
@@ -33,56 +32,94 @@ async function insertRun(db: Kysely<Database>, run: NewRun): Promise<CreatedRun>
   // digits, which in a UUIDv7 are the millisecond that members a team starts together share.
   const runId = run.runId ?? (run.parentRunId ? randomUUID() : uuidV7());
   const sessionId = run.sessionId ?? uuidV7();
-  const messages = run.messages ?? [];
-  // A fork's own messages follow the history it shares with its source.
-  const shared = run.sharedHistory?.length ?? 0;
+  const { idempotency } = run;
+  const parentEpoch = run.parentRunId ? run.parentEpoch : undefined;
+  // Most creates are the one statement, its own transaction; a key to claim or a team to fence first needs one around it.
+  if (!idempotency && parentEpoch === undefined)
+    return { ...toRunRecord(await insertRunStatement(db, run, runId, sessionId)), replayed: false };
   return db.transaction().execute(async (trx) => {
-    if (run.idempotency) {
-      const earlier = await claimIdempotencyKey(trx, run.idempotency, runId);
+    if (idempotency) {
+      const earlier = await claimIdempotencyKey(trx, idempotency, runId);
       if (earlier) return earlier;
     }
-    if (run.parentRunId && run.parentEpoch !== undefined) {
-      await assertParentHeld(trx, run.parentRunId, run.parentEpoch);
+    if (run.parentRunId && parentEpoch !== undefined) {
+      await assertParentHeld(trx, run.parentRunId, parentEpoch);
     }
-    const tenantId = run.tenantId ?? null;
-    await joinSession(trx, { tenantId, sessionId }, run.userId ?? null);
-    const row = await trx
-      .insertInto('runs')
-      .values({
-        run_id: runId,
-        session_id: sessionId,
-        user_id: run.userId ?? null,
-        parent_run_id: run.parentRunId ?? null,
-        parent_tool_call_id: run.parentToolCallId ?? null,
-        entity_kind: run.entity.kind,
-        entity_name: run.entity.name,
-        status: RUN_TRANSITIONS.create.to,
-        input: run.input,
-        content: null,
-        checkpoint: run.checkpoint,
-        last_checkpoint_at_message_index: shared + messages.length,
-        ...(run.sharedHistory && {
-          shared_history_run_id: run.sharedHistory.runId,
-          shared_history_length: run.sharedHistory.length,
-        }),
-        ...(run.forkedFrom && { forked_from: JSON.stringify(run.forkedFrom) }),
-        metadata: JSON.stringify(run.metadata ?? {}),
-        cancel_requested_at: null,
-        tenant_id: tenantId,
-        definition_hash: run.definitionHash ?? null,
-        ...(run.priority !== undefined && { priority: run.priority }),
-        ...(run.budget !== undefined && { budget: JSON.stringify(run.budget) }),
-        // Counted from the row's own `created_at` (the same `now()`), on the store's clock.
-        deadline_at:
-          run.deadlineMs !== undefined
-            ? sql<Date>`now() + ${run.deadlineMs}::double precision * interval '1 millisecond'`
-            : (run.deadlineAt ?? null),
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await insertMessages(trx, runId, shared, messages);
-    return { ...toRunRecord(row), replayed: false };
+    return {
+      ...toRunRecord(await insertRunStatement(trx, run, runId, sessionId)),
+      replayed: false,
+    };
   });
+}
+
+/**
+ * ONE statement: opens the run's session or joins it (marks it updated), inserts the run and its starting
+ * messages (a fork's own follow the history it shares with its source). The foreign keys are checked at
+ * its end, when the session and the run are in.
+ */
+async function insertRunStatement(
+  db: Kysely<Database>,
+  run: NewRun,
+  runId: string,
+  sessionId: string,
+): Promise<RunRecordRow> {
+  const tenantId = run.tenantId ?? null;
+  const userId = run.userId ?? null;
+  const messages = run.messages ?? [];
+  const shared = run.sharedHistory?.length ?? 0;
+  // The same text for every create (no message: an empty array), so its prepared plan is shared.
+  const query = db
+    .with('joined_session', (qb) =>
+      qb
+        .insertInto('sessions')
+        .values({ session_id: sessionId, user_id: userId, tenant_id: tenantId })
+        .onConflict((oc) =>
+          oc.columns(['tenant_key', 'session_id']).doUpdateSet({ updated_at: sql`now()` }),
+        ),
+    )
+    .with('new_messages', (qb) =>
+      qb
+        .insertInto('run_messages')
+        .columns(['run_id', 'idx', 'message'])
+        .expression(
+          sql`select ${runId}, ${shared}::int + m.ord::int - 1, m.message::jsonb
+            from unnest(${messages.map((m) => JSON.stringify(m))}::text[]) with ordinality as m(message, ord)`,
+        ),
+    );
+  return query
+    .insertInto('runs')
+    .values({
+      run_id: runId,
+      session_id: sessionId,
+      user_id: userId,
+      parent_run_id: run.parentRunId ?? null,
+      parent_tool_call_id: run.parentToolCallId ?? null,
+      entity_kind: run.entity.kind,
+      entity_name: run.entity.name,
+      status: RUN_TRANSITIONS.create.to,
+      input: run.input,
+      content: null,
+      checkpoint: run.checkpoint,
+      last_checkpoint_at_message_index: shared + messages.length,
+      ...(run.sharedHistory && {
+        shared_history_run_id: run.sharedHistory.runId,
+        shared_history_length: run.sharedHistory.length,
+      }),
+      ...(run.forkedFrom && { forked_from: JSON.stringify(run.forkedFrom) }),
+      metadata: JSON.stringify(run.metadata ?? {}),
+      cancel_requested_at: null,
+      tenant_id: tenantId,
+      definition_hash: run.definitionHash ?? null,
+      ...(run.priority !== undefined && { priority: run.priority }),
+      ...(run.budget !== undefined && { budget: JSON.stringify(run.budget) }),
+      // Counted from the row's own `created_at` (the same `now()`), on the store's clock.
+      deadline_at:
+        run.deadlineMs !== undefined
+          ? sql<Date>`now() + ${run.deadlineMs}::double precision * interval '1 millisecond'`
+          : (run.deadlineAt ?? null),
+    })
+    .returning(RUN_RECORD_COLUMNS)
+    .executeTakeFirstOrThrow();
 }
 
 /** Claims `claim.key` for `runId`; when an earlier request holds it, that request's run (or `IdempotencyKeyReusedError`). */
@@ -106,7 +143,7 @@ async function claimIdempotencyKey(
   const earlier = await trx
     .selectFrom('run_idempotency_keys')
     .innerJoin('runs', 'runs.run_id', 'run_idempotency_keys.run_id')
-    .selectAll('runs')
+    .select(RUN_RECORD_COLUMNS.map((column) => `runs.${column}` as const))
     .select('run_idempotency_keys.request_digest')
     .where('run_idempotency_keys.scope', '=', claim.scope)
     .where('run_idempotency_keys.idempotency_key', '=', claim.key)
@@ -114,21 +151,6 @@ async function claimIdempotencyKey(
   const { request_digest: digest, ...row } = earlier;
   if (digest !== claim.requestDigest) throw new IdempotencyKeyReusedError(claim.key, row.run_id);
   return { ...toRunRecord(row), replayed: true };
-}
-
-/** Opens the session, or joins it (marks it updated) when it exists. */
-async function joinSession(
-  trx: Transaction<Database>,
-  key: SessionKey,
-  userId: string | null,
-): Promise<void> {
-  await trx
-    .insertInto('sessions')
-    .values({ session_id: key.sessionId, user_id: userId, tenant_id: key.tenantId })
-    .onConflict((oc) =>
-      oc.columns(['tenant_key', 'session_id']).doUpdateSet({ updated_at: sql`now()` }),
-    )
-    .execute();
 }
 
 /** True when `error` is Postgres' foreign-key violation (23503) of `constraint`. */

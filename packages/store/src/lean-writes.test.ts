@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { sql, type CompiledQuery } from 'kysely';
+import pg from 'pg';
+import { Kysely, PostgresDialect, sql, type CompiledQuery } from 'kysely';
+import { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
+import type { Database } from './schema.js';
 import { newRun, useStoreTestContext } from './test-support/store-test-context.js';
 import { withRunTree } from './run-tree.js';
 import { uuidV7 } from './uuid-v7.js';
@@ -84,5 +87,66 @@ describe('time-ordered ids', () => {
     for (const id of ids) expect(id).toMatch(V7);
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(ids);
+  });
+});
+
+describe('create in one statement', () => {
+  /** A store on its own pool that records every statement sent to Postgres. */
+  function tracedStore() {
+    const sent: string[] = [];
+    const pool = new pg.Pool({ connectionString: ctx.url, max: 2 });
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: typeof query }).query = (...args) => {
+        const first = args[0];
+        sent.push(typeof first === 'string' ? first : String((first as { text?: string }).text));
+        return query(...args);
+      };
+    });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { store: new PostgresCheckpointStore(db), sent, db };
+  }
+
+  it('opens the session and inserts the run in one round trip, and a fork with its messages', async () => {
+    const { store, sent, db } = tracedStore();
+    try {
+      const run = await store.createRun(newRun({ userId: 'u1' }));
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatch(/^with "joined_session" as \(insert into "sessions"/);
+      expect(await ctx.store.getSessionView({ tenantId: null, sessionId: run.sessionId })).toEqual(
+        expect.objectContaining({ session_id: run.sessionId, user_id: 'u1' }),
+      );
+      expect(await ctx.store.getRun(run.runId)).toEqual({ ...run, replayed: undefined });
+
+      sent.length = 0;
+      const again = await store.createRun(newRun({ sessionId: run.sessionId }));
+      expect(sent).toHaveLength(1);
+      const session = await ctx.db
+        .selectFrom('sessions')
+        .select(['created_at', 'updated_at'])
+        .where('session_id', '=', run.sessionId)
+        .executeTakeFirstOrThrow();
+      expect(session.updated_at.getTime()).toBeGreaterThanOrEqual(again.createdAt.getTime());
+
+      sent.length = 0;
+      const fork = await store.createRun(
+        newRun({
+          sessionId: run.sessionId,
+          sharedHistory: { runId: run.runId, length: 0 },
+          messages: [
+            { role: 'user', content: 'first' },
+            { role: 'user', content: 'second' },
+          ],
+        }),
+      );
+      expect(sent).toHaveLength(1);
+      expect(fork.lastCheckpointAtMessageIndex).toBe(2);
+      expect((await ctx.store.loadHistory(fork.runId)).messages).toEqual([
+        { role: 'user', content: 'first' },
+        { role: 'user', content: 'second' },
+      ]);
+    } finally {
+      await db.destroy();
+    }
   });
 });
