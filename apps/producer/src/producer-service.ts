@@ -54,6 +54,8 @@ export interface ProducerServiceConfig {
   registry?: Registry;
   /** Apply the store's migrations first (tests, demo). @defaultValue false */
   migrate?: boolean;
+  /** `CAIRN_PG_NAMED_STATEMENTS`: see `createDb`'s option. @defaultValue true */
+  namedStatements?: boolean;
   /**
    * USD each tenant may spend per UTC day (`CAIRN_TENANT_BUDGETS`): a spent tenant's new runs are
    * refused with `TenantBudgetExhaustedError` (429). @defaultValue none
@@ -105,7 +107,10 @@ export class ProducerService implements ProducerClient {
    * `StoreNotMigratedError` (naming `npm run migrate`) when the store's migrations are pending.
    */
   static async connect(config: ProducerServiceConfig): Promise<ProducerService> {
-    const db = await openStoreDb(config.databaseUrl, { migrate: config.migrate ?? false });
+    const db = await openStoreDb(config.databaseUrl, {
+      migrate: config.migrate ?? false,
+      ...(config.namedStatements === undefined ? {} : { namedStatements: config.namedStatements }),
+    });
     let runQueue: RunQueue;
     try {
       runQueue = await RunQueue.open({

@@ -63,6 +63,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
   const logger = givenLogger ?? pino({ name: 'cairn-producer', level: config.logLevel });
   const client = await ProducerService.connect({
     databaseUrl: config.databaseUrl,
+    namedStatements: config.namedStatements,
     queue: {
       backend: config.queueBackend,
       redisUrl: config.redisUrl,

@@ -136,7 +136,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
 
   // In thread mode the main thread only checks the store at start and reconciles.
   const mainPoolSize = config.executionThreads === 0 ? config.workerConcurrency + 4 : 4;
-  const db = await openStoreDb(config.databaseUrl, { migrate: config.migrate, max: mainPoolSize });
+  const db = await openStoreDb(config.databaseUrl, {
+    migrate: config.migrate,
+    max: mainPoolSize,
+    namedStatements: config.namedStatements,
+  });
   const closers: (() => Promise<void> | void)[] = [() => db.destroy()];
   let closing: Promise<void> | undefined;
   const closeAll = () =>
@@ -303,6 +307,7 @@ async function createExecutor(deps: {
       redisUrl: config.redisUrl,
       redisCluster: config.redisCluster,
       dbPoolMax: Math.max(4, Math.ceil(config.workerConcurrency / config.executionThreads) + 2),
+      namedStatements: config.namedStatements,
       queueName: config.queueName,
       queuePrefix: config.queuePrefix,
       capacity: {

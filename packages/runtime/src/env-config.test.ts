@@ -16,6 +16,10 @@ describe('parseEnvConfig', () => {
       deathSignal: true,
     });
     expect(parseEnvConfig({ DATABASE_URL: DB, CAIRN_DEATH_SIGNAL: '0' }).deathSignal).toBe(false);
+    expect(parseEnvConfig({ DATABASE_URL: DB }).namedStatements).toBe(true);
+    expect(
+      parseEnvConfig({ DATABASE_URL: DB, CAIRN_PG_NAMED_STATEMENTS: '0' }).namedStatements,
+    ).toBe(false);
     expect(
       parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: 'redis://localhost:6379' }).queueBackend,
     ).toBe('redis');

@@ -96,6 +96,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_LOCK_MS: positiveInt(DEFAULT_LOCK_MS),
   CAIRN_STALLED_INTERVAL_MS: positiveInt(DEFAULT_STALLED_INTERVAL_MS),
   CAIRN_DEATH_SIGNAL: flag,
+  CAIRN_PG_NAMED_STATEMENTS: flag,
   CAIRN_RECONCILE_INTERVAL_MS: positiveInt(30_000),
   CAIRN_RECONCILE_AFTER_MS: positiveInt(15_000),
   CAIRN_RETAIN_DAYS: integerAtLeast(0, DEFAULT_RETAIN_DAYS),
@@ -161,6 +162,12 @@ export interface CairnEnvConfig {
    * once it has been gone 150 ms, not when their locks expire; `0` turns it off. @defaultValue true
    */
   deathSignal: boolean;
+  /**
+   * `CAIRN_PG_NAMED_STATEMENTS`: statements with parameters go to Postgres as named (prepared)
+   * statements, planned once per connection; `0` sends them unnamed (a pooler that cannot keep
+   * them). @defaultValue true
+   */
+  namedStatements: boolean;
   /** @defaultValue 30000 */
   reconcileIntervalMs: number;
   /** Runs idle this long with no live job are reconciled. @defaultValue 15000 */
@@ -256,6 +263,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     lockMs: e.CAIRN_LOCK_MS,
     stalledIntervalMs: e.CAIRN_STALLED_INTERVAL_MS,
     deathSignal: e.CAIRN_DEATH_SIGNAL !== '0' && e.CAIRN_DEATH_SIGNAL !== 'false',
+    namedStatements: e.CAIRN_PG_NAMED_STATEMENTS !== '0' && e.CAIRN_PG_NAMED_STATEMENTS !== 'false',
     reconcileIntervalMs: e.CAIRN_RECONCILE_INTERVAL_MS,
     reconcileAfterMs: e.CAIRN_RECONCILE_AFTER_MS,
     retainDays: e.CAIRN_RETAIN_DAYS,

@@ -10,6 +10,8 @@ export interface OpenStoreDbOptions {
   migrate: boolean;
   /** Maximum connections in the pool. @defaultValue createDb's default */
   max?: number;
+  /** `CAIRN_PG_NAMED_STATEMENTS`: see `createDb`'s option. @defaultValue true */
+  namedStatements?: boolean;
 }
 
 /**
@@ -31,6 +33,7 @@ export async function openStoreDb(
   const db = createDb(databaseUrl, {
     idleTimeoutMs: 0,
     ...(options.max === undefined ? {} : { max: options.max }),
+    ...(options.namedStatements === undefined ? {} : { namedStatements: options.namedStatements }),
   });
   try {
     await (options.migrate ? migrate(db) : assertMigrated(db));

@@ -48,7 +48,10 @@ try {
     config.registryModule,
     model,
   );
-  const db = createDb(config.databaseUrl, { max: config.dbPoolMax });
+  const db = createDb(config.databaseUrl, {
+    max: config.dbPoolMax,
+    namedStatements: config.namedStatements,
+  });
   const { writes, ops } = openStore(db);
   const limiter = openModelCapacity({
     backend: config.backend,

@@ -31,6 +31,8 @@ export interface ExecutionThreadConfig {
   otlpEndpoint?: string;
   /** Postgres connections of this thread's pool. */
   dbPoolMax: number;
+  /** `CAIRN_PG_NAMED_STATEMENTS`. */
+  namedStatements: boolean;
   /** The queue's name and prefix, under which the limiter keeps its Redis keys. */
   queueName: string;
   queuePrefix?: string;
