@@ -6,6 +6,7 @@ import {
   type LivePublisher,
   type LiveSubscriber,
 } from './live-event.js';
+import { TickBatch } from './tick-batch.js';
 
 /** Postgres' NOTIFY payload limit is 8000 bytes; larger events are dropped (the stored stream has them once committed). */
 const MAX_PAYLOAD_BYTES = 7999;
@@ -16,8 +17,7 @@ const MAX_PAYLOAD_BYTES = 7999;
  */
 export class PostgresLivePublisher implements LivePublisher {
   private readonly pool: pg.Pool;
-  private pending: LiveEvent[] = [];
-  private flushing: Promise<void> | undefined;
+  private readonly batch = new TickBatch((events) => this.send(events));
 
   constructor(
     databaseUrl: string,
@@ -28,24 +28,12 @@ export class PostgresLivePublisher implements LivePublisher {
   }
 
   publish(event: LiveEvent): void {
-    this.pending.push(event);
-    this.flushing ??= this.drain();
+    this.batch.push(event);
   }
 
   async close(): Promise<void> {
-    await this.flushing;
+    await this.batch.flushed();
     await this.pool.end();
-  }
-
-  /** Sends everything published so far, in order, one statement per tick's worth. */
-  private async drain(): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    while (this.pending.length > 0) {
-      const events = this.pending;
-      this.pending = [];
-      await this.send(events);
-    }
-    this.flushing = undefined;
   }
 
   private async send(events: readonly LiveEvent[]): Promise<void> {

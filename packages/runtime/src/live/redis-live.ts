@@ -11,6 +11,7 @@ import {
   type LivePublisher,
   type LiveSubscriber,
 } from './live-event.js';
+import { TickBatch } from './tick-batch.js';
 
 /**
  * Live events over Redis pub/sub (the Redis backend). Events published in
@@ -20,8 +21,7 @@ import {
  */
 export class RedisLivePublisher implements LivePublisher {
   private readonly redis: RedisConnection;
-  private pending: LiveEvent[] = [];
-  private flushing: Promise<void> | undefined;
+  private readonly batch = new TickBatch((events) => this.send(events));
 
   constructor(
     target: RedisTarget,
@@ -32,24 +32,12 @@ export class RedisLivePublisher implements LivePublisher {
   }
 
   publish(event: LiveEvent): void {
-    this.pending.push(event);
-    this.flushing ??= this.drain();
+    this.batch.push(event);
   }
 
   async close(): Promise<void> {
-    await this.flushing;
+    await this.batch.flushed();
     await this.redis.quit().catch(() => this.redis.disconnect());
-  }
-
-  /** Sends everything published so far, in order, one command per channel per tick's worth. */
-  private async drain(): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    while (this.pending.length > 0) {
-      const events = this.pending;
-      this.pending = [];
-      await this.send(events);
-    }
-    this.flushing = undefined;
   }
 
   private async send(events: readonly LiveEvent[]): Promise<void> {
