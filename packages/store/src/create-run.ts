@@ -7,7 +7,7 @@ import { RUN_TRANSITIONS, type IdempotencyClaim, type NewRun } from '@cairn/engi
 import { assertParentHeld } from './parent-fence.js';
 import { RUN_RECORD_COLUMNS, toRunRecord, type RunRecordRow } from './run-row.js';
 import type { Database } from './schema.js';
-import { uuidV7 } from './uuid-v7.js';
+import { v7 as uuidV7 } from 'uuid';
 
 /**
  * Creates a run in PENDING: joins or opens its session (the run's tenant's session of that id: another

@@ -5,7 +5,7 @@ import { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
 import type { Database } from './schema.js';
 import { newRun, useStoreTestContext } from './test-support/store-test-context.js';
 import { withRunTree } from './run-tree.js';
-import { uuidV7 } from './uuid-v7.js';
+import { v7 as uuidV7 } from 'uuid';
 
 const ctx = useStoreTestContext();
 
