@@ -1,7 +1,9 @@
 /**
  * `npm run bench [-- --quick] [-- --only checkpoint,history] [-- --out file.json]`:
  * runs the benchmark sections, prints a Markdown table and writes
- * bench/results/latest.json (or `--out`).
+ * bench/results/latest.json (or `--out`). The reads section compares with
+ * bench/results/reads-baseline.json (or `--reads-baseline <file>`) when there
+ * is one, and `--save-reads-baseline` writes its figures there.
  * Never asserts a figure; exits 1 only when one of Cairn's own sections could not run.
  */
 import { loadavg } from 'node:os';
@@ -15,6 +17,7 @@ import {
   type BenchReport,
   type SectionReport,
 } from './lib/report.js';
+import { READS_BASELINE_PATH, type ReadsBaselineOption } from './lib/reads-baseline.js';
 import type { Section } from './lib/section.js';
 import { BenchServices } from './lib/services.js';
 import { capacitySection } from './sections/capacity.js';
@@ -24,6 +27,7 @@ import { forkSection } from './sections/fork.js';
 import { historyFlatSection } from './sections/history-flat.js';
 import { livenessSection } from './sections/liveness.js';
 import { pagesSection } from './sections/pages.js';
+import { readsSection } from './sections/reads.js';
 import { memorySection } from './sections/memory.js';
 import { peersSection } from './sections/peers.js';
 import { recoverySection } from './sections/recovery.js';
@@ -45,20 +49,28 @@ const SECTIONS: readonly Section[] = [
   spendSection,
   forkSection,
   pagesSection,
+  readsSection,
 ];
 
 const RESULTS_PATH = fileURLToPath(new URL('./results/latest.json', import.meta.url));
 
 function usage(): string {
-  return `usage: npm run bench -- [--quick] [--only <${SECTIONS.map((s) => s.id).join('|')}>[,...]] [--out <results.json>]`;
+  return `usage: npm run bench -- [--quick] [--only <${SECTIONS.map((s) => s.id).join('|')}>[,...]] [--out <results.json>] [--reads-baseline <file>] [--save-reads-baseline]`;
 }
 
-function parseCli(): { quick: boolean; sections: Section[]; out: string } {
+function parseCli(): {
+  quick: boolean;
+  sections: Section[];
+  out: string;
+  readsBaseline: ReadsBaselineOption;
+} {
   const { values } = parseArgs({
     options: {
       quick: { type: 'boolean', default: false },
       only: { type: 'string', multiple: true },
       out: { type: 'string' },
+      'reads-baseline': { type: 'string' },
+      'save-reads-baseline': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -76,6 +88,11 @@ function parseCli(): { quick: boolean; sections: Section[]; out: string } {
     quick: values.quick,
     sections: wanted.length ? SECTIONS.filter((s) => wanted.includes(s.id)) : [...SECTIONS],
     out: values.out ?? RESULTS_PATH,
+    readsBaseline: {
+      path: values['reads-baseline'] ?? READS_BASELINE_PATH,
+      named: values['reads-baseline'] !== undefined,
+      save: values['save-reads-baseline'],
+    },
   };
 }
 
@@ -83,6 +100,7 @@ async function runSection(
   section: Section,
   quick: boolean,
   services: BenchServices,
+  readsBaseline: ReadsBaselineOption,
 ): Promise<SectionReport> {
   const started = Date.now();
   const log = (message: string) =>
@@ -91,7 +109,7 @@ async function runSection(
     );
   log(`start${quick ? ' (quick)' : ''}`);
   try {
-    const result = await section.run({ quick, services, log });
+    const result = await section.run({ quick, services, log, readsBaseline });
     return {
       id: section.id,
       title: section.title,
@@ -113,13 +131,14 @@ async function runSection(
 }
 
 async function main(): Promise<number> {
-  const { quick, sections, out } = parseCli();
+  const { quick, sections, out, readsBaseline } = parseCli();
   const services = new BenchServices();
   const startedAt = new Date().toISOString();
   const startLoad = Math.round((loadavg()[0] ?? 0) * 100) / 100;
   const reports: SectionReport[] = [];
   try {
-    for (const section of sections) reports.push(await runSection(section, quick, services));
+    for (const section of sections)
+      reports.push(await runSection(section, quick, services, readsBaseline));
     const machine = await machineInfo(await services.postgresUrl().catch(() => undefined));
     const report: BenchReport = { startedAt, quick, startLoad, machine, sections: reports };
     console.log(`\n## Cairn benchmark${quick ? ' (quick)' : ''}, ${startedAt}\n`);

@@ -1,4 +1,4 @@
-import { createApp } from '../../apps/producer/src/app.js';
+import { createApp, type AppDeps } from '../../apps/producer/src/app.js';
 import { medianFigure, type Figure } from './figure.js';
 import { openClient } from './producer.js';
 import type { BenchServices } from './services.js';
@@ -9,6 +9,42 @@ const ROUTES = ['/ui', '/ui?status=COMPLETED'] as const;
 
 /** Longer than pg's default idle timeout (10 s), after which a pool that keeps that default has closed its connections. */
 const PAUSE_MS = 11_000;
+
+/** The producer's Hono app on a bench database, loading a path whole. */
+export interface ProducerApp {
+  /** `GET path` through `app.request` (middleware, reads, rendering) with its body read: the ms it took and the body; throws on a status other than 200. */
+  load(path: string): Promise<{ ms: number; body: string }>;
+  close(): Promise<void>;
+}
+
+/**
+ * The producer's Hono app (`createApp`) on a ProducerService of the database
+ * at `databaseUrl`, with `events` as its SSE stream's options.
+ */
+export async function openProducerApp(
+  databaseUrl: string,
+  services: BenchServices,
+  events?: AppDeps['events'],
+): Promise<ProducerApp> {
+  const redisUrl = await services.redisUrl();
+  const client = await openClient({
+    databaseUrl,
+    backend: redisUrl ? 'redis' : 'postgres',
+    redisUrl,
+    queueName: `bench-pages-${Math.random().toString(36).slice(2, 8)}`,
+  });
+  const app = createApp({ client, queues: [client.runQueue.queue], events });
+  return {
+    async load(path) {
+      const start = process.hrtime.bigint();
+      const res = await app.request(path);
+      const body = await res.text();
+      if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${body.slice(0, 200)}`);
+      return { ms: msSince(start), body };
+    },
+    close: () => client.close(),
+  };
+}
 
 /**
  * `GET /ui` and `GET /ui?status=COMPLETED` through the producer's Hono app
@@ -24,21 +60,8 @@ export async function pageRouteFigures(
   rounds: number,
   idleRounds: number,
 ): Promise<Figure[]> {
-  const redisUrl = await services.redisUrl();
-  const client = await openClient({
-    databaseUrl,
-    backend: redisUrl ? 'redis' : 'postgres',
-    redisUrl,
-    queueName: `bench-pages-${Math.random().toString(36).slice(2, 8)}`,
-  });
-  const app = createApp({ client, queues: [client.runQueue.queue] });
-  const load = async (path: string) => {
-    const start = process.hrtime.bigint();
-    const res = await app.request(path);
-    const body = await res.text();
-    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${body.slice(0, 200)}`);
-    return msSince(start);
-  };
+  const app = await openProducerApp(databaseUrl, services);
+  const load = async (path: string) => (await app.load(path)).ms;
   try {
     const figures: Figure[] = [];
     for (const path of ROUTES) {
@@ -73,6 +96,6 @@ export async function pageRouteFigures(
       );
     return figures;
   } finally {
-    await client.close();
+    await app.close();
   }
 }

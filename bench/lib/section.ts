@@ -1,4 +1,5 @@
 import type { Figure } from './figure.js';
+import type { ReadsBaselineOption } from './reads-baseline.js';
 import type { BenchServices } from './services.js';
 
 /** What every section receives. */
@@ -8,6 +9,8 @@ export interface SectionContext {
   services: BenchServices;
   /** Progress line on stderr. */
   log(message: string): void;
+  /** The reads section's baseline file (`--reads-baseline`, `--save-reads-baseline`). */
+  readsBaseline?: ReadsBaselineOption;
 }
 
 /** What a section measured. */
