@@ -29,6 +29,7 @@ import * as m0014o2 from './migrations/0014_o_tenant_model_day_spend.js';
 import * as m0015a from './migrations/0015_a_run_search_texts.js';
 import * as m0016 from './migrations/0016_entity_caps.js';
 import * as m0017 from './migrations/0017_lean_writes.js';
+import * as m0018 from './migrations/0018_derived_events.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -60,6 +61,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0015_a_run_search_texts': m0015a,
   '0016_entity_caps': m0016,
   '0017_lean_writes': m0017,
+  '0018_derived_events': m0018,
 });
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, RawBuilder } from 'kysely';
-import { RunNotFoundError, type RunEvent } from '@cairn/engine';
+import { RunNotFoundError } from '@cairn/engine';
 import type { Database, RunEventRow } from './schema.js';
 
 /** An event to append to a run's stream. */
@@ -18,21 +18,25 @@ export interface StoredEvent {
   createdAt: Date;
 }
 
+/** One event of a `run_event_batches` row: whole, or a derived event in its compact form (`stored-delta-events.ts`). */
+export type BatchElement = NewRunEvent | string;
+
 /**
  * The INSERT of `events` after the run's `event_seq`, as a statement (or a
  * data-modifying CTE) that follows a CTE named `run` which advanced
  * `event_seq` by `events.length` and returned `run_id` and `event_seq`: one
  * `run_event_batches` row holding them all, numbered up to the new `event_seq`.
  */
-export function insertEventsAfter(events: readonly NewRunEvent[]): RawBuilder<unknown> {
-  const batch = JSON.stringify(events.map((e) => ({ type: e.type, data: e.data ?? null })));
+export function insertEventsAfter(events: readonly BatchElement[]): RawBuilder<unknown> {
+  const batch = JSON.stringify(
+    events.map((e) => (isWhole(e) ? { type: e.type, data: e.data ?? null } : e)),
+  );
   return sql`insert into run_event_batches (run_id, last_seq, first_seq, events)
     select run.run_id, run.event_seq, run.event_seq - ${events.length} + 1, ${batch}::jsonb from run`;
 }
 
-/** An engine event as stored: its own fields, with the epoch and time it was published. */
-export function toStoredEvent(event: RunEvent): NewRunEvent {
-  return { type: event.type, data: { ...event.data, epoch: event.epoch, at: event.at } };
+function isWhole(element: BatchElement): element is NewRunEvent {
+  return typeof element !== 'string';
 }
 
 /**

@@ -133,12 +133,12 @@ export interface RunEventsTable {
   batch_last_seq: number;
 }
 
-/** The `run_event_batches` table: the events one statement stored, as one jsonb array `[{ type, data }]`. */
+/** The `run_event_batches` table: the events one statement stored, as one jsonb array of `{ type, data }` or a derived event's compact string (`stored-delta-events.ts`). */
 export interface RunEventBatchesTable {
   run_id: string;
   last_seq: number;
   first_seq: number;
-  events: Json<{ type: string; data: unknown }[]>;
+  events: Json<({ type: string; data: unknown } | string)[]>;
   created_at: Generated<Date>;
 }
 

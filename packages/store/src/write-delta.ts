@@ -3,8 +3,9 @@ import type { Kysely, RawBuilder } from 'kysely';
 import { LeaseLostError, type ToolCallRecord } from '@cairn/engine';
 import { EXECUTING_STATUS, type CheckpointDelta, type RunOutcome } from '@cairn/engine/store';
 import { continueFragments } from './continue-requests.js';
-import { insertEventsAfter, toStoredEvent } from './run-events.js';
+import { insertEventsAfter } from './run-events.js';
 import { RUN_RECORD_COLUMNS, type RunRecordRow } from './run-row.js';
+import { storedDeltaEvents } from './stored-delta-events.js';
 import { tenantModelDaySpend } from './tenant-model-day-spend.js';
 import type { Database, RunRow, ToolCallsTable } from './schema.js';
 
@@ -132,7 +133,11 @@ export async function writeDelta(
          where c.tool_call_id not in (select tool_call_id from finished_calls))`,
     );
   }
-  if (k > 0) ctes.push(sql`new_events as (${insertEventsAfter(events.map(toStoredEvent))})`);
+  if (k > 0) {
+    // Derived events (a call started or completed, the commit) compact, read back whole by `run_events`.
+    const stored = storedDeltaEvents(events, delta.toolCalls);
+    ctes.push(sql`new_events as (${insertEventsAfter(stored)})`);
+  }
   const cost = delta.usage.costMicroUsd ?? 0;
   if (cost > 0) ctes.push(...tenantDaySpend(runId, cost));
   const continued = continueFragments(
