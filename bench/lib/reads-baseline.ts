@@ -71,7 +71,8 @@ export async function saveReadsBaseline(path: string, baseline: ReadsBaseline): 
 
 /** The commit of the working tree and whether its packages or apps differ from it (another change in progress). */
 export function sourceRevision(): ReadsBaseline['source'] {
-  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   try {
     return {
       commit: git('rev-parse', 'HEAD'),
