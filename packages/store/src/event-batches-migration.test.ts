@@ -47,9 +47,10 @@ describe(`migration ${MIGRATION}`, () => {
 
       await migrate(db);
 
-      // Every event reads the same: numbers, types, data and times.
+      // Every event reads the same: numbers, types, data and times (the columns later migrations add left out).
       const after = await sql<{ row: Record<string, unknown> }>`
-        select to_jsonb(e) - 'batch_last_seq' as row from run_events e order by seq`.execute(db);
+        select to_jsonb(e) - 'batch_last_seq' - 'batch_epoch' - 'batch_at' as row
+          from run_events e order by seq`.execute(db);
       expect(after.rows).toEqual(stored.rows);
       const events = await store.listEvents(runId);
       expect(events.map((e) => [e.seq, e.type])).toEqual([

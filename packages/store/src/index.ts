@@ -25,7 +25,8 @@ export {
   type ServedEntityAnnouncement,
 } from './served-entities.js';
 export type { ForceCancelOptions } from './run-cancel.js';
-export type { NewRunEvent, StoredEvent } from './run-events.js';
+export type { StoredEvent } from './run-events.js';
+export type { NewRunEvent } from './stored-delta-events.js';
 export type { RunTreeCursor, RunTreeEvents, RunTreeNode } from './run-tree-events.js';
 export type {
   AttemptView,

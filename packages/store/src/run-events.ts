@@ -2,12 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely, RawBuilder } from 'kysely';
 import { RunNotFoundError } from '@cairn/engine';
 import type { Database, RunEventRow } from './schema.js';
-
-/** An event to append to a run's stream. */
-export interface NewRunEvent {
-  type: string;
-  data: unknown;
-}
+import { derivedEventData, type BatchElement, type NewRunEvent } from './stored-delta-events.js';
 
 /** An event of a run's stream, numbered from 1 per run. */
 export interface StoredEvent {
@@ -17,9 +12,6 @@ export interface StoredEvent {
   data: unknown;
   createdAt: Date;
 }
-
-/** One event of a `run_event_batches` row: whole, or a derived event in its compact form (`stored-delta-events.ts`). */
-export type BatchElement = NewRunEvent | string;
 
 /**
  * The INSERT of `events` after the run's `event_seq`, as a statement (or a
@@ -103,7 +95,11 @@ export async function listEventsOfTypes(
   return rows.map(fromEventRow);
 }
 
-/** A `run_events` row as a {@link StoredEvent}. */
+/** A `run_events` row as a {@link StoredEvent}; a derived event stored compact is made whole. */
 export function fromEventRow(r: RunEventRow): StoredEvent {
-  return { runId: r.run_id, seq: r.seq, type: r.type, data: r.data, createdAt: r.created_at };
+  const data =
+    typeof r.data === 'string' && r.batch_epoch !== null && r.batch_at !== null
+      ? derivedEventData(r.data, r.batch_epoch, r.batch_at)
+      : r.data;
+  return { runId: r.run_id, seq: r.seq, type: r.type, data, createdAt: r.created_at };
 }

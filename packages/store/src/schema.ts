@@ -131,6 +131,10 @@ export interface RunEventsTable {
   created_at: Generated<Date>;
   /** The `last_seq` of the batch holding the event: bound it to read by the batches' primary key. */
   batch_last_seq: number;
+  /** A derived event stored compact (`data` its string): its batch's first event's epoch, to read it with. */
+  batch_epoch: number | null;
+  /** A derived event stored compact: its batch's first event's `at`, to read it with. */
+  batch_at: string | null;
 }
 
 /** The `run_event_batches` table: the events one statement stored, as one jsonb array of `{ type, data }` or a derived event's compact string (`stored-delta-events.ts`). */

@@ -1,13 +1,21 @@
-import type { RunEvent, ToolCallRecord } from '@cairn/engine';
-import type { BatchElement, NewRunEvent } from './run-events.js';
+import type { RunEvent } from '@cairn/engine';
+
+/** An event to append to a run's stream. */
+export interface NewRunEvent {
+  type: string;
+  data: unknown;
+}
+
+/** One event of a `run_event_batches` row: whole, or a derived event in its compact form. */
+export type BatchElement = NewRunEvent | string;
 
 /**
  * A derived event as a batch stores it, one short string `<code><ms>:<fields>`: `ms` is its time
- * in milliseconds after the batch's first event, whose epoch it has, and `fields` what the rows
- * the same statement writes do not say. The `run_events` view (migration `0018_derived_events`)
- * reads it back whole:
- * - `S<ms>:<toolCallId>`: `ToolCallStarted { toolCallId, name, batch }`, name and batch from the call's `tool_calls` row;
- * - `C<ms>:<toolCallId>`: `ToolCallCompleted`, the same way;
+ * in milliseconds after the batch's first event, whose epoch it has. {@link derivedEventData}
+ * reads it back whole from the string and that first event alone (the `run_events` view,
+ * migration `0018_derived_events`, gives both):
+ * - `S<ms>:<batch>:<name>:<toolCallId>`: `ToolCallStarted { toolCallId, name, batch }`;
+ * - `C<ms>:<batch>:<name>:<toolCallId>`: `ToolCallCompleted`, the same way;
  * - `K<ms>:<lastCheckpointAtMessageIndex>:<messages>`: `CheckpointCommitted`.
  */
 type CompactEvent = string;
@@ -19,18 +27,13 @@ const ISO_TIME = /^[1-9]\d{3}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
  * The events of a checkpoint or finish delta as its batch stores them (docs/operations.md, "Stored
  * events"): the first whole, and each later `ToolCallStarted`, `ToolCallCompleted` and
  * `CheckpointCommitted` compact when the view gives it back exactly as emitted: same epoch as
- * the first, data of the usual fields only and, for a call, its record in the delta with the
- * same name and batch (the row the statement writes). Any other event is stored whole. Every
- * event keeps its place, so sequence numbers do not change.
+ * the first, data of the usual fields only, a tool name without `:`. Any other event is stored
+ * whole. Every event keeps its place, so sequence numbers do not change.
  */
-export function storedDeltaEvents(
-  events: readonly RunEvent[],
-  calls: readonly ToolCallRecord[],
-): BatchElement[] {
+export function storedDeltaEvents(events: readonly RunEvent[]): BatchElement[] {
   const [first] = events;
   if (!first) return [];
-  const latest = new Map(calls.map((call) => [call.toolCallId, call]));
-  return events.map((event, i) => (i > 0 && compactForm(event, first, latest)) || whole(event));
+  return events.map((event, i) => (i > 0 && compactForm(event, first)) || whole(event));
 }
 
 /** An engine event whole: its own fields, with the epoch and time it was published. */
@@ -38,11 +41,7 @@ function whole(event: RunEvent): NewRunEvent {
   return { type: event.type, data: { ...event.data, epoch: event.epoch, at: event.at } };
 }
 
-function compactForm(
-  event: RunEvent,
-  first: RunEvent,
-  calls: ReadonlyMap<string, ToolCallRecord>,
-): CompactEvent | undefined {
+function compactForm(event: RunEvent, first: RunEvent): CompactEvent | undefined {
   if (event.epoch !== first.epoch || !ISO_TIME.test(event.at) || !ISO_TIME.test(first.at)) {
     return undefined;
   }
@@ -52,10 +51,13 @@ function compactForm(
   switch (event.type) {
     case 'ToolCallStarted':
     case 'ToolCallCompleted': {
+      const { toolCallId, name, batch } = data;
       if (!hasOnly(data, ['toolCallId', 'name', 'batch'])) return undefined;
-      const call = typeof data.toolCallId === 'string' ? calls.get(data.toolCallId) : undefined;
-      if (!call || call.name !== data.name || call.batch !== data.batch) return undefined;
-      return `${event.type === 'ToolCallStarted' ? 'S' : 'C'}${ms}:${call.toolCallId}`;
+      if (typeof toolCallId !== 'string' || typeof name !== 'string' || name.includes(':')) {
+        return undefined;
+      }
+      if (!isCount(batch)) return undefined;
+      return `${event.type === 'ToolCallStarted' ? 'S' : 'C'}${ms}:${batch}:${name}:${toolCallId}`;
     }
     case 'CheckpointCommitted': {
       const { lastCheckpointAtMessageIndex: last, messages } = data;
@@ -75,4 +77,32 @@ function hasOnly(data: Record<string, unknown>, keys: readonly string[]): boolea
 
 function isCount(value: unknown): value is number {
   return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+/**
+ * The data of a derived event stored compact, whole again: exactly what was emitted, keys in the
+ * order Postgres gives a whole event's (jsonb's: shorter first), so the events API's output is
+ * the same byte for byte. `epoch` and `firstAt` are the batch's first event's.
+ */
+export function derivedEventData(
+  compact: CompactEvent,
+  epoch: number,
+  firstAt: string,
+): Record<string, unknown> {
+  const colon = compact.indexOf(':');
+  const at = new Date(Date.parse(firstAt) + Number(compact.slice(1, colon))).toISOString();
+  const fields = compact.slice(colon + 1);
+  if (compact.startsWith('K')) {
+    const [last, messages] = fields.split(':');
+    return { at, epoch, messages: Number(messages), lastCheckpointAtMessageIndex: Number(last) };
+  }
+  const afterBatch = fields.indexOf(':');
+  const afterName = fields.indexOf(':', afterBatch + 1);
+  return {
+    at,
+    name: fields.slice(afterBatch + 1, afterName),
+    batch: Number(fields.slice(0, afterBatch)),
+    epoch,
+    toolCallId: fields.slice(afterName + 1),
+  };
 }

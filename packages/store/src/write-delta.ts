@@ -135,7 +135,7 @@ export async function writeDelta(
   }
   if (k > 0) {
     // Derived events (a call started or completed, the commit) compact, read back whole by `run_events`.
-    const stored = storedDeltaEvents(events, delta.toolCalls);
+    const stored = storedDeltaEvents(events);
     ctes.push(sql`new_events as (${insertEventsAfter(stored)})`);
   }
   const cost = delta.usage.costMicroUsd ?? 0;

@@ -1,5 +1,5 @@
 import type { Message, ToolCallRecord } from '@cairn/engine';
-import type { NewRunEvent } from '../run-events.js';
+import type { NewRunEvent } from '../stored-delta-events.js';
 import type { StoreWrites } from '../store-parts.js';
 
 /** The model a stored long run's turns name. */
