@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { actionIdempotencyKey, type ActionDecision } from '@cairn/engine';
 import { waitFor } from '../fleet/fleet.js';
 import {
@@ -12,11 +12,22 @@ import {
   type OpsFleet,
 } from './hitl-fleet.js';
 
-let fleet: OpsFleet | undefined;
-afterEach(async () => {
-  await fleet?.stop();
-  fleet = undefined;
+// One database, queue, client and worker for every scenario: runs are independent by id, each
+// test waits for its run to end, and the ledger is read from the rows written since the test began.
+let fleet: OpsFleet;
+beforeAll(async () => {
+  fleet = await startOpsFleet();
 });
+afterAll(() => fleet?.stop());
+
+let ledgerBefore = 0;
+beforeEach(async () => {
+  ledgerBefore = (await fleet.ledgerRows()).length;
+});
+/** The ledger rows written since the test began (rows are ordered by time). */
+async function ledgerRows(): ReturnType<OpsFleet['ledgerRows']> {
+  return (await fleet.ledgerRows()).slice(ledgerBefore);
+}
 
 interface Case {
   name: string;
@@ -73,7 +84,6 @@ describe.each([
   it.each(CASES)(
     '$name: the run pauses holding no job, resumes once decided, and the model sees the right tool message',
     async (c) => {
-      fleet = await startOpsFleet();
       const run = await fleet.client.enqueueRun({ entity, input: c.input });
       const [action] = await pausedWith(fleet, run.runId, 1);
       expect(action).toMatchObject({
@@ -84,7 +94,7 @@ describe.each([
       });
       // Its job completes: a paused run holds no worker and no job slot.
       await waitFor(
-        async () => !(await fleet!.runQueueLiveJob(run.runId)),
+        async () => !(await fleet.runQueueLiveJob(run.runId)),
         5_000,
         'the paused run to hold no job',
       );
@@ -92,7 +102,7 @@ describe.each([
       expect(paused.pending_actions.map((a) => a.action_id)).toEqual([action!.actionId]);
       if (c.tool === 'restart_service')
         expect(toolMessages(paused, 'check_status')).toEqual(['api: degraded (p99 latency 4.2 s)']);
-      expect(await fleet.ledgerRows()).toEqual([]);
+      expect(await ledgerRows()).toEqual([]);
 
       const result = await fleet.client.decide(run.runId, [
         { actionId: action!.actionId, decision: c.decision },
@@ -105,7 +115,7 @@ describe.each([
       expect(view.content).toContain(`- ${c.tool}: ${c.message.split('\n')[0]}`);
       expect(callsWithoutResult(view)).toEqual([]);
       expect(view.member_runs).toHaveLength(entity.kind === 'team' ? 1 : 0);
-      const rows = await fleet.ledgerRows();
+      const rows = await ledgerRows();
       expect(rows.map((r) => r.args.service)).toEqual(c.restarted);
       for (const row of rows)
         expect(row.idempotency_key).toBe(actionIdempotencyKey(action!.actionId));
@@ -119,7 +129,6 @@ describe.each([
 
 describe('partial decisions', () => {
   it('three gated calls of one batch: the run resumes only after the third decision, each call executed once, in the order decided', async () => {
-    fleet = await startOpsFleet();
     const run = await fleet.client.enqueueRun({
       entity: OPS_AGENT,
       input: 'restart api, db, cache',
@@ -138,12 +147,12 @@ describe('partial decisions', () => {
       expect((await fleet.store.getRun(run.runId))?.status).toBe('PAUSED');
       expect(await fleet.runQueueLiveJob(run.runId)).toBe(false);
     }
-    expect(await fleet.ledgerRows()).toEqual([]);
+    expect(await ledgerRows()).toEqual([]);
     await fleet.client.decide(run.runId, [
       { actionId: byService.get('db')!, decision: { type: 'approve' } },
     ]);
     expect((await finished(fleet, run.runId)).status).toBe('COMPLETED');
-    const rows = await fleet.ledgerRows();
+    const rows = await ledgerRows();
     expect(rows.map((r) => r.args.service)).toEqual(['cache', 'api', 'db']);
     expect(new Set(rows.map((r) => r.idempotency_key)).size).toBe(3);
     const view = (await fleet.client.getRun(run.runId))!;
@@ -160,7 +169,6 @@ describe('every checkpoint mode', () => {
   it.each(['run', 'tool-batch', 'tool-call'] as const)(
     '%s: the pause commits the turn, the ungated result and the actions; the resume completes the history',
     async (checkpoint) => {
-      fleet = await startOpsFleet();
       const run = await fleet.client.enqueueRun({
         entity: OPS_AGENT,
         input: 'restart api, db',
@@ -178,7 +186,7 @@ describe('every checkpoint mode', () => {
       const view = (await fleet.client.getRun(run.runId))!;
       expect(callsWithoutResult(view)).toEqual([]);
       expect(view.tools.map((t) => t.status)).toEqual(['completed', 'completed', 'completed']);
-      expect((await fleet.ledgerRows()).map((r) => r.args.service).sort()).toEqual(['api', 'db']);
+      expect((await ledgerRows()).map((r) => r.args.service).sort()).toEqual(['api', 'db']);
     },
   );
 });
