@@ -180,7 +180,7 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     );
     // Two workers and two producers start, and a worker is SIGKILLed and its run recovered: the full
     // run's load took it past 60 s (62.7 s in a CI run); every wait inside has its own ceiling.
-  }, 120_000);
+  }, 100_000);
 
   it("follows a team's stream with its member's events and text across a producer restart: every stored event of the tree once, in each run's order", async () => {
     // Slow enough that the member is still working, its answer ahead, once the second producer is up

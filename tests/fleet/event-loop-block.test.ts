@@ -28,7 +28,7 @@ describe(`a tool that blocks the event loop for 3 s, with a 2 s lock (${FLEET_BA
       input: 'block',
       checkpoint: 'tool-batch',
     });
-    const done = await fleet.client.waitForRun(run.runId, { timeoutMs: 100_000 });
+    const done = await fleet.client.waitForRun(run.runId, { timeoutMs: 90_000 });
     return { done, view: (await fleet.client.getRun(run.runId))! };
   }
 
@@ -47,7 +47,7 @@ describe(`a tool that blocks the event loop for 3 s, with a 2 s lock (${FLEET_BA
     'is taken over by the other worker when runs execute on the lock-renewing thread',
     // Each attempt blocks its worker past its lock, so the run may change hands more than once before
     // an attempt's commit lands (a quiet CI run passed 60 s): the test's ceiling, not a timing goal.
-    { ...requiresRedis(), timeout: 120_000 },
+    { ...requiresRedis(), timeout: 100_000 },
     async () => {
       const { done, view } = await runBlocker('0', 6000);
       expect(done.status).toBe('COMPLETED');
