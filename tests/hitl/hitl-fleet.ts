@@ -6,7 +6,13 @@ import {
   type RunRecord,
 } from '@cairn/engine';
 import type { RunView } from '@cairn/store';
-import { FLEET_BACKEND, startFleet, waitFor, type Fleet } from '../fleet/fleet.js';
+import {
+  FLEET_BACKEND,
+  startFleet,
+  waitFor,
+  type Fleet,
+  type SpawnedProducer,
+} from '../fleet/fleet.js';
 
 /** The ops example's registry, loaded by the workers and the client. */
 export const OPS_REGISTRY = '@cairn/ops-agent';
@@ -18,22 +24,41 @@ export const OPS_TEAM = { kind: 'team', name: 'ops-team' } as const;
 /** A fleet on the ops registry whose workers write the Postgres tool ledger. */
 export interface OpsFleet extends Fleet {
   workerEnv: Record<string, string>;
+  /** The producer processes started with the fleet (`producers`), p1, p2, ... */
+  producers: SpawnedProducer[];
   /** Rows of `ops_tool_ledger`, in the order the executions happened. */
   ledgerRows(): Promise<{ tool: string; idempotency_key: string; args: { service: string } }[]>;
 }
 
-/** Starts a fleet on the ops registry (or another with the ops tools, `registryModule`) with `workers` worker processes. */
+/**
+ * Starts a fleet on the ops registry (or another with the ops tools, `registryModule`) with
+ * `workers` worker processes (default 1) and `producers` producer processes (default 0), all side by side.
+ */
 export async function startOpsFleet(
-  options: { workers?: number; env?: Record<string, string>; registryModule?: string } = {},
+  options: {
+    workers?: number;
+    producers?: number;
+    env?: Record<string, string>;
+    registryModule?: string;
+  } = {},
 ): Promise<OpsFleet> {
   const fleet = await startFleet({
     backend: FLEET_BACKEND,
     registryModule: options.registryModule ?? OPS_REGISTRY,
   });
   const workerEnv = { OPS_LEDGER_URL: fleet.db.url, ...options.env };
-  for (let i = 0; i < (options.workers ?? 1); i++) await fleet.spawnWorker(`w${i + 1}`, workerEnv);
+  // Side by side: each start takes seconds of CPU; `fleet.workers` keeps the order w1, w2, ...
+  const [producers] = await Promise.all([
+    Promise.all(
+      Array.from({ length: options.producers ?? 0 }, (_, i) => fleet.spawnProducer(`p${i + 1}`)),
+    ),
+    ...Array.from({ length: options.workers ?? 1 }, (_, i) =>
+      fleet.spawnWorker(`w${i + 1}`, workerEnv),
+    ),
+  ]);
   return Object.assign(fleet, {
     workerEnv,
+    producers,
     ledgerRows: async () => {
       const exists = await sql<{
         t: string | null;
