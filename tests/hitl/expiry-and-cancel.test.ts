@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { DecisionConflictError } from '@cairn/engine';
 import { waitFor } from '../fleet/fleet.js';
 import {
@@ -11,15 +11,37 @@ import {
   type OpsFleet,
 } from './hitl-fleet.js';
 
-let fleet: OpsFleet | undefined;
-afterEach(async () => {
-  await fleet?.stop();
-  fleet = undefined;
+/**
+ * The scenarios run side by side, each on a fleet with its workers' settings; scenarios whose
+ * settings agree share one (their runs are independent by id, and none of them runs a restart, so
+ * the ledger stays empty for all).
+ */
+const fleets = new Map<string, Promise<OpsFleet>>();
+function fleetWith(env: Record<string, string>): Promise<OpsFleet> {
+  const key = JSON.stringify(env);
+  let fleet = fleets.get(key);
+  if (!fleet) fleets.set(key, (fleet = startOpsFleet({ env })));
+  return fleet;
+}
+afterAll(async () => {
+  await Promise.allSettled([...fleets.values()].map(async (fleet) => (await fleet).stop()));
 });
 
-describe('expiry of a pending action', () => {
-  it('onTimeout \'reject\' (the default): nobody decides, the call is rejected with "approval timed out" and the run goes on', async () => {
-    fleet = await startOpsFleet({ env: { OPS_APPROVAL_TIMEOUT_MS: '1500' } });
+/**
+ * Expiry rejecting by default, and a reconciler quick to find an expiry whose delayed job was lost:
+ * the two 'reject' scenarios share it.
+ */
+const EXPIRING = {
+  OPS_APPROVAL_TIMEOUT_MS: '3000',
+  CAIRN_RECONCILE_INTERVAL_MS: '500',
+  CAIRN_RECONCILE_AFTER_MS: '500',
+};
+
+describe.concurrent('expiry of a pending action', () => {
+  it('onTimeout \'reject\' (the default): nobody decides, the call is rejected with "approval timed out" and the run goes on', async ({
+    expect,
+  }) => {
+    const fleet = await fleetWith(EXPIRING);
     const run = await fleet.client.enqueueRun({ entity: OPS_TEAM, input: 'restart api' });
     const [action] = await pausedWith(fleet, run.runId, 1);
     expect(action!.expiresAt).toBeInstanceOf(Date);
@@ -35,22 +57,17 @@ describe('expiry of a pending action', () => {
     ]);
   });
 
-  it('an expiry whose delayed job was lost is applied by the reconciler, and the run goes on', async () => {
-    fleet = await startOpsFleet({
-      env: {
-        OPS_APPROVAL_TIMEOUT_MS: '3000',
-        CAIRN_RECONCILE_INTERVAL_MS: '500',
-        CAIRN_RECONCILE_AFTER_MS: '500',
-      },
-    });
+  it('an expiry whose delayed job was lost is applied by the reconciler, and the run goes on', async ({
+    expect,
+  }) => {
+    const fleet = await fleetWith(EXPIRING);
     const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart api' });
     const [action] = await pausedWith(fleet, run.runId, 1);
     // The queue loses the delayed `expire` job (a flushed Redis, or a worker that died before enqueuing it).
     const expireJobId = `expire-${action!.actionId}`;
     let expireJob: Awaited<ReturnType<typeof fleet.client.runQueue.queue.getJob>>;
     await waitFor(
-      async () =>
-        (expireJob = await fleet!.client.runQueue.queue.getJob(expireJobId)) !== undefined,
+      async () => (expireJob = await fleet.client.runQueue.queue.getJob(expireJobId)) !== undefined,
       10_000,
       expireJobId,
     );
@@ -68,10 +85,8 @@ describe('expiry of a pending action', () => {
     ).toHaveLength(1);
   });
 
-  it("onTimeout 'error': the run ends in ERROR naming the action", async () => {
-    fleet = await startOpsFleet({
-      env: { OPS_APPROVAL_TIMEOUT_MS: '1500', OPS_ON_TIMEOUT: 'error' },
-    });
+  it("onTimeout 'error': the run ends in ERROR naming the action", async ({ expect }) => {
+    const fleet = await fleetWith({ OPS_APPROVAL_TIMEOUT_MS: '1500', OPS_ON_TIMEOUT: 'error' });
     const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart api' });
     const [action] = await pausedWith(fleet, run.runId, 1);
     const done = await finished(fleet, run.runId);
@@ -89,9 +104,12 @@ describe('expiry of a pending action', () => {
   });
 });
 
-describe('cancel while PAUSED', () => {
-  it('cancels the team and its paused member; their pending actions become cancelled and cannot be decided', async () => {
-    fleet = await startOpsFleet();
+// Beside the expiry scenarios, on workers with no expiry: the actions stay pending until the cancel.
+describe.concurrent('cancel while PAUSED', () => {
+  it('cancels the team and its paused member; their pending actions become cancelled and cannot be decided', async ({
+    expect,
+  }) => {
+    const fleet = await fleetWith({});
     const run = await fleet.client.enqueueRun({ entity: OPS_TEAM, input: 'restart api, db' });
     const actions = await pausedWith(fleet, run.runId, 2);
     const cancelled = await fleet.client.cancelRun(run.runId);
