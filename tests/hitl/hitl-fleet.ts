@@ -127,3 +127,12 @@ export function toolMessages(view: RunView, tool: string): string[] {
     ...view.member_runs.flatMap((member) => toolMessages(member, tool)),
   ];
 }
+
+/**
+ * The ledger rows written from now on: a test of a file that shares one fleet, its tests running
+ * in turn, calls it as it begins and reads the returned function's rows (whatever their keys).
+ */
+export async function ledgerFromNow(fleet: OpsFleet): Promise<OpsFleet['ledgerRows']> {
+  const before = (await fleet.ledgerRows()).length;
+  return async () => (await fleet.ledgerRows()).slice(before);
+}
