@@ -46,13 +46,15 @@ begin
   return null;
 end $$;
 
+-- A write's row of messages: one audit row per message it holds (tbl 'run_messages', item its index).
 create or replace function chaos_audit_message() returns trigger language plpgsql as $$
 begin
   insert into chaos_write_audit (tbl, run_id, item, row_epoch, run_epoch)
-  values ('run_messages', new.run_id, new.idx::text,
-          case when new.message->>'role' = 'tool' and new.message->>'name' in ('chaos_search', 'chaos_fetch_detail')
-               then substring(new.message->>'content' from '\\[chaos-epoch (\\d+)\\]')::integer end,
-          (select epoch from runs where run_id = new.run_id));
+  select 'run_messages', new.run_id, (new.first_idx + m.ord - 1)::text,
+         case when m.message->>'role' = 'tool' and m.message->>'name' in ('chaos_search', 'chaos_fetch_detail')
+              then substring(m.message->>'content' from '\\[chaos-epoch (\\d+)\\]')::integer end,
+         (select epoch from runs where run_id = new.run_id)
+    from json_array_elements(new.messages) with ordinality as m(message, ord);
   return null;
 end $$;
 
@@ -89,9 +91,9 @@ create trigger chaos_audit_claim after insert on run_attempts
 drop trigger if exists chaos_audit on tool_calls;
 create trigger chaos_audit after insert or update on tool_calls
   for each row execute function chaos_audit_tool_call();
-drop trigger if exists chaos_audit on run_messages;
-create trigger chaos_audit after insert on run_messages
-  for each row execute function chaos_audit_message();
+drop trigger if exists chaos_audit on run_commits;
+create trigger chaos_audit after insert on run_commits
+  for each row when (new.messages is not null) execute function chaos_audit_message();
 drop trigger if exists chaos_audit on run_attempts;
 create trigger chaos_audit after update on run_attempts
   for each row when (new.outcome is distinct from old.outcome and new.outcome in ('completed', 'error', 'paused'))

@@ -52,7 +52,7 @@ export function typicalDelta(batch: number): CheckpointDelta {
   };
 }
 
-/** Bytes of JSON text in a delta: its messages (the run_messages rows) and its tool call rows' args and results. */
+/** Bytes of JSON text in a delta: its messages (a `run_commits` row's) and its tool call rows' args and results. */
 export function deltaBytes(delta: CheckpointDelta): { messages: number; toolCalls: number } {
   const messages = delta.messages.reduce((s, m) => s + Buffer.byteLength(JSON.stringify(m)), 0);
   const toolCalls = delta.toolCalls.reduce(

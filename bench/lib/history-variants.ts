@@ -9,7 +9,7 @@ const TIMED_BATCH_BASE = 1_000_000;
 
 /**
  * Cairn's commit on a run holding exactly `size` messages: after each timed
- * commit, `prepare()` removes the appended rows (untimed) so every commit sees
+ * commit, `prepare()` removes what it appended (untimed: its `run_commits` row and calls) so every commit sees
  * the same history length.
  */
 export async function cairnAtHistory(
@@ -24,7 +24,7 @@ export async function cairnAtHistory(
     name: `cairn @${size}`,
     prepare: async () => {
       if (!dirty) return;
-      await pool.query('DELETE FROM run_messages WHERE run_id = $1 AND idx >= $2', [
+      await pool.query('DELETE FROM run_commits WHERE run_id = $1 AND end_idx > $2', [
         run.runId,
         size,
       ]);

@@ -15,8 +15,8 @@ export interface RunState {
 
 const STATE_SQL = `
 SELECT r.last_checkpoint_at_message_index AS idx, r.epoch, r.status,
-       (SELECT extract(epoch FROM b.created_at) * 1000 FROM run_event_batches b
-         WHERE b.run_id = r.run_id ORDER BY b.last_seq DESC LIMIT 1) AS committed_ms,
+       (SELECT extract(epoch FROM c.created_at) * 1000 FROM run_commits c
+         WHERE c.run_id = r.run_id ORDER BY c.last_seq DESC, c.end_idx DESC LIMIT 1) AS committed_ms,
        a.worker_id, extract(epoch FROM a.started_at) * 1000 AS started_ms
   FROM runs r
   LEFT JOIN LATERAL (SELECT worker_id, started_at FROM run_attempts

@@ -2,7 +2,7 @@ import pg from 'pg';
 
 /** One statement a traced client sent, with its round-trip time. */
 export interface QueryTrace {
-  /** The statement's verb and first table (`begin`, `update runs`, `insert run_messages`, `select runs`). */
+  /** The statement's verb and first table (`begin`, `update runs`, `insert run_commits`, `select runs`). */
   statement: string;
   ms: number;
 }

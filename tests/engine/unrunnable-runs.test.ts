@@ -34,9 +34,10 @@ describe('a pickup of a run that cannot make progress', () => {
     });
     // A row this code cannot read (written by a newer version, or damaged).
     await t.db
-      .updateTable('run_messages')
-      .set({ message: JSON.stringify({ role: 'robot', says: 'beep' }) })
+      .updateTable('run_commits')
+      .set({ messages: JSON.stringify([{ role: 'robot', says: 'beep' }]) })
       .where('run_id', '=', run.runId)
+      .where('messages', 'is not', null)
       .execute();
 
     const outcome = await engine.processPickup({

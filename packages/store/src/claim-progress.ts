@@ -5,8 +5,8 @@ import type { Usage } from '@cairn/engine';
 /**
  * For a claim's statement: the run's attempts since its last progress, its
  * last committed message or its last continue request, whichever is newer
- * (the claim adds one). Reads the newest message by the primary key, so the
- * cost does not grow with history.
+ * (the claim adds one). Reads the newest write of messages backwards along
+ * the primary key, so the cost does not grow with history.
  */
 export function attemptsSinceProgress(runId: string): RawBuilder<number> {
   return sql<number>`(select count(*)::int
@@ -14,7 +14,8 @@ export function attemptsSinceProgress(runId: string): RawBuilder<number> {
      where p.run_id = ${runId}
        and p.reason <> 'capacity'
        and p.started_at > greatest(
-             coalesce((select created_at from run_messages where run_id = ${runId} order by idx desc limit 1), '-infinity'),
+             coalesce((select created_at from run_commits where run_id = ${runId} and messages is not null
+                        order by last_seq desc, end_idx desc limit 1), '-infinity'),
              coalesce((select max(requested_at) from run_continue_requests where run_id = ${runId}), '-infinity')))`;
 }
 

@@ -5,6 +5,7 @@ import { IdempotencyKeyReusedError, RunNotFoundError } from '@cairn/engine';
 import type { CreatedRun } from '@cairn/engine';
 import { RUN_TRANSITIONS, type IdempotencyClaim, type NewRun } from '@cairn/engine/store';
 import { assertParentHeld } from './parent-fence.js';
+import { insertCommit } from './run-commits.js';
 import { RUN_RECORD_COLUMNS, toRunRecord, type RunRecordRow } from './run-row.js';
 import type { Database } from './schema.js';
 import { v7 as uuidV7 } from 'uuid';
@@ -77,14 +78,15 @@ async function insertRunStatement(
           oc.columns(['tenant_key', 'session_id']).doUpdateSet({ updated_at: sql`now()` }),
         ),
     )
-    .with('new_messages', (qb) =>
-      qb
-        .insertInto('run_messages')
-        .columns(['run_id', 'idx', 'message'])
-        .expression(
-          sql`select ${runId}, ${shared}::int + m.ord::int - 1, m.message::jsonb
-            from unnest(${messages.map((m) => JSON.stringify(m))}::text[]) with ordinality as m(message, ord)`,
-        ),
+    // Kysely writes a raw CTE body as it is: the parentheses are the statement's.
+    .with(
+      'new_commit',
+      () =>
+        sql<Record<string, unknown>>`(${insertCommit(
+          messages,
+          [],
+          sql`(select ${runId}::text as run_id, 0 as event_seq, ${shared + messages.length}::int as last_checkpoint_at_message_index) as run`,
+        )})`,
     );
   return query
     .insertInto('runs')

@@ -5,7 +5,7 @@ import type { TestDatabase } from '@cairn/services';
 import { createDb } from './create-db.js';
 import { migrate, MIGRATIONS } from './migrate.js';
 import { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
-import { batchDelta, newRun } from './test-support/store-test-context.js';
+import { batchDelta } from './test-support/store-test-context.js';
 
 const MIGRATION = '0012_a_event_batches';
 
@@ -29,11 +29,25 @@ describe(`migration ${MIGRATION}`, () => {
       }).migrateToLatest();
       expect(error).toBeUndefined();
 
-      // Today's layout: a RUNNING run with one committed batch and its events, one row each.
+      // Today's layout, written as that schema held it: a RUNNING run with one committed batch
+      // (four messages, a row each) and its events, one row each.
       const store = new PostgresCheckpointStore(db);
-      const { runId } = await store.createRun(newRun());
-      const { epoch } = await store.claimRun(runId, { workerId: 'w1', reason: 'run' });
-      await store.commitCheckpoint(runId, epoch, batchDelta(1));
+      const runId = 'run-before-0012';
+      await sql`insert into sessions (session_id) values ('s-before-0012')`.execute(db);
+      await sql`
+        insert into runs (run_id, session_id, entity_kind, entity_name, status, input, checkpoint, epoch, last_checkpoint_at_message_index)
+        values (${runId}, 's-before-0012', 'agent', 'researcher', 'RUNNING', 'find things', 'tool-batch', 1, 4)`.execute(
+        db,
+      );
+      await sql`insert into run_attempts (run_id, epoch, worker_id, reason) values (${runId}, 1, 'w1', 'run')`.execute(
+        db,
+      );
+      await sql`
+        insert into run_messages (run_id, idx, message)
+        select ${runId}, m.ord - 1, m.message::jsonb
+          from unnest(${batchDelta(1).messages.map((m) => JSON.stringify(m))}::text[]) with ordinality as m(message, ord)`.execute(
+        db,
+      );
       await sql`
         insert into run_events (run_id, seq, type, data, created_at) values
           (${runId}, 1, 'RunStarted', '{"epoch":1,"at":"2026-12-01T10:00:00.000Z"}', '2026-12-01T10:00:00Z'),
@@ -91,7 +105,7 @@ describe(`migration ${MIGRATION}`, () => {
       const tree = await store.readRunTreeEvents(runId, [2]);
       expect(tree?.events.map((e) => e.seq)).toEqual([3, 4, 5]);
       const { rows: batches } = await sql<{ first_seq: number; last_seq: number }>`
-        select first_seq, last_seq from run_event_batches where run_id = ${runId} order by last_seq`.execute(
+        select first_seq, last_seq from run_commits where run_id = ${runId} and events is not null order by last_seq`.execute(
         db,
       );
       expect(batches).toEqual([

@@ -30,6 +30,7 @@ import * as m0015a from './migrations/0015_a_run_search_texts.js';
 import * as m0016 from './migrations/0016_entity_caps.js';
 import * as m0017 from './migrations/0017_lean_writes.js';
 import * as m0018 from './migrations/0018_derived_events.js';
+import * as m0019 from './migrations/0019_run_commits.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -62,6 +63,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0016_entity_caps': m0016,
   '0017_lean_writes': m0017,
   '0018_derived_events': m0018,
+  '0019_run_commits': m0019,
 });
 
 /**

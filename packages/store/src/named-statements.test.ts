@@ -81,11 +81,11 @@ describe('named statements', () => {
       prepared.filter((p) =>
         new RegExp(`(insert into|update) "?${table}"?\\b`, 'i').test(p.statement),
       );
-    // Create, claim, checkpoints and finish all write runs; checkpoints also write messages.
+    // Create, claim, checkpoints and finish all write runs; creates and checkpoints also write commits.
     expect(writesTo('runs').length).toBeGreaterThanOrEqual(3);
-    expect(writesTo('run_messages').length).toBeGreaterThanOrEqual(1);
+    expect(writesTo('run_commits').length).toBeGreaterThanOrEqual(1);
     // The second run reused the first run's statements: each name ran more than once.
-    const checkpoint = writesTo('run_messages')[0]!;
+    const checkpoint = writesTo('run_commits')[0]!;
     expect(checkpoint.calls).toBeGreaterThanOrEqual(2);
     expect(new Set(prepared.map((p) => p.statement)).size).toBe(prepared.length);
   });
@@ -95,7 +95,7 @@ describe('named statements', () => {
     // 3,000 copies of that run in every table a run writes, analyzed, so that plans are priced on
     // tables of production's shape; statements have run fewer than six times, so none is cached yet.
     await sql`do $$ declare t text; columns text; begin
-      foreach t in array array['runs', 'run_messages', 'tool_calls', 'run_attempts', 'run_event_batches'] loop
+      foreach t in array array['runs', 'run_commits', 'tool_calls', 'run_attempts'] loop
         select string_agg(quote_ident(column_name), ', ') into columns
           from information_schema.columns
           where table_schema = current_schema() and table_name = t

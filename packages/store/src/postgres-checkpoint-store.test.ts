@@ -138,16 +138,16 @@ describe('PostgresCheckpointStore', () => {
       const written = await sql<{ tbl: string; rows: number; bytes: number }>`
         with tx as (select xmin from runs where run_id = ${runId})
         select 'runs' as tbl, count(*)::int8 as rows, coalesce(sum(pg_column_size(t.*)), 0)::int8 as bytes from runs t, tx where t.xmin = tx.xmin
-        union all select 'run_messages', count(*), coalesce(sum(pg_column_size(t.*)), 0) from run_messages t, tx where t.xmin = tx.xmin
+        union all select 'run_commits', count(*), coalesce(sum(pg_column_size(t.*)), 0) from run_commits t, tx where t.xmin = tx.xmin
         union all select 'tool_calls', count(*), coalesce(sum(pg_column_size(t.*)), 0) from tool_calls t, tx where t.xmin = tx.xmin
         union all select 'run_attempts', count(*), coalesce(sum(pg_column_size(t.*)), 0) from run_attempts t, tx where t.xmin = tx.xmin
         union all select 'sessions', count(*), coalesce(sum(pg_column_size(t.*)), 0) from sessions t, tx where t.xmin = tx.xmin
       `.execute(ctx.db);
       const newMessageBytes = await ctx.db
-        .selectFrom('run_messages')
-        .select(sql<number>`sum(pg_column_size(message))::int8`.as('bytes'))
+        .selectFrom('run_commits')
+        .select(sql<number>`sum(pg_column_size(messages))::int8`.as('bytes'))
         .where('run_id', '=', runId)
-        .where('idx', '>=', historyLength)
+        .where('first_idx', '>=', historyLength)
         .executeTakeFirstOrThrow();
       const result = {
         historyLength,
@@ -176,12 +176,13 @@ describe('PostgresCheckpointStore', () => {
       expect(r.toolCallRows).toBe(3);
       expect(r.writtenByTx).toMatchObject({
         runs: { rows: 1 },
-        run_messages: { rows: 4 },
+        // The write's messages and events: one row.
+        run_commits: { rows: 1 },
         tool_calls: { rows: 3 },
         run_attempts: { rows: 0 },
         sessions: { rows: 0 },
       });
-      // jsonb of the 4 new messages is about the size of their JSON text, not of the history.
+      // The 4 new messages take about the size of their JSON text, not of the history.
       expect(r.newMessageJsonbBytes).toBeLessThan(
         Buffer.byteLength(JSON.stringify(batchDelta(1).messages)) * 1.5,
       );
@@ -197,11 +198,15 @@ describe('PostgresCheckpointStore', () => {
     await ctx.store.commitCheckpoint(runId, epoch, batchDelta(1));
     // A stray row past the index (never written by the store) must not be loaded.
     await ctx.db
-      .insertInto('run_messages')
+      .insertInto('run_commits')
       .values({
         run_id: runId,
-        idx: 9,
-        message: JSON.stringify({ role: 'user', content: 'stray' }),
+        last_seq: 100,
+        end_idx: 10,
+        first_seq: 101,
+        first_idx: 9,
+        messages: JSON.stringify([{ role: 'user', content: 'stray' }]),
+        events: null,
       })
       .execute();
 

@@ -138,22 +138,12 @@ export class PostgresCheckpointStore
       .execute(async (trx) => {
         const run = await trx
           .selectFrom('runs')
-          .select(['last_checkpoint_at_message_index', 'shared_history_run_id'])
+          .select('last_checkpoint_at_message_index')
           .where('run_id', '=', runId)
           .executeTakeFirst();
         if (!run) throw new RunNotFoundError(runId);
-        const to = run.last_checkpoint_at_message_index;
-        // A fork's first messages are read through its source; any other run's by its primary key.
-        const messages =
-          run.shared_history_run_id === null
-            ? await trx
-                .selectFrom('run_messages')
-                .select(['idx as index', 'message'])
-                .where('run_id', '=', runId)
-                .where('idx', '<', to)
-                .orderBy('idx')
-                .execute()
-            : await readHistory(trx, runId, { to });
+        // A fork's first messages are read through its source.
+        const messages = await readHistory(trx, runId, { to: run.last_checkpoint_at_message_index });
         const calls = await trx
           .selectFrom('tool_calls')
           .selectAll()

@@ -33,8 +33,8 @@ async function bulkRuns(
            ${updatedAt}, ${updatedAt}
     from generate_series(0, ${count}::int - 1) g`.execute(ctx.db);
   await sql`
-    insert into run_messages (run_id, idx, message)
-    select ${prefix} || '-' || g, 0, '{"role":"user","content":"x"}'::jsonb from generate_series(0, ${count}::int - 1) g`.execute(
+    insert into run_commits (run_id, last_seq, end_idx, first_seq, first_idx, messages)
+    select ${prefix} || '-' || g, 0, 1, 1, 0, '[{"role":"user","content":"x"}]' from generate_series(0, ${count}::int - 1) g`.execute(
     ctx.db,
   );
 }
@@ -129,7 +129,7 @@ describe('pruneFinishedRuns', () => {
     expect(result).toMatchObject({ locked: true, runs: 2, sessions: 1 });
     expect(await ctx.store.getRun(team.runId)).toBeUndefined();
     expect(await ctx.store.getRun(member.runId)).toBeUndefined();
-    for (const table of ['run_messages', 'tool_calls', 'run_attempts', 'run_events'] as const) {
+    for (const table of ['run_commits', 'tool_calls', 'run_attempts', 'run_events'] as const) {
       const { rows } = await sql<{
         n: number;
       }>`select count(*)::int as n from ${sql.table(table)} where run_id in (${team.runId}, ${member.runId})`.execute(

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
-import type { Kysely, RawBuilder } from 'kysely';
+import type { Kysely } from 'kysely';
 import { RunNotFoundError } from '@cairn/engine';
 import type { Database, RunEventRow } from './schema.js';
-import { derivedEventData, type BatchElement, type NewRunEvent } from './stored-delta-events.js';
+import { insertCommit } from './run-commits.js';
+import { derivedEventData, type NewRunEvent } from './stored-delta-events.js';
 
 /** An event of a run's stream, numbered from 1 per run. */
 export interface StoredEvent {
@@ -14,28 +15,10 @@ export interface StoredEvent {
 }
 
 /**
- * The INSERT of `events` after the run's `event_seq`, as a statement (or a
- * data-modifying CTE) that follows a CTE named `run` which advanced
- * `event_seq` by `events.length` and returned `run_id` and `event_seq`: one
- * `run_event_batches` row holding them all, numbered up to the new `event_seq`.
- */
-export function insertEventsAfter(events: readonly BatchElement[]): RawBuilder<unknown> {
-  const batch = JSON.stringify(
-    events.map((e) => (isWhole(e) ? { type: e.type, data: e.data ?? null } : e)),
-  );
-  return sql`insert into run_event_batches (run_id, last_seq, first_seq, events)
-    select run.run_id, run.event_seq, run.event_seq - ${events.length} + 1, ${batch}::jsonb from run`;
-}
-
-function isWhole(element: BatchElement): element is NewRunEvent {
-  return typeof element !== 'string';
-}
-
-/**
  * Appends events in order, in one statement: it advances the run's
  * `event_seq` (the row lock orders concurrent appends and the checkpoint and
  * finish statements, which store an execution's own events) and inserts the
- * events after it. Returns the last sequence number written; throws
+ * events after it (one `run_commits` row). Returns the last sequence number written; throws
  * `RunNotFoundError`.
  */
 export async function appendEvents(
@@ -46,9 +29,10 @@ export async function appendEvents(
   if (events.length === 0) throw new RangeError('appendEvents needs at least one event');
   const { rows } = await sql<{ seq: number }>`
     with run as (
-      update runs set event_seq = event_seq + ${events.length} where run_id = ${runId} returning run_id, event_seq
+      update runs set event_seq = event_seq + ${events.length} where run_id = ${runId}
+      returning run_id, event_seq, last_checkpoint_at_message_index
     )
-    ${insertEventsAfter(events)}
+    ${insertCommit([], events)}
     returning last_seq as seq`.execute(db);
   if (rows.length === 0) throw new RunNotFoundError(runId);
   return rows[0]!.seq;

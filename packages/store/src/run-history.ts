@@ -10,7 +10,7 @@ export interface IndexedMessage {
   message: Message;
 }
 
-/** Past any message index (run_messages.idx is an integer). */
+/** Past any message index (an integer column). */
 const NO_END = MAX_INTEGER_COLUMN;
 
 /**
@@ -33,8 +33,8 @@ function historySegments(runId: string, end: number): RawBuilder<unknown> {
 
 /**
  * Messages `[from, to)` of a run's history in order, the shared part of a
- * fork's read through its source: one statement, each segment an index range
- * scan of `run_messages`' primary key.
+ * fork's read through its source: one statement, each segment the
+ * `run_commits` rows overlapping it, by the primary key's run prefix.
  */
 export async function readHistory(
   db: Kysely<Database>,
@@ -52,21 +52,37 @@ async function readHistoryRows(
   range: { from?: number; to?: number; limit?: number },
 ): Promise<{ idx: number; message: Message; written: string }[]> {
   const from = range.from ?? 0;
-  const { rows } = await sql<{ idx: number; message: Message; written: string }>`
+  // Rows, not messages: each row holds at least one message of the range, so `limit` rows are enough.
+  const { rows } = await sql<{
+    lo: number;
+    hi: number;
+    first_idx: number;
+    messages: Message[];
+    written: string;
+  }>`
     ${historySegments(runId, range.to ?? NO_END)}
-    select m.idx, m.message, m.created_at::text as written
+    select greatest(s.lo, ${from}::integer) as lo, s.hi, c.first_idx, c.messages, c.created_at::text as written
       from segments s
-      join run_messages m on m.run_id = s.run_id and m.idx >= greatest(s.lo, ${from}::integer) and m.idx < s.hi
-     order by m.idx
+      join run_commits c on c.run_id = s.run_id and c.messages is not null
+                        and c.end_idx > greatest(s.lo, ${from}::integer) and c.first_idx < s.hi
+     order by c.end_idx
      ${range.limit === undefined ? sql`` : sql`limit ${range.limit}`}`.execute(db);
-  return rows;
+  const messages: { idx: number; message: Message; written: string }[] = [];
+  for (const row of rows) {
+    row.messages.forEach((message, i) => {
+      const idx = row.first_idx + i;
+      if (idx >= row.lo && idx < row.hi) messages.push({ idx, message, written: row.written });
+    });
+  }
+  return range.limit === undefined ? messages : messages.slice(0, range.limit);
 }
 
 /**
  * Every committed checkpoint of a run's history, in order (a fork's begin
  * with its source's up to its point). A checkpoint is one write that stored
  * messages: its messages share the transaction's `created_at`; its epoch is
- * that of the claim that made the write (0: the run's creation).
+ * that of the claim that made the write (0: the run's creation). Reads the
+ * keys and times of the run's `run_commits` rows, no message bodies.
  */
 export async function listCheckpoints(
   db: Kysely<Database>,
@@ -75,10 +91,11 @@ export async function listCheckpoints(
   const { rows } = await sql<{ message_index: number; at: Date; epoch: number }>`
     ${historySegments(runId, NO_END)}
     , writes as (
-      select s.run_id, m.created_at as at, max(m.idx) + 1 as message_index
+      select s.run_id, c.created_at as at, least(max(c.end_idx), min(s.hi)) as message_index
         from segments s
-        join run_messages m on m.run_id = s.run_id and m.idx >= s.lo and m.idx < s.hi
-       group by s.run_id, m.created_at
+        join run_commits c on c.run_id = s.run_id and c.first_idx < c.end_idx
+                          and c.end_idx > s.lo and c.first_idx < s.hi
+       group by s.run_id, c.created_at
     )
     select w.message_index, w.at,
            coalesce((select max(a.epoch) from run_attempts a
@@ -117,9 +134,10 @@ export async function checkpointEndingAt(
   const { rows } = await sql<{ n: string }>`
     ${historySegments(runId, messageIndex)}
     select count(*) as n from (
-      select distinct s.run_id, m.created_at
+      select distinct s.run_id, c.created_at
         from segments s
-        join run_messages m on m.run_id = s.run_id and m.idx >= s.lo and m.idx < s.hi
+        join run_commits c on c.run_id = s.run_id and c.first_idx < c.end_idx
+                          and c.end_idx > s.lo and c.first_idx < s.hi
     ) writes`.execute(db);
   return Number(rows[0]?.n ?? 0);
 }

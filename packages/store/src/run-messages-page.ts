@@ -10,44 +10,23 @@ export interface RunMessagesPage {
 }
 
 /**
- * Messages `offset` to `offset + limit - 1` of the run's history by the
- * primary key (a page reaching into a fork's shared history reads it through
- * its source).
+ * Messages `offset` to `offset + limit - 1` of the run's history, read from
+ * the `run_commits` rows that hold them (a page reaching into a fork's shared
+ * history reads it through its source). Every stored message advanced the
+ * run's committed index, so that is the total.
  */
 export async function listRunMessages(
   db: Kysely<Database>,
   runId: string,
   page: { offset: number; limit: number },
 ): Promise<RunMessagesPage> {
-  const [count, own] = await Promise.all([
+  const [run, messages] = await Promise.all([
     db
       .selectFrom('runs')
-      .select((eb) => [
-        eb.fn.coalesce('shared_history_length', eb.lit(0)).as('shared'),
-        eb
-          .selectFrom('run_messages')
-          .select((m) => m.fn.countAll<string>().as('own'))
-          .whereRef('run_messages.run_id', '=', 'runs.run_id')
-          .as('own'),
-      ])
+      .select('last_checkpoint_at_message_index as total')
       .where('run_id', '=', runId)
       .executeTakeFirst(),
-    db
-      .selectFrom('run_messages')
-      .select(['idx as index', 'message'])
-      .where('run_id', '=', runId)
-      .where('idx', '>=', page.offset)
-      .orderBy('idx')
-      .limit(page.limit)
-      .execute(),
+    readHistory(db, runId, { from: page.offset, limit: page.limit }),
   ]);
-  const shared = Number(count?.shared ?? 0);
-  return {
-    total: shared + Number(count?.own ?? 0),
-    // A page that reaches into a fork's shared history reads it through its source.
-    messages:
-      page.offset < shared
-        ? await readHistory(db, runId, { from: page.offset, limit: page.limit })
-        : own,
-  };
+  return { total: run?.total ?? 0, messages };
 }

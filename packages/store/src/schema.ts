@@ -84,12 +84,32 @@ export interface RunsTable {
   updated_at: Generated<Date>;
 }
 
-/** The `run_messages` table: a run's history, appended at `idx`, never rewritten. */
+/**
+ * The `run_commits` table: one row per durable write of a run (per 64 of its messages), never
+ * rewritten: its messages `first_idx..end_idx - 1` and its events `first_seq..last_seq`
+ * (migration `0019_run_commits`; written by `run-commits.ts`).
+ */
+export interface RunCommitsTable {
+  run_id: string;
+  last_seq: number;
+  end_idx: number;
+  first_seq: number;
+  first_idx: number;
+  messages: ColumnType<Message[] | null, string | null, string | null>;
+  events: ColumnType<({ type: string; data: unknown } | string)[] | null, string | null, string | null>;
+  created_at: Generated<Date>;
+}
+
+/** The `run_messages` view of `run_commits`: a run's history, one row per message at `idx` (read only). */
 export interface RunMessagesTable {
   run_id: string;
   idx: number;
   message: Json<Message>;
   created_at: Generated<Date>;
+  /** The `first_idx` of the row holding the message: bound it (with `commit_end_idx`) to read a range by key. */
+  commit_first_idx: number;
+  /** The `end_idx` of the row holding the message. */
+  commit_end_idx: number;
 }
 
 /** The `tool_calls` table: one row per tool call, inserted `running` or final and updated in place. */
@@ -129,21 +149,12 @@ export interface RunEventsTable {
   type: string;
   data: Json<unknown>;
   created_at: Generated<Date>;
-  /** The `last_seq` of the batch holding the event: bound it to read by the batches' primary key. */
+  /** The `last_seq` of the `run_commits` row holding the event: bound it to read by that table's primary key. */
   batch_last_seq: number;
   /** A derived event stored compact (`data` its string): its batch's first event's epoch, to read it with. */
   batch_epoch: number | null;
   /** A derived event stored compact: its batch's first event's `at`, to read it with. */
   batch_at: string | null;
-}
-
-/** The `run_event_batches` table: the events one statement stored, as one jsonb array of `{ type, data }` or a derived event's compact string (`stored-delta-events.ts`). */
-export interface RunEventBatchesTable {
-  run_id: string;
-  last_seq: number;
-  first_seq: number;
-  events: Json<({ type: string; data: unknown } | string)[]>;
-  created_at: Generated<Date>;
 }
 
 /** The `pending_actions` table: one row per gated tool call, decided once, consumed once. */
@@ -202,7 +213,7 @@ export interface Database {
   tool_calls: ToolCallsTable;
   run_attempts: RunAttemptsTable;
   run_events: RunEventsTable;
-  run_event_batches: RunEventBatchesTable;
+  run_commits: RunCommitsTable;
   pending_actions: PendingActionsTable;
   served_entities: ServedEntitiesTable;
   run_idempotency_keys: RunIdempotencyKeysTable;

@@ -81,8 +81,9 @@ function isCount(value: unknown): value is number {
 
 /**
  * The data of a derived event stored compact, whole again: exactly what was emitted, keys in the
- * order Postgres gives a whole event's (jsonb's: shorter first), so the events API's output is
- * the same byte for byte. `epoch` and `firstAt` are the batch's first event's.
+ * order a whole event is stored in (`run_commits.events` is `json`: as written, its own fields,
+ * then `epoch` and `at`), so the events API's output is the same byte for byte. `epoch` and
+ * `firstAt` are the batch's first event's.
  */
 export function derivedEventData(
   compact: CompactEvent,
@@ -94,15 +95,15 @@ export function derivedEventData(
   const fields = compact.slice(colon + 1);
   if (compact.startsWith('K')) {
     const [last, messages] = fields.split(':');
-    return { at, epoch, messages: Number(messages), lastCheckpointAtMessageIndex: Number(last) };
+    return { lastCheckpointAtMessageIndex: Number(last), messages: Number(messages), epoch, at };
   }
   const afterBatch = fields.indexOf(':');
   const afterName = fields.indexOf(':', afterBatch + 1);
   return {
-    at,
+    toolCallId: fields.slice(afterName + 1),
     name: fields.slice(afterBatch + 1, afterName),
     batch: Number(fields.slice(0, afterBatch)),
     epoch,
-    toolCallId: fields.slice(afterName + 1),
+    at,
   };
 }

@@ -3,7 +3,7 @@ import type { Kysely, RawBuilder } from 'kysely';
 import { LeaseLostError, type ToolCallRecord } from '@cairn/engine';
 import { EXECUTING_STATUS, type CheckpointDelta, type RunOutcome } from '@cairn/engine/store';
 import { continueFragments } from './continue-requests.js';
-import { insertEventsAfter } from './run-events.js';
+import { insertCommit } from './run-commits.js';
 import { RUN_RECORD_COLUMNS, type RunRecordRow } from './run-row.js';
 import { storedDeltaEvents } from './stored-delta-events.js';
 import { tenantModelDaySpend } from './tenant-model-day-spend.js';
@@ -79,9 +79,9 @@ export type DeltaFinish = Pick<RunOutcome, 'status' | 'content' | 'error'>;
  * of the run advances its message index and event sequence (a HOT update for
  * a checkpoint) and every insert selects from it, so when `epoch` no longer
  * holds the run nothing at all is written and `LeaseLostError` is thrown.
- * It appends the messages, stores each tool result once (in its tool
- * message), inserts new calls plainly and updates the `running` rows of
- * calls that finished, stores the delta's events, and adds what the delta
+ * It appends the messages and the delta's events (one `run_commits` row),
+ * stores each tool result once (in its tool message), inserts new calls
+ * plainly and updates the `running` rows of calls that finished, and adds what the delta
  * cost to its tenant's UTC day; a finish also sets the final status and ends
  * the attempt. Its cost depends on the delta only. Returns the run's new
  * message index (a checkpoint) or the run (a finish).
@@ -110,11 +110,10 @@ export async function writeDelta(
   const events = delta.events ?? [];
   const k = events.length;
   const ctes: RawBuilder<unknown>[] = [];
-  if (n > 0) {
-    ctes.push(sql`new_messages as (
-      insert into run_messages (run_id, idx, message)
-      select run.run_id, run.last_checkpoint_at_message_index - ${n} + m.ord - 1, m.message::jsonb
-        from run, unnest(${delta.messages.map((m) => JSON.stringify(m))}::text[]) with ordinality as m(message, ord))`);
+  if (n > 0 || k > 0) {
+    // One row for the write's messages and events (several past 64 messages); derived events (a call
+    // started or completed, the commit) compact, read back whole by `run_events`.
+    ctes.push(sql`new_commit as (${insertCommit(delta.messages, storedDeltaEvents(events))})`);
   }
   const calls = latestCalls(delta);
   if (calls.length > 0) {
@@ -132,11 +131,6 @@ export async function writeDelta(
           from run, delta_calls c
          where c.tool_call_id not in (select tool_call_id from finished_calls))`,
     );
-  }
-  if (k > 0) {
-    // Derived events (a call started or completed, the commit) compact, read back whole by `run_events`.
-    const stored = storedDeltaEvents(events);
-    ctes.push(sql`new_events as (${insertEventsAfter(stored)})`);
   }
   const cost = delta.usage.costMicroUsd ?? 0;
   if (cost > 0) ctes.push(...tenantDaySpend(runId, cost));

@@ -1,0 +1,68 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Message } from '@cairn/engine';
+import type { BatchElement, NewRunEvent } from './stored-delta-events.js';
+
+/**
+ * The most messages one `run_commits` row holds: a bigger write stores several rows, so a page of
+ * messages reads a bounded row at each edge (migration `0019_run_commits`).
+ */
+export const MESSAGES_PER_COMMIT_ROW = 64;
+
+/** The `run_commits` columns a write inserts, in the order {@link commitRows} selects them. */
+const COLUMNS = sql.raw('run_id, last_seq, end_idx, first_seq, first_idx, messages, events');
+
+/**
+ * The rows of one write, as the INSERT into `run_commits` that follows a CTE (or a from-item)
+ * named `run` returning `run_id`, `event_seq` and `last_checkpoint_at_message_index` as they are
+ * after the write: its `messages` end at that index, its `events` at that seq. The messages go in
+ * rows of {@link MESSAGES_PER_COMMIT_ROW}, the events in the last row; a write of events alone is
+ * one row. Nothing is inserted when both are empty. The statement's text is the same whatever the
+ * write holds, so its prepared plan is shared.
+ */
+export function insertCommit(
+  messages: readonly Message[],
+  events: readonly BatchElement[],
+  run: RawBuilder<unknown> = sql`run`,
+): RawBuilder<Record<string, unknown>> {
+  const rows = commitRowsOf(messages);
+  if (rows.length === 0 && events.length > 0) rows.push({ lo: 0, hi: 0, messages: null });
+  const n = messages.length;
+  const k = events.length;
+  const last = rows.length;
+  return sql<Record<string, unknown>>`insert into run_commits (${COLUMNS})
+    select run.run_id,
+           run.event_seq - case when c.ord = ${last} then 0 else ${k}::int end,
+           run.last_checkpoint_at_message_index - ${n}::int + c.hi,
+           run.event_seq - ${k}::int + 1,
+           run.last_checkpoint_at_message_index - ${n}::int + c.lo,
+           c.messages::json,
+           case when c.ord = ${last} and ${k}::int > 0 then ${eventsJson(events)}::json end
+      from ${run}, unnest(${rows.map((r) => r.lo)}::int[], ${rows.map((r) => r.hi)}::int[], ${rows.map(
+        (r) => r.messages,
+      )}::text[]) with ordinality as c(lo, hi, messages, ord)`;
+}
+
+/** One row's share of a write's messages: `[lo, hi)` of them, as JSON text. */
+interface CommitRow {
+  lo: number;
+  hi: number;
+  messages: string | null;
+}
+
+function commitRowsOf(messages: readonly Message[]): CommitRow[] {
+  const rows: CommitRow[] = [];
+  for (let lo = 0; lo < messages.length; lo += MESSAGES_PER_COMMIT_ROW) {
+    const hi = Math.min(lo + MESSAGES_PER_COMMIT_ROW, messages.length);
+    rows.push({ lo, hi, messages: JSON.stringify(messages.slice(lo, hi)) });
+  }
+  return rows;
+}
+
+/** A write's events as its row stores them: each whole `{ type, data }` or a derived event's compact string. */
+function eventsJson(events: readonly BatchElement[]): string {
+  return JSON.stringify(
+    events.map((e) =>
+      typeof e === 'string' ? e : { type: e.type, data: (e as NewRunEvent).data ?? null },
+    ),
+  );
+}
