@@ -143,7 +143,9 @@ export class PostgresCheckpointStore
           .executeTakeFirst();
         if (!run) throw new RunNotFoundError(runId);
         // A fork's first messages are read through its source.
-        const messages = await readHistory(trx, runId, { to: run.last_checkpoint_at_message_index });
+        const messages = await readHistory(trx, runId, {
+          to: run.last_checkpoint_at_message_index,
+        });
         const calls = await trx
           .selectFrom('tool_calls')
           .selectAll()

@@ -48,7 +48,9 @@ async function oldRun(
                       shared_history_run_id, shared_history_length, event_seq)
     values (${runId}, 'migrated', 'agent', 'researcher', ${status}, 'go', 'tool-batch', 1, 0,
             ${extra.parent ?? null}, ${extra.parent ? `call-of-${runId}` : null},
-            ${extra.sharedFrom?.runId ?? null}, ${extra.sharedFrom?.length ?? null}, 0)`.execute(db);
+            ${extra.sharedFrom?.runId ?? null}, ${extra.sharedFrom?.length ?? null}, 0)`.execute(
+    db,
+  );
   let idx = extra.sharedFrom?.length ?? 0;
   let seq = 0;
   for (const [w, count] of writes.entries()) {
@@ -167,7 +169,8 @@ describe(`migration ${MIGRATION}`, () => {
       expect((await store.listRunMessages('fork', { offset: 70, limit: 10 })).messages).toEqual(
         Array.from({ length: 8 }, (_, i) => ({
           index: 70 + i,
-          message: i + 70 < sharedLength ? message('run-COMPLETED', 70 + i) : message('fork', 70 + i),
+          message:
+            i + 70 < sharedLength ? message('run-COMPLETED', 70 + i) : message('fork', 70 + i),
         })),
       );
 
@@ -192,7 +195,12 @@ describe(`migration ${MIGRATION}`, () => {
       await store.pruneFinishedRuns({ olderThan: new Date(Date.now() + 60_000) });
       const { rows: left } = await sql<{ run_id: string }>`
         select distinct run_id from run_commits order by run_id`.execute(db);
-      expect(left.map((r) => r.run_id)).toEqual(['member', 'run-PAUSED', 'run-PENDING', 'run-RUNNING']);
+      expect(left.map((r) => r.run_id)).toEqual([
+        'member',
+        'run-PAUSED',
+        'run-PENDING',
+        'run-RUNNING',
+      ]);
     } finally {
       await db.destroy();
     }

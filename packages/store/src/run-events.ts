@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { RunNotFoundError } from '@cairn/engine';
-import type { Database, RunEventRow } from './schema.js';
+import type { Database, RunCommitRow } from './schema.js';
 import { insertCommit } from './run-commits.js';
-import { derivedEventData, type NewRunEvent } from './stored-delta-events.js';
+import { eventOfBatch, type NewRunEvent } from './stored-delta-events.js';
 
 /** An event of a run's stream, numbered from 1 per run. */
 export interface StoredEvent {
@@ -38,9 +38,13 @@ export async function appendEvents(
   return rows[0]!.seq;
 }
 
+/** The `run_commits` columns a stored event is read from. */
+export type EventRow = Pick<RunCommitRow, 'run_id' | 'first_seq' | 'events' | 'created_at'>;
+
 /**
- * The run's events with `seq > afterSeq`, in order, at most `limit` of them
- * (only the batches ending after the cursor are read, by the primary key).
+ * The run's events with `seq > afterSeq`, in order, at most `limit` of them:
+ * only the rows ending after the cursor are read, by the primary key, and a
+ * row holds at least one event after it, so `limit` rows are enough.
  */
 export async function listEvents(
   db: Kysely<Database>,
@@ -49,17 +53,16 @@ export async function listEvents(
   limit?: number,
 ): Promise<StoredEvent[]> {
   let query = db
-    .selectFrom('run_events')
-    .selectAll()
+    .selectFrom('run_commits')
+    .select(['run_id', 'first_seq', 'events', 'created_at'])
     .where('run_id', '=', runId)
-    .where('batch_last_seq', '>', afterSeq)
-    .where('seq', '>', afterSeq)
-    // By batch first: an incremental sort over the primary key, so a limit reads only the batches it needs.
-    .orderBy('batch_last_seq')
-    .orderBy('seq');
+    .where('last_seq', '>', afterSeq)
+    .where('events', 'is not', null)
+    .orderBy('last_seq')
+    .orderBy('end_idx');
   if (limit !== undefined) query = query.limit(limit);
-  const rows = await query.execute();
-  return rows.map(fromEventRow);
+  const events = eventsOfRows(await query.execute()).filter((e) => e.seq > afterSeq);
+  return limit === undefined ? events : events.slice(0, limit);
 }
 
 /** The run's events of the given types, in order (e.g. its checkpoints, for a timeline). */
@@ -70,20 +73,28 @@ export async function listEventsOfTypes(
 ): Promise<StoredEvent[]> {
   if (types.length === 0) return [];
   const rows = await db
-    .selectFrom('run_events')
-    .selectAll()
+    .selectFrom('run_commits')
+    .select(['run_id', 'first_seq', 'events', 'created_at'])
     .where('run_id', '=', runId)
-    .where('type', 'in', types)
-    .orderBy('seq')
+    .where('events', 'is not', null)
+    .orderBy('last_seq')
+    .orderBy('end_idx')
     .execute();
-  return rows.map(fromEventRow);
+  return eventsOfRows(rows).filter((e) => types.includes(e.type));
 }
 
-/** A `run_events` row as a {@link StoredEvent}; a derived event stored compact is made whole. */
-export function fromEventRow(r: RunEventRow): StoredEvent {
-  const data =
-    typeof r.data === 'string' && r.batch_epoch !== null && r.batch_at !== null
-      ? derivedEventData(r.data, r.batch_epoch, r.batch_at)
-      : r.data;
-  return { runId: r.run_id, seq: r.seq, type: r.type, data, createdAt: r.created_at };
+/**
+ * The events `run_commits` rows hold, numbered, in the rows' order: read in Node from each row's
+ * one `json` value (the `run_events` view unpacks them in SQL, a parse per operator).
+ */
+export function eventsOfRows(rows: readonly EventRow[]): StoredEvent[] {
+  return rows.flatMap((row) => {
+    const batch = row.events ?? [];
+    return batch.map((element, i) => ({
+      runId: row.run_id,
+      seq: row.first_seq + i,
+      ...eventOfBatch(element, batch[0]),
+      createdAt: row.created_at,
+    }));
+  });
 }

@@ -3,8 +3,8 @@ import type { Kysely } from 'kysely';
 import { type RunStatus } from '@cairn/engine';
 import { runEntityPath } from '@cairn/engine/store';
 import { ROOT_COPIED_ACTION_EVENTS } from './pending-actions.js';
-import { fromEventRow, type StoredEvent } from './run-events.js';
-import type { Database, RunEventRow } from './schema.js';
+import { eventsOfRows, type EventRow, type StoredEvent } from './run-events.js';
+import type { Database } from './schema.js';
 
 /** A run of a run tree (the root, or a member run below it). */
 export interface RunTreeNode {
@@ -94,20 +94,23 @@ export async function readRunTreeEvents(
           : (after as readonly number[])[i]) ?? 0,
   );
   // A root run's stream holds a copy of its members' action events: theirs are left out of its merged stream.
-  const copied = rows[0]!.parent_run_id === null ? [...ROOT_COPIED_ACTION_EVENTS] : [];
+  const copied: readonly string[] =
+    rows[0]!.parent_run_id === null ? [...ROOT_COPIED_ACTION_EVENTS] : [];
   // `at` ranks the events by time in microseconds (a JS Date keeps milliseconds).
-  const { rows: events } = await sql<RunEventRow & { at: string }>`
-    select e.*, rank() over (order by e.created_at) as at from run_events e
+  const { rows: stored } = await sql<EventRow & { after: number; at: string }>`
+    select e.run_id, e.first_seq, e.events, e.created_at, c.seq as after,
+           rank() over (order by e.created_at) as at
+      from run_commits e
       join unnest(${ids}::text[], ${seqs}::int[]) as c(run_id, seq)
-        on e.run_id = c.run_id and e.batch_last_seq > c.seq and e.seq > c.seq
-     where e.run_id = ${rootRunId} or e.type <> all(${copied}::text[])
-     order by e.run_id, e.seq`.execute(db);
-  return {
-    runs,
-    events: interleaveByTime(
-      events.map((row) => ({ event: fromEventRow(row), at: Number(row.at) })),
-    ),
-  };
+        on e.run_id = c.run_id and e.last_seq > c.seq and e.events is not null
+     order by e.run_id, e.last_seq, e.end_idx`.execute(db);
+  const events = stored.flatMap((row) =>
+    eventsOfRows([row])
+      .filter((event) => event.seq > row.after)
+      .filter((event) => row.run_id === rootRunId || !copied.includes(event.type))
+      .map((event) => ({ event, at: Number(row.at) })),
+  );
+  return { runs, events: interleaveByTime(events) };
 }
 
 /**

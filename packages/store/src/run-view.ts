@@ -177,7 +177,7 @@ export async function getRunView(
   const ids = runs.map((r) => r.run_id);
   const rootRow = runs.find((r) => r.run_id === runId)!;
   const [messages, tools, attempts, actions, checkpoints, forks, forkHistory] = await Promise.all([
-    readMessages(db, ids, options.messages !== false),
+    readMessages(db, ids),
     db
       .selectFrom('tool_calls')
       .selectAll()
@@ -410,24 +410,28 @@ function toAttemptView(row: RunAttemptRow): AttemptView {
 }
 
 /**
- * The runs' messages in order; with `all` false, only the tool messages that
- * hold a tool call's result (results are stored once, in their message), so
- * a view without messages still shows every result.
+ * The runs' messages in order, read from their `run_commits` rows (each row's
+ * messages one `json` value, parsed once). A view without messages reads them
+ * too: tool results are stored once, in their tool message.
  */
-function readMessages(db: Kysely<Database>, ids: string[], all: boolean) {
-  const query = db
-    .selectFrom('run_messages as m')
-    .select(['m.run_id', 'm.idx', 'm.message'])
-    .where('m.run_id', 'in', ids);
-  const selected = all
-    ? query
-    : query.where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('tool_calls as t')
-            .select('t.tool_call_id')
-            .whereRef('t.run_id', '=', 'm.run_id')
-            .whereRef('t.result_message_idx', '=', 'm.idx'),
-        ),
-      );
-  return selected.orderBy('m.run_id').orderBy('m.idx').execute();
+async function readMessages(
+  db: Kysely<Database>,
+  ids: string[],
+): Promise<{ run_id: string; idx: number; message: Message }[]> {
+  const rows = await db
+    .selectFrom('run_commits')
+    .select(['run_id', 'first_idx', 'messages'])
+    .where('run_id', 'in', ids)
+    .where('messages', 'is not', null)
+    .orderBy('run_id')
+    .orderBy('last_seq')
+    .orderBy('end_idx')
+    .execute();
+  return rows.flatMap((row) =>
+    (row.messages ?? []).map((message, i) => ({
+      run_id: row.run_id,
+      idx: row.first_idx + i,
+      message,
+    })),
+  );
 }

@@ -96,7 +96,11 @@ export interface RunCommitsTable {
   first_seq: number;
   first_idx: number;
   messages: ColumnType<Message[] | null, string | null, string | null>;
-  events: ColumnType<({ type: string; data: unknown } | string)[] | null, string | null, string | null>;
+  events: ColumnType<
+    ({ type: string; data: unknown } | string)[] | null,
+    string | null,
+    string | null
+  >;
   created_at: Generated<Date>;
 }
 
@@ -273,8 +277,8 @@ export type RunRow = Selectable<RunsTable>;
 export type ToolCallRow = Selectable<ToolCallsTable>;
 /** A `run_attempts` row as read. */
 export type RunAttemptRow = Selectable<RunAttemptsTable>;
-/** A `run_events` row as read. */
-export type RunEventRow = Selectable<RunEventsTable>;
+/** A `run_commits` row as read. */
+export type RunCommitRow = Selectable<RunCommitsTable>;
 /** A `pending_actions` row as read. */
 export type PendingActionRow = Selectable<PendingActionsTable>;
 

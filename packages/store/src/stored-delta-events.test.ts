@@ -195,10 +195,11 @@ describe('derived events', () => {
 
   it('are stored whole again when the migration is reverted', async () => {
     const { runId, published } = await threeBatchRun();
-    // The same events (jsonb, back in 0018, orders keys its own way: compare them as data).
-    const asData = (events: readonly StoredEvent[]) =>
-      events.map((e) => ({ seq: e.seq, type: e.type, data: e.data }));
-    const before = asData(await ctx.store.listEvents(runId));
+    const before = (await ctx.store.listEvents(runId)).map((e) => ({
+      seq: e.seq,
+      type: e.type,
+      data: e.data,
+    }));
     const { error, results } = await new Migrator({
       db: ctx.db,
       provider: { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) },
@@ -210,7 +211,10 @@ describe('derived events', () => {
       select count(*)::int as n from run_event_batches b, jsonb_array_elements(b.events) e
        where jsonb_typeof(e) = 'string'`.execute(ctx.db);
     expect(rows[0]!.n).toBe(0);
-    expect(asData(await ctx.store.listEvents(runId))).toEqual(before);
+    // Read as that schema's view gives them (the store's readers read today's rows).
+    const { rows: after } = await sql<{ seq: number; type: string; data: unknown }>`
+      select seq, type, data from run_events where run_id = ${runId} order by seq`.execute(ctx.db);
+    expect(after).toEqual(before);
     expect(before).toHaveLength(published.length);
   });
 });

@@ -107,3 +107,25 @@ export function derivedEventData(
     at,
   };
 }
+
+const DERIVED_TYPES: Readonly<Record<string, string>> = {
+  S: 'ToolCallStarted',
+  C: 'ToolCallCompleted',
+  K: 'CheckpointCommitted',
+};
+
+/**
+ * One event of a stored batch as the events API gives it: a whole event as stored, a compact
+ * one made whole from its string and the batch's first event (always whole).
+ */
+export function eventOfBatch(element: BatchElement, first: BatchElement | undefined): NewRunEvent {
+  if (typeof element !== 'string') return { type: element.type, data: element.data };
+  const head = typeof first === 'object' ? (first.data as { epoch?: unknown; at?: unknown }) : {};
+  const type = DERIVED_TYPES[element[0] ?? ''];
+  if (!type || typeof head.epoch !== 'number' || typeof head.at !== 'string') {
+    throw new Error(
+      `stored event ${JSON.stringify(element)} cannot be read: no derived event has that form after its batch's first`,
+    );
+  }
+  return { type, data: derivedEventData(element, head.epoch, head.at) };
+}
