@@ -4,7 +4,7 @@ import type pg from 'pg';
  * The harness's own tables, next to the store's: the tool ledger and an
  * audit of every committed write, filled by triggers inside the writing
  * transaction. `run_epoch` is the run's epoch as that transaction sees it,
- * `row_epoch` the epoch the writer claims (tool_calls.epoch, the
+ * `row_epoch` the epoch the writer claims (a tool call's epoch, the
  * `[chaos-epoch N]` tag of a chaos tool's result, a finished attempt's epoch):
  * a fenced store never commits a row where the two differ. A member run's
  * claim records which worker held its team run then (`parent_holder`).
@@ -46,15 +46,20 @@ begin
   return null;
 end $$;
 
--- A write's row of messages: one audit row per message it holds (tbl 'run_messages', item its index).
-create or replace function chaos_audit_message() returns trigger language plpgsql as $$
+-- A write's row: one audit row per message it holds (tbl 'run_messages', item its index) and per
+-- call it holds stored final (tbl 'tool_calls', as a call's own row is audited).
+create or replace function chaos_audit_commit() returns trigger language plpgsql as $$
+declare held integer := (select epoch from runs where run_id = new.run_id);
 begin
   insert into chaos_write_audit (tbl, run_id, item, row_epoch, run_epoch)
   select 'run_messages', new.run_id, (new.first_idx + m.ord - 1)::text,
          case when m.message->>'role' = 'tool' and m.message->>'name' in ('chaos_search', 'chaos_fetch_detail')
               then substring(m.message->>'content' from '\\[chaos-epoch (\\d+)\\]')::integer end,
-         (select epoch from runs where run_id = new.run_id)
+         held
     from json_array_elements(new.messages) with ordinality as m(message, ord);
+  insert into chaos_write_audit (tbl, run_id, item, row_epoch, run_epoch, new_status)
+  select 'tool_calls', new.run_id, c.id, c.epoch, held, c.status
+    from json_to_recordset(new.calls) as c(id text, epoch integer, status text);
   return null;
 end $$;
 
@@ -88,12 +93,12 @@ end $$;
 drop trigger if exists chaos_audit_claim on run_attempts;
 create trigger chaos_audit_claim after insert on run_attempts
   for each row execute function chaos_audit_member_claim();
-drop trigger if exists chaos_audit on tool_calls;
-create trigger chaos_audit after insert or update on tool_calls
+drop trigger if exists chaos_audit on tool_call_rows;
+create trigger chaos_audit after insert or update on tool_call_rows
   for each row execute function chaos_audit_tool_call();
 drop trigger if exists chaos_audit on run_commits;
 create trigger chaos_audit after insert on run_commits
-  for each row when (new.messages is not null) execute function chaos_audit_message();
+  for each row when (new.messages is not null or new.calls is not null) execute function chaos_audit_commit();
 drop trigger if exists chaos_audit on run_attempts;
 create trigger chaos_audit after update on run_attempts
   for each row when (new.outcome is distinct from old.outcome and new.outcome in ('completed', 'error', 'paused'))

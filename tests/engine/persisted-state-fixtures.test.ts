@@ -5,7 +5,7 @@ import { createRegistry } from '@cairn/research-team';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openTestStore, type TestStore } from '../helpers/test-store.js';
 
-/** Tables in foreign-key order (a fixture's `run_messages` rows go in as `run_commits`, below). */
+/** Tables in foreign-key order (a fixture's `run_messages` rows go in as `run_commits`, below, its `tool_calls` as `tool_call_rows`). */
 const TABLES = ['sessions', 'runs', 'run_messages', 'tool_calls', 'run_attempts'] as const;
 const JSON_COLUMNS = new Set(['error', 'usage', 'metadata', 'message', 'args']);
 const FIXTURES = new URL('../fixtures/', import.meta.url);
@@ -51,7 +51,7 @@ async function load(
         .execute();
     } else {
       await t.db
-        .insertInto(table)
+        .insertInto(table === 'tool_calls' ? 'tool_call_rows' : table)
         .values(rows as never)
         .execute();
     }

@@ -11,7 +11,7 @@ export async function closeRunningToolCalls(
 ): Promise<void> {
   if (runIds.length === 0) return;
   await db
-    .updateTable('tool_calls')
+    .updateTable('tool_call_rows')
     .set({ status: 'error', result: interruptedToolResult(status), ended_at: sql`now()` })
     .where('run_id', 'in', runIds)
     .where('status', '=', 'running')

@@ -66,6 +66,7 @@ describe('migrate', () => {
       'sessions',
       'tenant_day_spend',
       'tenant_model_day_spend',
+      'tool_call_rows',
       'tool_calls',
     ]);
   });

@@ -95,16 +95,18 @@ describe('named statements', () => {
     // 3,000 copies of that run in every table a run writes, analyzed, so that plans are priced on
     // tables of production's shape; statements have run fewer than six times, so none is cached yet.
     await sql`do $$ declare t text; columns text; begin
-      foreach t in array array['runs', 'run_commits', 'tool_calls', 'run_attempts'] loop
+      foreach t in array array['runs', 'run_commits', 'tool_call_rows', 'run_attempts'] loop
         select string_agg(quote_ident(column_name), ', ') into columns
           from information_schema.columns
           where table_schema = current_schema() and table_name = t
             and is_generated = 'NEVER' and column_name <> 'run_id'
             and (t <> 'runs' or column_name <> 'status');
-        execute format('insert into %I (run_id, %s%s) select ''bulk-'' || g, %s%s from %I, generate_series(1, 3000) g',
+        execute format('insert into %I (run_id, %s%s) select ''bulk-'' || g, %s%s from %s, generate_series(1, 3000) g',
           t, case when t = 'runs' then 'status, ' else '' end, columns,
           case when t = 'runs' then '(array[''RUNNING'', ''COMPLETED'', ''PAUSED''])[g % 3 + 1], ' else '' end,
-          columns, t);
+          -- Calls stored running have rows of their own: copied from every call the run made.
+          columns, case when t = 'tool_call_rows' then '(select distinct on (tool_call_id) * from tool_calls) c'
+                        else quote_ident(t) end);
       end loop;
       insert into run_continue_requests (run_id, input, applied_epoch, applied_at)
         select 'bulk-' || g, 'more', 1, now() from generate_series(1, 3000) g;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { LeaseLostError, RunNotContinuableError, RunNotFoundError } from '@cairn/engine';
-import type { ToolCallRecord } from '@cairn/engine';
+import type { Message, ToolCallRecord } from '@cairn/engine';
 import {
   batchDelta,
   dumpTables,
@@ -139,7 +139,7 @@ describe('PostgresCheckpointStore', () => {
         with tx as (select xmin from runs where run_id = ${runId})
         select 'runs' as tbl, count(*)::int8 as rows, coalesce(sum(pg_column_size(t.*)), 0)::int8 as bytes from runs t, tx where t.xmin = tx.xmin
         union all select 'run_commits', count(*), coalesce(sum(pg_column_size(t.*)), 0) from run_commits t, tx where t.xmin = tx.xmin
-        union all select 'tool_calls', count(*), coalesce(sum(pg_column_size(t.*)), 0) from tool_calls t, tx where t.xmin = tx.xmin
+        union all select 'tool_call_rows', count(*), coalesce(sum(pg_column_size(t.*)), 0) from tool_call_rows t, tx where t.xmin = tx.xmin
         union all select 'run_attempts', count(*), coalesce(sum(pg_column_size(t.*)), 0) from run_attempts t, tx where t.xmin = tx.xmin
         union all select 'sessions', count(*), coalesce(sum(pg_column_size(t.*)), 0) from sessions t, tx where t.xmin = tx.xmin
       `.execute(ctx.db);
@@ -176,9 +176,9 @@ describe('PostgresCheckpointStore', () => {
       expect(r.toolCallRows).toBe(3);
       expect(r.writtenByTx).toMatchObject({
         runs: { rows: 1 },
-        // The write's messages and events: one row.
+        // The write's messages, events and calls: one row.
         run_commits: { rows: 1 },
-        tool_calls: { rows: 3 },
+        tool_call_rows: { rows: 0 },
         run_attempts: { rows: 0 },
         sessions: { rows: 0 },
       });
@@ -256,6 +256,58 @@ describe('PostgresCheckpointStore', () => {
     await ctx.store.commitCheckpoint(runId, epoch, { messages: [], toolCalls: [done], usage });
     expect((await ctx.store.loadHistory(runId)).toolCalls).toEqual([done]);
     expect((await ctx.store.getRun(runId))?.usage).toEqual(usage);
+  });
+
+  it('keeps a call stored running in its own row when a write that stores messages ends it, and puts a call stored final in that write’s row', async () => {
+    const { runId } = await ctx.store.createRun(newRun({ checkpoint: 'tool-call' }));
+    const { epoch } = await ctx.store.claimRun(runId, { workerId: 'w1', reason: 'run' });
+    const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+    const call = (id: string, status: 'running' | 'completed'): ToolCallRecord => ({
+      toolCallId: id,
+      name: 'slow_search',
+      args: { query: id },
+      result: status === 'running' ? null : `found ${id}`,
+      status,
+      batch: 1,
+      idempotencyKey: `key-${id}`,
+      childRunId: null,
+      startedAt: new Date('2025-01-01T00:00:00Z'),
+      endedAt: status === 'running' ? null : new Date('2025-01-01T00:00:01Z'),
+    });
+    await ctx.store.commitCheckpoint(runId, epoch, {
+      messages: [],
+      toolCalls: [call('c1', 'running')],
+      usage,
+    });
+    const messages: Message[] = [
+      {
+        role: 'assistant',
+        content: null,
+        toolCalls: ['c1', 'c2'].map((id) => ({ id, name: 'slow_search', arguments: '{}' })),
+      },
+      { role: 'tool', toolCallId: 'c1', name: 'slow_search', content: 'found c1' },
+      { role: 'tool', toolCallId: 'c2', name: 'slow_search', content: 'found c2' },
+    ];
+    await ctx.store.commitCheckpoint(runId, epoch, {
+      messages,
+      toolCalls: [call('c1', 'completed'), call('c2', 'completed')],
+      usage,
+    });
+
+    expect((await ctx.store.loadHistory(runId)).toolCalls).toEqual([
+      call('c1', 'completed'),
+      call('c2', 'completed'),
+    ]);
+    const rows = await ctx.db
+      .selectFrom('tool_call_rows')
+      .select(['tool_call_id', 'status', 'result_message_idx'])
+      .where('run_id', '=', runId)
+      .execute();
+    expect(rows).toEqual([{ tool_call_id: 'c1', status: 'completed', result_message_idx: 1 }]);
+    const { rows: committed } = await sql<{ id: string; ro: number }>`
+      select x.id, x.ro from run_commits c, json_to_recordset(c.calls) as x(id text, ro int)
+       where c.run_id = ${runId}`.execute(ctx.db);
+    expect(committed).toEqual([{ id: 'c2', ro: 3 }]);
   });
 
   it('finishRun appends the rest, sets the outcome and closes the attempt', async () => {

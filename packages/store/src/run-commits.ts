@@ -9,20 +9,23 @@ import type { BatchElement, NewRunEvent } from './stored-delta-events.js';
 export const MESSAGES_PER_COMMIT_ROW = 64;
 
 /** The `run_commits` columns a write inserts, in the order {@link commitRows} selects them. */
-const COLUMNS = sql.raw('run_id, last_seq, end_idx, first_seq, first_idx, messages, events');
+const COLUMNS = sql.raw('run_id, last_seq, end_idx, first_seq, first_idx, messages, events, calls');
 
 /**
  * The rows of one write, as the INSERT into `run_commits` that follows a CTE (or a from-item)
  * named `run` returning `run_id`, `event_seq` and `last_checkpoint_at_message_index` as they are
  * after the write: its `messages` end at that index, its `events` at that seq. The messages go in
- * rows of {@link MESSAGES_PER_COMMIT_ROW}, the events in the last row; a write of events alone is
- * one row. Nothing is inserted when both are empty. The statement's text is the same whatever the
- * write holds, so its prepared plan is shared.
+ * rows of {@link MESSAGES_PER_COMMIT_ROW}, the events in the last row, `calls` (an expression of
+ * the write's calls stored final, `write-delta.ts`) in the first; a write of events alone is one
+ * row. Nothing is inserted when messages and events are both empty (a write that stores a row
+ * may carry calls). The statement's text is the same whatever the write holds, so its prepared
+ * plan is shared.
  */
 export function insertCommit(
   messages: readonly Message[],
   events: readonly BatchElement[],
   run: RawBuilder<unknown> = sql`run`,
+  calls: RawBuilder<unknown> = sql`null`,
 ): RawBuilder<Record<string, unknown>> {
   const rows = commitRowsOf(messages);
   if (rows.length === 0 && events.length > 0) rows.push({ lo: 0, hi: 0, messages: null });
@@ -36,7 +39,8 @@ export function insertCommit(
            run.event_seq - ${k}::int + 1,
            run.last_checkpoint_at_message_index - ${n}::int + c.lo,
            c.messages::json,
-           case when c.ord = ${last} and ${k}::int > 0 then ${eventsJson(events)}::json end
+           case when c.ord = ${last} and ${k}::int > 0 then ${eventsJson(events)}::json end,
+           case when c.ord = 1 then ${calls}::json end
       from ${run}, unnest(${rows.map((r) => r.lo)}::int[], ${rows.map((r) => r.hi)}::int[], ${rows.map(
         (r) => r.messages,
       )}::text[]) with ordinality as c(lo, hi, messages, ord)`;

@@ -116,7 +116,11 @@ export interface RunMessagesTable {
   commit_end_idx: number;
 }
 
-/** The `tool_calls` table: one row per tool call, inserted `running` or final and updated in place. */
+/**
+ * The `tool_calls` view, one row per tool call (read only), and the `tool_call_rows` table behind it:
+ * a call committed `running` has a row there, updated in place when it ends; a call committed final
+ * is in its write's `run_commits.calls` (migration `0020_commit_tool_calls`).
+ */
 export interface ToolCallsTable {
   run_id: string;
   tool_call_id: string;
@@ -215,6 +219,7 @@ export interface Database {
   runs: RunsTable;
   run_messages: RunMessagesTable;
   tool_calls: ToolCallsTable;
+  tool_call_rows: ToolCallsTable;
   run_attempts: RunAttemptsTable;
   run_events: RunEventsTable;
   run_commits: RunCommitsTable;

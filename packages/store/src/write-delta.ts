@@ -25,12 +25,16 @@ const CALL_COLUMNS = {
 
 type CallColumn = keyof typeof CALL_COLUMNS;
 
-/** One tool call in the recordset; `result_ord` is the 1-based position in the delta's messages of the tool message holding its result. */
-type CallJson = { [K in CallColumn]: unknown } & { result_ord: number | null };
+/**
+ * One tool call in the recordset; `result_ord` is the 1-based position in the delta's messages of
+ * the tool message holding its result; `fold`: stored in the write's `run_commits` row (final, in a
+ * write that stores a row), unless an earlier write stored it `running` (its row is updated).
+ */
+type CallJson = { [K in CallColumn]: unknown } & { result_ord: number | null; fold: boolean };
 
 const COLUMNS = Object.keys(CALL_COLUMNS) as CallColumn[];
 const RECORDSET = sql.raw(
-  `${COLUMNS.map((c) => `${c} ${CALL_COLUMNS[c]}`).join(', ')}, result_ord int`,
+  `${COLUMNS.map((c) => `${c} ${CALL_COLUMNS[c]}`).join(', ')}, result_ord int, fold boolean`,
 );
 const INSERT_COLUMNS = sql.raw(COLUMNS.join(', '));
 const SELECT_COLUMNS = sql.raw(COLUMNS.map((c) => `c.${c}`).join(', '));
@@ -79,9 +83,10 @@ export type DeltaFinish = Pick<RunOutcome, 'status' | 'content' | 'error'>;
  * of the run advances its message index and event sequence (a HOT update for
  * a checkpoint) and every insert selects from it, so when `epoch` no longer
  * holds the run nothing at all is written and `LeaseLostError` is thrown.
- * It appends the messages and the delta's events (one `run_commits` row),
- * stores each tool result once (in its tool message), inserts new calls
- * plainly and updates the `running` rows of calls that finished, and adds what the delta
+ * It appends the messages, the delta's events and its calls stored final
+ * (one `run_commits` row), stores each tool result once (in its tool
+ * message), inserts calls still running in `tool_call_rows` and updates
+ * the `running` rows of calls that finished, and adds what the delta
  * cost to its tenant's UTC day; a finish also sets the final status and ends
  * the attempt. Its cost depends on the delta only. Returns the run's new
  * message index (a checkpoint) or the run (a finish).
@@ -110,26 +115,39 @@ export async function writeDelta(
   const events = delta.events ?? [];
   const k = events.length;
   const ctes: RawBuilder<unknown>[] = [];
-  if (n > 0 || k > 0) {
-    // One row for the write's messages and events (several past 64 messages); derived events (a call
-    // started or completed, the commit) compact, read back whole by `run_events`.
-    ctes.push(sql`new_commit as (${insertCommit(delta.messages, storedDeltaEvents(events))})`);
-  }
-  const calls = latestCalls(delta);
+  // A write that stores a row takes its calls stored final into it; a call stored `running` earlier keeps its row.
+  const storesRow = n > 0 || k > 0;
+  const calls = latestCalls(delta, storesRow);
   if (calls.length > 0) {
     const resultIdx = sql`run.last_checkpoint_at_message_index - ${n} + c.result_ord - 1`;
     ctes.push(
       sql`delta_calls as (select * from jsonb_to_recordset(${JSON.stringify(calls)}::jsonb) as c(${RECORDSET}))`,
       sql`finished_calls as (
-        update tool_calls t set ${UPDATE_SET}, epoch = ${epoch}, result_message_idx = ${resultIdx}
+        update tool_call_rows t set ${UPDATE_SET}, epoch = ${epoch}, result_message_idx = ${resultIdx}
           from run, delta_calls c
          where t.run_id = run.run_id and t.tool_call_id = c.tool_call_id
         returning t.tool_call_id)`,
       sql`new_calls as (
-        insert into tool_calls (run_id, ${INSERT_COLUMNS}, epoch, result_message_idx)
+        insert into tool_call_rows (run_id, ${INSERT_COLUMNS}, epoch, result_message_idx)
         select run.run_id, ${SELECT_COLUMNS}, ${epoch}, ${resultIdx}
           from run, delta_calls c
-         where c.tool_call_id not in (select tool_call_id from finished_calls))`,
+         where not c.fold and c.tool_call_id not in (select tool_call_id from finished_calls))`,
+    );
+  }
+  if (storesRow) {
+    // One row for the write's messages, events and final calls (several past 64 messages); derived
+    // events (a call started or completed, the commit) compact, read back whole by `run-events.ts`.
+    const folded = committedCalls(calls, epoch);
+    ctes.push(
+      sql`new_commit as (${insertCommit(
+        delta.messages,
+        storedDeltaEvents(events),
+        sql`run`,
+        folded === null
+          ? sql`null`
+          : sql`(select json_agg(e) from json_array_elements(${folded}::json) as e
+                  where e ->> 'id' not in (select tool_call_id from finished_calls))`,
+      )})`,
     );
   }
   const cost = delta.usage.costMicroUsd ?? 0;
@@ -202,7 +220,7 @@ function tenantDaySpend(runId: string, cost: number): RawBuilder<unknown>[] {
 }
 
 /** The delta's calls, the latest record of each id, each result stored once: in its tool message when the delta has it. */
-function latestCalls(delta: CheckpointDelta): CallJson[] {
+function latestCalls(delta: CheckpointDelta, storesRow: boolean): CallJson[] {
   const latest = [...new Map(delta.toolCalls.map((c) => [c.toolCallId, c])).values()];
   return latest.map((call) => {
     const ord = resultMessageOrd(delta, call);
@@ -218,8 +236,34 @@ function latestCalls(delta: CheckpointDelta): CallJson[] {
       started_at: call.startedAt,
       ended_at: call.endedAt,
       result_ord: ord,
+      fold: storesRow && call.status !== 'running',
     };
   });
+}
+
+/**
+ * The calls a write's `run_commits` row holds (migration `0020_commit_tool_calls`), as JSON text,
+ * or null when it holds none: `ro` is `result_ord`, `epoch` the writer's.
+ */
+function committedCalls(calls: readonly CallJson[], epoch: number): string | null {
+  const folded = calls.filter((c) => c.fold);
+  if (folded.length === 0) return null;
+  return JSON.stringify(
+    folded.map((c) => ({
+      id: c.tool_call_id,
+      name: c.name,
+      args: c.args,
+      result: c.result,
+      status: c.status,
+      batch: c.batch,
+      key: c.idempotency_key,
+      child: c.child_run_id,
+      epoch,
+      started: c.started_at,
+      ended: c.ended_at,
+      ro: c.result_ord,
+    })),
+  );
 }
 
 function resultMessageOrd(delta: CheckpointDelta, call: ToolCallRecord): number | null {
