@@ -54,6 +54,7 @@ import type { StoredEvent } from './run-events.js';
 import type { NewRunEvent } from './stored-delta-events.js';
 import { readRunTreeEvents, type RunTreeCursor, type RunTreeEvents } from './run-tree-events.js';
 import { toRunRecord, toToolCallRecord, withStoredResult } from './run-row.js';
+import { readToolCalls } from './read-tool-calls.js';
 import { checkpointEndingAt, listCheckpoints, readHistory } from './run-history.js';
 import {
   consumeAction,
@@ -146,14 +147,7 @@ export class PostgresCheckpointStore
         const messages = await readHistory(trx, runId, {
           to: run.last_checkpoint_at_message_index,
         });
-        const calls = await trx
-          .selectFrom('tool_calls')
-          .selectAll()
-          .where('run_id', '=', runId)
-          .orderBy('batch')
-          .orderBy('started_at')
-          .orderBy('tool_call_id')
-          .execute();
+        const calls = await readToolCalls(trx, [runId]);
         const history = messages.map((m) => m.message);
         return {
           messages: history,

@@ -16,6 +16,7 @@ import { sumUsage, usageView, usdOf } from '@cairn/engine';
 import type { AttemptReason, EntityRef, RunWaiting } from '@cairn/engine/store';
 import type { Database, PendingActionRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
 import { withRunTree } from './run-tree.js';
+import { readToolCalls } from './read-tool-calls.js';
 import { listCheckpoints, readHistory } from './run-history.js';
 import { withStoredResult } from './run-row.js';
 import { tenantKeyOf, type SessionKey } from './session-key.js';
@@ -178,14 +179,7 @@ export async function getRunView(
   const rootRow = runs.find((r) => r.run_id === runId)!;
   const [messages, tools, attempts, actions, checkpoints, forks, forkHistory] = await Promise.all([
     readMessages(db, ids),
-    db
-      .selectFrom('tool_calls')
-      .selectAll()
-      .where('run_id', 'in', ids)
-      .orderBy('batch')
-      .orderBy('started_at')
-      .orderBy('tool_call_id')
-      .execute(),
+    readToolCalls(db, ids),
     db.selectFrom('run_attempts').selectAll().where('run_id', 'in', ids).orderBy('epoch').execute(),
     db
       .selectFrom('pending_actions')

@@ -86,8 +86,9 @@ export interface RunsTable {
 
 /**
  * The `run_commits` table: one row per durable write of a run (per 64 of its messages), never
- * rewritten: its messages `first_idx..end_idx - 1` and its events `first_seq..last_seq`
- * (migration `0019_run_commits`; written by `run-commits.ts`).
+ * rewritten: its messages `first_idx..end_idx - 1`, its events `first_seq..last_seq` and its
+ * calls stored final (migrations `0019_run_commits`, `0020_commit_tool_calls`; the format is
+ * `run-commits.ts`'s).
  */
 export interface RunCommitsTable {
   run_id: string;
@@ -101,6 +102,8 @@ export interface RunCommitsTable {
     string | null,
     string | null
   >;
+  /** The write's calls stored final, in its first row (migration `0020_commit_tool_calls`, `run-commits.ts`). */
+  calls: ColumnType<unknown[] | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
 }
 

@@ -3,7 +3,7 @@ import type { Kysely, RawBuilder } from 'kysely';
 import { LeaseLostError, type ToolCallRecord } from '@cairn/engine';
 import { EXECUTING_STATUS, type CheckpointDelta, type RunOutcome } from '@cairn/engine/store';
 import { continueFragments } from './continue-requests.js';
-import { insertCommit } from './run-commits.js';
+import { committedCallsJson, insertCommit } from './run-commits.js';
 import { RUN_RECORD_COLUMNS, type RunRecordRow } from './run-row.js';
 import { storedDeltaEvents } from './stored-delta-events.js';
 import { tenantModelDaySpend } from './tenant-model-day-spend.js';
@@ -137,7 +137,7 @@ export async function writeDelta(
   if (storesRow) {
     // One row for the write's messages, events and final calls (several past 64 messages); derived
     // events (a call started or completed, the commit) compact, read back whole by `run-events.ts`.
-    const folded = committedCalls(calls, epoch);
+    const folded = committedCallsJson(calls.filter((c) => c.fold).map((c) => ({ ...c, epoch })));
     ctes.push(
       sql`new_commit as (${insertCommit(
         delta.messages,
@@ -239,31 +239,6 @@ function latestCalls(delta: CheckpointDelta, storesRow: boolean): CallJson[] {
       fold: storesRow && call.status !== 'running',
     };
   });
-}
-
-/**
- * The calls a write's `run_commits` row holds (migration `0020_commit_tool_calls`), as JSON text,
- * or null when it holds none: `ro` is `result_ord`, `epoch` the writer's.
- */
-function committedCalls(calls: readonly CallJson[], epoch: number): string | null {
-  const folded = calls.filter((c) => c.fold);
-  if (folded.length === 0) return null;
-  return JSON.stringify(
-    folded.map((c) => ({
-      id: c.tool_call_id,
-      name: c.name,
-      args: c.args,
-      result: c.result,
-      status: c.status,
-      batch: c.batch,
-      key: c.idempotency_key,
-      child: c.child_run_id,
-      epoch,
-      started: c.started_at,
-      ended: c.ended_at,
-      ro: c.result_ord,
-    })),
-  );
 }
 
 function resultMessageOrd(delta: CheckpointDelta, call: ToolCallRecord): number | null {

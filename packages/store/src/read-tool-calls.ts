@@ -1,0 +1,34 @@
+import type { Kysely } from 'kysely';
+import { toolCallsOfRow } from './run-commits.js';
+import type { Database, ToolCallRow } from './schema.js';
+
+/**
+ * The runs' tool calls as `tool_calls` rows, in batch order (by batch, start, id): those committed
+ * final from their writes' `run_commits` rows (parsed in Node, once per row), and those committed
+ * `running` from `tool_call_rows`. Reads what the `tool_calls` view gives, without the view's
+ * per-call JSON parsing in SQL.
+ */
+export async function readToolCalls(
+  db: Kysely<Database>,
+  runIds: readonly string[],
+): Promise<ToolCallRow[]> {
+  if (runIds.length === 0) return [];
+  const [committed, rows] = await Promise.all([
+    db
+      .selectFrom('run_commits')
+      .select(['run_id', 'first_idx', 'calls'])
+      .where('run_id', 'in', runIds)
+      .where('calls', 'is not', null)
+      .execute(),
+    db.selectFrom('tool_call_rows').selectAll().where('run_id', 'in', runIds).execute(),
+  ]);
+  return [...committed.flatMap(toolCallsOfRow), ...rows].sort(inBatchOrder);
+}
+
+function inBatchOrder(a: ToolCallRow, b: ToolCallRow): number {
+  return (
+    a.batch - b.batch ||
+    a.started_at.getTime() - b.started_at.getTime() ||
+    (a.tool_call_id < b.tool_call_id ? -1 : a.tool_call_id > b.tool_call_id ? 1 : 0)
+  );
+}
