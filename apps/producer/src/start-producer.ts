@@ -76,7 +76,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
     tenantBudgets: config.tenantBudgets,
   });
   const tracing = config.otlpEndpoint
-    ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-producer' })
+    ? await startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-producer' })
     : undefined;
   const live = createLiveSubscriber({
     backend: config.queueBackend,

@@ -275,7 +275,7 @@ async function createExecutor(deps: {
       logger,
       observe: (observation) => deps.metrics.observe(observation),
       ...(config.otlpEndpoint && {
-        tracing: startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }),
+        tracing: await startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }),
       }),
       live: createLivePublisher({
         backend: config.queueBackend,

@@ -78,7 +78,7 @@ try {
     logger,
     observe: (observation) => post({ type: 'observation', observation }),
     ...(config.otlpEndpoint && {
-      tracing: startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }),
+      tracing: await startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }),
     }),
     live: createLivePublisher({
       backend: config.backend,
