@@ -28,7 +28,7 @@ export async function cairnAtHistory(
         run.runId,
         size,
       ]);
-      await pool.query('DELETE FROM tool_calls WHERE run_id = $1', [run.runId]);
+      await pool.query('DELETE FROM tool_call_rows WHERE run_id = $1', [run.runId]);
       await pool.query('UPDATE runs SET last_checkpoint_at_message_index = $2 WHERE run_id = $1', [
         run.runId,
         size,

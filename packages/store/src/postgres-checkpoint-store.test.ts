@@ -258,6 +258,34 @@ describe('PostgresCheckpointStore', () => {
     expect((await ctx.store.getRun(runId))?.usage).toEqual(usage);
   });
 
+  it('reads a fork sharing part of one of its source’s writes in history order: the source’s messages, then its own', async () => {
+    const source = await ctx.store.createRun(newRun({ messages: history(3) }));
+    const own: Message = { role: 'user', content: 'and then?' };
+    const fork = await ctx.store.createRun(
+      newRun({ messages: [own], sharedHistory: { runId: source.runId, length: 1 } }),
+    );
+    expect((await ctx.store.loadHistory(fork.runId)).messages).toEqual([history(1)[0], own]);
+    expect((await ctx.store.listRunMessages(fork.runId, { offset: 0, limit: 1 })).messages).toEqual(
+      [{ index: 0, message: history(1)[0] }],
+    );
+  });
+
+  it('reads a call whose final record two writes stored as one call, its latest', async () => {
+    const { runId } = await ctx.store.createRun(newRun());
+    const { epoch } = await ctx.store.claimRun(runId, { workerId: 'w1', reason: 'run' });
+    const first = batchDelta(1);
+    await ctx.store.commitCheckpoint(runId, epoch, first);
+    const again = { ...first.toolCalls[0]!, result: 'again' };
+    await ctx.store.commitCheckpoint(runId, epoch, {
+      messages: [{ role: 'user', content: 'more' }],
+      toolCalls: [again],
+      usage: first.usage,
+    });
+    const calls = (await ctx.store.loadHistory(runId)).toolCalls;
+    expect(calls.map((c) => c.toolCallId)).toEqual(['call_1_1', 'call_1_2', 'call_1_3']);
+    expect(calls[0]).toEqual(again);
+  });
+
   it('keeps a call stored running in its own row when a write that stores messages ends it, and puts a call stored final in that write’s row', async () => {
     const { runId } = await ctx.store.createRun(newRun({ checkpoint: 'tool-call' }));
     const { epoch } = await ctx.store.claimRun(runId, { workerId: 'w1', reason: 'run' });

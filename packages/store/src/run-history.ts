@@ -53,6 +53,7 @@ async function readHistoryRows(
 ): Promise<{ idx: number; message: Message; written: string }[]> {
   const from = range.from ?? 0;
   // Rows, not messages: each row holds at least one message of the range, so `limit` rows are enough.
+  // A fork's segments in history order (its source's first), each run's rows in key order.
   const { rows } = await sql<{
     lo: number;
     hi: number;
@@ -65,7 +66,7 @@ async function readHistoryRows(
       from segments s
       join run_commits c on c.run_id = s.run_id and c.messages is not null
                         and c.end_idx > greatest(s.lo, ${from}::integer) and c.first_idx < s.hi
-     order by c.end_idx
+     order by s.lo, c.last_seq, c.end_idx
      ${range.limit === undefined ? sql`` : sql`limit ${range.limit}`}`.execute(db);
   const messages: { idx: number; message: Message; written: string }[] = [];
   for (const row of rows) {

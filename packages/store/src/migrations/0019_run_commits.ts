@@ -39,23 +39,37 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       first_idx >= 0 and first_idx <= end_idx and first_seq >= 1 and first_seq <= last_seq + 1
       and (messages is not null or events is not null))
   )`.execute(db);
-  // A write of messages: its rows of 64, each numbered by the events stored before the write.
+  // Each write of messages and each event batch placed in its run's order of time (a write's
+  // messages before the events of its own transaction): a write of messages is numbered by the
+  // events stored before it, a batch by the messages stored up to it. One pass per run (window
+  // functions), whatever its length.
+  await sql`create temporary table run_commit_marks on commit drop as
+    with marks as (
+      select run_id, created_at, 0 as kind, max(idx) + 1 as end_idx, null::integer as last_seq
+        from run_messages group by run_id, created_at
+      union all
+      select run_id, created_at, 1, null, last_seq from run_event_batches)
+    select run_id, created_at, kind, last_seq,
+           coalesce(max(last_seq) over before_it, 0) as prior_seq,
+           coalesce(max(end_idx) over before_it, 0) as upto_idx
+      from marks
+    window before_it as (partition by run_id order by created_at, kind, last_seq
+                         rows between unbounded preceding and 1 preceding)`.execute(db);
+  // A write of messages: its rows of 64.
   await sql`insert into run_commits (run_id, last_seq, end_idx, first_seq, first_idx, messages, created_at)
-    select w.run_id, prior.seq, max(w.idx) + 1, prior.seq + 1, min(w.idx),
+    select w.run_id, p.prior_seq, max(w.idx) + 1, p.prior_seq + 1, min(w.idx),
            json_agg(w.message order by w.idx), w.created_at
       from (select m.*, (m.idx - min(m.idx) over (partition by m.run_id, m.created_at)) / 64 as part
               from run_messages m) w
-     cross join lateral (
-       select coalesce(max(b.last_seq), 0) as seq from run_event_batches b
-        where b.run_id = w.run_id and b.created_at < w.created_at) prior
-     group by w.run_id, w.created_at, w.part, prior.seq`.execute(db);
-  // An event batch: numbered by the messages stored up to it.
+      join run_commit_marks p on p.run_id = w.run_id and p.created_at = w.created_at and p.kind = 0
+     group by w.run_id, w.created_at, w.part, p.prior_seq`.execute(db);
+  // An event batch: a row of its own.
   await sql`insert into run_commits (run_id, last_seq, end_idx, first_seq, first_idx, events, created_at)
-    select b.run_id, b.last_seq, upto.idx, b.first_seq, upto.idx, b.events::json, b.created_at
+    select b.run_id, b.last_seq, p.upto_idx, b.first_seq, p.upto_idx, b.events::json, b.created_at
       from run_event_batches b
-     cross join lateral (
-       select coalesce(max(m.idx) + 1, 0) as idx from run_messages m
-        where m.run_id = b.run_id and m.created_at <= b.created_at) upto`.execute(db);
+      join run_commit_marks p on p.run_id = b.run_id and p.kind = 1 and p.last_seq = b.last_seq`.execute(
+    db,
+  );
   await sql`create function run_commits_of_deleted_runs() returns trigger language plpgsql as $$
     begin
       delete from run_commits c using deleted_runs d where c.run_id = d.run_id;

@@ -36,11 +36,16 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   const columns = sql.raw(
     'run_id, tool_call_id, name, args, result, status, batch, idempotency_key, child_run_id, epoch, started_at, ended_at, result_message_idx',
   );
+  // A call recorded twice keeps one row (the old table's key), its latest.
   await sql`insert into tool_call_rows (${columns})
-    select ${columns} from tool_calls t
-     where not exists (select 1 from tool_call_rows r where r.run_id = t.run_id and r.tool_call_id = t.tool_call_id)`.execute(
-    db,
-  );
+    select distinct on (c.run_id, x.id) c.run_id, x.id, x.name, x.args::jsonb, x.result, x.status, x.batch,
+           x.key, x.child, x.epoch, x.started, x.ended, c.first_idx + x.ro - 1
+      from run_commits c
+     cross join lateral json_to_recordset(c.calls) as x(
+       id text, name text, args json, result text, status text, batch integer, key text,
+       child text, epoch integer, started timestamptz, ended timestamptz, ro integer)
+     where not exists (select 1 from tool_call_rows r where r.run_id = c.run_id and r.tool_call_id = x.id)
+     order by c.run_id, x.id, c.last_seq desc, c.end_idx desc`.execute(db);
   await sql`drop view tool_calls`.execute(db);
   await sql`alter table run_commits drop column calls`.execute(db);
   await sql`alter table tool_call_rows rename constraint tool_call_rows_pkey to tool_calls_pkey`.execute(
