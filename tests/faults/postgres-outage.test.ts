@@ -221,12 +221,13 @@ describe('a commit that fails once (connection lost mid-commit)', () => {
     await sql`
       create function fail_first_tool_result() returns trigger language plpgsql as $$
       begin
-        if new.message->>'role' = 'tool' and nextval('fail_once') = 1 then
+        if exists (select 1 from json_array_elements(new.messages) m where m->>'role' = 'tool')
+           and nextval('fail_once') = 1 then
           raise exception 'simulated connection loss' using errcode = 'admin_shutdown';
         end if;
         return new;
       end $$`.execute(t.db);
-    await sql`create trigger fail_once before insert on run_messages for each row execute function fail_first_tool_result()`.execute(
+    await sql`create trigger fail_once before insert on run_commits for each row execute function fail_first_tool_result()`.execute(
       t.db,
     );
   }
