@@ -27,10 +27,11 @@ export async function spendCheck(
   billed: SpendCheck['billed'],
   kills: readonly { workerId?: string; at: number }[],
 ): Promise<SpendCheck> {
+  // runs.usage is positional; its third element is totalTokens (packages/store/src/usage-column.ts).
   const { rows } = await db.query<{ responses: number; tokens: number }>(
     `select (select count(*)::int from run_messages
               where run_id in (${SCENARIO_RUNS}) and message->>'role' = 'assistant') as responses,
-            (select coalesce(sum((usage->>'totalTokens')::bigint), 0)::float8 from runs
+            (select coalesce(sum((usage->>2)::bigint), 0)::float8 from runs
               where run_id in (${SCENARIO_RUNS})) as tokens`,
     [scenario],
   );

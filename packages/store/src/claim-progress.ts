@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
-import type { Usage } from '@cairn/engine';
+import type { StoredUsage } from './usage-column.js';
 
 /**
  * For a claim's statement: the run's attempts since its last progress, its
@@ -24,13 +24,13 @@ export function attemptsSinceProgress(runId: string): RawBuilder<number> {
  * (itself and its member runs, recursively), only when it has a budget
  * (null otherwise): what its budget is held to, read by the claim itself.
  */
-export function budgetedTreeUsage(runId: string): RawBuilder<Usage[] | null> {
-  return sql<Usage[] | null>`(case when run.budget is null then null else (
+export function budgetedTreeUsage(runId: string): RawBuilder<StoredUsage[] | null> {
+  return sql<StoredUsage[] | null>`(case when run.budget is null then null else (
       with recursive tree(run_id) as (
         select ${runId}::text
         union all
         select r.run_id from runs r join tree on r.parent_run_id = tree.run_id)
-      select coalesce(jsonb_agg(t.usage), '[]'::jsonb) from runs t where t.run_id in (select run_id from tree)) end)`;
+      select coalesce(json_agg(t.usage), '[]'::json) from runs t where t.run_id in (select run_id from tree)) end)`;
 }
 
 /** For a claim's statement: the run's waiting continue request (`{ request_id, input, upgrade, requested_at }`), or null. */

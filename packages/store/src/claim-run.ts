@@ -19,6 +19,7 @@ import {
 import { assertParentHeld } from './parent-fence.js';
 import { RUN_RECORD_COLUMNS, toRunRecord } from './run-row.js';
 import type { Database } from './schema.js';
+import { usageOfStored } from './usage-column.js';
 
 /**
  * The statuses `from` lets a claim start from, each with the condition the
@@ -164,7 +165,7 @@ export async function claimRun(
     run: toRunRecord(row),
     // The attempt this statement inserts is not visible to it: count it here.
     claimsSinceProgress: row.attempts_since_progress + 1,
-    treeUsage: row.tree_usage,
+    treeUsage: row.tree_usage?.map(usageOfStored) ?? null,
     continueRequest: request && {
       requestId: request.request_id,
       input: request.input,

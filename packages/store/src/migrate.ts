@@ -32,6 +32,7 @@ import * as m0017 from './migrations/0017_lean_writes.js';
 import * as m0018 from './migrations/0018_derived_events.js';
 import * as m0019 from './migrations/0019_run_commits.js';
 import * as m0020 from './migrations/0020_commit_tool_calls.js';
+import * as m0021 from './migrations/0021_compact_usage.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -66,6 +67,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0018_derived_events': m0018,
   '0019_run_commits': m0019,
   '0020_commit_tool_calls': m0020,
+  '0021_compact_usage': m0021,
 });
 
 /**

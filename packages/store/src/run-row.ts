@@ -1,5 +1,6 @@
 import type { Message, RunRecord, ToolCallRecord } from '@cairn/engine';
 import type { RunRow, ToolCallRow } from './schema.js';
+import { usageOfStored } from './usage-column.js';
 
 /**
  * The `runs` columns {@link toRunRecord} reads, for a statement that returns a run by name: a prepared
@@ -55,7 +56,7 @@ export function toRunRecord(row: RunRecordRow): RunRecord {
     lastCheckpointAtMessageIndex: row.last_checkpoint_at_message_index,
     epoch: row.epoch,
     error: row.error,
-    usage: row.usage,
+    usage: usageOfStored(row.usage),
     metadata: row.metadata,
     cancelRequestedAt: row.cancel_requested_at,
     tenantId: row.tenant_id,

@@ -20,6 +20,7 @@ import { readToolCalls } from './read-tool-calls.js';
 import { listCheckpoints, readHistory } from './run-history.js';
 import { withStoredResult } from './run-row.js';
 import { tenantKeyOf, type SessionKey } from './session-key.js';
+import { usageOfStored } from './usage-column.js';
 
 /** One tool call as the API returns it. */
 export interface ToolCallView {
@@ -229,7 +230,7 @@ export async function getRunView(
       views.get(view.parent_run_id)?.member_runs.push(view);
   }
   const root = views.get(runId);
-  if (root) addTreeUsage(root, new Map(runs.map((r) => [r.run_id, r.usage])));
+  if (root) addTreeUsage(root, new Map(runs.map((r) => [r.run_id, usageOfStored(r.usage)])));
   for (const action of actions) {
     // Listed on the run that made the call and on every run above it in the tree.
     for (
@@ -295,7 +296,7 @@ export function toRunSummaryView(row: RunRow): RunSummaryView {
     checkpoint: row.checkpoint,
     last_checkpoint_at_message_index: row.last_checkpoint_at_message_index,
     error: row.error,
-    usage: usageView(row.usage),
+    usage: usageView(usageOfStored(row.usage)),
     waiting: row.waiting,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
@@ -329,8 +330,8 @@ function toRunView(
     attempts,
     pending_actions: [],
     error: row.error,
-    usage: usageView(row.usage),
-    usage_total: usageView(row.usage),
+    usage: usageView(usageOfStored(row.usage)),
+    usage_total: usageView(usageOfStored(row.usage)),
     budget: row.budget && {
       max_tokens: row.budget.maxTokens ?? null,
       max_cost_usd:

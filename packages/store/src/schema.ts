@@ -11,9 +11,9 @@ import type {
   RunErrorInfo,
   RunStatus,
   ToolCallStatus,
-  Usage,
 } from '@cairn/engine';
 import type { AttemptReason, Budget, EntityCaps, RunWaiting } from '@cairn/engine/store';
+import type { StoredUsage } from './usage-column.js';
 
 /** A jsonb column: read as parsed JSON, written as JSON text (pg would turn arrays into Postgres arrays). */
 export type Json<T> = ColumnType<T, string, string>;
@@ -49,7 +49,8 @@ export interface RunsTable {
   last_checkpoint_at_message_index: Generated<number>;
   epoch: Generated<number>;
   error: ColumnType<RunErrorInfo | null, string | null | undefined, string | null>;
-  usage: GeneratedJson<Usage>;
+  /** Positional, compact: see {@link StoredUsage}. */
+  usage: GeneratedJson<StoredUsage>;
   metadata: GeneratedJson<Record<string, unknown>>;
   cancel_requested_at: Date | null;
   /** The tenant of the run's session; null: an admin key's. */

@@ -7,6 +7,7 @@ import { committedCallsJson, insertCommit } from './run-commits.js';
 import { RUN_RECORD_COLUMNS, type RunRecordRow } from './run-row.js';
 import { storedDeltaEvents } from './stored-delta-events.js';
 import { tenantModelDaySpend } from './tenant-model-day-spend.js';
+import { storedUsageByModel, storedUsageCost, storedUsageJson } from './usage-column.js';
 import type { Database, RunRow, ToolCallsTable } from './schema.js';
 
 /** The tool-call columns the writer sends as a JSON recordset, with their SQL types (checked against the table). */
@@ -180,7 +181,7 @@ export async function writeDelta(
     with run as (
       update runs
          set last_checkpoint_at_message_index = last_checkpoint_at_message_index + ${n},
-             usage = ${JSON.stringify(delta.usage)}::jsonb,
+             usage = ${storedUsageJson(delta.usage)}::json,
              event_seq = event_seq + ${k},
              updated_at = ${lifecycleMove ? sql`now()` : PROGRESS_UPDATED_AT}${final}${continued.set}
        where run_id = ${runId} and epoch = ${epoch} and status = ${sql.lit(EXECUTING_STATUS)}${continued.where}
@@ -206,7 +207,7 @@ export async function writeDelta(
 function tenantDaySpend(runId: string, cost: number): RawBuilder<unknown>[] {
   return [
     sql`prior_cost as (
-      select coalesce((usage->>'costMicroUsd')::numeric, 0)::bigint as cost, usage->'byModel' as by_model
+      select ${storedUsageCost(sql`usage`)} as cost, ${storedUsageByModel(sql`usage`)} as by_model
         from runs where run_id = ${runId})`,
     sql`tenant_spend as (
       insert into tenant_day_spend (tenant_id, day, cost_micro_usd)
