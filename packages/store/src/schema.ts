@@ -105,6 +105,8 @@ export interface RunCommitsTable {
   >;
   /** The write's calls stored final, in its first row (migration `0020_commit_tool_calls`, `run-commits.ts`). */
   calls: ColumnType<unknown[] | null, string | null | undefined, string | null>;
+  /** Spaces that lift the row past the size at which Postgres compresses it (migration `0022_compressed_commits`); no reader reads it. */
+  pad: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
 }
 

@@ -148,6 +148,7 @@ export async function writeDelta(
           ? sql`null`
           : sql`(select json_agg(e) from json_array_elements(${folded}::json) as e
                   where e ->> 'id' not in (select tool_call_id from finished_calls))`,
+        folded === null ? 0 : Buffer.byteLength(folded),
       )})`,
     );
   }
