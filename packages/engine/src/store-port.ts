@@ -13,6 +13,8 @@ export type {
   RunOutcome,
 } from './checkpoint-store.js';
 export { validateDecision } from './hitl/validate-decision.js';
+// A call's default idempotency key: a store may leave it out of what it stores.
+export { idempotencyKeyFor } from './tool-call-outcome.js';
 export type {
   CancelStore,
   DecisionStore,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { sql } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import type { CheckpointDelta } from '@cairn/engine/store';
+import { MIGRATIONS } from './migrate.js';
 import { batchDelta, newRun, useStoreTestContext } from './test-support/store-test-context.js';
 
 const ctx = useStoreTestContext();
@@ -71,5 +72,78 @@ describe('run_commits rows, compressed', () => {
     const [created] = await storedRows(runId);
     expect(created!.pad).toBeNull();
     expect(created!.messages_compressed).toBeNull();
+  });
+
+  it('stores a call without what its row says elsewhere, and every reader gives it whole', async () => {
+    const { runId } = await ctx.store.createRun(newRun());
+    const { epoch } = await ctx.store.claimRun(runId, { workerId: 'w1', reason: 'run' });
+    const delta = batchDelta(1);
+    // The model's arguments text as it came (spaced): the call's args are what it parses to.
+    const [assistant, ...results] = delta.messages;
+    const spaced = {
+      ...assistant!,
+      toolCalls: (
+        assistant as { toolCalls: { id: string; name: string; arguments: string }[] }
+      ).toolCalls.map((t) => ({ ...t, arguments: t.arguments.replace(':', ': ') })),
+    };
+    const calls = delta.toolCalls.map((c, k) => ({
+      ...c,
+      // The first call's key is the run's default; the third's args differ from its message's.
+      idempotencyKey: k === 0 ? `${runId}:${c.toolCallId}` : c.idempotencyKey,
+      args: k === 2 ? { item: 'rewritten' } : c.args,
+    }));
+    await ctx.store.commitCheckpoint(runId, epoch, {
+      ...delta,
+      messages: [spaced, ...results],
+      toolCalls: calls,
+    });
+
+    const { rows } = await sql<{ calls: Record<string, unknown>[] }>`
+      select calls from run_commits where run_id = ${runId} and calls is not null`.execute(ctx.db);
+    const stored = rows[0]!.calls;
+    expect(stored.map((c) => ['name' in c, 'args' in c, 'key' in c, 'result' in c])).toEqual([
+      [false, false, false, false],
+      [false, false, true, false],
+      [true, true, true, false],
+    ]);
+
+    const whole = calls.map((c) => [c.toolCallId, c.name, c.args, c.idempotencyKey, c.result]);
+    const history = await ctx.store.loadHistory(runId);
+    expect(
+      history.toolCalls.map((c) => [c.toolCallId, c.name, c.args, c.idempotencyKey, c.result]),
+    ).toEqual(whole);
+    const { rows: viewed } = await sql<{
+      tool_call_id: string;
+      name: string;
+      args: unknown;
+      idempotency_key: string;
+      result: string;
+    }>`select v.tool_call_id, v.name, v.args, v.idempotency_key, coalesce(v.result, m.message->>'content') as result
+         from tool_calls v left join run_messages m on m.run_id = v.run_id and m.idx = v.result_message_idx
+        where v.run_id = ${runId} order by v.tool_call_id`.execute(ctx.db);
+    expect(
+      viewed.map((v) => [v.tool_call_id, v.name, v.args, v.idempotency_key, v.result]),
+    ).toEqual(whole);
+
+    // Down a migration: every field written back, and the view of 0020 gives the same.
+    const { error } = await new Migrator({
+      db: ctx.db,
+      provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
+    }).migrateTo('0022_compressed_commits');
+    expect(error).toBeUndefined();
+    const { rows: after } = await sql<{ calls: Record<string, unknown>[] }>`
+      select calls from run_commits where run_id = ${runId} and calls is not null`.execute(ctx.db);
+    expect(after[0]!.calls.every((c) => 'name' in c && 'args' in c && 'key' in c)).toBe(true);
+    const { rows: viewedDown } = await sql<{
+      name: string;
+      args: unknown;
+      idempotency_key: string;
+    }>`
+      select name, args, idempotency_key from tool_calls where run_id = ${runId} order by tool_call_id`.execute(
+      ctx.db,
+    );
+    expect(viewedDown.map((v) => [v.name, v.args, v.idempotency_key])).toEqual(
+      calls.map((c) => [c.name, c.args, c.idempotencyKey]),
+    );
   });
 });

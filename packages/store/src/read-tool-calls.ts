@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
-import { toolCallsOfRow } from './run-commits.js';
+import { toolCallsOfRow } from './committed-calls.js';
 import type { Database, ToolCallRow } from './schema.js';
 
 /**
  * The runs' tool calls as `tool_calls` rows, in batch order (by batch, start, id): those committed
- * final from their writes' `run_commits` rows (parsed in Node, once per row), and those committed
+ * final from their writes' `run_commits` rows (parsed in Node, once per row, with the row's
+ * messages, which may hold a call's name and arguments), and those committed
  * `running` from `tool_call_rows`; a call recorded twice (the engine does not, but nothing keys a
  * committed call) reads as its latest record, as the old table's upsert kept it. Reads what the
  * `tool_calls` view gives, without the view's per-call JSON parsing in SQL.
@@ -17,7 +18,7 @@ export async function readToolCalls(
   const [committed, rows] = await Promise.all([
     db
       .selectFrom('run_commits')
-      .select(['run_id', 'first_idx', 'calls'])
+      .select(['run_id', 'first_idx', 'calls', 'messages'])
       .where('run_id', 'in', runIds)
       .where('calls', 'is not', null)
       .orderBy('run_id')

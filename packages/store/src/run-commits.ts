@@ -1,6 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Message } from '@cairn/engine';
-import type { ToolCallRow } from './schema.js';
 import type { BatchElement, NewRunEvent } from './stored-delta-events.js';
 
 /**
@@ -98,81 +97,4 @@ function eventsJson(events: readonly BatchElement[]): string {
       typeof e === 'string' ? e : { type: e.type, data: (e as NewRunEvent).data ?? null },
     ),
   );
-}
-
-/** A tool call as the writer hands it to {@link committedCallsJson}: its `tool_calls` columns, the writer's epoch and `result_ord`. */
-export interface CallToCommit {
-  tool_call_id: unknown;
-  name: unknown;
-  args: unknown;
-  result: unknown;
-  status: unknown;
-  batch: unknown;
-  idempotency_key: unknown;
-  child_run_id: unknown;
-  started_at: unknown;
-  ended_at: unknown;
-  epoch: number;
-  /** 1-based place among the write's messages of the tool message holding the result (its `result` null then). */
-  result_ord: number | null;
-}
-
-/** A call as a `run_commits.calls` element stores it (migration `0020_commit_tool_calls`). */
-interface CommittedCall {
-  id: string;
-  name: string;
-  args: unknown;
-  result: string | null;
-  status: ToolCallRow['status'];
-  batch: number;
-  key: string;
-  child: string | null;
-  epoch: number;
-  started: string;
-  ended: string | null;
-  ro: number | null;
-}
-
-/** The calls a write's row holds, as JSON text, or null when it holds none. */
-export function committedCallsJson(calls: readonly CallToCommit[]): string | null {
-  if (calls.length === 0) return null;
-  return JSON.stringify(
-    calls.map((c) => ({
-      id: c.tool_call_id,
-      name: c.name,
-      args: c.args,
-      result: c.result,
-      status: c.status,
-      batch: c.batch,
-      key: c.idempotency_key,
-      child: c.child_run_id,
-      epoch: c.epoch,
-      started: c.started_at,
-      ended: c.ended_at,
-      ro: c.result_ord,
-    })),
-  );
-}
-
-/** A row's calls as `tool_calls` rows (what the view gives in SQL): `first_idx` is the row's. */
-export function toolCallsOfRow(row: {
-  run_id: string;
-  first_idx: number;
-  calls: unknown[] | null;
-}): ToolCallRow[] {
-  return ((row.calls ?? []) as CommittedCall[]).map((c) => ({
-    run_id: row.run_id,
-    tool_call_id: c.id,
-    name: c.name,
-    args: c.args,
-    result: c.result,
-    status: c.status,
-    batch: c.batch,
-    idempotency_key: c.key,
-    child_run_id: c.child,
-    epoch: c.epoch,
-    started_at: new Date(c.started),
-    ended_at: c.ended === null ? null : new Date(c.ended),
-    result_message_idx: c.ro === null ? null : row.first_idx + c.ro - 1,
-  }));
 }

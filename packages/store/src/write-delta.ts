@@ -3,7 +3,8 @@ import type { Kysely, RawBuilder } from 'kysely';
 import { LeaseLostError, type ToolCallRecord } from '@cairn/engine';
 import { EXECUTING_STATUS, type CheckpointDelta, type RunOutcome } from '@cairn/engine/store';
 import { continueFragments } from './continue-requests.js';
-import { committedCallsJson, insertCommit } from './run-commits.js';
+import { committedCallsJson, type CallToCommit } from './committed-calls.js';
+import { insertCommit, MESSAGES_PER_COMMIT_ROW } from './run-commits.js';
 import { RUN_RECORD_COLUMNS, type RunRecordRow } from './run-row.js';
 import { storedDeltaEvents } from './stored-delta-events.js';
 import { tenantModelDaySpend } from './tenant-model-day-spend.js';
@@ -31,7 +32,10 @@ type CallColumn = keyof typeof CALL_COLUMNS;
  * the tool message holding its result; `fold`: stored in the write's `run_commits` row (final, in a
  * write that stores a row), unless an earlier write stored it `running` (its row is updated).
  */
-type CallJson = { [K in CallColumn]: unknown } & { result_ord: number | null; fold: boolean };
+type CallJson = { [K in CallColumn]: CallToCommit[K] } & {
+  result_ord: number | null;
+  fold: boolean;
+};
 
 const COLUMNS = Object.keys(CALL_COLUMNS) as CallColumn[];
 const RECORDSET = sql.raw(
@@ -138,7 +142,11 @@ export async function writeDelta(
   if (storesRow) {
     // One row for the write's messages, events and final calls (several past 64 messages); derived
     // events (a call started or completed, the commit) compact, read back whole by `run-events.ts`.
-    const folded = committedCallsJson(calls.filter((c) => c.fold).map((c) => ({ ...c, epoch })));
+    const folded = committedCallsJson(
+      runId,
+      calls.filter((c) => c.fold).map((c) => ({ ...c, epoch })),
+      delta.messages.slice(0, MESSAGES_PER_COMMIT_ROW),
+    );
     ctes.push(
       sql`new_commit as (${insertCommit(
         delta.messages,
