@@ -8,24 +8,42 @@ import {
   WaitTimeout,
   type RunStreamEvent,
 } from '@cairn/client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it, type TestContext } from 'vitest';
 import { createRegistry } from '@cairn/research-team';
-import { holderOf, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from '../fleet/fleet.js';
+import {
+  holderOf,
+  RESEARCHER,
+  startFleet,
+  TEAM,
+  waitFor,
+  type Fleet,
+  type FleetOptions,
+} from '../fleet/fleet.js';
 
 const API_KEY = 'client-test-key';
 const backend = process.env.CAIRN_TEST_REDIS_URL ? 'redis' : 'postgres';
 
-describe(`@cairn/client against a producer and workers (${backend})`, () => {
-  let fleet: Fleet | undefined;
-  afterEach(async () => {
-    await fleet?.stop();
-    fleet = undefined;
-  });
+/**
+ * Each scenario has a fleet of its own (two SIGKILL a producer or a worker), and the three run side
+ * by side: their processes start together, and each mostly waits on its run's tool steps.
+ */
+async function ownFleet(
+  { onTestFinished }: TestContext,
+  options: Omit<FleetOptions, 'backend'>,
+): Promise<Fleet> {
+  const fleet = await startFleet({ backend, ...options });
+  onTestFinished(() => fleet.stop());
+  return fleet;
+}
 
-  it('creates a run, waits for it, reads it, replays its events, and throws typed errors', async () => {
-    fleet = await startFleet({ backend, toolDelayMs: 50 });
-    await fleet.spawnWorker('a');
-    const producer = await fleet.spawnProducer('producer', { env: { CAIRN_API_KEYS: API_KEY } });
+describe.concurrent(`@cairn/client against a producer and workers (${backend})`, () => {
+  it('creates a run, waits for it, reads it, replays its events, and throws typed errors', async (context) => {
+    const { expect } = context;
+    const fleet = await ownFleet(context, { toolDelayMs: 50 });
+    const [, producer] = await Promise.all([
+      fleet.spawnWorker('a'),
+      fleet.spawnProducer('producer', { env: { CAIRN_API_KEYS: API_KEY } }),
+    ]);
     const cairn = createClient({ baseUrl: producer.baseUrl, apiKey: API_KEY });
 
     const created = await cairn.runs.create({
@@ -115,11 +133,11 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     expect((await cairn.runs.wait(slow.run_id, { timeoutMs: 30_000 })).status).toBe('CANCELLED');
   });
 
-  it('the events iterator survives a producer restart and a worker SIGKILL: every stored event once, in order', async () => {
+  it('the events iterator survives a producer restart and a worker SIGKILL: every stored event once, in order', async (context) => {
+    const { expect } = context;
     // Tool batches slow enough that the run is still mid-way (its second checkpoint ahead) once the
     // second producer is up, even on a loaded machine.
-    fleet = await startFleet({ backend, toolDelayMs: 2500 });
-    const f = fleet;
+    const f = await ownFleet(context, { toolDelayMs: 2500 });
     const [, , first] = await Promise.all([
       f.spawnWorker('a'),
       f.spawnWorker('b'),
@@ -182,13 +200,15 @@ describe(`@cairn/client against a producer and workers (${backend})`, () => {
     // run's load took it past 60 s (62.7 s in a CI run); every wait inside has its own ceiling.
   }, 100_000);
 
-  it("follows a team's stream with its member's events and text across a producer restart: every stored event of the tree once, in each run's order", async () => {
+  it("follows a team's stream with its member's events and text across a producer restart: every stored event of the tree once, in each run's order", async (context) => {
+    const { expect } = context;
     // Slow enough that the member is still working, its answer ahead, once the second producer is up
     // on a loaded machine (CI saw 1.5 s steps end before it was: the member's text went unseen).
-    fleet = await startFleet({ backend, toolDelayMs: 4000 });
-    const f = fleet;
-    await f.spawnWorker('a', { RESEARCH_TOOL_CALL_IDS: 'fresh', RESEARCH_MODEL_LATENCY_MS: '600' });
-    const first = await f.spawnProducer('producer-1');
+    const f = await ownFleet(context, { toolDelayMs: 4000 });
+    const [, first] = await Promise.all([
+      f.spawnWorker('a', { RESEARCH_TOOL_CALL_IDS: 'fresh', RESEARCH_MODEL_LATENCY_MS: '600' }),
+      f.spawnProducer('producer-1'),
+    ]);
     const cairn = createClient({ baseUrl: first.baseUrl });
     const { run_id } = await cairn.runs.create({
       ...TEAM,
