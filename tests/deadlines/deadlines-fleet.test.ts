@@ -49,10 +49,15 @@ beforeAll(async () => {
 afterAll(() => f?.stop());
 
 describe(`deadlines under real workers (${FLEET_BACKEND})`, () => {
-  describe('on one shared worker', () => {
+  // Its runs are independent by id and mostly wait on their deadlines: they run side by side.
+  describe.concurrent('on one shared worker', () => {
     // Its `bounded` entity's maxDurationMs; the other entities have none.
+    // Room for every case's runs at once (a team's member run too), so none waits for a slot past its deadline.
     beforeAll(async () => {
-      await f.spawnWorker('a', { DEADLINE_MAX_DURATION_MS: String(DEADLINE_MS) });
+      await f.spawnWorker('a', {
+        DEADLINE_MAX_DURATION_MS: String(DEADLINE_MS),
+        WORKER_CONCURRENCY: '8',
+      });
     });
     afterAll(() => f?.stopWorkers());
 
@@ -225,8 +230,9 @@ describe(`deadlines under real workers (${FLEET_BACKEND})`, () => {
   });
 });
 
+// The backends' fleets run side by side: each mostly waits out its run's deadline.
 for (const backend of QUEUE_BACKENDS)
-  describe(`deadlines of dead workers (${backend})`, requiresBackend(backend), () => {
+  describe.concurrent(`deadlines of dead workers (${backend})`, requiresBackend(backend), () => {
     // A fleet of its own, on this backend; its job stays locked after the test.
     let own: Fleet | undefined;
     afterEach(async () => {
