@@ -18,6 +18,8 @@ export interface ConformanceTimings {
   waiterTtlMs: number;
   /** How long a slot stays held without renew or release. */
   leaseMs: number;
+  /** How long the cap that drew a 429 is remembered (5 minutes in production). */
+  ceilingMemoryMs: number;
 }
 
 /** An implementation opened for one test; `close` drops its connection. */
@@ -34,7 +36,12 @@ export interface OpenedCapacity {
 const WINDOW_MARGIN_MS = 250;
 
 /** Short timings, so the suite runs in seconds. */
-const TIMINGS: ConformanceTimings = { windowMs: 1000, waiterTtlMs: 400, leaseMs: 1000 };
+const TIMINGS: ConformanceTimings = {
+  windowMs: 1000,
+  waiterTtlMs: 400,
+  leaseMs: 1000,
+  ceilingMemoryMs: 60_000,
+};
 
 /** Timings for fairness tests: waiters stay present however slow the machine is between asks. */
 const PATIENT: ConformanceTimings = { ...TIMINGS, waiterTtlMs: 10_000 };
@@ -335,13 +342,20 @@ export function describeModelCapacityConformance(
         await refuse('requests', { limit, waiterId: 'next' });
       });
 
-      it('halves the concurrency cap, which grows back step by step on success, never above the configured one', async () => {
-        const { cap, grant, refuse, ask, snapshotOf } = await setup(PATIENT);
+      /**
+       * Takes a 429 at the configured cap 8 (halved to 4), waits out its pause (and the memory of
+       * it, with `forgetFirst`), then fills the cap and releases one permit at a time with success
+       * until `top` is reached, and checks that 20 more successes do not raise it past.
+       */
+      async function climbAfter429(timings: ConformanceTimings, top: number, forgetFirst: boolean) {
+        const opened = await setup(timings);
+        const { cap, grant, ask, snapshotOf } = opened;
         const limit = { concurrency: 8 };
         const permit = await grant({ limit });
         const pausedForMs = await cap.rateLimited(permit, { retryAfterMs: 200 }, limit);
         expect((await snapshotOf())?.concurrencyLimit).toBe(4);
-        await sleep(pausedForMs + 50);
+        // A fixed time: the pause (and, with a short memory, the memory) is a timer under test and must be over.
+        await sleep(Math.max(pausedForMs, forgetFirst ? timings.ceilingMemoryMs : 0) + 50);
 
         // Fill the cap with one waiter after the other (a refused waiter keeps its place in line).
         const held: Permit[] = [];
@@ -361,7 +375,7 @@ export function describeModelCapacityConformance(
         expect(held).toHaveLength(4);
 
         const caps: number[] = [4];
-        for (let releases = 0; caps.at(-1)! < 8; releases++) {
+        for (let releases = 0; caps.at(-1)! < top; releases++) {
           expect(releases, `cap still ${caps.at(-1)} after ${releases} successes`).toBeLessThan(
             200,
           );
@@ -371,19 +385,47 @@ export function describeModelCapacityConformance(
           expect((await snapshotOf())?.concurrencyLimit).toBe(held.length);
         }
         // Step by step: it took several successes to climb each step, one step at a time.
-        expect(caps.length).toBeGreaterThan(8);
+        expect(caps.length).toBeGreaterThan(top);
         for (let i = 1; i < caps.length; i++) {
           expect(caps[i]! - caps[i - 1]!).toBeGreaterThanOrEqual(0);
           expect(caps[i]! - caps[i - 1]!).toBeLessThanOrEqual(1);
         }
-        // Back at the configured cap, more successes never raise it past.
+        // At the top, more successes never raise it past.
         for (let i = 0; i < 20; i++) {
           await cap.release(held.shift()!, { ok: true });
           await fill();
         }
-        expect(held).toHaveLength(8);
-        expect((await snapshotOf())?.concurrencyLimit).toBe(8);
+        expect(held).toHaveLength(top);
+        expect((await snapshotOf())?.concurrencyLimit).toBe(top);
+        return { ...opened, limit, next };
+      }
+
+      it('halves the concurrency cap, which grows back step by step on success to one below the cap that drew the 429, while the fleet remembers it', async () => {
+        const { refuse, limit, next } = await climbAfter429(PATIENT, 7, false);
         await refuse('concurrency', { limit, waiterId: `w${next}` });
+      });
+
+      it('once the 429 is forgotten, successes raise the cap back to the configured one, never above', async () => {
+        const { refuse, limit, next } = await climbAfter429(
+          { ...PATIENT, ceilingMemoryMs: 300 },
+          8,
+          true,
+        );
+        await refuse('concurrency', { limit, waiterId: `w${next}` });
+      });
+
+      it('the cap that drew a 429 and is remembered: a later 429 lower down lowers it', async () => {
+        const { cap, grant, snapshotOf } = await setup(PATIENT);
+        const limit = { concurrency: 8 };
+        await cap.rateLimited(await grant({ limit }), { retryAfterMs: 50 }, limit);
+        expect((await snapshotOf())?.concurrencyLimit).toBe(4);
+        await sleep(100);
+        // A 429 at the halved cap: halved again, and remembered below it.
+        await cap.rateLimited(await grant({ limit }), { retryAfterMs: 50 }, limit);
+        expect((await snapshotOf())?.concurrencyLimit).toBe(2);
+        await sleep(100);
+        for (let i = 0; i < 30; i++) await cap.release(await grant({ limit }), { ok: true });
+        expect((await snapshotOf())?.concurrencyLimit).toBe(3);
       });
 
       it('a failed request does not grow the cap back', async () => {

@@ -192,4 +192,8 @@ export {
   type TenantDaySpend,
 } from './spend/tenant-budget.js';
 export type { BudgetActionArgs } from './spend/budget.js';
-export { pauseMsOf, DEFAULT_RATE_LIMIT_PAUSE_MS } from './capacity/rate-limit-pause.js';
+export {
+  pauseMsOf,
+  DEFAULT_CEILING_MEMORY_MS,
+  DEFAULT_RATE_LIMIT_PAUSE_MS,
+} from './capacity/rate-limit-pause.js';

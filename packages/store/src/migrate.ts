@@ -35,6 +35,7 @@ import * as m0020 from './migrations/0020_commit_tool_calls.js';
 import * as m0021 from './migrations/0021_compact_usage.js';
 import * as m0022 from './migrations/0022_compressed_commits.js';
 import * as m0023 from './migrations/0023_compact_calls.js';
+import * as m0024 from './migrations/0024_adaptive_ceiling.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -72,6 +73,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0021_compact_usage': m0021,
   '0022_compressed_commits': m0022,
   '0023_compact_calls': m0023,
+  '0024_adaptive_ceiling': m0024,
 });
 
 /**

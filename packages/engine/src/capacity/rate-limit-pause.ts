@@ -4,6 +4,13 @@ import type { RateLimitInfo } from './model-capacity.js';
 export const DEFAULT_RATE_LIMIT_PAUSE_MS = 1000;
 
 /**
+ * How long the fleet remembers the concurrency cap that drew a model's 429: until then, successes
+ * raise its adaptive cap (halved by the 429) back to one below that cap and no higher, rather
+ * than on past it to draw the next 429 (docs/capacity.md).
+ */
+export const DEFAULT_CEILING_MEMORY_MS = 5 * 60_000;
+
+/**
  * How long a provider's 429 asks the fleet to leave the model alone, in ms:
  * the longest of `retry-after(-ms)` and the reset of each exhausted kind
  * (requests or tokens at 0 remaining); failing those, the first reset named;

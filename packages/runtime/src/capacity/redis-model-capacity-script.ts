@@ -7,6 +7,7 @@
  * Every model script takes the same KEYS, in {@link MODEL_KEY_SUFFIXES} order
  * and then the index of models seen, all under one hash-tagged prefix:
  * - `state` (hash): `paused` (until, ms), `adaptive` (float cap after 429s),
+ *   `ceil` and `ceil_until` (the cap that drew the last 429, remembered until, ms),
  *   `conc` (the configured cap, for release), `hold` (EWMA of hold time, ms),
  *   `gvt` (global virtual time), `tok` (tokens in the window);
  * - `slots` (zset): permit id → lease end;
@@ -316,7 +317,7 @@ local now = clock()
 redis.call('ZREM', K_SLOTS, id)
 -- The request counts in the window from its end, never before the provider received it.
 if redis.call('ZSCORE', K_WIN, id) then redis.call('ZADD', K_WIN, ms(now), id) end
-local st = redis.call('HMGET', K_STATE, 'hold', 'adaptive', 'conc', 'tok')
+local st = redis.call('HMGET', K_STATE, 'hold', 'adaptive', 'conc', 'tok', 'ceil', 'ceil_until')
 local granted = tonumber(string.match(id, ':(%d+)$'))
 if granted then
   local hold, avg = math.max(0, now - granted), num(st[1])
@@ -334,9 +335,11 @@ end
 local adaptive = num(st[2])
 if ok and adaptive then
   adaptive = adaptive + 1 / adaptive
-  local conc = num(st[3])
+  local conc, ceil = num(st[3]), num(st[5])
+  -- Below the cap that drew the last 429 while the fleet remembers it.
+  if ceil and (num(st[6]) or 0) > now then adaptive = math.min(adaptive, math.max(1, ceil - 1)) end
   if (conc and adaptive >= conc) or (conc == nil and adaptive > 1000) then
-    redis.call('HDEL', K_STATE, 'adaptive')
+    redis.call('HDEL', K_STATE, 'adaptive', 'ceil', 'ceil_until')
   else
     redis.call('HSET', K_STATE, 'adaptive', adaptive)
   end
@@ -348,7 +351,8 @@ return 1
 /**
  * rateLimited. ARGV: model, permitId, pauseMs, concurrency ('' for none),
  * windowMs, leaseMs, the channel on which the model is published (workers
- * that remember it ungoverned forget it). Returns the ms until the pause ends.
+ * that remember it ungoverned forget it), ceilingMemoryMs. Returns the ms
+ * until the pause ends.
  */
 export const RATE_LIMITED_SCRIPT = `${PRELUDE}
 local model, id, pause, conc = ARGV[1], ARGV[2], tonumber(ARGV[3]), num(ARGV[4])
@@ -361,9 +365,14 @@ local paused = num(st[1]) or 0
 if paused <= now then
   prune_slots(now)
   local cap = effective_cap(conc, num(st[2]))
-  if cap == nil then
+  if cap then
+    -- A cap in force drew it: remembered, successes stay below it for a while.
+    redis.call('HSET', K_STATE, 'ceil', cap, 'ceil_until', ms(now + tonumber(ARGV[8])))
+  else
+    -- None was (its permits held no slot): the first cap is a guess, not remembered.
     cap = redis.call('ZCARD', K_SLOTS)
     if not redis.call('ZSCORE', K_SLOTS, id) then cap = cap + 1 end
+    redis.call('HDEL', K_STATE, 'ceil', 'ceil_until')
   end
   redis.call('HSET', K_STATE, 'adaptive', math.max(1, math.floor(cap / 2)))
 end

@@ -9,7 +9,7 @@ import type {
   PermitRequest,
   RateLimitInfo,
 } from '@cairn/engine';
-import { pauseMsOf } from '@cairn/engine';
+import { DEFAULT_CEILING_MEMORY_MS, pauseMsOf } from '@cairn/engine';
 import type { RedisConnection } from '../redis-connection.js';
 import {
   ACQUIRE_SCRIPT,
@@ -32,6 +32,8 @@ export interface RedisModelCapacityOptions {
   waiterTtlMs?: number;
   /** How long a slot stays held without renew or release, in ms. @defaultValue 15_000 */
   leaseMs?: number;
+  /** How long a 429's concurrency cap is remembered. @defaultValue {@link DEFAULT_CEILING_MEMORY_MS} */
+  ceilingMemoryMs?: number;
   /**
    * A connection of its own for pub/sub: with it, a model nothing governs
    * (no limit, no adaptive cap, no pause) is granted without a round trip once
@@ -100,6 +102,7 @@ export class RedisModelCapacity implements ModelCapacity {
   readonly #windowMs: number;
   readonly #waiterTtlMs: number;
   readonly #leaseMs: number;
+  readonly #ceilingMemoryMs: number;
   readonly #ungoverned: UngovernedModels | undefined;
 
   constructor(redis: RedisConnection, options: RedisModelCapacityOptions) {
@@ -108,6 +111,7 @@ export class RedisModelCapacity implements ModelCapacity {
     this.#windowMs = options.windowMs ?? 60_000;
     this.#waiterTtlMs = options.waiterTtlMs ?? 2_000;
     this.#leaseMs = options.leaseMs ?? 15_000;
+    this.#ceilingMemoryMs = options.ceilingMemoryMs ?? DEFAULT_CEILING_MEMORY_MS;
     this.#ungoverned =
       options.subscriber &&
       new UngovernedModels(options.subscriber, this.#channel(), options.ungovernedTtlMs);
@@ -188,6 +192,7 @@ export class RedisModelCapacity implements ModelCapacity {
       String(this.#windowMs),
       String(this.#leaseMs),
       this.#channel(),
+      String(this.#ceilingMemoryMs),
     ]);
     this.#ungoverned?.forget(permit.model);
     return Number(pausedForMs);

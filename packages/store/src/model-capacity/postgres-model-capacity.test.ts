@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Permit, PermitAnswer, PermitRequest } from '@cairn/engine';
 import { createDb } from '../create-db.js';
 import * as migration from '../migrations/0009_b_model_capacity.js';
+import * as ceiling from '../migrations/0024_adaptive_ceiling.js';
 import { useStoreTestContext } from '../test-support/store-test-context.js';
 import { PostgresModelCapacity } from './postgres-model-capacity.js';
 
@@ -71,6 +72,28 @@ describe('PostgresModelCapacity', () => {
     expect(await objects()).toBe(created);
     const capacity = new PostgresModelCapacity(ctx.db);
     permitOf(await capacity.tryAcquire(request({ limit: { concurrency: 1 } })));
+  });
+
+  it('the remembered ceiling goes down to the functions before it (a cap grows back to the configured one), and up again', async () => {
+    const db = ctx.db as unknown as Kysely<unknown>;
+    const limit = { concurrency: 2 };
+    /** The cap after a 429 at 2 and then four successes, one at a time. */
+    const capAfter429 = async (capacity: PostgresModelCapacity): Promise<number | undefined> => {
+      const held = permitOf(await capacity.tryAcquire(request({ limit })));
+      await capacity.rateLimited(held, { retryAfterMs: 1 }, limit);
+      // A fixed time: the 1 ms pause is a timer under test and must be over.
+      await sleep(20);
+      for (let i = 0; i < 4; i++) {
+        const permit = permitOf(await capacity.tryAcquire(request({ limit, waiterId: `r${i}` })));
+        await capacity.release(permit, { ok: true });
+      }
+      return (await capacity.snapshot())[0]!.concurrencyLimit;
+    };
+    await ceiling.down(db);
+    expect(await capAfter429(new PostgresModelCapacity(ctx.db))).toBe(2);
+    await ceiling.up(db);
+    const capacity = new PostgresModelCapacity(ctx.db);
+    expect(await capAfter429(capacity)).toBe(1);
   });
 
   it('grants up to the concurrency cap, refuses the next, and grants it after a release', async () => {
@@ -162,7 +185,7 @@ describe('PostgresModelCapacity', () => {
     expect(order).toEqual(['a-urgent', 'b-1', 'a-old', 'a-late']);
   });
 
-  it('a 429 pauses the model and halves its cap, which successes raise back to the configured one', async () => {
+  it('a 429 pauses the model and halves its cap, which successes raise back to one below the cap that drew it', async () => {
     const capacity = new PostgresModelCapacity(ctx.db);
     const limit = { concurrency: 4 };
     const permit = permitOf(await capacity.tryAcquire(request({ limit })));
@@ -176,14 +199,14 @@ describe('PostgresModelCapacity', () => {
     // A fixed time: the pause is a timer under test and must be over.
     await sleep(pausedForMs + 50);
 
-    // 2 -> 2.5 -> 2.9 -> 3.24 -> ... -> 4, when the adaptive cap gives way to the configured one.
+    // 2 -> 2.5 -> 2.9 -> 3: while the 429 at 4 is remembered, no higher.
     const limits: number[] = [];
     for (let i = 0; i < 6; i++) {
       const held = permitOf(await capacity.tryAcquire(request({ limit, waiterId: `run-${i}` })));
       await capacity.release(held, { ok: true, usedTokens: 10 });
       limits.push((await capacity.snapshot())[0]!.concurrencyLimit!);
     }
-    expect(limits).toEqual([2, 2, 3, 3, 3, 4]);
+    expect(limits).toEqual([2, 2, 3, 3, 3, 3]);
   });
 
   it('keeps only live state: expired slots, grants out of the window and absent waiters are pruned by the next call', async () => {

@@ -10,7 +10,7 @@ import type {
   PermitRequest,
   RateLimitInfo,
 } from '@cairn/engine';
-import { pauseMsOf } from '@cairn/engine';
+import { DEFAULT_CEILING_MEMORY_MS, pauseMsOf } from '@cairn/engine';
 import type { Database } from '../schema.js';
 
 /** Options of {@link PostgresModelCapacity}. */
@@ -25,6 +25,8 @@ export interface PostgresModelCapacityOptions {
   waiterTtlMs?: number;
   /** A slot whose holder stops renewing is free again after this many ms. @defaultValue 15000 */
   leaseMs?: number;
+  /** How long a 429's concurrency cap is remembered. @defaultValue {@link DEFAULT_CEILING_MEMORY_MS} */
+  ceilingMemoryMs?: number;
 }
 
 /** Default of {@link PostgresModelCapacityOptions.windowMs}. */
@@ -55,7 +57,12 @@ type TryAcquireResult =
  *   waiterId: runId, tenant: 'acme', weight: 1, priority: 5, waitedMs: 0, tokens: 1200 });
  */
 export class PostgresModelCapacity implements ModelCapacity {
-  private readonly settings: { windowMs: number; waiterTtlMs: number; leaseMs: number };
+  private readonly settings: {
+    windowMs: number;
+    waiterTtlMs: number;
+    leaseMs: number;
+    ceilingMemoryMs: number;
+  };
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -65,6 +72,7 @@ export class PostgresModelCapacity implements ModelCapacity {
       windowMs: options.windowMs ?? DEFAULT_WINDOW_MS,
       waiterTtlMs: options.waiterTtlMs ?? DEFAULT_WAITER_TTL_MS,
       leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
+      ceilingMemoryMs: options.ceilingMemoryMs ?? DEFAULT_CEILING_MEMORY_MS,
     };
   }
 
