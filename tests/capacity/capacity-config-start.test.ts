@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnApp } from '@cairn/services';
+import { freePort, spawnApp, type CairnApp } from '@cairn/services';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWorker } from '../../apps/worker/src/start-worker.js';
 
@@ -47,5 +47,40 @@ describe('model limits that do not parse', () => {
     expect(error!.message).toMatch(
       /^CAIRN_REGISTRY: modelLimits of ".*bad-limits-registry\.ts": entry 1 \(openai-chat:\*\): requests_per_minute: /,
     );
+  });
+});
+
+describe('tenant weights that do not parse', () => {
+  it('make `npm run producer` and `npm run worker` exit 2 naming the CAIRN_TENANT_WEIGHTS entry', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cairn-weights-'));
+    const bad = [
+      [
+        'acme:3,globex:0',
+        /CAIRN_TENANT_WEIGHTS: entry 1 \("globex:0"\) must be <tenant>:<weight above 0>/,
+      ],
+      ['acme:3,acme:1', /CAIRN_TENANT_WEIGHTS: tenant "acme" is listed twice/],
+      ['acme:lots', /CAIRN_TENANT_WEIGHTS: entry 0 \("acme:lots"\)/],
+    ] as const;
+    for (const [app, [weights, expected]] of [
+      ['producer', bad[0]],
+      ['worker', bad[1]],
+      ['worker', bad[2]],
+    ] as const satisfies readonly (readonly [CairnApp, (typeof bad)[number]])[]) {
+      const logFile = join(dir, `${app}-${weights}.log`);
+      const proc = spawnApp(app, {
+        name: app,
+        logFile,
+        env: {
+          DATABASE_URL: UNREACHABLE_DB,
+          REDIS_URL: undefined,
+          PORT: String(await freePort()),
+          CAIRN_TENANT_WEIGHTS: weights,
+        },
+      });
+      expect(await proc.exited, `${app} ${weights}`).toBe(2);
+      expect(readFileSync(logFile, 'utf8')).toMatch(
+        new RegExp(`${app}: bad configuration: ${expected.source}`),
+      );
+    }
   });
 });

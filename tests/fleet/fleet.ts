@@ -50,6 +50,8 @@ export interface FleetOptions {
   redisCluster?: boolean;
   /** The client's registry, when the workers' differs from `registryModule`'s (a `CAIRN_MODEL` override). */
   registry?: Registry;
+  /** `CAIRN_TENANT_WEIGHTS` of the client (it enqueues the runs) and of the processes, e.g. `{ acme: 3 }`. @defaultValue every tenant 1 */
+  tenantWeights?: Record<string, number>;
 }
 
 /** One test's database, queue, client and worker processes. */
@@ -85,7 +87,13 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const redisCluster = options.redisCluster ?? false;
   const client = await ProducerService.connect({
     databaseUrl: db.url,
-    queue: { backend: options.backend, redisUrl, redisCluster, queueName },
+    queue: {
+      backend: options.backend,
+      redisUrl,
+      redisCluster,
+      queueName,
+      tenantWeights: options.tenantWeights,
+    },
     registry:
       options.registry ??
       (options.registryModule ? await loadRegistry(options.registryModule) : createRegistry()),
@@ -107,6 +115,11 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     LOG_LEVEL: 'debug',
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     ...(redisCluster ? { CAIRN_REDIS_CLUSTER: '1' } : {}),
+    ...(options.tenantWeights && {
+      CAIRN_TENANT_WEIGHTS: Object.entries(options.tenantWeights)
+        .map(([tenant, weight]) => `${tenant}:${weight}`)
+        .join(','),
+    }),
   };
   const spawnWorker = async (name: string, env: Record<string, string> = {}) => {
     const worker: SpawnedWorker = Object.assign(

@@ -70,6 +70,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
       redisCluster: config.redisCluster,
       queueName: config.queueName,
       prefix: config.queuePrefix,
+      tenantWeights: config.tenantWeights,
     },
     registry,
     migrate: config.migrate,

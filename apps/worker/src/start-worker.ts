@@ -162,6 +162,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       databaseUrl: config.databaseUrl,
       queueName: config.queueName,
       prefix: config.queuePrefix,
+      tenantWeights: config.tenantWeights,
     });
     closers.push(() => runQueue.close());
     const { writes, reads, ops } = openStore(db);

@@ -1,5 +1,6 @@
 import type { QueueBackendKind } from '@cairn/runtime';
 import type { Processor, Queue, Worker, WorkerOptions } from 'bullmq';
+import type { ClockBook } from './clock-book.js';
 
 /** A BullMQ queue on either backend (typed as the Redis one: the public API is the same). */
 export type AnyQueue = Queue;
@@ -26,5 +27,7 @@ export interface BackendHandle {
     options: Omit<WorkerOptions, 'connection'>,
     hooks?: WorkerHooks,
   ): AnyWorker;
+  /** Opens the tenants' virtual clocks of the queue (`fair-line.ts`), beside the queue on its backend. */
+  openClockBook(): Promise<ClockBook>;
   close(): Promise<void>;
 }

@@ -14,15 +14,15 @@ export function catalogJobOf(spec: JobSpec): CatalogJob {
     case 'run':
       return {
         name: 'run',
-        data: {
-          runId: spec.runId,
-          ...(spec.priority !== undefined && { priority: spec.priority }),
-        },
+        data: { runId: spec.runId, ...fairLineOf(spec) },
       };
     case 'continue':
       return spec.resumeOf !== undefined
         ? resumeJob(spec.runId, spec.resumeOf)
-        : { name: 'continue', data: { runId: spec.runId, reason: spec.reason } };
+        : {
+            name: 'continue',
+            data: { runId: spec.runId, reason: spec.reason, ...fairLineOf(spec) },
+          };
     case 'expire':
       return {
         name: 'expire',
@@ -31,6 +31,13 @@ export function catalogJobOf(spec: JobSpec): CatalogJob {
     default:
       return assertNever(spec);
   }
+}
+
+function fairLineOf(spec: { tenant?: string | null; priority?: number }) {
+  return {
+    ...(spec.tenant !== undefined && { tenant: spec.tenant }),
+    ...(spec.priority !== undefined && { priority: spec.priority }),
+  };
 }
 
 /**

@@ -20,13 +20,16 @@ const parked = {
   waitingSince: z.number().int().nonnegative().optional(),
 };
 
-/** The run's priority, 1 (highest) to 10: the job's BullMQ priority. */
+/** The run's priority, 1 (highest) to 10: its order within its tenant's fair line. */
 const priority = z.number().int().min(1).max(10).optional();
+
+/** The run's tenant (null: an admin key's): set on a job that joins its tenant's fair line (`fair-line.ts`). */
+const tenant = z.string().nullable().optional();
 
 /** Every job the run queue carries: its data schema and its options. */
 export const JOB_CATALOG = {
   run: {
-    schema: z.object({ runId: z.uuid(), handoverAttempt, ...parked, priority }),
+    schema: z.object({ runId: z.uuid(), handoverAttempt, ...parked, tenant, priority }),
   },
   continue: {
     schema: z
@@ -37,6 +40,7 @@ export const JOB_CATALOG = {
         resumeOf: z.number().int().nonnegative().optional(),
         handoverAttempt,
         ...parked,
+        tenant,
         priority,
       })
       .strict(),
@@ -99,15 +103,23 @@ export function resumeJob(rootRunId: string, pausedEpoch: number): CatalogJob {
   };
 }
 
+/** True for a job that joins its tenant's fair line: its BullMQ priority is its slot there. */
+export function joinsFairLine(
+  job: CatalogJob,
+): job is Extract<CatalogJob, { name: 'run' | 'continue' }> & { data: { tenant: string | null } } {
+  return job.name !== 'expire' && job.data.tenant !== undefined;
+}
+
 /**
- * Job id and options for a job. `expire` jobs are `expire-<actionId>`,
+ * Job id and options for a job (`queuePriority`: its slot in its tenant's
+ * fair line, for a job that {@link joinsFairLine}). `expire` jobs are `expire-<actionId>`,
  * delayed until the action's `expires_at`. `run` jobs are `run-<runId>`; the resume of a
  * paused run is `continue-<runId>-resume-<pausedEpoch>` (one per pause, so
  * two producers deciding at once enqueue it once); every other `continue`
  * gets a fresh id (`continue-<runId>-<suffix>`, no ':' which BullMQ forbids),
  * so a later continue is enqueueable while earlier ones stay visible.
  */
-export function jobOptionsFor(job: CatalogJob): JobsOptions {
+export function jobOptionsFor(job: CatalogJob, queuePriority?: number): JobsOptions {
   if (job.name === 'expire') {
     // Not deduplicated with the run's jobs: it must never hold back the resume it may enqueue.
     const delay = Math.max(0, Date.parse(job.data.expiresAt) - Date.now());
@@ -123,6 +135,6 @@ export function jobOptionsFor(job: CatalogJob): JobsOptions {
     ...DEFAULT_JOB_OPTIONS,
     jobId,
     deduplication: { id: runDedupId(job.data.runId) },
-    ...(job.data.priority !== undefined && { priority: job.data.priority }),
+    ...(queuePriority !== undefined && { priority: queuePriority }),
   };
 }

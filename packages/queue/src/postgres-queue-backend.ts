@@ -2,6 +2,7 @@ import { createPostgresBackend, withBackend } from 'bullmq';
 import type { Processor, WorkerOptions } from 'bullmq';
 import { ServiceUnreachableError } from '@cairn/runtime';
 import type { AnyQueue, AnyWorker, BackendHandle, WorkerHooks } from './backend-handle.js';
+import { openPostgresClockBook } from './postgres-clock-book.js';
 import { openPostgresLivenessProbe } from './postgres-liveness-probe.js';
 import { asError, startLivenessWatch } from './worker-liveness.js';
 
@@ -57,6 +58,12 @@ export async function openPostgresBackend(options: {
         );
       return worker;
     },
+    openClockBook: () =>
+      openPostgresClockBook({
+        url: options.url,
+        schema: connection.schema,
+        queueName: options.queueName,
+      }),
     close: () => queue.close(),
   };
 }

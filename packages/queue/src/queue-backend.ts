@@ -1,7 +1,8 @@
 import type { Job, JobState, Processor, WorkerOptions } from 'bullmq';
 import { currentTraceMetadata, DEFAULT_QUEUE_NAME, type QueueBackendKind } from '@cairn/runtime';
 import type { AnyQueue, AnyWorker, BackendHandle, WorkerHooks } from './backend-handle.js';
-import { jobOptionsFor, runDedupId, type CatalogJob } from './job-catalog.js';
+import { FairLine } from './fair-line.js';
+import { jobOptionsFor, joinsFairLine, runDedupId, type CatalogJob } from './job-catalog.js';
 import { openPostgresBackend } from './postgres-queue-backend.js';
 import { openRedisBackend } from './redis-queue-backend.js';
 
@@ -19,6 +20,8 @@ export interface RunQueueOptions {
   queueName?: string;
   /** Key prefix on Redis (e.g. a `{hash-tag}` for Redis Cluster), schema name on Postgres. @defaultValue BullMQ's (`bull` / `bullmq`) */
   prefix?: string;
+  /** `CAIRN_TENANT_WEIGHTS`: each tenant's share of the queue's worker slots; a tenant not listed weighs 1. @defaultValue {} */
+  tenantWeights?: Readonly<Record<string, number>>;
 }
 
 /** Job states in which a job still holds its run (it will run, or is running). */
@@ -39,10 +42,13 @@ export const LIVE_JOB_STATES: readonly (JobState | 'unknown')[] = [
  * await runQueue.add({ name: 'run', data: { runId } });
  */
 export class RunQueue {
+  private fairLine?: Promise<FairLine>;
+
   private constructor(
     private readonly handle: BackendHandle,
     /** The queue's name. */
     readonly name: string,
+    private readonly tenantWeights: Readonly<Record<string, number>>,
   ) {}
 
   /** Connects to the backend; throws `ServiceUnreachableError` naming Redis or Postgres. */
@@ -62,7 +68,7 @@ export class RunQueue {
             queueName: name,
             schema: options.prefix,
           });
-    return new RunQueue(handle, name);
+    return new RunQueue(handle, name, options.tenantWeights ?? {});
   }
 
   /** `redis` or `postgres`. */
@@ -75,14 +81,32 @@ export class RunQueue {
     return this.handle.queue;
   }
 
-  /** Adds a validated job; while the run has a live job, returns that job instead (deduplication). */
-  add(job: CatalogJob): Promise<Job> {
+  /**
+   * Adds a validated job; while the run has a live job, returns that job
+   * instead (deduplication). A job with a tenant takes its slot in the
+   * tenant's fair line as its BullMQ priority.
+   */
+  async add(job: CatalogJob): Promise<Job> {
     // The caller's trace context rides in BullMQ's own field for it, to the worker that runs the job.
     const metadata = currentTraceMetadata();
+    const queuePriority = joinsFairLine(job)
+      ? await (
+          await this.openFairLine()
+        ).queuePriorityFor(job.data.tenant, job.data.priority ?? DEFAULT_RUN_PRIORITY)
+      : undefined;
     return this.handle.queue.add(job.name, job.data, {
-      ...jobOptionsFor(job),
+      ...jobOptionsFor(job, queuePriority),
       ...(metadata && { telemetry: { metadata } }),
     });
+  }
+
+  private openFairLine(): Promise<FairLine> {
+    this.fairLine ??= this.handle
+      .openClockBook()
+      .then((book) => new FairLine(this.handle.queue, book, this.tenantWeights));
+    // A failed open is tried again by the next add.
+    this.fairLine.catch(() => (this.fairLine = undefined));
+    return this.fairLine;
   }
 
   /**
@@ -119,10 +143,15 @@ export class RunQueue {
   }
 
   /** Closes the queue and the connections it opened. */
-  close(): Promise<void> {
-    return this.handle.close();
+  async close(): Promise<void> {
+    const fairLine = await this.fairLine?.catch(() => undefined);
+    await fairLine?.close();
+    await this.handle.close();
   }
 }
+
+/** A run's priority when it was created without one (as the store's column defaults). */
+const DEFAULT_RUN_PRIORITY = 5;
 
 function required(value: string | undefined, name: string): string {
   if (!value) throw new TypeError(`RunQueue: ${name} is required for this backend`);

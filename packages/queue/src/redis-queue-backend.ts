@@ -8,10 +8,13 @@ import {
   type RedisConnection,
 } from '@cairn/runtime';
 import type { BackendHandle, WorkerHooks } from './backend-handle.js';
+import { redisClockBook } from './redis-clock-book.js';
 import { openRedisLivenessProbe } from './redis-liveness-probe.js';
 import { LIVENESS_RECONNECT_MS, startLivenessWatch } from './worker-liveness.js';
 
 const PING_TIMEOUT_MS = 5000;
+/** BullMQ's key prefix when none is given. */
+const BULLMQ_PREFIX = 'bull';
 
 /**
  * BullMQ on Redis through ioredis (a `Cluster` when `cluster` is set, with a
@@ -71,6 +74,9 @@ export async function openRedisBackend(options: {
         );
       return worker;
     },
+    // BullMQ's own keys are `<prefix>:<queue>:…`: the clocks beside them, in the same hash slot.
+    openClockBook: async () =>
+      redisClockBook(main, `${resolved.prefix ?? BULLMQ_PREFIX}:${options.queueName}`),
     close: async () => {
       await queue.close();
       for (const redis of connections) redis.disconnect();

@@ -202,7 +202,7 @@ export interface CairnEnvConfig {
   modelLimits: ModelLimit[];
   /** `CAIRN_CAPACITY_WAIT_MS`: how long a run waits in place for a model permit before it parks. @defaultValue 1000 */
   capacityWaitMs: number;
-  /** `CAIRN_TENANT_WEIGHTS` (`acme:3,globex:1`): tenants' shares of a limit several wait on; a tenant not listed weighs 1. @defaultValue {} */
+  /** `CAIRN_TENANT_WEIGHTS` (`acme:3,globex:1`): tenants' shares of the queue's worker slots and of a limit several wait on; a tenant not listed weighs 1. @defaultValue {} */
   tenantWeights: Record<string, number>;
   /** `CAIRN_MODEL_PRICES`: USD per million tokens by model (they win over a registry's `modelPrices`), as `parseModelPrices` reads them. @defaultValue {} */
   modelPrices: Record<string, ModelPrice>;

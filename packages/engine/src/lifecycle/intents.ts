@@ -12,18 +12,25 @@ export type JobSpec =
   | {
       name: 'run';
       runId: string;
-      /** The run's priority (1 highest to 10), the job's queue priority. */
+      /** The run's tenant (null: an admin key's): the job joins its tenant's fair line. */
+      tenant?: string | null;
+      /** The run's priority (1 highest to 10): its order within its tenant's line. */
       priority?: number;
     }
   /**
    * Another execution of a run. `resumeOf`: the resume of a paused tree whose
    * every action is decided, with the epoch it paused in (one job per pause).
+   * `tenant` and `priority`: a continue request (new work) joins its tenant's
+   * fair line like a new run; a resume of work already admitted (after a
+   * decision, a recovery) has neither and goes ahead of new runs.
    */
   | {
       name: 'continue';
       runId: string;
       reason: Exclude<AttemptReason, 'run' | 'capacity'>;
       resumeOf?: number;
+      tenant?: string | null;
+      priority?: number;
     }
   /** The expiry of a pending action, delayed until its `expiresAt` (ISO 8601); `runId` is its tree's root run. */
   | { name: 'expire'; runId: string; actionId: string; expiresAt: string };
@@ -110,7 +117,7 @@ export function createdRunIntents(run: CreatedRun): JobIntent[] {
     : [
         {
           kind: 'enqueue',
-          job: { name: 'run', runId: run.runId, priority: run.priority },
+          job: { name: 'run', runId: run.runId, tenant: run.tenantId, priority: run.priority },
           cause: 'created',
         },
       ];
@@ -128,13 +135,28 @@ export function continueIntents(decision: ContinueDecision): JobIntent[] {
       return [
         {
           kind: 'enqueue',
-          job: { name: 'continue', runId: decision.run.runId, reason: 'continue' },
+          job: {
+            name: 'continue',
+            runId: decision.run.runId,
+            reason: 'continue',
+            tenant: decision.run.tenantId,
+            priority: decision.run.priority,
+          },
           cause: 'continued',
         },
       ];
     case 'fork':
       return [
-        { kind: 'enqueue', job: { name: 'run', runId: decision.run.runId }, cause: 'forked' },
+        {
+          kind: 'enqueue',
+          job: {
+            name: 'run',
+            runId: decision.run.runId,
+            tenant: decision.run.tenantId,
+            priority: decision.run.priority,
+          },
+          cause: 'forked',
+        },
       ];
     case 'already-queued':
       return [];

@@ -98,21 +98,30 @@ describe('the moves of a run outside an execution', () => {
     ]);
   });
 
-  it("asks the queue for a created run's first job and a continue's job, never for a replayed or queued run", () => {
-    const run = { runId: 'r1' } as RunRecord;
-    expect(createdRunIntents({ runId: 'r1', replayed: false } as CreatedRun)).toEqual([
-      { kind: 'enqueue', job: { name: 'run', runId: 'r1' }, cause: 'created' },
+  it("asks the queue for a created run's first job and a continue's job in the run's tenant's fair line, never for a replayed or queued run", () => {
+    const run = { runId: 'r1', tenantId: 'acme', priority: 3 } as RunRecord;
+    expect(createdRunIntents({ ...run, replayed: false } as CreatedRun)).toEqual([
+      {
+        kind: 'enqueue',
+        job: { name: 'run', runId: 'r1', tenant: 'acme', priority: 3 },
+        cause: 'created',
+      },
     ]);
     expect(createdRunIntents({ runId: 'r1', replayed: true } as CreatedRun)).toEqual([]);
     expect(continueIntents({ action: 'resume', run })).toEqual([
       {
         kind: 'enqueue',
-        job: { name: 'continue', runId: 'r1', reason: 'continue' },
+        job: { name: 'continue', runId: 'r1', reason: 'continue', tenant: 'acme', priority: 3 },
         cause: 'continued',
       },
     ]);
-    expect(continueIntents({ action: 'fork', run: { runId: 'r2' } as RunRecord })).toEqual([
-      { kind: 'enqueue', job: { name: 'run', runId: 'r2' }, cause: 'forked' },
+    const fork = { runId: 'r2', tenantId: null, priority: 5 } as RunRecord;
+    expect(continueIntents({ action: 'fork', run: fork })).toEqual([
+      {
+        kind: 'enqueue',
+        job: { name: 'run', runId: 'r2', tenant: null, priority: 5 },
+        cause: 'forked',
+      },
     ]);
     expect(continueIntents({ action: 'already-queued', run })).toEqual([]);
   });

@@ -1,0 +1,115 @@
+/**
+ * Fair dispatch across tenants (DESIGN "Model capacity", issue 30): runs are
+ * queued while no worker runs, then one worker process with a single slot
+ * takes them; the order of their first attempts is the order the queue
+ * handed them out. On each queue backend: a tenant's priority-1 flood does
+ * not hold back another tenant's default-priority runs beyond its share,
+ * one tenant's runs go by priority then age, and weights 3:1 give a 3:1 share.
+ */
+import { fileURLToPath } from 'node:url';
+import { requiresBackend } from '@cairn/services';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUEUE_BACKENDS, startFleet, type Fleet } from './fleet.js';
+
+const LIFECYCLE_REGISTRY = fileURLToPath(new URL('./lifecycle-registry.ts', import.meta.url));
+const ECHO = { kind: 'agent', name: 'echo' } as const;
+/** A run of `echo` takes two quick model turns and a step of no time. */
+const QUICK_ECHO = { LIFECYCLE_STEP_MS: '0', LIFECYCLE_MODEL_MS: '10', WORKER_CONCURRENCY: '1' };
+const CASE_TIMEOUT_MS = 120_000;
+const RUNS_TIMEOUT_MS = 90_000;
+
+/** One queued run: its label and tenant. */
+interface Queued {
+  label: string;
+  tenant: string;
+  priority?: number;
+}
+
+const runsOf = (tenant: string, count: number, priority?: number, label = tenant): Queued[] =>
+  Array.from({ length: count }, (_, i) => ({ label: `${label}${i}`, tenant, priority }));
+
+/** How many of the first `n` labels belong to `tenant`'s runs (by label prefix). */
+const countIn = (order: readonly string[], n: number, prefix: string) =>
+  order.slice(0, n).filter((label) => label.startsWith(prefix)).length;
+
+for (const backend of QUEUE_BACKENDS)
+  describe(`fair dispatch across tenants (${backend})`, requiresBackend(backend), () => {
+    let fleet: Fleet;
+    beforeAll(async () => {
+      fleet = await startFleet({
+        backend,
+        registryModule: LIFECYCLE_REGISTRY,
+        tenantWeights: { wide: 3 },
+      });
+    }, CASE_TIMEOUT_MS);
+    afterAll(() => fleet?.stop());
+
+    /**
+     * Queues `runs` in order with no worker running, then starts one worker
+     * with one slot and returns the labels in the order their runs were
+     * first claimed. Cases run in turn: each one's worker is stopped after.
+     */
+    async function claimOrder(runs: readonly Queued[]): Promise<string[]> {
+      const created: { label: string; runId: string }[] = [];
+      for (const run of runs) {
+        const { runId } = await fleet.client.enqueueRun({
+          entity: ECHO,
+          input: run.label,
+          tenantId: run.tenant,
+          ...(run.priority !== undefined && { priority: run.priority }),
+        });
+        created.push({ label: run.label, runId });
+      }
+      await fleet.spawnWorker(`w-${created[0]!.runId.slice(0, 8)}`, QUICK_ECHO);
+      try {
+        const started = await Promise.all(
+          created.map(async ({ label, runId }) => {
+            const done = await fleet.client.waitForRun(runId, { timeoutMs: RUNS_TIMEOUT_MS });
+            expect(done.status, label).toBe('COMPLETED');
+            const view = await fleet.client.getRun(runId);
+            return { label, at: Date.parse(view!.attempts[0]!.started_at) };
+          }),
+        );
+        return started.sort((a, b) => a.at - b.at).map((s) => s.label);
+      } finally {
+        await fleet.stopWorkers();
+      }
+    }
+
+    it(
+      "serves another tenant's default runs within its share while a priority-1 flood queued before them waits",
+      async () => {
+        const order = await claimOrder([...runsOf('acme', 12, 1), ...runsOf('globex', 6)]);
+        // Equal weights: in every prefix, globex has had its half (give or take the run in hand) until its runs are done.
+        for (let n = 2; n <= 12; n += 2)
+          expect(countIn(order, n, 'globex'), order.join(' ')).toBe(n / 2);
+      },
+      CASE_TIMEOUT_MS,
+    );
+
+    it(
+      "takes one tenant's runs by priority, then age",
+      async () => {
+        const order = await claimOrder([
+          { label: 'p5-first', tenant: 'initech' },
+          { label: 'p5-second', tenant: 'initech' },
+          { label: 'p9', tenant: 'initech', priority: 9 },
+          { label: 'p1-first', tenant: 'initech', priority: 1 },
+          { label: 'p3', tenant: 'initech', priority: 3 },
+          { label: 'p1-second', tenant: 'initech', priority: 1 },
+        ]);
+        expect(order).toEqual(['p1-first', 'p1-second', 'p3', 'p5-first', 'p5-second', 'p9']);
+      },
+      CASE_TIMEOUT_MS,
+    );
+
+    it(
+      'gives tenants weighted 3:1 a 3:1 share',
+      async () => {
+        const order = await claimOrder([...runsOf('narrow', 4), ...runsOf('wide', 12)]);
+        for (let n = 4; n <= 16; n += 4)
+          expect(countIn(order, n, 'wide'), order.join(' ')).toBe((3 * n) / 4);
+      },
+      CASE_TIMEOUT_MS,
+    );
+  });
