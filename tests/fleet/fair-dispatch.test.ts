@@ -7,7 +7,12 @@
  * one tenant's runs go by priority then age, and weights 3:1 give a 3:1 share.
  */
 import { fileURLToPath } from 'node:url';
-import { requiresBackend } from '@cairn/services';
+import {
+  requiresBackend,
+  requiresRedis,
+  startRedisCluster,
+  type RedisClusterService,
+} from '@cairn/services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_BACKENDS, startFleet, type Fleet } from './fleet.js';
 
@@ -28,9 +33,44 @@ interface Queued {
 const runsOf = (tenant: string, count: number, priority?: number, label = tenant): Queued[] =>
   Array.from({ length: count }, (_, i) => ({ label: `${label}${i}`, tenant, priority }));
 
+/** acme's priority-1 flood, then globex's default runs. */
+const FLOOD = [...runsOf('acme', 12, 1), ...runsOf('globex', 6)];
+
 /** How many of the first `n` labels belong to `tenant`'s runs (by label prefix). */
 const countIn = (order: readonly string[], n: number, prefix: string) =>
   order.slice(0, n).filter((label) => label.startsWith(prefix)).length;
+
+/**
+ * Queues `runs` in order with no worker running, then starts one worker
+ * with one slot and returns the labels in the order their runs were
+ * first claimed. Cases on one fleet run in turn: each one's worker is stopped after.
+ */
+async function claimOrder(fleet: Fleet, runs: readonly Queued[]): Promise<string[]> {
+  const created: { label: string; runId: string }[] = [];
+  for (const run of runs) {
+    const { runId } = await fleet.client.enqueueRun({
+      entity: ECHO,
+      input: run.label,
+      tenantId: run.tenant,
+      ...(run.priority !== undefined && { priority: run.priority }),
+    });
+    created.push({ label: run.label, runId });
+  }
+  await fleet.spawnWorker(`w-${created[0]!.runId.slice(0, 8)}`, QUICK_ECHO);
+  try {
+    const started = await Promise.all(
+      created.map(async ({ label, runId }) => {
+        const done = await fleet.client.waitForRun(runId, { timeoutMs: RUNS_TIMEOUT_MS });
+        expect(done.status, label).toBe('COMPLETED');
+        const view = await fleet.client.getRun(runId);
+        return { label, at: Date.parse(view!.attempts[0]!.started_at) };
+      }),
+    );
+    return started.sort((a, b) => a.at - b.at).map((s) => s.label);
+  } finally {
+    await fleet.stopWorkers();
+  }
+}
 
 for (const backend of QUEUE_BACKENDS)
   describe(`fair dispatch across tenants (${backend})`, requiresBackend(backend), () => {
@@ -44,42 +84,10 @@ for (const backend of QUEUE_BACKENDS)
     }, CASE_TIMEOUT_MS);
     afterAll(() => fleet?.stop());
 
-    /**
-     * Queues `runs` in order with no worker running, then starts one worker
-     * with one slot and returns the labels in the order their runs were
-     * first claimed. Cases run in turn: each one's worker is stopped after.
-     */
-    async function claimOrder(runs: readonly Queued[]): Promise<string[]> {
-      const created: { label: string; runId: string }[] = [];
-      for (const run of runs) {
-        const { runId } = await fleet.client.enqueueRun({
-          entity: ECHO,
-          input: run.label,
-          tenantId: run.tenant,
-          ...(run.priority !== undefined && { priority: run.priority }),
-        });
-        created.push({ label: run.label, runId });
-      }
-      await fleet.spawnWorker(`w-${created[0]!.runId.slice(0, 8)}`, QUICK_ECHO);
-      try {
-        const started = await Promise.all(
-          created.map(async ({ label, runId }) => {
-            const done = await fleet.client.waitForRun(runId, { timeoutMs: RUNS_TIMEOUT_MS });
-            expect(done.status, label).toBe('COMPLETED');
-            const view = await fleet.client.getRun(runId);
-            return { label, at: Date.parse(view!.attempts[0]!.started_at) };
-          }),
-        );
-        return started.sort((a, b) => a.at - b.at).map((s) => s.label);
-      } finally {
-        await fleet.stopWorkers();
-      }
-    }
-
     it(
       "serves another tenant's default runs within its share while a priority-1 flood queued before them waits",
       async () => {
-        const order = await claimOrder([...runsOf('acme', 12, 1), ...runsOf('globex', 6)]);
+        const order = await claimOrder(fleet, FLOOD);
         // Equal weights: in every prefix, globex has had its half (give or take the run in hand) until its runs are done.
         for (let n = 2; n <= 12; n += 2)
           expect(countIn(order, n, 'globex'), order.join(' ')).toBe(n / 2);
@@ -90,7 +98,7 @@ for (const backend of QUEUE_BACKENDS)
     it(
       "takes one tenant's runs by priority, then age",
       async () => {
-        const order = await claimOrder([
+        const order = await claimOrder(fleet, [
           { label: 'p5-first', tenant: 'initech' },
           { label: 'p5-second', tenant: 'initech' },
           { label: 'p9', tenant: 'initech', priority: 9 },
@@ -106,10 +114,53 @@ for (const backend of QUEUE_BACKENDS)
     it(
       'gives tenants weighted 3:1 a 3:1 share',
       async () => {
-        const order = await claimOrder([...runsOf('narrow', 4), ...runsOf('wide', 12)]);
+        const order = await claimOrder(fleet, [...runsOf('narrow', 4), ...runsOf('wide', 12)]);
         for (let n = 4; n <= 16; n += 4)
           expect(countIn(order, n, 'wide'), order.join(' ')).toBe((3 * n) / 4);
       },
       CASE_TIMEOUT_MS,
     );
   });
+
+describe('fair dispatch across tenants (Redis Cluster)', requiresRedis(), () => {
+  let cluster: RedisClusterService | undefined;
+  let fleet: Fleet | undefined;
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+  }, CASE_TIMEOUT_MS);
+  afterAll(async () => {
+    await fleet?.stop();
+    await cluster?.stop();
+  });
+
+  it(
+    "serves another tenant's default runs within its share, the clocks in the queue's hash slot",
+    async () => {
+      expect(
+        cluster,
+        'redis-cli is needed next to redis-server to create the cluster',
+      ).toBeDefined();
+      const c = cluster!;
+      fleet = await startFleet({
+        backend: 'redis',
+        redisUrl: c.url,
+        redisCluster: true,
+        registryModule: LIFECYCLE_REGISTRY,
+      });
+      const order = await claimOrder(fleet, FLOOD);
+      for (let n = 2; n <= 12; n += 2)
+        expect(countIn(order, n, 'globex'), order.join(' ')).toBe(n / 2);
+      const nodesWithClocks: number[] = [];
+      const nodesWithQueue: number[] = [];
+      for (const node of c.nodes) {
+        const keys = (await c.cli(['-p', String(node.port), 'KEYS', '*'])).split('\n');
+        if (keys.some((k) => k.endsWith(':fair-clocks'))) nodesWithClocks.push(node.port);
+        if (keys.some((k) => k.endsWith(':prioritized') || k.endsWith(':meta')))
+          nodesWithQueue.push(node.port);
+      }
+      expect(nodesWithClocks).toHaveLength(1);
+      expect(nodesWithQueue).toEqual(nodesWithClocks);
+    },
+    CASE_TIMEOUT_MS,
+  );
+});
