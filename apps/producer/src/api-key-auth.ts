@@ -20,7 +20,7 @@ export const OPEN_PATHS: readonly string[] = ['/healthz', '/readyz', '/ui/login'
 export const OPEN_PATH_PREFIXES: readonly string[] = ['/ui/assets/'];
 
 /** Paths a browser opens: without a session, a page request there is sent to `/ui/login`. */
-export const BROWSER_PATH_PREFIXES: readonly string[] = ['/ui', '/admin/queues'];
+export const BROWSER_PATH_PREFIXES: readonly string[] = ['/ui', '/admin/queues', '/docs'];
 
 /** Methods a read-only key may use. */
 export const READ_METHODS: readonly string[] = ['GET', 'HEAD'];

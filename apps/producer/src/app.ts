@@ -18,6 +18,7 @@ import { SignInThrottle } from './sign-in-throttle.js';
 import { eventRoutes } from './routes/event-routes.js';
 import type { EventStreamOptions } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
+import { openApiRoutes } from './routes/openapi-routes.js';
 import type { HealthCheck } from './routes/health-routes.js';
 import { runRoutes } from './routes/run-routes.js';
 import { sessionRoutes } from './routes/session-routes.js';
@@ -108,6 +109,7 @@ export function createApp(deps: AppDeps): Hono {
     '/',
     healthRoutes({ checks: deps.healthChecks ?? {}, showsDetails: (c) => isAdminRequest(c, keys) }),
   );
+  app.route('/', openApiRoutes());
   app.use(
     '/metrics',
     adminOnly("/metrics (every tenant's queue depth, paused runs and request counts)"),

@@ -22,7 +22,7 @@ import {
   SessionHasForksError,
   SessionHasLiveRunsError,
 } from '@cairn/store';
-import { ZodError } from 'zod';
+import { ZodError, type z } from 'zod';
 import {
   FieldTooLongError,
   ForbiddenError,
@@ -36,21 +36,10 @@ import {
   UnauthorizedError,
   UnsupportedMediaTypeError,
 } from './errors.js';
+import type { errorBodySchema } from './openapi/answer-schemas.js';
 
-/** The JSON body of every error response. */
-export interface ErrorBody {
-  error: string;
-  message: string;
-  issues?: { path: string; message: string }[];
-  /** `budget_exhausted`: the tenant's spent UTC day, what it spent and its day budget. */
-  budget?: {
-    scope: 'tenant';
-    tenant: string;
-    day: string;
-    spent_usd: number;
-    max_cost_usd: number;
-  };
-}
+/** The JSON body of every error response: its one owner is {@link errorBodySchema}, which the OpenAPI document shows. */
+export type ErrorBody = z.infer<typeof errorBodySchema>;
 
 /** An error as the API answers it: status, JSON body, extra headers. */
 export interface ErrorResponse {

@@ -10,6 +10,9 @@ export type ContentSecurityPolicy = NonNullable<
 /** Where the run pages are mounted. */
 export const UI_PATH = '/ui';
 
+/** Where the API reference page is mounted (`/docs/api`): a page like the run pages. */
+export const DOCS_PATH = '/docs';
+
 /** JSON and text answers (the API, errors, 404s, `/metrics`): a browser may load, run or frame nothing from them. */
 export const API_CONTENT_SECURITY_POLICY: ContentSecurityPolicy = {
   defaultSrc: ["'none'"],
@@ -66,7 +69,7 @@ function under(path: string, prefix: string): boolean {
  * The one owner of the producer's security headers (`hono/secure-headers`):
  * `Content-Security-Policy`, `X-Frame-Options: DENY`,
  * `X-Content-Type-Options: nosniff` and the rest, on every answer, errors
- * and 404s included; the policy is the run pages' under {@link UI_PATH},
+ * and 404s included; the policy is the run pages' under {@link UI_PATH} and {@link DOCS_PATH},
  * Bull Board's under its path, and {@link API_CONTENT_SECURITY_POLICY}
  * everywhere else. Mount it first, so it sees every answer.
  */
@@ -76,7 +79,12 @@ export function securityHeaders(): MiddlewareHandler {
   const board = withPolicy(BULL_BOARD_CONTENT_SECURITY_POLICY);
   return (c, next) => {
     const path = c.req.path;
-    const chosen = under(path, UI_PATH) ? pages : under(path, BULL_BOARD_PATH) ? board : api;
+    const chosen =
+      under(path, UI_PATH) || under(path, DOCS_PATH)
+        ? pages
+        : under(path, BULL_BOARD_PATH)
+          ? board
+          : api;
     return chosen(c, next);
   };
 }

@@ -21,7 +21,7 @@ export function statusParameter(raw: string | undefined): RunStatus | undefined 
 const URL_PATH_CHARACTERS = /^[\x21-\x7e]*$/;
 
 /**
- * Where to go after signing in: a local path under the pages or Bull Board,
+ * Where to go after signing in: a local path under the pages, the API reference or Bull Board,
  * else `/ui`. A path with anything a URL would have percent-encoded (control
  * characters, spaces, non-ASCII) is refused too: it cannot go in a
  * `Location` header.
@@ -33,7 +33,8 @@ export function safeNextPath(raw: unknown): string {
   return raw === '/ui' ||
     raw.startsWith('/ui/') ||
     raw.startsWith('/ui?') ||
-    raw.startsWith('/admin/queues')
+    raw.startsWith('/admin/queues') ||
+    raw.startsWith('/docs/')
     ? raw
     : '/ui';
 }
