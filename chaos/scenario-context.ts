@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { TERMINAL_STATUSES } from '@cairn/engine';
+import { IDLE_STATUSES } from '@cairn/engine';
 import type pg from 'pg';
 import type { ChaosFleet } from './chaos-fleet.js';
 import type { ChaosServices } from './chaos-services.js';
@@ -49,7 +49,7 @@ export async function drain(
   for (;;) {
     const counts = await retrying(() => statusCounts(ctx.db, scenario));
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
-    const terminal = TERMINAL_STATUSES.reduce((sum, s) => sum + (counts[s] ?? 0), 0);
+    const terminal = IDLE_STATUSES.reduce((sum, s) => sum + (counts[s] ?? 0), 0);
     if (total >= expected && terminal === total) return true;
     if (terminal > finished) {
       finished = terminal;

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { TERMINAL_STATUSES } from '@cairn/engine';
+import { IDLE_STATUSES } from '@cairn/engine';
 import {
   startFakeOpenAIServer,
   type FakeModelQuota,
@@ -209,7 +209,7 @@ export async function waitAllTerminal(
 async function unfinished(pool: pg.Pool, runIds: readonly string[]): Promise<string[]> {
   const { rows } = await pool.query<{ run_id: string }>(
     'SELECT run_id FROM runs WHERE run_id = ANY($1) AND NOT (status = ANY($2))',
-    [runIds, TERMINAL_STATUSES],
+    [runIds, IDLE_STATUSES],
   );
   return rows.map((r) => r.run_id);
 }

@@ -3,7 +3,7 @@
  * quota, the fleet's size, the plan of a full and a quick run, and the two
  * floods (the limited model's with its storm, the adaptive model's).
  */
-import { isStatusIn, TERMINAL_STATUSES, type RunStatus } from '@cairn/engine';
+import { isStatusIn, IDLE_STATUSES, type RunStatus } from '@cairn/engine';
 import type { FakeModelQuota } from '@cairn/engine/testing';
 import {
   attemptTime,
@@ -172,7 +172,7 @@ export async function flood(
     () => 0,
     async () =>
       (await readOutcomes(fleet.pool, [...light, ...free])).filter(
-        (o) => !isStatusIn(o.status as RunStatus, TERMINAL_STATUSES),
+        (o) => !isStatusIn(o.status as RunStatus, IDLE_STATUSES),
       ).length,
   );
   await sleep(Math.max(0, stormAt - Date.now()));

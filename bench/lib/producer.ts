@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { ProducerService } from '@cairn/producer';
-import { TERMINAL_STATUSES, type BudgetOption, type RunRecord } from '@cairn/engine';
+import { IDLE_STATUSES, type BudgetOption, type RunRecord } from '@cairn/engine';
 import { BENCH_AGENT, createRegistry } from './bench-registry.js';
 import { runConcurrently } from './peer-harness.js';
 import { pollUntil } from './timing.js';
@@ -58,7 +58,7 @@ export async function waitForTerminal(
     async () => {
       const { rows } = await pool.query<{ n: string }>(
         'SELECT count(*) AS n FROM runs WHERE run_id = ANY($1) AND status = ANY($2)',
-        [runIds, TERMINAL_STATUSES],
+        [runIds, IDLE_STATUSES],
       );
       return Number(rows[0]?.n) >= runIds.length ? true : undefined;
     },

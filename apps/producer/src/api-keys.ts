@@ -30,7 +30,7 @@ export interface ApiKeyRingOptions {
 /**
  * The configured API keys (`CAIRN_API_KEYS`, `CAIRN_READ_API_KEYS`: `key` for
  * an admin, `tenant:key` for a key bound to a tenant, as `parseKeyRing` of
- * `@cairn/queue` reads them: a ring that does not parse throws its
+ * `@cairn/runtime` reads them: a ring that does not parse throws its
  * `ConfigError`) and the one lookup every way in (bearer header, browser
  * session) goes through. Presented keys are compared as SHA-256 digests in
  * constant time, against every known key.

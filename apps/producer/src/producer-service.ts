@@ -1,7 +1,7 @@
 import {
   Engine,
   RunNotContinuableError,
-  TERMINAL_STATUSES,
+  IDLE_STATUSES,
   type CreateRunRequest,
   type CreatedRun,
   type DecisionsResult,
@@ -327,7 +327,7 @@ export class ProducerService implements ProducerClient {
     return this.store.reads.listEventsOfTypes(runId, types);
   }
 
-  /** Resolves with the run once it reaches a terminal status; rejects with `RunWaitTimeoutError` after `timeoutMs`. */
+  /** Resolves with the run once it is idle (`IDLE_STATUSES`); rejects with `RunWaitTimeoutError` after `timeoutMs`. */
   async waitForRun(
     runId: string,
     options: { timeoutMs: number; pollMs?: number },
@@ -335,7 +335,7 @@ export class ProducerService implements ProducerClient {
     const deadline = Date.now() + options.timeoutMs;
     for (;;) {
       const run = await this.store.reads.getRun(runId);
-      if (run && TERMINAL_STATUSES.includes(run.status)) return run;
+      if (run && IDLE_STATUSES.includes(run.status)) return run;
       if (Date.now() >= deadline) {
         throw new RunWaitTimeoutError(runId, options.timeoutMs, run?.status ?? 'unknown');
       }

@@ -36,8 +36,7 @@ export const SYSTEM_CLOCK: Clock = { now: () => new Date() };
  * Job port: nothing here calls the queue while it executes. A move that
  * needs the queue (enqueue, delay, remove a job) is returned by the lifecycle
  * as a `JobIntent` that the queue's `JobPort` carries out (both in
- * `lifecycle/intents.ts`); a part of the engine that had to call the queue
- * itself would find that port here, as `jobs`.
+ * `lifecycle/intents.ts`), so no part here holds the queue.
  */
 export interface EngineResources {
   /** The store port: fenced writes and the reads executions need. */

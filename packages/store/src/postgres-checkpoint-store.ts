@@ -380,12 +380,12 @@ export class PostgresCheckpointStore
     return readRunTreeEvents(this.db, rootRunId, after);
   }
 
-  /** How many runs (member runs included) are in `status` now: for the `cairn_runs_paused` gauge. */
   /** The fleet at a glance, for every run or one tenant's ({@link readFleetOverview}). */
   readFleetOverview(scope: { tenantId?: string }): Promise<FleetOverview> {
     return readFleetOverview(this.db, scope);
   }
 
+  /** How many runs (member runs included) are in `status` now: for the `cairn_runs_paused` gauge. */
   async countRunsByStatus(status: RunStatus): Promise<number> {
     const row = await this.db
       .selectFrom('runs')

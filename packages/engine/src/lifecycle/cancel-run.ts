@@ -1,7 +1,7 @@
 import type { CancelStore } from '../run-control-store.js';
 import type { RunRecord } from '../run-types.js';
 import type { JobPort } from './intents.js';
-import { isStatusIn, TERMINAL_STATUSES, type RunStatus } from './run-status.js';
+import { isStatusIn, IDLE_STATUSES, type RunStatus } from './run-status.js';
 
 /** Statuses in which no worker executes a run, whatever its job's state. */
 const EXECUTED_BY_NO_WORKER = ['PENDING', 'PAUSED'] as const satisfies readonly RunStatus[];
@@ -41,7 +41,7 @@ export async function cancelRun(deps: CancelRunDeps, runId: string): Promise<Run
   const deadline = Date.now() + deps.graceMs;
   for (;;) {
     const run = await store.getRun(runId);
-    if (!run || isStatusIn(run.status, TERMINAL_STATUSES)) return run ?? requested;
+    if (!run || isStatusIn(run.status, IDLE_STATUSES)) return run ?? requested;
     if (Date.now() >= deadline) {
       return (await store.forceCancel(runId)) ?? (await store.getRun(runId)) ?? requested;
     }

@@ -103,10 +103,11 @@ export const CANCELLABLE_STATUSES: readonly RunStatus[] = RUN_TRANSITIONS.cancel
 export const FINAL_STATUSES: readonly RunStatus[] = ['COMPLETED', 'ERROR', 'CANCELLED'];
 
 /**
- * Statuses in which no worker holds or will pick the run by itself: the
- * final ones and PAUSED. `waitForRun` returns on these.
+ * Statuses in which the run is idle: no worker holds it or will pick it by
+ * itself (the final ones and PAUSED, which a decision or a continue wakes).
+ * `waitForRun` and a cancel's wait return on these.
  */
-export const TERMINAL_STATUSES: readonly RunStatus[] = [...FINAL_STATUSES, 'PAUSED'];
+export const IDLE_STATUSES: readonly RunStatus[] = [...FINAL_STATUSES, 'PAUSED'];
 
 /** Statuses of a run that should have a live job: the reconciler enqueues one when it has none. */
 export const LIVE_STATUSES: readonly RunStatus[] = ['PENDING', 'RUNNING'];

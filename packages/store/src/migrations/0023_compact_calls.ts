@@ -2,14 +2,6 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 
 /**
- * A call stored final in its write's `run_commits.calls` leaves out what the row says elsewhere
- * (issue #29; `committed-calls.ts` writes and reads it): `name` and `args` when an assistant
- * message of the same row asked for the call with them, `key` when it is the default
- * `<run id>:<call id>`, and `result`, `child`, `ro` when null. The `tool_calls` view takes them from
- * the row's messages and the default. Rows stored before hold every field and read as before.
- */
-
-/**
  * Each call of each row with every field, the left-out ones taken from the row (`ord`: its place
  * in the row's array). The default key restates `idempotencyKeyFor` (`@cairn/engine`).
  */
@@ -31,6 +23,13 @@ const EXPANDED_CALLS = sql`
        where x.name is null and t->>'id' = x.id
        limit 1) q on true`;
 
+/**
+ * A call stored final in its write's `run_commits.calls` leaves out what the row says elsewhere
+ * (issue #29; `committed-calls.ts` writes and reads it): `name` and `args` when an assistant
+ * message of the same row asked for the call with them, `key` when it is the default
+ * `<run id>:<call id>`, and `result`, `child`, `ro` when null. The `tool_calls` view takes them from
+ * the row's messages and the default. Rows stored before hold every field and read as before.
+ */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create or replace view tool_calls as
     select run_id, tool_call_id, name, args, result, status, batch, idempotency_key, child_run_id,
