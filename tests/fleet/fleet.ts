@@ -9,13 +9,13 @@ import { loadRegistry, type QueueBackendKind } from '@cairn/runtime';
 import {
   freePort,
   spawnApp,
-  testDatabase,
   testQueueBackend,
   testRedisUrl,
   type AppProcess,
   type TestDatabase,
 } from '@cairn/services';
 import { createDb, PostgresCheckpointStore, type RunView } from '@cairn/store';
+import { migratedTestDatabase } from '../../packages/store/src/test-support/migrated-test-database.js';
 
 /** Both queue backends, for scenarios that run on each (the Redis one is skipped without a Redis). */
 export const QUEUE_BACKENDS = ['redis', 'postgres'] as const satisfies readonly QueueBackendKind[];
@@ -79,7 +79,7 @@ export interface Fleet {
 
 /** Starts a fresh database (migrated), a queue with a unique name, and a client; workers are spawned on demand. */
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
-  const db = await testDatabase();
+  const db = await migratedTestDatabase();
   const dir = mkdtempSync(join(tmpdir(), 'cairn-fleet-'));
   const ledgerFile = join(dir, 'ledger.tsv');
   const queueName = `test-${randomUUID()}`;

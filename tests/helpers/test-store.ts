@@ -1,5 +1,6 @@
-import { testDatabase, type TestDatabase } from '@cairn/services';
+import type { TestDatabase } from '@cairn/services';
 import { createDb, migrate, PostgresCheckpointStore } from '@cairn/store';
+import { migratedTestDatabase } from '../../packages/store/src/test-support/migrated-test-database.js';
 
 /** A migrated, isolated database with a store on it; `close()` drops it. */
 export interface TestStore {
@@ -9,9 +10,9 @@ export interface TestStore {
   close(): Promise<void>;
 }
 
-/** Creates a fresh database on the test Postgres, migrates it and opens a store. */
+/** Creates a fresh, migrated database on the test Postgres (a copy of the run's migrated template) and opens a store. */
 export async function openTestStore(): Promise<TestStore> {
-  const database = await testDatabase();
+  const database = await migratedTestDatabase();
   const db = createDb(database.url);
   await migrate(db);
   return {

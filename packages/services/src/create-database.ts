@@ -24,13 +24,26 @@ async function withClient(
   }
 }
 
+/** Options of {@link createDatabase}. */
+export interface CreateDatabaseOptions {
+  /** A database to copy (`CREATE DATABASE ... TEMPLATE`); none: an empty database. */
+  template?: string;
+}
+
+/** `name` as a quoted SQL identifier. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
 /** Creates a database (default name `test_<random hex>`) on the server of `adminUrl`, a URL that may create databases. */
 export async function createDatabase(
   adminUrl: string,
   name = `test_${randomBytes(8).toString('hex')}`,
+  { template }: CreateDatabaseOptions = {},
 ): Promise<TestDatabase> {
-  const quoted = `"${name.replaceAll('"', '""')}"`;
-  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${quoted}`));
+  const quoted = quoteIdentifier(name);
+  const copied = template === undefined ? '' : ` TEMPLATE ${quoteIdentifier(template)}`;
+  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${quoted}${copied}`));
   const url = new URL(adminUrl);
   url.pathname = `/${encodeURIComponent(name)}`;
   return {
@@ -52,7 +65,7 @@ const CLOSE_GRACE_MS = 2_000;
  * late connections makes their clients emit errors nobody listens to any
  * more. Waiting for them to leave first keeps drops quiet.
  */
-async function waitForConnectionsToClose(client: pg.Client, name: string): Promise<void> {
+export async function waitForConnectionsToClose(client: pg.Client, name: string): Promise<void> {
   const deadline = Date.now() + CLOSE_GRACE_MS;
   while (Date.now() < deadline) {
     const { rows } = await client.query<{ n: number }>(

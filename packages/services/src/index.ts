@@ -6,6 +6,7 @@ export { startPostgres, type PostgresService } from './start-postgres.js';
 export { startRedis, type RedisService } from './start-redis.js';
 export { startRedisCluster, type RedisClusterService } from './start-redis-cluster.js';
 export { testDatabase } from './test-database.js';
+export { testDatabaseFromTemplate } from './template-database.js';
 export { TEST_DATABASE_URL_VAR, TEST_REDIS_URL_VAR } from './test-env.js';
 export { hasTestRedis, testQueueBackend, testRedisUrl } from './test-redis-url.js';
 export {

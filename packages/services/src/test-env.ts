@@ -6,3 +6,6 @@ export const TEST_REDIS_URL_VAR = 'CAIRN_TEST_REDIS_URL';
 
 /** Environment variable through which the vitest global setup hands the test run's compiled apps to test workers (unset: apps start from their sources). */
 export const TEST_APP_BUNDLE_VAR = 'CAIRN_TEST_APP_BUNDLE';
+
+/** Environment variable through which the vitest global setup names the test run, so that its template databases are its own (dropped at its end). */
+export const TEST_RUN_ID_VAR = 'CAIRN_TEST_RUN_ID';

@@ -1,8 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import type {} from 'vitest';
 import { startPostgres } from './start-postgres.js';
 import { startRedis } from './start-redis.js';
-import { TEST_DATABASE_URL_VAR, TEST_REDIS_URL_VAR, TEST_APP_BUNDLE_VAR } from './test-env.js';
+import {
+  TEST_DATABASE_URL_VAR,
+  TEST_REDIS_URL_VAR,
+  TEST_APP_BUNDLE_VAR,
+  TEST_RUN_ID_VAR,
+} from './test-env.js';
+import { dropRunTemplates } from './template-database.js';
 import { buildTestAppBundle } from './build-test-app-bundle.js';
 
 declare module 'vitest' {
@@ -43,11 +50,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const postgres = postgresResult.value;
   const redis = redisResult.value;
   process.env[TEST_DATABASE_URL_VAR] = postgres.url;
+  // Names this run's template databases (testDatabaseFromTemplate), apart from a run beside it on the same server.
+  const runId = randomBytes(4).toString('hex');
+  process.env[TEST_RUN_ID_VAR] = runId;
   if (redis) process.env[TEST_REDIS_URL_VAR] = redis.url;
   else delete process.env[TEST_REDIS_URL_VAR];
   project.provide('cairnDatabaseUrl', postgres.url);
   project.provide('cairnRedisUrl', redis?.url ?? '');
   return async () => {
+    await dropRunTemplates(postgres.url, runId).catch((error: unknown) =>
+      console.warn(`template databases of test run ${runId} not dropped: ${String(error)}`),
+    );
     await Promise.all([postgres.stop(), redis?.stop()]);
     bundle?.remove();
   };

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createRegistry } from '@cairn/research-team';
 import type { RunQueue } from '@cairn/queue';
-import { hasTestRedis, testDatabase, testRedisUrl } from '@cairn/services';
+import { hasTestRedis, testRedisUrl } from '@cairn/services';
 import type { Message, Registry } from '@cairn/engine';
 import type { RunOutcome } from '@cairn/engine/store';
 import { createDb, PostgresCheckpointStore } from '@cairn/store';
+import { migratedTestDatabase } from '../../../../packages/store/src/test-support/migrated-test-database.js';
 import type { Hono } from 'hono';
 import { createApp, type AppDeps } from '../app.js';
 import { ProducerService } from '../producer-service.js';
@@ -29,7 +30,7 @@ export async function openProducerFixture(
   overrides: Partial<AppDeps> = {},
   { registry = createRegistry() }: { registry?: Registry } = {},
 ): Promise<ProducerFixture> {
-  const database = await testDatabase();
+  const database = await migratedTestDatabase();
   const client = await ProducerService.connect({
     databaseUrl: database.url,
     queue: {

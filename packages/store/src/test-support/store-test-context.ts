@@ -1,13 +1,13 @@
 import { afterEach, beforeEach } from 'vitest';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { testDatabase } from '@cairn/services';
 import type { TestDatabase } from '@cairn/services';
 import type { Message, ToolCallRecord } from '@cairn/engine';
 import type { CheckpointDelta, NewRun } from '@cairn/engine/store';
 import { createDb } from '../create-db.js';
 import { migrate } from '../migrate.js';
 import { PostgresCheckpointStore } from '../postgres-checkpoint-store.js';
+import { migratedTestDatabase } from './migrated-test-database.js';
 import type { Database } from '../schema.js';
 
 /** Per-test database, Kysely instance and store, migrated; dropped after each test. */
@@ -23,7 +23,7 @@ export function useStoreTestContext(): StoreTestContext {
   let db: Kysely<Database> | undefined;
   let store: PostgresCheckpointStore | undefined;
   beforeEach(async () => {
-    database = await testDatabase();
+    database = await migratedTestDatabase();
     db = createDb(database.url, { max: 4 });
     await migrate(db);
     store = new PostgresCheckpointStore(db);
