@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRegistry } from '@cairn/research-team';
 import type { Registry } from '@cairn/engine';
-import { ProducerService } from '@cairn/producer';
+// The service alone: the package's index also loads the HTTP app, its pages and Bull Board.
+import { ProducerService } from '../../apps/producer/src/producer-service.js';
 import { loadRegistry, type QueueBackendKind } from '@cairn/runtime';
 import {
   freePort,
