@@ -1,4 +1,3 @@
-import type { AnyQueue } from './backend-handle.js';
 import type { ClockBook } from './clock-book.js';
 import {
   assignSlot,
@@ -16,15 +15,15 @@ const NO_TENANT = '';
 
 /**
  * The queue's fair line: the BullMQ priority of a tenant's new job, from its
- * virtual clock (`fair-share.ts`) kept in the queue's {@link ClockBook}. The
- * fleet's virtual time is the slot of the first job waiting with a priority
- * (BullMQ's own order), or the largest slot given when none waits; when none
+ * virtual clock (`fair-share.ts`) kept in the queue's {@link ClockBook}, in
+ * two round trips (read, compare-and-set). The fleet's virtual time is the
+ * slot of the first job waiting with a priority (BullMQ's own order), or the
+ * largest slot given when none waits; when none
  * waits and the clocks have gone past {@link REBASE_AFTER_SLOT}, they start
  * again from 0.
  */
 export class FairLine {
   constructor(
-    private readonly queue: AnyQueue,
     private readonly book: ClockBook,
     /** `CAIRN_TENANT_WEIGHTS`; a tenant not listed weighs 1. */
     private readonly weights: Readonly<Record<string, number>> = {},
@@ -34,13 +33,18 @@ export class FairLine {
   async queuePriorityFor(tenant: string | null, priority: number): Promise<number> {
     const key = tenant ?? NO_TENANT;
     const weight = (tenant !== null && this.weights[tenant]) || 1;
-    const head = await this.firstWaitingSlot();
     for (let attempt = 0; attempt < MAX_SWAPS; attempt++) {
-      let { clock, lastSlot } = await this.book.read(key);
-      if (head === undefined && lastSlot !== undefined && lastSlot >= REBASE_AFTER_SLOT) {
+      let { clock, lastSlot, firstWaitingPriority } = await this.book.read(key);
+      if (
+        firstWaitingPriority === undefined &&
+        lastSlot !== undefined &&
+        lastSlot >= REBASE_AFTER_SLOT
+      ) {
         await this.book.clear(lastSlot);
-        ({ clock, lastSlot } = await this.book.read(key));
+        ({ clock, lastSlot, firstWaitingPriority } = await this.book.read(key));
       }
+      const head =
+        firstWaitingPriority === undefined ? undefined : slotOfQueuePriority(firstWaitingPriority);
       const fleetTime = head ?? lastSlot ?? 0;
       const next = assignSlot(parseTenantClock(clock), { fleetTime, weight, priority });
       if (await this.book.swap(key, clock, JSON.stringify(next.clock), next.slot))
@@ -54,10 +58,5 @@ export class FairLine {
   /** Releases the clock book's connections. */
   close(): Promise<void> {
     return this.book.close();
-  }
-
-  private async firstWaitingSlot(): Promise<number | undefined> {
-    const [first] = await this.queue.getJobs(['prioritized'], 0, 0, true);
-    return first?.priority ? slotOfQueuePriority(first.priority) : undefined;
   }
 }

@@ -34,13 +34,24 @@ export async function openPostgresClockBook(options: {
       on conflict (queue) do update set slot = greatest(${last}.slot, excluded.slot))`;
   return {
     read: async (tenant) => {
-      const { rows } = await query<{ clock: string | null; slot: number | null }>(
+      // BullMQ's table of jobs: a waiting job with a priority above 0 is a prioritized one.
+      const { rows } = await query<{
+        clock: string | null;
+        slot: number | null;
+        first: number | null;
+      }>(
         `select (select clock from ${clocks} where queue = $1 and tenant = $2) as clock,
-                (select slot from ${last} where queue = $1) as slot`,
+                (select slot from ${last} where queue = $1) as slot,
+                (select priority from ${schema}.job where queue = $1 and state = 'waiting'
+                   and priority > 0 order by priority limit 1) as first`,
         [queue, tenant],
       );
       const row = rows[0];
-      return { clock: row?.clock ?? undefined, lastSlot: row?.slot ?? undefined };
+      return {
+        clock: row?.clock ?? undefined,
+        lastSlot: row?.slot ?? undefined,
+        firstWaitingPriority: row?.first ?? undefined,
+      };
     },
     swap: async (tenant, expected, next, slot) => {
       const moved =

@@ -103,7 +103,7 @@ export class RunQueue {
   private openFairLine(): Promise<FairLine> {
     this.fairLine ??= this.handle
       .openClockBook()
-      .then((book) => new FairLine(this.handle.queue, book, this.tenantWeights));
+      .then((book) => new FairLine(book, this.tenantWeights));
     // A failed open is tried again by the next add.
     this.fairLine.catch(() => (this.fairLine = undefined));
     return this.fairLine;
