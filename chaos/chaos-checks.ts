@@ -66,7 +66,7 @@ export interface ScenarioTrace {
   exits: readonly UnexpectedExit[];
 }
 
-/** Runs every goal check of DESIGN's guarantees over one scenario's runs. */
+/** Runs every goal check of docs/reliability.md over one scenario's runs. */
 export async function checkScenario(db: pg.Pool, trace: ScenarioTrace): Promise<ScenarioChecks> {
   const { scenario, submissions, regressions } = trace;
   const crashes = trace.exits.filter((e) => e.afterStart);

@@ -61,7 +61,7 @@ export interface AppDeps {
 }
 
 /**
- * The producer's HTTP API (DESIGN.md "HTTP API") as a Hono app.
+ * The producer's HTTP API (README "HTTP API") as a Hono app.
  *
  * @example
  * ```ts

@@ -41,7 +41,7 @@ export interface ProducerClient {
   continueRun(runId: string, options: ContinueRunOptions): Promise<ContinueRunResult>;
   forkRun(runId: string, request: ForkRequest): Promise<CreatedRun & { forkedFrom: ForkedFrom }>;
   cancelRun(runId: string): Promise<RunRecord>;
-  /** `decider`: the tenant of the deciding key (null: an admin key), which may decide less (DESIGN "Spend"). */
+  /** `decider`: the tenant of the deciding key (null: an admin key), which may decide less (README "Spend: usage, prices and budgets"). */
   decide(
     runId: string,
     decisions: readonly PostedDecision[],

@@ -8,8 +8,8 @@ function runLink(runId: string): Html {
 }
 
 /**
- * Where a fork came from, and the runs forked from this one (DESIGN "Time
- * travel and replay"); empty for a run that is neither.
+ * Where a fork came from, and the runs forked from this one (README "Forks:
+ * time travel at a checkpoint"); empty for a run that is neither.
  */
 export function forkLinks(run: Pick<RunView, 'forked_from' | 'forks'>): Html | '' {
   if (!run.forked_from && run.forks.length === 0) return '';

@@ -1,7 +1,8 @@
 /**
  * The Lua scripts of {@link RedisModelCapacity}, one per call of the port, so
- * each call is one round trip and atomic. The algorithm is DESIGN "Model
- * capacity"'s, shared with the Postgres implementation; its clock is the
+ * each call is one round trip and atomic. The algorithm is the one
+ * docs/operations.md "Model capacity" describes, shared with the Postgres
+ * implementation; its clock is the
  * server's `TIME` alone, in ms.
  *
  * Every model script takes the same KEYS, in {@link MODEL_KEY_SUFFIXES} order

@@ -9,7 +9,7 @@ const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
 /**
- * A worker's Prometheus metrics (DESIGN.md "Observability") on a prom-client
+ * A worker's Prometheus metrics (README "Metrics" and "Traces") on a prom-client
  * registry: run counters and latency histograms fed by {@link RunObservation}s,
  * and the state gauges (queue depth by state, paused runs, the model limiter's
  * waiters and caps) read at scrape time.

@@ -44,7 +44,7 @@ interface RunSpans {
 const FINISH_EVENTS = new Set<string>(Object.values(FINISH_EVENT_TYPE));
 
 /**
- * Traces runs from their events (DESIGN.md "Observability"): `cairn.run` >
+ * Traces runs from their events (README "Metrics" and "Traces"): `cairn.run` >
  * `cairn.attempt` > `cairn.model` / `cairn.tool` / `cairn.checkpoint`.
  * The run and attempt spans have ids derived from the run id and epoch, so
  * the spans of every attempt, in any process, form one tree: the worker
