@@ -121,7 +121,7 @@ const runBudget = z.object({
   decision_timeout_ms: z.number().nullable(),
 });
 
-/** A run as `GET /v1/runs/{run_id}` answers it (DESIGN.md "A run as the API returns it"). */
+/** A run as `GET /v1/runs/{run_id}` answers it (README "HTTP API"). */
 export const runViewSchema = z.object({
   run_id: z.string(),
   session_id: z.string(),

@@ -142,7 +142,7 @@ function operationObject(op: ApiOperation): OpenApiOperationObject {
   };
 }
 
-/** Builds the document (DESIGN.md "HTTP API description") from {@link API_OPERATIONS} and the routes' zod schemas. */
+/** Builds the document (docs/openapi.md) from {@link API_OPERATIONS} and the routes' zod schemas. */
 function buildDocument(): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   for (const op of API_OPERATIONS) (paths[op.path] ??= {})[op.method] = operationObject(op);
