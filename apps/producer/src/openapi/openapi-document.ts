@@ -32,7 +32,7 @@ import {
 export const OPENAPI_PATH = '/openapi.json';
 
 /** The name of the API keys' security scheme in the document. */
-export const SECURITY_SCHEME = 'apiKey';
+const SECURITY_SCHEME = 'apiKey';
 
 /** An OpenAPI 3.1 document, as plain JSON. */
 export type OpenApiDocument = Record<string, unknown> & {
