@@ -18,9 +18,9 @@ const NO_TENANT = '';
  * virtual clock (`fair-share.ts`) kept in the queue's {@link ClockBook}, in
  * two round trips (read, compare-and-set). The fleet's virtual time is the
  * slot of the first job waiting with a priority (BullMQ's own order), or the
- * largest slot given when none waits; when none
- * waits and the clocks have gone past {@link REBASE_AFTER_SLOT}, they start
- * again from 0.
+ * largest slot given when none waits; when none waits and the clocks have
+ * gone past {@link REBASE_AFTER_SLOT}, they start again from 0. Jobs queued
+ * before fair dispatch carry the run's priority (1 to 10), read as slot 0.
  */
 export class FairLine {
   constructor(
