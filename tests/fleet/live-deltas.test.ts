@@ -1,6 +1,6 @@
 import { BadRequest, createClient, type RunStreamEvent } from '@cairn/client';
-import { afterEach, expect, it } from 'vitest';
-import { holderOf, RESEARCHER, startFleet, waitFor, type Fleet } from './fleet.js';
+import { it } from 'vitest';
+import { holderOf, RESEARCHER, startFleet, waitFor } from './fleet.js';
 
 // Redis pub/sub on the Redis backend, LISTEN/NOTIFY on the PostgreSQL one.
 const backends = [
@@ -8,21 +8,19 @@ const backends = [
   'postgres',
 ] as const;
 
-let fleet: Fleet | undefined;
-afterEach(async () => {
-  await fleet?.stop();
-  fleet = undefined;
-});
-
-it.each(backends)(
+// The backends' cases run side by side, each on a fleet of its own (each SIGKILLs a worker): each
+// mostly waits on its model's streamed text.
+it.concurrent.for(backends)(
   "SSE ?include=deltas streams the model's text live as it comes, and AttemptAbandoned after a SIGKILL (%s)",
-  async (backend) => {
-    fleet = await startFleet({ backend, toolDelayMs: 300 });
-    const f = fleet;
+  async (backend, { expect, onTestFinished }) => {
+    const f = await startFleet({ backend, toolDelayMs: 300 });
+    onTestFinished(() => f.stop());
     // The scripted model streams its text word by word over its latency.
-    await f.spawnWorker('a', { RESEARCH_MODEL_LATENCY_MS: '1500' });
-    await f.spawnWorker('b', { RESEARCH_MODEL_LATENCY_MS: '1500' });
-    const producer = await f.spawnProducer('producer');
+    const [, , producer] = await Promise.all([
+      f.spawnWorker('a', { RESEARCH_MODEL_LATENCY_MS: '1500' }),
+      f.spawnWorker('b', { RESEARCH_MODEL_LATENCY_MS: '1500' }),
+      f.spawnProducer('producer'),
+    ]);
     const cairn = createClient({ baseUrl: producer.baseUrl });
     const { run_id } = await cairn.runs.create({
       ...RESEARCHER,
