@@ -109,8 +109,9 @@ export function spanTree(spans: readonly ReceivedSpan[]): string {
         a['cairn.worker_id'] && `worker ${a['cairn.worker_id']}`,
         a['cairn.attempt.reason'],
         a['cairn.attempt.outcome'] ?? a['cairn.outcome'],
-        a['cairn.tool'],
-        a['cairn.model'],
+        a['gen_ai.tool.call.id'] && `call ${a['gen_ai.tool.call.id']}`,
+        a['gen_ai.usage.input_tokens'] !== undefined &&
+          `${a['gen_ai.usage.input_tokens']} in, ${a['gen_ai.usage.output_tokens']} out`,
       ].filter(Boolean);
       lines.push(
         `${'  '.repeat(depth)}${span.name} [${span.service}]${detail.length ? ` ${detail.join(', ')}` : ''}`,

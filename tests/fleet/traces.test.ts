@@ -11,6 +11,10 @@ import {
 
 const backend = process.env.CAIRN_TEST_REDIS_URL ? 'redis' : 'postgres';
 
+/** The GenAI conventions' attribute names (`@opentelemetry/semantic-conventions`), as a collector receives them. */
+const OPERATION = 'gen_ai.operation.name';
+const TOOL_NAME = 'gen_ai.tool.name';
+
 let fleet: Fleet | undefined;
 let receiver: OtlpReceiver | undefined;
 afterEach(async () => {
@@ -20,7 +24,7 @@ afterEach(async () => {
   receiver = undefined;
 });
 
-it(`one run is one trace, from the caller's request through both attempts across a SIGKILL and into its member run (${backend})`, async () => {
+it(`one run is one trace in the GenAI conventions, from the caller's request through both attempts across a SIGKILL and into its member run (${backend})`, async () => {
   receiver = await startOtlpReceiver();
   const r = receiver;
   fleet = await startFleet({ backend, toolDelayMs: 300 });
@@ -56,7 +60,7 @@ it(`one run is one trace, from the caller's request through both attempts across
   await waitFor(
     () =>
       inTrace().some(
-        (s) => s.name === 'cairn.tool' && s.attributes['cairn.tool'] === 'slow_search',
+        (s) => s.name === 'execute_tool slow_search' && s.attributes[TOOL_NAME] === 'slow_search',
       ),
     10_000,
     "the victim's slow_search span",
@@ -72,7 +76,18 @@ it(`one run is one trace, from the caller's request through both attempts across
     inTrace().filter(
       (s) => s.name === name && (runId === undefined || s.attributes['cairn.run_id'] === runId),
     );
-  await waitFor(() => named('cairn.run', run_id).length === 1, 10_000, "the team's cairn.run span");
+  /** The GenAI operation's spans (`invoke_agent`, `chat`, `execute_tool`), of one run when given. */
+  const operation = (op: string, runId?: string) =>
+    inTrace().filter(
+      (s) =>
+        s.attributes[OPERATION] === op &&
+        (runId === undefined || s.attributes['cairn.run_id'] === runId),
+    );
+  await waitFor(
+    () => named('invoke_agent research-team', run_id).length === 1,
+    10_000,
+    "the team's invoke_agent span",
+  );
 
   const spans = inTrace();
   const byId = new Map(spans.map((s) => [s.spanId, s]));
@@ -83,13 +98,20 @@ it(`one run is one trace, from the caller's request through both attempts across
     (s) => s.service === 'cairn-producer' && s.name === 'POST /v1/teams/:name/runs',
   )!;
   expect(request.parentSpanId).toBe(callerSpanId);
-  const teamRun = named('cairn.run', run_id)[0]!;
+  const teamRun = named('invoke_agent research-team', run_id)[0]!;
   expect(parentOf(teamRun)).toBe(request);
-  expect(teamRun.attributes['cairn.outcome']).toBe('RunCompleted');
+  expect(teamRun.attributes).toMatchObject({
+    [OPERATION]: 'invoke_agent',
+    'gen_ai.agent.name': 'research-team',
+    'gen_ai.provider.name': 'scripted',
+    'cairn.outcome': 'RunCompleted',
+  });
+  const memberRun = operation('invoke_agent', memberId)[0]!;
+  expect(memberRun.name).toBe(`invoke_agent ${String(memberRun.attributes['gen_ai.agent.name'])}`);
 
   for (const [runId, run] of [
     [run_id, teamRun],
-    [memberId, named('cairn.run', memberId)[0]!],
+    [memberId, memberRun],
   ] as const) {
     const attempts = named('cairn.attempt', runId);
     expect(attempts.map((a) => a.attributes['cairn.epoch']).sort()).toEqual([1, 2]);
@@ -107,26 +129,48 @@ it(`one run is one trace, from the caller's request through both attempts across
     });
     expect(second!.attributes['cairn.worker_id']).not.toBe(victim.id);
   }
-  const memberRun = named('cairn.run', memberId)[0]!;
   expect(parentOf(memberRun)).toMatchObject({
-    name: 'cairn.tool',
-    attributes: { 'cairn.tool': 'delegate_task_to_member' },
+    name: 'execute_tool delegate_task_to_member',
+    attributes: { [OPERATION]: 'execute_tool', [TOOL_NAME]: 'delegate_task_to_member' },
   });
 
   // The dead worker's finished spans are in the tree, under its attempt; the survivor's under the second.
   const memberAttempt = (epoch: number) =>
     named('cairn.attempt', memberId).find((a) => a.attributes['cairn.epoch'] === epoch)!;
   const toolsUnder = (attempt: ReceivedSpan) =>
-    spans
-      .filter((s) => s.name === 'cairn.tool' && parentOf(s) === attempt)
-      .map((s) => s.attributes['cairn.tool']);
+    operation('execute_tool')
+      .filter((s) => parentOf(s) === attempt)
+      .map((s) => s.attributes[TOOL_NAME]);
   expect(toolsUnder(memberAttempt(1))).toContain('slow_search');
   expect(toolsUnder(memberAttempt(2))).toContain('slow_fetch_detail');
-  for (const name of ['cairn.model', 'cairn.checkpoint']) {
-    expect(
-      spans.filter((s) => s.name === name && parentOf(s) === memberAttempt(2)).length,
-    ).toBeGreaterThan(0);
+  for (const tool of operation('execute_tool', memberId)) {
+    expect(tool.name).toBe(`execute_tool ${String(tool.attributes[TOOL_NAME])}`);
+    expect(tool.attributes['gen_ai.tool.call.id']).toEqual(expect.any(String));
   }
+  const chats = operation('chat', memberId).filter((s) => parentOf(s) === memberAttempt(2));
+  expect(chats.length).toBeGreaterThan(0);
+  for (const chat of chats) {
+    expect(chat.name).toBe('chat researcher');
+    expect(chat.attributes).toMatchObject({
+      'gen_ai.provider.name': 'scripted',
+      'gen_ai.request.model': 'researcher',
+      'gen_ai.usage.input_tokens': expect.any(Number),
+      'gen_ai.usage.output_tokens': expect.any(Number),
+    });
+  }
+  expect(
+    spans.filter((s) => s.name === 'cairn.checkpoint' && parentOf(s) === memberAttempt(2)).length,
+  ).toBeGreaterThan(0);
+  // Message content is never recorded.
+  expect(
+    spans.some((s) =>
+      Object.keys(s.attributes).some((key) =>
+        ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.system_instructions'].includes(
+          key,
+        ),
+      ),
+    ),
+  ).toBe(false);
   // Nothing of this run went to another trace.
   expect(
     r.spans

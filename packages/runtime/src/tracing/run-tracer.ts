@@ -4,11 +4,20 @@ import {
   SpanStatusCode,
   TraceFlags,
   trace,
+  type Attributes,
   type Context,
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
+import { ATTR_ERROR_TYPE, ERROR_TYPE_VALUE_OTHER } from '@opentelemetry/semantic-conventions';
 import { derivedSpanId, derivedTraceId, type ChosenIdGenerator } from './chosen-ids.js';
+import {
+  chatSpan,
+  chatUsageAttributes,
+  executeToolSpan,
+  invokeAgentSpan,
+  modelLabelParts,
+} from './genai-spans.js';
 import { contextFromMetadata } from './trace-context.js';
 
 /** A claim of a run that ended before this execution took it over. */
@@ -38,14 +47,19 @@ interface RunSpans {
   attempt: Span;
   attemptContext: Context;
   model?: Span;
+  /** The label (`provider:model`) of the model request in flight, for its retries' spans. */
+  modelLabel?: string;
+  /** The provider of the run's models, once a model request named it: the run span's `gen_ai.provider.name`. */
+  provider?: string;
   tools: Map<string, Span>;
 }
 
 const FINISH_EVENTS = new Set<string>(Object.values(FINISH_EVENT_TYPE));
 
 /**
- * Traces runs from their events (README "Metrics" and "Traces"): `cairn.run` >
- * `cairn.attempt` > `cairn.model` / `cairn.tool` / `cairn.checkpoint`.
+ * Traces runs from their events (README "Metrics" and "Traces"), in the
+ * GenAI conventions' names (`genai-spans.ts`): `invoke_agent {name}` >
+ * `cairn.attempt` > `chat {model}` / `execute_tool {name}` / `cairn.checkpoint`.
  * The run and attempt spans have ids derived from the run id and epoch, so
  * the spans of every attempt, in any process, form one tree: the worker
  * that takes a run over ends the attempt span of the one that died, and the
@@ -75,46 +89,41 @@ export class RunTracer {
     const { tracer } = this.options;
     switch (event.type) {
       case 'ModelRequestStarted':
-        run.model = tracer.startSpan(
-          'cairn.model',
-          { attributes: { 'cairn.model': String(data.model) } },
-          run.attemptContext,
-        );
+        run.modelLabel = String(data.model);
+        run.provider ??= modelLabelParts(run.modelLabel).provider;
+        run.model = this.startChat(event.runId, run);
         return;
       case 'ModelRequestCompleted': {
         const model = run.model;
         if (!model) return;
         if (data.retrying) {
+          model.setAttribute(ATTR_ERROR_TYPE, ERROR_TYPE_VALUE_OTHER);
           model.setStatus({ code: SpanStatusCode.ERROR, message: String(data.error) });
           model.end();
-          run.model = tracer.startSpan(
-            'cairn.model',
-            { attributes: { 'cairn.model.retry': Number(data.attempt) } },
-            run.attemptContext,
-          );
+          run.model = this.startChat(event.runId, run, {
+            'cairn.model.retry': Number(data.attempt ?? 0),
+          });
           return;
         }
-        const usage = data.usage as { inputTokens?: number; outputTokens?: number } | null;
+        const usage = data.usage as Parameters<typeof chatUsageAttributes>[0] | null;
         model.setAttributes({
           'cairn.model.tool_calls': Number(data.toolCalls ?? 0),
-          ...(usage && {
-            'gen_ai.usage.input_tokens': usage.inputTokens,
-            'gen_ai.usage.output_tokens': usage.outputTokens,
-          }),
+          ...(usage && chatUsageAttributes(usage)),
         });
         model.end();
         run.model = undefined;
         return;
       }
-      case 'ToolCallStarted':
+      case 'ToolCallStarted': {
+        const { name, attributes } = executeToolSpan(String(data.name), String(data.toolCallId));
         run.tools.set(
           String(data.toolCallId),
           tracer.startSpan(
-            'cairn.tool',
+            name,
             {
               attributes: {
-                'cairn.tool': String(data.name),
-                'cairn.tool.call_id': String(data.toolCallId),
+                ...attributes,
+                'cairn.run_id': event.runId,
                 'cairn.tool.batch': Number(data.batch),
               },
             },
@@ -122,12 +131,15 @@ export class RunTracer {
           ),
         );
         return;
+      }
       case 'ToolCallCompleted':
       case 'ToolCallError': {
         const span = run.tools.get(String(data.toolCallId));
         if (!span) return;
-        if (event.type === 'ToolCallError')
+        if (event.type === 'ToolCallError') {
+          span.setAttribute(ATTR_ERROR_TYPE, ERROR_TYPE_VALUE_OTHER);
           span.setStatus({ code: SpanStatusCode.ERROR, message: String(data.error) });
+        }
         span.end();
         run.tools.delete(String(data.toolCallId));
         return;
@@ -236,6 +248,23 @@ export class RunTracer {
     span.end(previous.endedAt ?? new Date());
   }
 
+  /** A `chat {model}` span for the run's model request in flight. */
+  private startChat(runId: string, run: RunSpans, extra: Attributes = {}): Span {
+    const { name, attributes } = chatSpan(run.modelLabel ?? 'unknown');
+    return this.options.tracer.startSpan(
+      name,
+      {
+        attributes: {
+          ...attributes,
+          'cairn.run_id': runId,
+          'cairn.model': run.modelLabel ?? 'unknown',
+          ...extra,
+        },
+      },
+      run.attemptContext,
+    );
+  }
+
   private toolContext(run: RunSpans, toolCallId: unknown): Context | undefined {
     const span = typeof toolCallId === 'string' ? run.tools.get(toolCallId) : undefined;
     return span ? trace.setSpan(ROOT_CONTEXT, span) : undefined;
@@ -251,14 +280,16 @@ export class RunTracer {
     // A paused run goes on later: its `cairn.run` span is written once, when it is over.
     if (!FINAL_EVENT_TYPES.includes(type)) return;
     const hasParent = trace.getSpanContext(run.parent) !== undefined;
+    const { name, attributes } = invokeAgentSpan(run.entity, run.provider);
     const span = this.options.ids.startWith(
       { spanId: derivedSpanId('run', runId), traceId: run.traceId },
       () =>
         this.options.tracer.startSpan(
-          'cairn.run',
+          name,
           {
             startTime: run.createdAt,
             attributes: {
+              ...attributes,
               'cairn.run_id': runId,
               'cairn.entity': run.entity,
               'cairn.outcome': type,
