@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { ContinuePendingError } from '@cairn/engine';
 import { reconcileOnce } from '@cairn/queue';
 import { FLEET_BACKEND, holderOf, startFleet, waitFor, type Fleet } from './fleet.js';
@@ -7,21 +7,29 @@ import { FLEET_BACKEND, holderOf, startFleet, waitFor, type Fleet } from './flee
 const LIFECYCLE_REGISTRY = fileURLToPath(new URL('./lifecycle-registry.ts', import.meta.url));
 const ECHO = { kind: 'agent', name: 'echo' } as const;
 
-// One database, queue and client for the file (runs are independent by id). The tests that SIGKILL
-// a worker start theirs, with their own settings, and kill them after; the others share one worker.
-let f: Fleet;
-beforeAll(async () => {
-  f = await startFleet({
+/** The file's fleets: its registry, and a short lock so that a SIGKILLed worker's run is taken over soon. */
+function startLifecycleFleet(): Promise<Fleet> {
+  return startFleet({
     backend: FLEET_BACKEND,
     registryModule: LIFECYCLE_REGISTRY,
     lockMs: 1000,
     stalledIntervalMs: 250,
   });
-});
-afterAll(() => f?.stop());
+}
+
+/** A fleet of the test's own (it SIGKILLs workers), stopped when the test ends. */
+async function ownFleet({ onTestFinished }: TestContext): Promise<Fleet> {
+  const fleet = await startLifecycleFleet();
+  onTestFinished(() => fleet.stop());
+  return fleet;
+}
 
 /** Starts the named workers side by side, with the same settings. */
-async function spawnWorkers(names: string[], env?: Record<string, string>): Promise<void> {
+async function spawnWorkers(
+  f: Fleet,
+  names: string[],
+  env?: Record<string, string>,
+): Promise<void> {
   await Promise.all(names.map((name) => f.spawnWorker(name, env)));
 }
 
@@ -29,7 +37,7 @@ function userMessages(view: { messages: { role: string; content?: unknown }[] })
   return view.messages.filter((m) => m.role === 'user').map((m) => m.content);
 }
 
-async function killHolder(runId: string): Promise<void> {
+async function killHolder(f: Fleet, runId: string): Promise<void> {
   const holder = holderOf(await f.client.getRun(runId));
   const victim = f.workers.find((w) => w.id === holder && w.alive)!;
   victim.kill('SIGKILL');
@@ -37,7 +45,13 @@ async function killHolder(runId: string): Promise<void> {
 }
 
 describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
+  // One database, queue, client and worker for these (runs are independent by id).
   describe('on one worker that no test kills', () => {
+    let f: Fleet;
+    beforeAll(async () => {
+      f = await startLifecycleFleet();
+    });
+    afterAll(() => f?.stop());
     // The short grace is for the ghost entity's run; the other runs' entities are all known.
     beforeAll(async () => {
       await f.spawnWorker('a', { CAIRN_VERSION_GRACE_MS: '300' });
@@ -112,17 +126,18 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
     });
   });
 
-  describe('on workers the test starts, one or more of them SIGKILLed', () => {
-    afterEach(() => f?.stopWorkers());
-
-    it('ends a run that crashes its worker at the same point every time in ERROR once it passes CAIRN_MAX_ATTEMPTS claims', async () => {
+  // Side by side, each on a fleet of its own with the workers it starts: each mostly waits on its run.
+  describe.concurrent('on workers the test starts, one or more of them SIGKILLed', () => {
+    it('ends a run that crashes its worker at the same point every time in ERROR once it passes CAIRN_MAX_ATTEMPTS claims', async (context) => {
+      const { expect } = context;
+      const f = await ownFleet(context);
       const run = await f.client.enqueueRun({
         entity: { kind: 'agent', name: 'crasher' },
         input: 'go',
         checkpoint: 'tool-batch',
       });
       // One worker per claim, started together: the first two die in the tool, the third ends the run.
-      await spawnWorkers(['w1', 'w2', 'w3'], { CAIRN_MAX_ATTEMPTS: '2' });
+      await spawnWorkers(f, ['w1', 'w2', 'w3'], { CAIRN_MAX_ATTEMPTS: '2' });
       await f.client.waitForRun(run.runId, { timeoutMs: 45_000 });
       const view = (await f.client.getRun(run.runId))!;
       expect(view.status).toBe('ERROR');
@@ -138,8 +153,10 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
       ).toBe(2);
     });
 
-    it('answers a continue whose worker is SIGKILLed before its first checkpoint, once', async () => {
-      await spawnWorkers(['a', 'b']);
+    it('answers a continue whose worker is SIGKILLed before its first checkpoint, once', async (context) => {
+      const { expect } = context;
+      const f = await ownFleet(context);
+      await spawnWorkers(f, ['a', 'b']);
       const run = await f.client.enqueueRun({
         entity: ECHO,
         input: 'first',
@@ -165,7 +182,7 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
         'the continue to start',
       );
       expect((await f.client.getRun(run.runId))!.last_checkpoint_at_message_index).toBe(before);
-      await killHolder(run.runId);
+      await killHolder(f, run.runId);
       const done = await f.client.waitForRun(run.runId, { timeoutMs: 30_000 });
       expect(done.status).toBe('COMPLETED');
       expect(done.content).toBe('answered: second');
@@ -174,11 +191,13 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
       expect(view.attempts.map((a) => a.reason)).toEqual(['run', 'continue', 'recovered']);
     });
 
-    it('answers a continue taken in by a resume that is SIGKILLed after re-running the interrupted call, once', async () => {
+    it('answers a continue taken in by a resume that is SIGKILLed after re-running the interrupted call, once', async (context) => {
+      const { expect } = context;
+      const f = await ownFleet(context);
       // tool-call mode: the model's call is stored before it runs, so a resume re-runs it and commits its result first.
       const env = { LIFECYCLE_STEP_MS: '2500', LIFECYCLE_MODEL_MS: '1500' };
       // Three workers: two are SIGKILLed in turn, the third finishes the run.
-      await spawnWorkers(['a', 'b', 'c'], env);
+      await spawnWorkers(f, ['a', 'b', 'c'], env);
       const run = await f.client.enqueueRun({
         entity: ECHO,
         input: 'first',
@@ -193,10 +212,10 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
       );
       await f.client.continueRun(run.runId, { input: 'second' });
       // The holder dies in that call; the next execution takes the input in, re-runs the call and commits its result...
-      await killHolder(run.runId);
+      await killHolder(f, run.runId);
       await waitFor(async () => (await indexOf()) >= 3, 20_000, 'the re-run call to be committed');
       // ...and dies in its next model turn, before the input was committed with it.
-      await killHolder(run.runId);
+      await killHolder(f, run.runId);
       const done = await f.client.waitForRun(run.runId, { timeoutMs: 40_000 });
       expect(done.status).toBe('COMPLETED');
       expect(done.content).toBe('answered: second');
@@ -205,8 +224,10 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
       expect(view.attempts.map((a) => a.reason)).toEqual(['run', 'recovered', 'recovered']);
     });
 
-    it('completes a team with two parallel delegations to the same member, SIGKILLed mid-way, with each member run used once', async () => {
-      await spawnWorkers(['a', 'b']);
+    it('completes a team with two parallel delegations to the same member, SIGKILLed mid-way, with each member run used once', async (context) => {
+      const { expect } = context;
+      const f = await ownFleet(context);
+      await spawnWorkers(f, ['a', 'b']);
       const run = await f.client.enqueueRun({
         entity: { kind: 'team', name: 'pair-team' },
         input: 'pair',
@@ -217,7 +238,7 @@ describe(`the run lifecycle under real workers (${FLEET_BACKEND})`, () => {
         20_000,
         'both delegations to start',
       );
-      await killHolder(run.runId);
+      await killHolder(f, run.runId);
       const done = await f.client.waitForRun(run.runId, { timeoutMs: 45_000 });
       expect(done.status).toBe('COMPLETED');
       expect(done.content).toBe('answered: task A | answered: task B');
