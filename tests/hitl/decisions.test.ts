@@ -4,6 +4,7 @@ import { waitFor } from '../fleet/fleet.js';
 import {
   callsWithoutResult,
   finished,
+  ledgerFromNow,
   OPS_AGENT,
   OPS_TEAM,
   pausedWith,
@@ -20,14 +21,11 @@ beforeAll(async () => {
 });
 afterAll(() => fleet?.stop());
 
-let ledgerBefore = 0;
-beforeEach(async () => {
-  ledgerBefore = (await fleet.ledgerRows()).length;
-});
 /** The ledger rows written since the test began (rows are ordered by time). */
-async function ledgerRows(): ReturnType<OpsFleet['ledgerRows']> {
-  return (await fleet.ledgerRows()).slice(ledgerBefore);
-}
+let ledgerRows: OpsFleet['ledgerRows'];
+beforeEach(async () => {
+  ledgerRows = await ledgerFromNow(fleet);
+});
 
 interface Case {
   name: string;
