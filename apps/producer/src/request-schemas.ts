@@ -39,7 +39,7 @@ export const createRunBodySchema = z.strictObject({
   user_id: z.string().min(1).max(200).optional(),
   checkpoint: z.enum(CHECKPOINT_MODES).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
-  /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits; the jobs' queue priority. */
+  /** 1 (highest) to 10: orders the tenant's own runs, in the queue and waiting for a model's permits (tenants share both by weight). */
   priority: z.number().int().min(1).max(10).optional(),
   /** The run must end within this many ms of its creation (default: the entity's `maxDurationMs`). */
   deadline_ms: deadlineMs.optional(),

@@ -115,7 +115,7 @@ export interface CreateRunRequest {
   metadata?: Record<string, unknown>;
   /** The tenant creating the run (its key's); null or absent: an admin key. */
   tenantId?: string | null;
-  /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits, and is its jobs' queue priority. @defaultValue 5 */
+  /** 1 (highest) to 10: orders the tenant's own runs, in the queue and waiting for a model's permits (tenants share both by weight). @defaultValue 5 */
   priority?: number;
   /**
    * The run must end within this many ms of its creation (at most 365 days): at its deadline

@@ -92,7 +92,7 @@ export interface RunRecord {
   definitionHash: string | null;
   /** A fork's source and point, as stored at its creation; null: not a fork. */
   forkedFrom: ForkedFrom | null;
-  /** 1 (highest) to 10: orders the tenant's runs waiting for a model's permits, and is its jobs' queue priority. */
+  /** 1 (highest) to 10: orders the tenant's own runs, in the queue and waiting for a model's permits (tenants share both by weight). */
   priority: number;
   /** Set while the run is parked for model capacity (RUNNING, no worker holds it); null otherwise. */
   waiting: RunWaiting | null;
