@@ -15,6 +15,11 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => HTML_ESCAPES[ch]!);
 }
 
+/** A description as HTML: escaped, its CommonMark code spans (`` `like this` ``) as `<code>`. */
+function prose(text: string): string {
+  return escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
+}
+
 /** `#/components/schemas/RunView` becomes an in-page link to the schema's section. */
 function schemaLink(schema: unknown): string {
   const ref = (schema as { $ref?: unknown } | undefined)?.$ref;
@@ -46,7 +51,7 @@ function operationSection(path: string, method: string, op: OpenApiOperationObje
     cells.map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join('')}</tr>`).join('');
   return `<section id="${escapeHtml(op.operationId)}">
 <h3><span class="method">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
-<p><strong>${escapeHtml(op.summary)}</strong>${op.description ? ` ${escapeHtml(op.description)}` : ''}</p>
+<p><strong>${escapeHtml(op.summary)}</strong>${op.description ? ` ${prose(op.description)}` : ''}</p>
 ${
   parameters.length > 0
     ? `<table><tr><th>parameter</th><th>in</th><th>required</th><th>description</th></tr>${rows(
@@ -54,7 +59,7 @@ ${
           `<code>${escapeHtml(p.name)}</code>`,
           escapeHtml(p.in),
           p.required ? 'yes' : 'no',
-          escapeHtml(p.description ?? ''),
+          prose(p.description ?? ''),
         ]),
       )}</table>`
     : ''
@@ -63,7 +68,7 @@ ${body ? `<p>Body (<code>application/json</code>, ${op.requestBody!.required ? '
 <table><tr><th>status</th><th>answer</th><th>schema</th></tr>${rows(
     Object.entries(op.responses).map(([status, answer]) => [
       status,
-      escapeHtml(answer.description),
+      prose(answer.description),
       Object.entries(answer.content ?? {})
         .map(([type, media]) => schemaLink(media.schema) || `<code>${escapeHtml(type)}</code>`)
         .join(' '),
@@ -104,13 +109,13 @@ section { border-top: 1px solid #d6d9de; padding-top: .5rem; }
 </head>
 <body>
 <h1>${escapeHtml(info.title)} <small>${escapeHtml(info.version)}</small></h1>
-<p>${escapeHtml(info.description)}</p>
+<p>${prose(info.description)}</p>
 <p>The machine-readable document: <a href="${escapeHtml(documentPath)}">${escapeHtml(documentPath)}</a> (OpenAPI ${escapeHtml(document.openapi)}).</p>
 <h2>Authentication</h2>
 ${Object.values(schemes)
   .map(
     (scheme) =>
-      `<p><code>Authorization: Bearer &lt;key&gt;</code>: ${escapeHtml(scheme.description ?? '')}</p>`,
+      `<p><code>Authorization: Bearer &lt;key&gt;</code>: ${prose(scheme.description ?? '')}</p>`,
   )
   .join('\n')}
 <h2>Operations</h2>
