@@ -1,5 +1,5 @@
 /**
- * Fair dispatch across tenants (DESIGN "Model capacity", issue 30): runs are
+ * Fair dispatch across tenants (docs/operations.md, "Fair dispatch across tenants"): runs are
  * queued while no worker runs, then one worker process with a single slot
  * takes them; the order of their first attempts is the order the queue
  * handed them out. On each queue backend: a tenant's priority-1 flood does
