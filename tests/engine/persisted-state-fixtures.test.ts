@@ -1,11 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { Engine } from '@cairn/engine';
-import { RUN_STATE_SCHEMA_VERSION } from '@cairn/store';
+import { Engine, type Usage } from '@cairn/engine';
+import { RUN_STATE_SCHEMA_VERSION, storedUsageJson } from '@cairn/store';
 import { createRegistry } from '@cairn/research-team';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openTestStore, type TestStore } from '../helpers/test-store.js';
 
-/** Tables in foreign-key order (a fixture's `run_messages` rows go in as `run_commits`, below, its `tool_calls` as `tool_call_rows`). */
+/**
+ * Tables in foreign-key order (a fixture's `run_messages` rows go in as `run_commits`, below, its
+ * `tool_calls` as `tool_call_rows`, and its runs' `usage` in today's form, as the migrations move them).
+ */
 const TABLES = ['sessions', 'runs', 'run_messages', 'tool_calls', 'run_attempts'] as const;
 const JSON_COLUMNS = new Set(['error', 'usage', 'metadata', 'message', 'args']);
 const FIXTURES = new URL('../fixtures/', import.meta.url);
@@ -27,7 +30,11 @@ async function load(
       Object.fromEntries(
         Object.entries(row).map(([k, v]) => [
           k,
-          JSON_COLUMNS.has(k) && v !== null ? JSON.stringify(v) : v,
+          k === 'usage' && table === 'runs'
+            ? storedUsageJson(v as Usage)
+            : JSON_COLUMNS.has(k) && v !== null
+              ? JSON.stringify(v)
+              : v,
         ]),
       ),
     );

@@ -53,6 +53,8 @@ export type { SessionKey } from './session-key.js';
 export type { RunMessagesPage } from './run-messages-page.js';
 export type { IndexedMessage } from './run-history.js';
 export { MAX_INTEGER_COLUMN } from './integer-column.js';
+// For what writes `runs` rows itself (fixtures, imports): the form `runs.usage` holds.
+export { storedUsageJson } from './usage-column.js';
 export {
   EntityNotServedError,
   MigrationError,
