@@ -229,9 +229,12 @@ it("installs from tarballs, runs the user's own team from its own processes, and
     USER_APP_TOOL_DELAY_MS: '400',
     PORT: String(port),
   };
+  // The first worker runs two tool calls and stalls on the third, so the SIGKILL below finds the
+  // run mid-way however long the machine takes to see the two (under load it once finished first).
   const first = startUserProcess('worker', 'user-worker-1', {
     ...env,
     CAIRN_WORKER_ID: 'user-worker-1',
+    USER_APP_STALL_AFTER: '2',
   });
   await first.waitForLog('worker started', 60_000);
   const producer = startUserProcess('producer', 'user-producer', env);

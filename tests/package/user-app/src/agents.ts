@@ -11,8 +11,23 @@ export interface SupportContext {
 }
 const supportTool = tool<SupportContext>();
 
-/** Slow enough to be interrupted; writes each execution to `USER_APP_LEDGER` so a test can count them. */
+/** Tool executions this process has started, for `USER_APP_STALL_AFTER`. */
+let started = 0;
+
+/**
+ * Slow enough to be interrupted; writes each execution to `USER_APP_LEDGER` so a test can count
+ * them. With `USER_APP_STALL_AFTER=n`, the process's executions after its n-th wait until they are
+ * aborted: a test that kills the process then finds the run still mid-way, however slow the machine.
+ */
 async function slowly<T>(ctx: ToolContext<SupportContext>, name: string, result: T): Promise<T> {
+  started += 1;
+  if (started > Number(process.env.USER_APP_STALL_AFTER ?? Infinity)) {
+    await new Promise((_, reject) =>
+      ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error), {
+        once: true,
+      }),
+    );
+  }
   await new Promise((resolve) =>
     setTimeout(resolve, Number(process.env.USER_APP_TOOL_DELAY_MS ?? 500)),
   );
