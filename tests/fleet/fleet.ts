@@ -8,6 +8,7 @@ import type { Registry } from '@cairn/engine';
 import { ProducerService } from '../../apps/producer/src/producer-service.js';
 import { loadRegistry, type QueueBackendKind } from '@cairn/runtime';
 import {
+  LOG_WAIT_MS,
   freePort,
   spawnApp,
   testQueueBackend,
@@ -29,13 +30,6 @@ export type SpawnedWorker = AppProcess & { id: string };
 
 /** A producer process spawned for a test, serving at `baseUrl`. */
 export type SpawnedProducer = AppProcess & { baseUrl: string; port: number };
-
-/**
- * How long a spawned worker or producer may take to start: the compiled app starts in about a
- * second alone, but under a full test run's load, with several processes starting side by side
- * (or an app run from its sources through tsx), a start can pass 30 s.
- */
-const START_TIMEOUT_MS = 90_000;
 
 /** Options of {@link startFleet}. */
 export interface FleetOptions {
@@ -139,7 +133,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       { id: name },
     );
     workers.push(worker);
-    await worker.waitForLog('worker started', START_TIMEOUT_MS);
+    await worker.waitForLog('worker started', LOG_WAIT_MS);
     return worker;
   };
   const spawnProducer = async (
@@ -163,7 +157,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       { baseUrl: `http://127.0.0.1:${listenPort}`, port: listenPort },
     );
     producers.push(producer);
-    await producer.waitForLog('producer listening', START_TIMEOUT_MS);
+    await producer.waitForLog('producer listening', LOG_WAIT_MS);
     return producer;
   };
   const killAll = async (processes: readonly AppProcess[]) => {

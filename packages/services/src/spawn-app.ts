@@ -4,6 +4,13 @@ import type { CairnApp } from './cairn-app.js';
 import { compiledAppFor } from './compiled-app.js';
 import { REPO_ROOT } from './repo-root.js';
 
+/**
+ * How long `waitForLog` waits by default: a compiled worker or producer starts in about a second
+ * alone, but under a full test run's load (two suites at once reached load 26), with several
+ * processes starting side by side, a start passed 30 s.
+ */
+export const LOG_WAIT_MS = 90_000;
+
 /** Options of {@link spawnApp}. */
 export interface SpawnAppOptions {
   /** A label for messages (e.g. the worker id). */
@@ -62,7 +69,7 @@ export function spawnApp(app: CairnApp, options: SpawnAppOptions): AppProcess {
       return exitCode === undefined;
     },
     kill: (signal) => void proc.kill(signal),
-    waitForLog: async (text, timeoutMs = 30_000) => {
+    waitForLog: async (text, timeoutMs = LOG_WAIT_MS) => {
       const deadline = Date.now() + timeoutMs;
       while (!readFileSync(options.logFile, 'utf8').includes(text)) {
         if (!handle.alive) {
