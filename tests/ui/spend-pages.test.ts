@@ -126,6 +126,12 @@ describe('spend on the run pages (usage, cost, budget)', requiresChromium(), () 
 
     await action.locator('input.budget-max-cost').fill('5');
     await action.locator('input.budget-max-tokens').fill('1000000');
+    // The page re-renders a live run's changed sections every 2 s: what a person typed survives it.
+    // Mark the section stale so that the next refresh re-renders it, and wait for that refresh.
+    await page.evaluate("document.querySelector('ul.actions').setAttribute('data-stale', '1')");
+    await page.waitForSelector('ul.actions:not([data-stale])');
+    expect(await action.locator('input.budget-max-cost').inputValue()).toBe('5');
+    expect(await action.locator('input.budget-max-tokens').inputValue()).toBe('1000000');
     await action.locator('button[data-command="raise-budget"]').click();
     await expect.poll(() => action.count()).toBe(0);
     expect(words(await page.textContent('#flash'))).toContain('raise-budget: status PAUSED');

@@ -161,6 +161,33 @@
     }
   });
 
+  // What a person typed into a section's fields (a raised budget, edited args, a
+  // reject message, an external result) survives its re-render: a field is
+  // known by its action and its class, and only a field whose value differs
+  // from what the page rendered is carried over, with the focus if it had it.
+  const fieldKey = (field) =>
+    `${field.closest('[data-action-id]')?.dataset.actionId ?? ''} ${field.className}`;
+  function typedFields(section) {
+    const typed = new Map();
+    for (const field of section.querySelectorAll('input, textarea')) {
+      if (field.value === field.defaultValue) continue;
+      typed.set(fieldKey(field), {
+        value: field.value,
+        focused: document.activeElement === field,
+      });
+    }
+    return typed;
+  }
+  function restoreTypedFields(section, typed) {
+    if (typed.size === 0) return;
+    for (const field of section.querySelectorAll('input, textarea')) {
+      const kept = typed.get(fieldKey(field));
+      if (!kept || field.disabled) continue;
+      field.value = kept.value;
+      if (kept.focused) field.focus();
+    }
+  }
+
   // Re-renders every [data-refresh] section from a fresh copy of this page.
   let refreshing = null;
   async function refresh() {
@@ -180,8 +207,10 @@
           if (current && current.innerHTML !== section.innerHTML) {
             // An expanded <details> with an id (a waterfall's member run) stays expanded.
             const open = [...current.querySelectorAll('details[open][id]')].map((d) => d.id);
+            const typed = typedFields(current);
             current.innerHTML = section.innerHTML;
             for (const id of open) document.getElementById(id)?.setAttribute('open', '');
+            restoreTypedFields(current, typed);
           }
         }
         waterfallRefreshed();
