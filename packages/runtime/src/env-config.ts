@@ -21,6 +21,7 @@ import {
 import { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
 import { DEFAULT_RETAIN_DAYS } from '@cairn/store';
 import { queuePrefixFor, redisUrlsOf } from './redis-connection.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/webhook-settings.js';
 
 /** The model when `OPENAI_API_KEY` is set and `CAIRN_MODEL` is not: the seed's, on the Responses API. */
 export const DEFAULT_OPENAI_MODEL = 'openai:gpt-5.4';
@@ -118,6 +119,13 @@ const ENV_SCHEMA = z.object({
   CAIRN_TENANT_WEIGHTS: optionalString,
   CAIRN_MODEL_PRICES: optionalString,
   CAIRN_TENANT_BUDGETS: optionalString,
+  CAIRN_PUBLIC_URL: url(['http', 'https']),
+  CAIRN_WEBHOOK_MAX_ATTEMPTS: positiveInt(DEFAULT_WEBHOOK_SETTINGS.maxAttempts),
+  CAIRN_WEBHOOK_BACKOFF_MS: positiveInt(DEFAULT_WEBHOOK_SETTINGS.backoffMs),
+  CAIRN_WEBHOOK_MAX_BACKOFF_MS: positiveInt(DEFAULT_WEBHOOK_SETTINGS.maxBackoffMs),
+  CAIRN_WEBHOOK_TIMEOUT_MS: positiveInt(DEFAULT_WEBHOOK_SETTINGS.timeoutMs),
+  CAIRN_WEBHOOK_POLL_MS: positiveInt(DEFAULT_WEBHOOK_SETTINGS.pollMs),
+  CAIRN_WEBHOOK_ALLOW_PRIVATE: flag,
   LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
 });
 
@@ -211,6 +219,10 @@ export interface CairnEnvConfig {
    * a spent tenant's new runs get 429 and its running runs pause with a budget action. @defaultValue {}
    */
   tenantBudgets: TenantBudgets;
+  /** `CAIRN_PUBLIC_URL`: the producer's address as people reach it, for the links webhooks carry; unset: links are paths. */
+  publicUrl?: string;
+  /** `CAIRN_WEBHOOK_*`: how workers deliver webhooks, and whether endpoints may target private addresses. */
+  webhooks: WebhookSettings;
   /** @defaultValue 'info' */
   logLevel: (typeof LOG_LEVELS)[number];
 }
@@ -284,6 +296,16 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     tenantWeights: tenantWeightsOf(e.CAIRN_TENANT_WEIGHTS),
     modelPrices: modelPricesOf(e.CAIRN_MODEL_PRICES),
     tenantBudgets: tenantBudgetsOf(e.CAIRN_TENANT_BUDGETS),
+    publicUrl: e.CAIRN_PUBLIC_URL,
+    webhooks: {
+      maxAttempts: e.CAIRN_WEBHOOK_MAX_ATTEMPTS,
+      backoffMs: e.CAIRN_WEBHOOK_BACKOFF_MS,
+      maxBackoffMs: e.CAIRN_WEBHOOK_MAX_BACKOFF_MS,
+      timeoutMs: e.CAIRN_WEBHOOK_TIMEOUT_MS,
+      pollMs: e.CAIRN_WEBHOOK_POLL_MS,
+      allowPrivate:
+        e.CAIRN_WEBHOOK_ALLOW_PRIVATE === '1' || e.CAIRN_WEBHOOK_ALLOW_PRIVATE === 'true',
+    },
     logLevel: e.LOG_LEVEL ?? 'info',
   };
 }

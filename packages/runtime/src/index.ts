@@ -47,3 +47,14 @@ export { createInlineExecutor, type InlineExecutorOptions } from './execution/in
 export { createThreadExecutor } from './execution/thread-executor.js';
 export { openModelCapacity, type OpenModelCapacity } from './capacity/open-model-capacity.js';
 export { capacitySettingsOf } from './capacity/capacity-settings.js';
+export {
+  DEFAULT_WEBHOOK_SETTINGS,
+  webhookBackoffMs,
+  type WebhookSettings,
+} from './webhooks/webhook-settings.js';
+export {
+  isPrivateAddress,
+  PrivateAddressError,
+  publicOnlyLookup,
+  webhookUrlProblem,
+} from './webhooks/webhook-target.js';

@@ -19,6 +19,19 @@ export type { StoreHitl, StoreOps, StoreParts, StoreReads, StoreWrites } from '.
 export type { BrowserSessionRevocations } from './browser-session-revocations.js';
 export { isPostgresUnavailable } from './postgres-unavailable.js';
 export {
+  LISTED_ATTEMPTS,
+  PostgresWebhookStore,
+  type NewWebhookEndpoint,
+  type WebhookAttemptRecord,
+  type WebhookAttemptView,
+  type WebhookDelivery,
+  type WebhookEndpointChange,
+  type WebhookEndpointView,
+  type WebhookTarget,
+} from './webhooks/postgres-webhook-store.js';
+export { recordWebhookEvent, type WebhookEventRecord } from './webhooks/record-webhook-event.js';
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks/webhook-event-types.js';
+export {
   ServedEntityCatalog,
   ENTITY_HEARTBEAT_MS,
   type ServedEntity,

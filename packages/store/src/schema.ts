@@ -14,6 +14,11 @@ import type {
 } from '@cairn/engine';
 import type { AttemptReason, Budget, EntityCaps, RunWaiting } from '@cairn/engine/store';
 import type { StoredUsage } from './usage-column.js';
+import type {
+  WebhookAttemptsTable,
+  WebhookEndpointsTable,
+  WebhookEventsTable,
+} from './webhooks/webhook-tables.js';
 
 /** A jsonb column: read as parsed JSON, written as JSON text (pg would turn arrays into Postgres arrays). */
 export type Json<T> = ColumnType<T, string, string>;
@@ -236,6 +241,9 @@ export interface Database {
   revoked_browser_sessions: RevokedBrowserSessionsTable;
   tenant_day_spend: TenantDaySpendTable;
   tenant_model_day_spend: TenantModelDaySpendTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 /** The `tenant_day_spend` table: what each tenant's runs cost per UTC day, counted by the commits of their turns. */
