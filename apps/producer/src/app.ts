@@ -21,8 +21,10 @@ import { healthRoutes } from './routes/health-routes.js';
 import { openApiRoutes } from './routes/openapi-routes.js';
 import type { HealthCheck } from './routes/health-routes.js';
 import { runRoutes } from './routes/run-routes.js';
+import { scheduleRoutes } from './routes/schedule-routes.js';
 import { sessionRoutes } from './routes/session-routes.js';
 import { uiRoutes } from './ui/ui-routes.js';
+import type { ScheduleService } from './schedule-service.js';
 import { runScope } from './tenant-scope.js';
 import { securityHeaders } from './security-headers.js';
 
@@ -56,6 +58,8 @@ export interface AppDeps {
   events?: EventStreamOptions;
   /** The runs' live channel (`createLiveSubscriber`): SSE `?include=deltas` forwards its live-only events. */
   live?: LiveSubscriber;
+  /** Schedules (`openSchedules`): `/v1/schedules` and their pages are served when given. */
+  schedules?: ScheduleService;
   metrics?: ProducerMetrics;
   logger?: Logger;
 }
@@ -139,6 +143,7 @@ export function createApp(deps: AppDeps): Hono {
     }),
   );
   app.route('/v1', sessionRoutes(deps.client));
+  if (deps.schedules) app.route('/v1', scheduleRoutes(deps.schedules));
   app.route(BULL_BOARD_PATH, bullBoard(deps.queues));
   app.route(
     '/ui',

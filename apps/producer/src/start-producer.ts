@@ -13,6 +13,7 @@ import {
 import type { Hono } from 'hono';
 import { pino, type Logger } from 'pino';
 import { createApp } from './app.js';
+import { openSchedules, type OpenedSchedules } from './open-schedules.js';
 import { ProducerMetrics } from './producer-metrics.js';
 import { ProducerService } from './producer-service.js';
 import { readinessChecks } from './readiness-checks.js';
@@ -76,6 +77,29 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
     migrate: config.migrate,
     tenantBudgets: config.tenantBudgets,
   });
+  let schedules: OpenedSchedules;
+  try {
+    schedules = await openSchedules({
+      databaseUrl: config.databaseUrl,
+      queue: {
+        backend: config.queueBackend,
+        redisUrl: config.redisUrl,
+        redisCluster: config.redisCluster,
+        queueName: config.queueName,
+        prefix: config.queuePrefix,
+      },
+      catalog: registry,
+      startRun: (request) => client.enqueueRun(request),
+      firing: {
+        lockDurationMs: config.lockMs,
+        stalledIntervalMs: config.stalledIntervalMs,
+        logger,
+      },
+    });
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
   const tracing = config.otlpEndpoint
     ? await startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-producer' })
     : undefined;
@@ -93,7 +117,8 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
     client,
     live,
     metrics,
-    queues: [client.runQueue.queue],
+    queues: [client.runQueue.queue, schedules.queue.queue],
+    schedules: schedules.service,
     healthChecks: readinessChecks(client),
     apiKeys: config.apiKeys,
     readApiKeys: config.readApiKeys,
@@ -117,6 +142,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
   } catch (error) {
     if (server) await new Promise((resolve) => server!.close(resolve));
     await live.close();
+    await schedules.close();
     await client.close();
     throw error;
   }
@@ -146,6 +172,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
         await closed;
         await metricsServer?.close();
         await live.close();
+        await schedules.close();
         await client.close();
         await tracing?.shutdown();
       })()),

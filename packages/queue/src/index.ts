@@ -12,3 +12,19 @@ export { RunQueue, type RunQueueOptions } from './queue-backend.js';
 export { openRedisLivenessProbe } from './redis-liveness-probe.js';
 export { startRunWorker } from './run-worker.js';
 export { reconcileOnce, startReconciler } from './reconciler.js';
+export {
+  FIRING_JOB_NAME,
+  firingTimeOf,
+  ScheduleQueue,
+  scheduleQueueName,
+  type FiringJobData,
+} from './schedule-queue.js';
+export {
+  MAX_SCHEDULE_EVERY_MS,
+  MIN_SCHEDULE_EVERY_MS,
+  nextFireTimes,
+  timingProblem,
+  type FiringTiming,
+  type TimingProblem,
+} from './schedule-timing.js';
+export type { QueueConnectionOptions } from './open-backend.js';

@@ -1,25 +1,12 @@
 import type { Job, JobState, Processor, WorkerOptions } from 'bullmq';
-import { currentTraceMetadata, DEFAULT_QUEUE_NAME, type QueueBackendKind } from '@cairn/runtime';
+import { currentTraceMetadata, type QueueBackendKind } from '@cairn/runtime';
 import type { AnyQueue, AnyWorker, BackendHandle, WorkerHooks } from './backend-handle.js';
 import { FairLine } from './fair-line.js';
 import { jobOptionsFor, joinsFairLine, runDedupId, type CatalogJob } from './job-catalog.js';
-import { openPostgresBackend } from './postgres-queue-backend.js';
-import { openRedisBackend } from './redis-queue-backend.js';
+import { openBackend, queueNameOf, type QueueConnectionOptions } from './open-backend.js';
 
 /** Options of {@link RunQueue.open}. */
-export interface RunQueueOptions {
-  /** @defaultValue `'redis'` when `redisUrl` is set, else `'postgres'` */
-  backend?: QueueBackendKind;
-  /** Redis URL (redis backend); in cluster mode one or more node URLs, comma-separated. */
-  redisUrl?: string;
-  /** Connect to `redisUrl` as a Redis Cluster; the prefix then defaults to `{cairn}` and must hold a hash tag. @defaultValue false */
-  redisCluster?: boolean;
-  /** Postgres URL (postgres backend): usually the store's own database. */
-  databaseUrl?: string;
-  /** @defaultValue {@link DEFAULT_QUEUE_NAME} */
-  queueName?: string;
-  /** Key prefix on Redis (e.g. a `{hash-tag}` for Redis Cluster), schema name on Postgres. @defaultValue BullMQ's (`bull` / `bullmq`) */
-  prefix?: string;
+export interface RunQueueOptions extends QueueConnectionOptions {
   /** `CAIRN_TENANT_WEIGHTS`: each tenant's share of the queue's worker slots; a tenant not listed weighs 1. @defaultValue {} */
   tenantWeights?: Readonly<Record<string, number>>;
 }
@@ -53,21 +40,8 @@ export class RunQueue {
 
   /** Connects to the backend; throws `ServiceUnreachableError` naming Redis or Postgres. */
   static async open(options: RunQueueOptions): Promise<RunQueue> {
-    const name = options.queueName ?? DEFAULT_QUEUE_NAME;
-    const backend = options.backend ?? (options.redisUrl ? 'redis' : 'postgres');
-    const handle =
-      backend === 'redis'
-        ? await openRedisBackend({
-            url: required(options.redisUrl, 'redisUrl'),
-            cluster: options.redisCluster,
-            queueName: name,
-            prefix: options.prefix,
-          })
-        : await openPostgresBackend({
-            url: required(options.databaseUrl, 'databaseUrl'),
-            queueName: name,
-            schema: options.prefix,
-          });
+    const name = queueNameOf(options);
+    const handle = await openBackend(options, name);
     return new RunQueue(handle, name, options.tenantWeights ?? {});
   }
 
@@ -152,8 +126,3 @@ export class RunQueue {
 
 /** A run's priority when it was created without one (as the store's column defaults). */
 const DEFAULT_RUN_PRIORITY = 5;
-
-function required(value: string | undefined, name: string): string {
-  if (!value) throw new TypeError(`RunQueue: ${name} is required for this backend`);
-  return value;
-}

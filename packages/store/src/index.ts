@@ -19,6 +19,17 @@ export type { StoreHitl, StoreOps, StoreParts, StoreReads, StoreWrites } from '.
 export type { BrowserSessionRevocations } from './browser-session-revocations.js';
 export { isPostgresUnavailable } from './postgres-unavailable.js';
 export {
+  ScheduleStore,
+  type FiringRecord,
+  type FiringView,
+  type NewSchedule,
+  type SchedulePatch,
+  type ScheduleRecord,
+  type ScheduleScope,
+  type ScheduleTiming,
+} from './schedules.js';
+export type { FiringOutcome } from './schema.js';
+export {
   LISTED_ATTEMPTS,
   PostgresWebhookStore,
   type NewWebhookEndpoint,

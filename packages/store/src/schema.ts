@@ -13,6 +13,7 @@ import type {
   ToolCallStatus,
 } from '@cairn/engine';
 import type { AttemptReason, Budget, EntityCaps, RunWaiting } from '@cairn/engine/store';
+import type { ScheduleOverlap } from '@cairn/engine/lifecycle';
 import type { StoredUsage } from './usage-column.js';
 import type {
   WebhookAttemptsTable,
@@ -244,6 +245,8 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
   webhook_attempts: WebhookAttemptsTable;
+  schedules: SchedulesTable;
+  schedule_firings: ScheduleFiringsTable;
 }
 
 /** The `tenant_day_spend` table: what each tenant's runs cost per UTC day, counted by the commits of their turns. */
@@ -303,3 +306,40 @@ export type PendingActionRow = Selectable<PendingActionsTable>;
 
 /** Version of the persisted run state the current code writes (the `runs.schema_version` default). */
 export const RUN_STATE_SCHEMA_VERSION = 1;
+
+/** The `schedules` table: what a schedule starts, when, and under which overlap policy (`0025_schedules`). */
+export interface SchedulesTable {
+  schedule_id: string;
+  tenant_id: string | null;
+  entity_kind: EntityKind;
+  entity_name: string;
+  input: string;
+  /** The run create fields besides entity and input, as the API names them (`session_id`, `budget`, ...). */
+  run_fields: ColumnType<Record<string, unknown>, string | undefined, string>;
+  /** A cron pattern (with `timezone`), or null with `every_ms`. */
+  cron: string | null;
+  /** An IANA time zone, with `cron`. */
+  timezone: string | null;
+  /** An interval in ms, or null with `cron`. */
+  every_ms: number | null;
+  overlap: Generated<ScheduleOverlap>;
+  paused: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** What became of a firing: a run started, skipped by the overlap policy, or buffered until the previous run ends. */
+export type FiringOutcome = 'started' | 'skipped' | 'buffered';
+
+/** The `schedule_firings` table: one row per firing of a schedule, keyed by its time. */
+export interface ScheduleFiringsTable {
+  schedule_id: string;
+  fire_time: Date;
+  tenant_id: string | null;
+  outcome: FiringOutcome;
+  /** The run it started (null while starting, when skipped or buffered, or once the run is deleted). */
+  run_id: string | null;
+  /** Why it was skipped (the previous run and its status, or the error that refused the run). */
+  note: string | null;
+  recorded_at: Generated<Date>;
+}

@@ -1,13 +1,8 @@
-import type {
-  ActionDecision,
-  BudgetOption,
-  EntityKind,
-  PostedDecision,
-  RunRecord,
-} from '@cairn/engine';
+import type { ActionDecision, EntityKind, PostedDecision, RunRecord } from '@cairn/engine';
 import { RunNotFoundError } from '@cairn/engine';
 import { Hono } from 'hono';
 import { requestPrincipal } from '../api-key-auth.js';
+import { budgetOptionOf } from '../budget-option.js';
 import { idempotencyKeyOf } from '../idempotency-key.js';
 import { jsonBody } from '../json-body.js';
 import type { ProducerClient } from '../producer-client.js';
@@ -136,21 +131,6 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
   });
 
   return app;
-}
-
-/** A budget as the API names its fields, as the engine takes it. */
-function budgetOptionOf(budget: {
-  max_tokens?: number;
-  max_cost_usd?: number;
-  decision_timeout_ms?: number;
-}): BudgetOption {
-  return {
-    ...(budget.max_tokens !== undefined && { maxTokens: budget.max_tokens }),
-    ...(budget.max_cost_usd !== undefined && { maxCostUsd: budget.max_cost_usd }),
-    ...(budget.decision_timeout_ms !== undefined && {
-      decisionTimeoutMs: budget.decision_timeout_ms,
-    }),
-  };
 }
 
 function toPostedDecision(d: DecisionsBody['decisions'][number]): PostedDecision {

@@ -8,6 +8,7 @@ import { createDb, PostgresCheckpointStore } from '@cairn/store';
 import { migratedTestDatabase } from '../../../../packages/store/src/test-support/migrated-test-database.js';
 import type { Hono } from 'hono';
 import { createApp, type AppDeps } from '../app.js';
+import { openSchedules, type OpenedSchedules } from '../open-schedules.js';
 import { ProducerService } from '../producer-service.js';
 import { readinessChecks } from '../readiness-checks.js';
 
@@ -18,6 +19,8 @@ export interface ProducerFixture {
   /** The whole store on the same database, on a pool of the test's own: for a test's direct reads, writes and SQL. */
   store: PostgresCheckpointStore;
   queue: RunQueue;
+  /** The schedules beside the app (no firing worker: a test delivers firings with `schedules.service.fire`). */
+  schedules: OpenedSchedules;
   /** Claims the run and finishes it COMPLETED with `content`, as a worker would. */
   complete(runId: string, content: string): Promise<void>;
   /** Claims the run and finishes it in ERROR, as a worker whose model kept failing would. */
@@ -42,9 +45,16 @@ export async function openProducerFixture(
   });
   const queue = client.runQueue;
   const store = new PostgresCheckpointStore(createDb(database.url));
+  const schedules = await openSchedules({
+    databaseUrl: database.url,
+    queue: { redisUrl: hasTestRedis() ? testRedisUrl() : undefined, queueName: queue.name },
+    catalog: registry,
+    startRun: (request) => client.enqueueRun(request),
+  });
   const app = createApp({
     client,
     queues: [queue.queue],
+    schedules: schedules.service,
     ...overrides,
     healthChecks: { ...readinessChecks(client), ...overrides.healthChecks },
   });
@@ -54,6 +64,7 @@ export async function openProducerFixture(
     client,
     store,
     queue,
+    schedules,
     complete: (runId, content) =>
       finish(store, runId, {
         status: 'COMPLETED',
@@ -72,6 +83,8 @@ export async function openProducerFixture(
       if (closed) return;
       closed = true;
       await queue.queue.obliterate({ force: true }).catch(() => undefined);
+      await schedules.queue.queue.obliterate({ force: true }).catch(() => undefined);
+      await schedules.close();
       await client.close();
       await store.db.destroy();
       // The drop waits for the pool's closing sockets to go before it forces the rest.

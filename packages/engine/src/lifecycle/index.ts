@@ -26,3 +26,10 @@ export { expireAndResume, pickupIntents } from './expire-actions.js';
 export { recoveryIntents, type RecoveryPlan } from './recovery.js';
 export type { DeadlineEnding } from './deadline.js';
 export { cancelRun } from './cancel-run.js';
+export {
+  firingMove,
+  SCHEDULE_OVERLAPS,
+  type FiringMove,
+  type FiringSituation,
+  type ScheduleOverlap,
+} from './schedule-overlap.js';
