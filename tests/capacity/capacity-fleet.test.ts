@@ -80,19 +80,25 @@ for (const backend of QUEUE_BACKENDS)
       let fleet: Fleet;
       let server: FakeOpenAIServer;
       let producer: SpawnedProducer;
-      /** Every request the provider received: the input of the run (or of its team) that sent it, and when. */
-      const arrivals: { input: string; at: number }[] = [];
+      /** A model's next admitted request, held in flight at the provider until the case releases it. */
+      let hold:
+        | { model: string; inputs: ReadonlySet<string>; input?: string; released: Promise<void> }
+        | undefined;
       /** Runs on the `metered` model, submitted as the fleet starts: a limit per minute takes a minute to show. */
       let meteredRuns: string[] = [];
 
       beforeAll(async () => {
         server = await startFakeOpenAIServer({
-          decide: (context) => {
-            arrivals.push({ input: firstUserInput(context.messages), at: Date.now() });
-            return capacityScript(context);
-          },
+          decide: capacityScript,
           latencyMs: LATENCY_MS,
           quota: { perModel: QUOTA },
+          beforeAnswer: ({ model, context }) => {
+            const input = firstUserInput(context.messages);
+            if (hold?.model !== model || hold.input !== undefined || !hold.inputs.has(input))
+              return;
+            hold.input = input;
+            return hold.released;
+          },
         });
         fleet = await startFleet({
           backend,
@@ -125,10 +131,14 @@ for (const backend of QUEUE_BACKENDS)
       async function submit(entity: RunRef, n: number): Promise<string[]> {
         const runs = await Promise.all(
           Array.from({ length: n }, (_, i) =>
-            fleet.client.enqueueRun({ entity, input: `${entity.name} topic ${i}` }),
+            fleet.client.enqueueRun({ entity, input: inputOf(entity, i) }),
           ),
         );
         return runs.map((r) => r.runId);
+      }
+
+      function inputOf(entity: RunRef, i: number): string {
+        return `${entity.name} topic ${i}`;
       }
 
       async function finished(runIds: readonly string[]): Promise<RunView[]> {
@@ -241,38 +251,45 @@ for (const backend of QUEUE_BACKENDS)
         it(
           'a worker SIGKILLed while runs are parked and it holds a permit: every run completes, no committed tool batch runs again',
           async () => {
-            const ids = [
-              ...(await submit(agentOn('guarded'), 2)),
-              ...(await submit(teamOn('guarded'), 2)),
-            ];
+            // The kill point: a run is parked while a request of a run the victim holds is in flight
+            // (one of the two permits), held at the provider until the victim is dead.
+            let release!: () => void;
+            const entities = [agentOn('guarded'), teamOn('guarded')];
+            hold = {
+              model: 'guarded' satisfies CapacityModel, // as the provider sees it
+              // A request of one of the submitted runs themselves (a member's asks with its own input).
+              inputs: new Set(entities.flatMap((e) => [0, 1].map((i) => inputOf(e, i)))),
+              released: new Promise<void>((resolve) => (release = resolve)),
+            };
+            const ids = (await Promise.all(entities.map((e) => submit(e, 2)))).flat();
             const runOfInput = new Map(
               (await Promise.all(ids.map(async (id) => (await fleet.client.getRun(id))!))).map(
                 (v) => [v.input, v.run_id],
               ),
             );
 
-            // The kill point: a run is parked, and a request of a run the victim holds is in flight (one of the two permits).
             let victim: (typeof fleet.workers)[number] | undefined;
             let held: string | undefined;
             await waitFor(
               async () => {
+                held = hold?.input === undefined ? undefined : runOfInput.get(hold.input);
+                if (held === undefined) return false;
                 const views = await Promise.all(
                   ids.map(async (id) => (await fleet.client.getRun(id))!),
                 );
                 if (!views.some((v) => v.waiting !== null && holderOf(v) === undefined))
                   return false;
-                const last = arrivals.filter((a) => runOfInput.has(a.input)).at(-1);
-                if (!last || Date.now() - last.at > LATENCY_MS / 2) return false;
-                held = runOfInput.get(last.input);
                 const holder = holderOf(views.find((v) => v.run_id === held));
                 victim = fleet.workers.find((w) => w.id === holder && w.alive);
                 return victim !== undefined;
               },
               60_000,
-              'a parked run while a request is in flight',
+              'a parked run while a request is held in flight',
             );
             victim!.kill('SIGKILL');
             await victim!.exited;
+            release();
+            hold = undefined;
 
             const views = await finished(ids);
             expect(views.map((v) => v.status)).toEqual(views.map(() => 'COMPLETED'));

@@ -47,6 +47,12 @@ export interface FakeOpenAIServerOptions {
    * @defaultValue 0
    */
   latencyMs?: number;
+  /**
+   * Awaited for each request the quota admitted, before its latency and
+   * answer: a test holds a request in flight (its permit taken at the
+   * provider) until the moment it needs, e.g. to kill the worker that sent it.
+   */
+  beforeAnswer?: (request: { model: string; context: ScriptContext }) => Promise<void> | void;
 }
 
 /** A request the fake server received. */
@@ -132,8 +138,8 @@ export async function startFakeOpenAIServer(
     const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
     requests.push({ path, body });
     const queued = queue[0];
-    const reply =
-      queued ?? (options.decide && replyOfScript(options.decide(contextOfRequest(path, body))));
+    const context = contextOfRequest(path, body);
+    const reply = queued ?? (options.decide && replyOfScript(options.decide(context)));
     const model = typeof body['model'] === 'string' ? body['model'] : '';
     const admission = quota.admit(model, reply ? tokensOfReply(reply, body) : 0);
     if (!admission.admitted) {
@@ -143,6 +149,7 @@ export async function startFakeOpenAIServer(
     res.once('close', admission.release);
     if (res.destroyed) admission.release(); // the client went while its body was read
     if (queued) queue.shift();
+    await options.beforeAnswer?.({ model, context });
     await latency(options.latencyMs ?? 0, res);
     if (res.destroyed) return;
     if (!reply) {
