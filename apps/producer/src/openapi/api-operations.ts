@@ -35,11 +35,11 @@ export type ApiAnswer =
 
 /** One `/v1` operation, as the OpenAPI document describes it. */
 export interface ApiOperation {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete';
   /** In OpenAPI's form: `/v1/runs/{run_id}`. */
   path: string;
   operationId: string;
-  tag: 'runs' | 'sessions';
+  tag: 'runs' | 'sessions' | 'schedules';
   summary: string;
   description?: string;
   parameters?: readonly ApiParameter[];

@@ -27,6 +27,7 @@ import {
   type ApiAnswer,
   type ApiOperation,
 } from './api-operations.js';
+import { SCHEDULE_OPERATIONS, SCHEDULE_SCHEMAS } from './schedule-operations.js';
 
 /** Where the document is served. */
 export const OPENAPI_PATH = '/openapi.json';
@@ -72,6 +73,7 @@ const NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   PendingAction: pendingActionSchema,
   SessionView: sessionViewSchema,
   ErrorBody: errorBodySchema,
+  ...SCHEDULE_SCHEMAS,
 };
 
 const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -142,10 +144,11 @@ function operationObject(op: ApiOperation): OpenApiOperationObject {
   };
 }
 
-/** Builds the document (docs/openapi.md) from {@link API_OPERATIONS} and the routes' zod schemas. */
+/** Builds the document (docs/openapi.md) from {@link API_OPERATIONS}, {@link SCHEDULE_OPERATIONS} and the routes' zod schemas. */
 function buildDocument(): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const op of API_OPERATIONS) (paths[op.path] ??= {})[op.method] = operationObject(op);
+  for (const op of [...API_OPERATIONS, ...SCHEDULE_OPERATIONS])
+    (paths[op.path] ??= {})[op.method] = operationObject(op);
   return {
     openapi: '3.1.0',
     info: {
@@ -157,6 +160,7 @@ function buildDocument(): OpenApiDocument {
     tags: [
       { name: 'runs', description: 'Runs of agents and teams' },
       { name: 'sessions', description: "A tenant's sessions and their runs" },
+      { name: 'schedules', description: 'Runs started on a cron pattern or an interval' },
     ],
     security: [{ [SECURITY_SCHEME]: [] }],
     paths,
