@@ -12,6 +12,7 @@ import {
 } from '@cairn/runtime';
 import type { Hono } from 'hono';
 import { pino, type Logger } from 'pino';
+import { createDb, PostgresWebhookStore } from '@cairn/store';
 import { createApp } from './app.js';
 import { openSchedules, type OpenedSchedules } from './open-schedules.js';
 import { ProducerMetrics } from './producer-metrics.js';
@@ -103,6 +104,8 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
   const tracing = config.otlpEndpoint
     ? await startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-producer' })
     : undefined;
+  // The webhook endpoints' own small pool: the API's endpoint reads and writes are few.
+  const webhookDb = createDb(config.databaseUrl, { max: 2 });
   const live = createLiveSubscriber({
     backend: config.queueBackend,
     redisUrl: config.redisUrl,
@@ -117,6 +120,10 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
     client,
     live,
     metrics,
+    webhooks: {
+      webhooks: new PostgresWebhookStore(webhookDb),
+      allowPrivate: config.webhooks.allowPrivate,
+    },
     queues: [client.runQueue.queue, schedules.queue.queue],
     schedules: schedules.service,
     healthChecks: readinessChecks(client),
@@ -141,6 +148,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
       metricsServer = await startMetricsServer(metrics, config.metricsPort);
   } catch (error) {
     if (server) await new Promise((resolve) => server!.close(resolve));
+    await webhookDb.destroy();
     await live.close();
     await schedules.close();
     await client.close();
@@ -175,6 +183,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
         await schedules.close();
         await client.close();
         await tracing?.shutdown();
+        await webhookDb.destroy();
       })()),
   };
 }

@@ -5,7 +5,7 @@ import {
   type Model,
   type ModelPrices,
 } from '@cairn/engine';
-import { RunQueue, startReconciler, startRunWorker } from '@cairn/queue';
+import { RunQueue, startReconciler, startRunWorker, startWebhookDelivery } from '@cairn/queue';
 import {
   CairnMetrics,
   capacitySettingsOf,
@@ -25,7 +25,12 @@ import {
   type RunExecutor,
   type WorkerLogger,
 } from '@cairn/runtime';
-import { openStore, ServedEntityCatalog, type StoreWrites } from '@cairn/store';
+import {
+  openStore,
+  PostgresWebhookStore,
+  ServedEntityCatalog,
+  type StoreWrites,
+} from '@cairn/store';
 import { pino } from 'pino';
 import { startEntityHeartbeat } from './entity-heartbeat.js';
 
@@ -226,6 +231,21 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     closers.push(() => reconciler.stop());
     const retention = startRetention({ store: ops, retainDays: config.retainDays, logger });
     closers.push(() => retention.stop());
+    const webhooks = await startWebhookDelivery({
+      connection: {
+        backend: config.queueBackend,
+        redisUrl: config.redisUrl,
+        redisCluster: config.redisCluster,
+        databaseUrl: config.databaseUrl,
+        queueName: config.queueName,
+        prefix: config.queuePrefix,
+      },
+      store: new PostgresWebhookStore(db),
+      settings: config.webhooks,
+      publicUrl: config.publicUrl,
+      logger,
+    });
+    closers.push(() => webhooks.close());
     logger.info(
       {
         backend: runQueue.backend,

@@ -13,6 +13,13 @@ export { openRedisLivenessProbe } from './redis-liveness-probe.js';
 export { startRunWorker } from './run-worker.js';
 export { reconcileOnce, startReconciler } from './reconciler.js';
 export {
+  startWebhookDelivery,
+  type WebhookDelivery,
+  type WebhookDeliveryOptions,
+} from './webhooks/start-webhook-delivery.js';
+export { webhookBody } from './webhooks/webhook-dispatcher.js';
+export { webhookQueueName } from './webhooks/webhook-queue.js';
+export {
   FIRING_JOB_NAME,
   firingTimeOf,
   ScheduleQueue,

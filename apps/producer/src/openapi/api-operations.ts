@@ -39,7 +39,7 @@ export interface ApiOperation {
   /** In OpenAPI's form: `/v1/runs/{run_id}`. */
   path: string;
   operationId: string;
-  tag: 'runs' | 'sessions' | 'schedules';
+  tag: 'runs' | 'sessions' | 'schedules' | 'webhooks';
   summary: string;
   description?: string;
   parameters?: readonly ApiParameter[];

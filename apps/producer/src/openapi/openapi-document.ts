@@ -27,6 +27,7 @@ import {
   type ApiAnswer,
   type ApiOperation,
 } from './api-operations.js';
+import { WEBHOOK_OPERATIONS, WEBHOOK_SCHEMAS } from './webhook-operations.js';
 import { SCHEDULE_OPERATIONS, SCHEDULE_SCHEMAS } from './schedule-operations.js';
 
 /** Where the document is served. */
@@ -73,6 +74,7 @@ const NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   PendingAction: pendingActionSchema,
   SessionView: sessionViewSchema,
   ErrorBody: errorBodySchema,
+  ...WEBHOOK_SCHEMAS,
   ...SCHEDULE_SCHEMAS,
 };
 
@@ -147,7 +149,7 @@ function operationObject(op: ApiOperation): OpenApiOperationObject {
 /** Builds the document (docs/openapi.md) from {@link API_OPERATIONS}, {@link SCHEDULE_OPERATIONS} and the routes' zod schemas. */
 function buildDocument(): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const op of [...API_OPERATIONS, ...SCHEDULE_OPERATIONS])
+  for (const op of [...API_OPERATIONS, ...SCHEDULE_OPERATIONS, ...WEBHOOK_OPERATIONS])
     (paths[op.path] ??= {})[op.method] = operationObject(op);
   return {
     openapi: '3.1.0',
@@ -160,6 +162,7 @@ function buildDocument(): OpenApiDocument {
     tags: [
       { name: 'runs', description: 'Runs of agents and teams' },
       { name: 'sessions', description: "A tenant's sessions and their runs" },
+      { name: 'webhooks', description: 'Signed notifications of runs that pause or end' },
       { name: 'schedules', description: 'Runs started on a cron pattern or an interval' },
     ],
     security: [{ [SECURITY_SCHEME]: [] }],

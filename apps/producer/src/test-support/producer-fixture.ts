@@ -4,7 +4,7 @@ import type { RunQueue } from '@cairn/queue';
 import { hasTestRedis, testRedisUrl } from '@cairn/services';
 import type { Message, Registry } from '@cairn/engine';
 import type { RunOutcome } from '@cairn/engine/store';
-import { createDb, PostgresCheckpointStore } from '@cairn/store';
+import { createDb, PostgresCheckpointStore, PostgresWebhookStore } from '@cairn/store';
 import { migratedTestDatabase } from '../../../../packages/store/src/test-support/migrated-test-database.js';
 import type { Hono } from 'hono';
 import { createApp, type AppDeps } from '../app.js';
@@ -54,6 +54,7 @@ export async function openProducerFixture(
   const app = createApp({
     client,
     queues: [queue.queue],
+    webhooks: { webhooks: new PostgresWebhookStore(store.db), allowPrivate: true },
     schedules: schedules.service,
     ...overrides,
     healthChecks: { ...readinessChecks(client), ...overrides.healthChecks },

@@ -1,0 +1,65 @@
+import type { WebhookSettings, WorkerLogger } from '@cairn/runtime';
+import type { QueueConnectionOptions } from '../open-backend.js';
+import { deliverWebhook, WebhookAttemptFailedError } from './deliver-webhook.js';
+import { startWebhookDispatcher } from './webhook-dispatcher.js';
+import type { WebhookDeliveryStore, WebhookOutboxStore } from './webhook-ports.js';
+import { WebhookQueue } from './webhook-queue.js';
+
+/** What {@link startWebhookDelivery} takes. */
+export interface WebhookDeliveryOptions {
+  connection: QueueConnectionOptions;
+  store: WebhookOutboxStore & WebhookDeliveryStore;
+  settings: WebhookSettings;
+  /** `CAIRN_PUBLIC_URL`: the base of the links a run's events carry. */
+  publicUrl?: string;
+  logger: WorkerLogger;
+}
+
+/** Webhook delivery running in a worker process: its queue, dispatcher and delivery worker. */
+export interface WebhookDelivery {
+  /** The deliveries' BullMQ queue (Bull Board, metrics). */
+  readonly queue: WebhookQueue['queue'];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts webhook delivery in a worker process: a dispatcher turning recorded events into delivery
+ * jobs, and a BullMQ worker making the attempts (signed, timed out, retried with capped exponential
+ * backoff). Every worker process runs both; they share the work.
+ */
+export async function startWebhookDelivery(
+  options: WebhookDeliveryOptions,
+): Promise<WebhookDelivery> {
+  const queue = await WebhookQueue.open(options.connection, options.settings);
+  const worker = queue.startWorker(async (job) => {
+    await deliverWebhook(job.data, job.attemptsMade + 1, {
+      store: options.store,
+      timeoutMs: options.settings.timeoutMs,
+      allowPrivate: options.settings.allowPrivate,
+    });
+  });
+  worker.on('failed', (job, error) => {
+    if (!(error instanceof WebhookAttemptFailedError) || job === undefined) return;
+    if (job.attemptsMade >= (job.opts.attempts ?? 1))
+      options.logger.warn(
+        { endpointId: job.data.endpointId, messageId: job.data.messageId, err: error.message },
+        'webhook delivery gave up: its attempts are spent',
+      );
+  });
+  worker.on('error', (error) => options.logger.warn({ err: error }, 'webhook worker error'));
+  const dispatcher = startWebhookDispatcher({
+    store: options.store,
+    queue,
+    pollMs: options.settings.pollMs,
+    publicUrl: options.publicUrl,
+    logger: options.logger,
+  });
+  return {
+    queue: queue.queue,
+    close: async () => {
+      await dispatcher.stop();
+      await worker.close();
+      await queue.close();
+    },
+  };
+}
