@@ -1,3 +1,4 @@
+import { PostgresWebhookStore } from '@cairn/store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openProducerFixture, type ProducerFixture } from './test-support/producer-fixture.js';
 
@@ -194,7 +195,12 @@ describe('firings', () => {
     expect(Number(count)).toBe(1);
   });
 
-  it('skip: a firing while the previous run is unfinished is recorded skipped; after it ends, the next starts', async () => {
+  it('skip: a firing while the previous run is unfinished is recorded skipped, with its webhook event; after it ends, the next starts', async () => {
+    await new PostgresWebhookStore(fx.store.db).createEndpoint({
+      tenantId: null,
+      url: 'https://hooks.example.com/cairn',
+      events: ['schedule.run_skipped'],
+    });
     const id = await scheduleWith('skip');
     const first = await fx.schedules.service.fire(id, new Date(3_600_000));
     expect(first.outcome).toBe('started');
@@ -213,6 +219,19 @@ describe('firings', () => {
       }[]
     ).map((f) => f.outcome);
     expect(outcomes).toEqual(['started', 'skipped', 'started']);
+    const events = await fx.store.db
+      .selectFrom('webhook_events')
+      .select(['type', 'payload'])
+      .where('type', '=', 'schedule.run_skipped')
+      .execute();
+    expect(events.map((e) => e.payload)).toEqual([
+      {
+        schedule_id: id,
+        fire_time: new Date(7_200_000).toISOString(),
+        entity: VALID.entity,
+        reason: `previous run ${firstRun} is PENDING`,
+      },
+    ]);
   });
 
   it('buffer_one: one firing waits for the previous run and starts once it ends; a second one is skipped', async () => {

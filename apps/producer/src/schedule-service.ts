@@ -175,6 +175,7 @@ export class ScheduleService {
         scheduleId,
         fireTime,
         tenantId: schedule.tenantId,
+        entity: schedule.entity,
         outcome: outcomeOf(move),
         ...(note !== undefined && { note }),
       });
@@ -220,6 +221,7 @@ export class ScheduleService {
           from: 'started',
           to: 'skipped',
           note,
+          entity: schedule.entity,
         });
         return { outcome: 'skipped', note };
       } else throw error;

@@ -1,8 +1,9 @@
 import type { RunStatus } from '@cairn/engine';
 import type { EntityRef } from '@cairn/engine/store';
 import type { ScheduleOverlap } from '@cairn/engine/lifecycle';
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, FiringOutcome, SchedulesTable } from './schema.js';
+import { recordWebhookEvent } from './webhooks/record-webhook-event.js';
 
 /** When a schedule fires: a cron pattern in an IANA time zone, or an interval. */
 export type ScheduleTiming = { cron: string; timezone: string } | { everyMs: number };
@@ -163,37 +164,45 @@ export class ScheduleStore {
   /**
    * Records a firing with the outcome its first delivery decided, and returns the row that stands:
    * this one, or the one an earlier delivery recorded. A second `buffered` firing of a schedule
-   * (the unique index refuses it) is recorded `skipped` instead.
+   * (the unique index refuses it) is recorded `skipped` instead. A skipped firing's
+   * `schedule.run_skipped` webhook event is recorded in the same transaction.
    */
   async recordFiring(firing: {
     scheduleId: string;
     fireTime: Date;
     tenantId: string | null;
+    entity: EntityRef;
     outcome: FiringOutcome;
     note?: string;
   }): Promise<FiringRecord> {
-    const insert = (outcome: FiringOutcome, note: string | null) =>
-      this.db
-        .insertInto('schedule_firings')
-        .values({
-          schedule_id: firing.scheduleId,
-          fire_time: firing.fireTime,
-          tenant_id: firing.tenantId,
-          outcome,
-          note,
-        })
-        .onConflict((oc) => oc.columns(['schedule_id', 'fire_time']).doNothing())
-        .returningAll()
-        .executeTakeFirst();
-    let row;
-    try {
-      row = await insert(firing.outcome, firing.note ?? null);
-    } catch (error) {
-      if (!(firing.outcome === 'buffered' && isUniqueViolation(error))) throw error;
-      row = await insert('skipped', 'another firing is buffered already');
-    }
-    if (row) return firingOf(row);
-    return (await this.firing(firing.scheduleId, firing.fireTime))!;
+    return this.db.transaction().execute(async (trx) => {
+      const insert = (outcome: FiringOutcome, note: string | null) =>
+        trx
+          .insertInto('schedule_firings')
+          .values({
+            schedule_id: firing.scheduleId,
+            fire_time: firing.fireTime,
+            tenant_id: firing.tenantId,
+            outcome,
+            note,
+          })
+          // Either unique index: this firing's key, or (buffered) the schedule's one buffered firing.
+          .onConflict((oc) => oc.doNothing())
+          .returningAll()
+          .executeTakeFirst();
+      const find = () =>
+        trx
+          .selectFrom('schedule_firings')
+          .selectAll()
+          .where('schedule_id', '=', firing.scheduleId)
+          .where('fire_time', '=', firing.fireTime)
+          .executeTakeFirst();
+      let row = await insert(firing.outcome, firing.note ?? null);
+      if (!row && firing.outcome === 'buffered' && !(await find()))
+        row = await insert('skipped', 'another firing is buffered already');
+      if (row?.outcome === 'skipped') await recordSkip(trx, firing.entity, firingOf(row));
+      return firingOf(row ?? (await find())!);
+    });
   }
 
   /** Names the run a started firing made (the first run named stays). */
@@ -215,16 +224,21 @@ export class ScheduleStore {
   async moveFiring(
     scheduleId: string,
     fireTime: Date,
-    move: { from: FiringOutcome; to: FiringOutcome; note?: string },
+    move: { from: FiringOutcome; to: FiringOutcome; note?: string; entity?: EntityRef },
   ): Promise<boolean> {
-    const result = await this.db
-      .updateTable('schedule_firings')
-      .set({ outcome: move.to, ...(move.note !== undefined && { note: move.note }) })
-      .where('schedule_id', '=', scheduleId)
-      .where('fire_time', '=', fireTime)
-      .where('outcome', '=', move.from)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('schedule_firings')
+        .set({ outcome: move.to, ...(move.note !== undefined && { note: move.note }) })
+        .where('schedule_id', '=', scheduleId)
+        .where('fire_time', '=', fireTime)
+        .where('outcome', '=', move.from)
+        .returningAll()
+        .executeTakeFirst();
+      if (row?.outcome === 'skipped' && move.entity)
+        await recordSkip(trx, move.entity, firingOf(row));
+      return row !== undefined;
+    });
   }
 
   /**
@@ -327,6 +341,21 @@ function firingOf(row: Selectable<Database['schedule_firings']>): FiringRecord {
   };
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === '23505';
+/** The `schedule.run_skipped` webhook event of a skipped firing (recorded only when an endpoint of its tenant takes it). */
+async function recordSkip(
+  trx: Transaction<Database>,
+  entity: EntityRef,
+  firing: FiringRecord,
+): Promise<void> {
+  await recordWebhookEvent(trx, {
+    tenantId: firing.tenantId,
+    type: 'schedule.run_skipped',
+    entityName: entity.name,
+    payload: {
+      schedule_id: firing.scheduleId,
+      fire_time: firing.fireTime.toISOString(),
+      entity,
+      reason: firing.note,
+    },
+  });
 }
