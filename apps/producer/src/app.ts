@@ -24,6 +24,7 @@ import { runRoutes } from './routes/run-routes.js';
 import { scheduleRoutes } from './routes/schedule-routes.js';
 import { sessionRoutes } from './routes/session-routes.js';
 import { webhookRoutes, type WebhookRoutesDeps } from './routes/webhook-routes.js';
+import { suspendRoutes } from './routes/suspend-routes.js';
 import { uiRoutes } from './ui/ui-routes.js';
 import type { ScheduleService } from './schedule-service.js';
 import { runScope } from './tenant-scope.js';
@@ -135,6 +136,7 @@ export function createApp(deps: AppDeps): Hono {
   for (const path of [BULL_BOARD_PATH, `${BULL_BOARD_PATH}/*`])
     app.use(path, adminOnly('Bull Board'));
   app.route('/v1', runRoutes({ client: deps.client, metrics, limits: runLimits(deps.limits) }));
+  app.route('/v1', suspendRoutes(deps.client));
   app.route(
     '/v1',
     eventRoutes({

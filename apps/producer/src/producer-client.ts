@@ -9,6 +9,7 @@ import type {
   RunRecord,
   RunStatus,
 } from '@cairn/engine';
+import type { ResumeOutcome, SuspendOutcome } from '@cairn/engine/lifecycle';
 import type {
   FleetOverview,
   RunListFilter,
@@ -41,6 +42,8 @@ export interface ProducerClient {
   continueRun(runId: string, options: ContinueRunOptions): Promise<ContinueRunResult>;
   forkRun(runId: string, request: ForkRequest): Promise<CreatedRun & { forkedFrom: ForkedFrom }>;
   cancelRun(runId: string): Promise<RunRecord>;
+  suspendRun(runId: string, options: { now?: boolean }): Promise<SuspendOutcome>;
+  resumeRun(runId: string): Promise<ResumeOutcome>;
   /** `decider`: the tenant of the deciding key (null: an admin key), which may decide less (README "Spend: usage, prices and budgets"). */
   decide(
     runId: string,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   Engine,
   RunNotContinuableError,
@@ -19,6 +20,11 @@ import {
   continueIntents,
   createdRunIntents,
   decideAndResume,
+  resumeRun,
+  suspendRun,
+  type ResumeOutcome,
+  type SuspendDeps,
+  type SuspendOutcome,
 } from '@cairn/engine/lifecycle';
 import {
   openStore,
@@ -207,6 +213,33 @@ export class ProducerService implements ProducerClient {
       { store: this.store.writes, jobs: jobPortOf(this.runQueue), graceMs: this.cancelGraceMs },
       runId,
     );
+  }
+
+  /**
+   * Suspends a run by the lifecycle's `suspend` move: a queued or paused run at
+   * once (a queued run's job removed), a running one at its next checkpoint
+   * boundary by the worker holding it (`now`: its calls in flight aborted).
+   * Throws `RunNotFoundError` or `RunAlreadyTerminalError`.
+   */
+  suspendRun(runId: string, options: { now?: boolean } = {}): Promise<SuspendOutcome> {
+    return suspendRun(this.suspendDeps(), runId, options);
+  }
+
+  /**
+   * Resumes a suspended run: approves its `suspended` action (compare and set)
+   * and enqueues the resume; a second resume is a no-op (`already`). Throws
+   * `RunNotFoundError`, or `RunNotContinuableError` for a run never suspended or finished.
+   */
+  resumeRun(runId: string): Promise<ResumeOutcome> {
+    return resumeRun(this.suspendDeps(), runId);
+  }
+
+  private suspendDeps(): SuspendDeps {
+    return {
+      store: this.store.hitl,
+      jobs: jobPortOf(this.runQueue),
+      newActionId: () => `act_${randomUUID()}`,
+    };
   }
 
   /** The undecided actions of the run's tree (a team lists its members', with their `memberPath`); throws `RunNotFoundError`. */

@@ -101,6 +101,14 @@ export const decisionsBodySchema = z.strictObject({
 /** Body of `POST /v1/runs/:run_id/cancel`: empty, or `{}`. */
 export const cancelRunBodySchema = z.strictObject({});
 
+/** Body of `POST /v1/runs/:run_id/suspend`: empty, or `{ now?: boolean }` (`now`: abort the calls in flight too). */
+export const suspendRunBodySchema = z.strictObject({
+  now: z.boolean().optional(),
+});
+
+/** Body of `POST /v1/runs/:run_id/resume`: empty, or `{}`. */
+export const resumeRunBodySchema = z.strictObject({});
+
 /** A parsed create-run body. */
 export type CreateRunBody = z.infer<typeof createRunBodySchema>;
 

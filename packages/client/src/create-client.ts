@@ -18,8 +18,10 @@ import type {
   EntityRef,
   ForkedRun,
   ForkRunBody,
+  ResumedRun,
   RunStreamEvent,
   RunView,
+  SuspendedRun,
 } from './types.js';
 
 /** What `runs.create` sends: the entity, then the body of `POST /v1/{agents,teams}/:name/runs`. */
@@ -72,6 +74,14 @@ export interface RunsApi {
   fork(runId: string, body?: ForkRunBody, options?: CreateRunOptions): Promise<ForkedRun>;
   /** Asks for the run to be cancelled; throws `Conflict` when it already finished. */
   cancel(runId: string, options?: RequestOptions): Promise<CancelledRun>;
+  /**
+   * Suspends a run: a running one stops at its next checkpoint boundary (with `now: true`, its calls
+   * in flight are aborted and run again on resume) and waits PAUSED with a `suspended` action; a
+   * queued or paused one at once. Throws `Conflict` when it already finished.
+   */
+  suspend(runId: string, body?: { now?: boolean }, options?: RequestOptions): Promise<SuspendedRun>;
+  /** Resumes a suspended run (a second resume is a no-op); throws `Conflict` for a run never suspended or finished. */
+  resume(runId: string, options?: RequestOptions): Promise<ResumedRun>;
   /** Decides pending actions of a PAUSED run (human in the loop). */
   decide(
     runId: string,
@@ -123,6 +133,9 @@ export function createClient(options: ClientOptions): CairnClient {
     fork: (runId, body = {}, options = {}) =>
       http.json('POST', `/v1/runs/${segment(runId)}/fork`, body, withIdempotencyKey(options)),
     cancel: (runId, request) => http.json('POST', `/v1/runs/${segment(runId)}/cancel`, {}, request),
+    suspend: (runId, body = {}, request) =>
+      http.json('POST', `/v1/runs/${segment(runId)}/suspend`, body, request),
+    resume: (runId, request) => http.json('POST', `/v1/runs/${segment(runId)}/resume`, {}, request),
     decide: (runId, decisions, request) =>
       http.json('POST', `/v1/runs/${segment(runId)}/decisions`, { decisions }, request),
     events: (runId, eventOptions) => followRunEvents(http, runId, eventOptions),

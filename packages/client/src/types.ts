@@ -87,7 +87,8 @@ export interface PendingActionView {
    * `budget`, or reject), or its tenant's day budget is spent (`"tenant"`, with `tenant` and `day`:
    * approve as is to let the run go on for the rest of that UTC day, or reject).
    */
-  kind: 'approval' | 'external' | 'budget';
+  /** `suspended`: an operator suspended the run (or it used up its attempts); approve it, or `runs.resume`, to resume. */
+  kind: 'approval' | 'external' | 'budget' | 'suspended';
   /** The run that made the call (the member run for a member's action). */
   run_id: string;
   member_path: string[];
@@ -217,6 +218,22 @@ export interface ForkRunBody {
 /** What `POST /v1/runs/:run_id/cancel` answers. */
 export interface CancelledRun extends CreatedRun {
   cancel_requested: true;
+}
+
+/** What `POST /v1/runs/:run_id/suspend` answers. */
+export interface SuspendedRun extends CreatedRun {
+  /** `suspended`: at once (the run was queued or paused); `requested`: it stops at its next checkpoint boundary; `already`: a suspension waits already. */
+  suspend: 'suspended' | 'requested' | 'already';
+  /** The `suspended` action the run waits on (null until a requested suspend is reached). */
+  action_id: string | null;
+}
+
+/** What `POST /v1/runs/:run_id/resume` answers. */
+export interface ResumedRun extends CreatedRun {
+  /** True when this call resumed the run; false when it was resumed before (a no-op). */
+  resumed: boolean;
+  /** The `suspended` action the resume decided. */
+  action_id: string;
 }
 
 /** Body of `POST /v1/runs/:run_id/continue`. */

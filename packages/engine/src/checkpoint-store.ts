@@ -12,6 +12,7 @@ import type {
   RunErrorInfo,
   RunRecord,
   RunWaiting,
+  SuspendRequest,
   ToolCallRecord,
 } from './run-types.js';
 
@@ -69,6 +70,8 @@ export interface RunLease {
   epoch: number;
   status: RunStatus;
   cancelRequestedAt: Date | null;
+  /** The suspend request recorded on the run (a root's), if any. */
+  suspendRequest?: SuspendRequest | null;
   /** The run's deadline now (a continue may have moved it since the claim). */
   deadlineAt: Date | null;
 }

@@ -1,4 +1,5 @@
 import type { CheckpointStore } from './checkpoint-store.js';
+import type { OnAttemptsExhausted } from './suspension.js';
 import type { EntityCatalog } from './entity-catalog.js';
 import type { RunEventSink } from './events.js';
 import type { Model } from './model.js';
@@ -12,6 +13,8 @@ import type { TenantBudgets, TenantSpendLedger } from './spend/tenant-budget.js'
 export interface EngineLimits {
   /** Claims without a new checkpoint beyond which a run ends in ERROR (`CAIRN_MAX_ATTEMPTS`). */
   maxAttempts: number;
+  /** What a run that used up `maxAttempts` does (`CAIRN_ON_ATTEMPTS_EXHAUSTED`): ERROR, or wait suspended. @defaultValue 'error' */
+  onAttemptsExhausted?: OnAttemptsExhausted;
   /** How long a run whose entity the registry lacks, or has with another definition, is left for another worker (`CAIRN_VERSION_GRACE_MS`). */
   versionGraceMs: number;
   /** How often an execution started by a pickup re-reads its run row (epoch, cancel). */

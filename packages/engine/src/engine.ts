@@ -20,6 +20,7 @@ import {
   type RunRecord,
 } from './run-types.js';
 import { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
+import type { OnAttemptsExhausted } from './suspension.js';
 import type { ContinueDecision } from './lifecycle/continue-rules.js';
 import { continueRun, type ContinueRequest } from './lifecycle/continue-run.js';
 import { forkRun, type ForkRequest } from './lifecycle/fork-run.js';
@@ -59,6 +60,8 @@ export interface EngineOptions {
   context?: unknown;
   /** Claims without a new checkpoint beyond which a run ends in ERROR (`CAIRN_MAX_ATTEMPTS`). @defaultValue {@link DEFAULT_MAX_ATTEMPTS} */
   maxAttempts?: number;
+  /** What a run that used up `maxAttempts` does (`CAIRN_ON_ATTEMPTS_EXHAUSTED`): end in ERROR, or wait suspended for an operator's resume. @defaultValue 'error' */
+  onAttemptsExhausted?: OnAttemptsExhausted;
   /** How long a run whose entity this registry lacks is left for another worker (`CAIRN_VERSION_GRACE_MS`). @defaultValue {@link DEFAULT_VERSION_GRACE_MS} */
   versionGraceMs?: number;
   /** How often an execution started by a pickup re-reads its run row (epoch, cancel). @defaultValue 1000 */
@@ -182,6 +185,7 @@ export class Engine {
       clock: SYSTEM_CLOCK,
       limits: {
         maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+        onAttemptsExhausted: options.onAttemptsExhausted ?? 'error',
         versionGraceMs: options.versionGraceMs ?? DEFAULT_VERSION_GRACE_MS,
         leaseCheckMs: options.leaseCheckMs ?? 1000,
         retry: options.retry ?? DEFAULT_RETRY_POLICY,

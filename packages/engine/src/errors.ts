@@ -224,6 +224,17 @@ export class CancelRequestedError extends CairnError {
   }
 }
 
+/** The signal an execution runs under was aborted by an operator's `suspend { now: true }`: the run stops at its last checkpoint, PAUSED. */
+export class SuspendRequestedError extends CairnError {
+  constructor(
+    readonly runId: string,
+    /** The run the suspend names (the root, or a member of its tree). */
+    readonly targetRunId: string,
+  ) {
+    super(`run ${runId}: suspend requested (now)`);
+  }
+}
+
 /** A model call failed; `retryable` says whether backing off and trying again may help. */
 export class ModelError extends CairnError {
   constructor(

@@ -13,6 +13,8 @@ export const RUN_EVENT_TYPES = [
   /** `{ model, until, reason, waited_ms }`: no permit for `model` within the wait; the run parks (or, in `run` mode, waits in place) until `until`. */
   'CapacityWait',
   'RunPaused',
+  /** `{ reason, action_id, now? }`: the run was suspended (PAUSED with a `suspended` action); deciding it resumes the run. */
+  'RunSuspended',
   'RunCompleted',
   'RunError',
   'RunCancelled',

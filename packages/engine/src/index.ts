@@ -25,6 +25,7 @@ export {
   MemberRunFailedError,
   ContinuePendingError,
   CancelRequestedError,
+  SuspendRequestedError,
   ModelError,
   MaxTurnsExceededError,
   TooManyToolCallsError,
@@ -57,6 +58,7 @@ export {
   type RunErrorInfo,
   type RunRecord,
   type RunWaiting,
+  type SuspendRequest,
   type ToolCallRecord,
   type ToolCallStatus,
 } from './run-types.js';
@@ -111,6 +113,12 @@ export {
   type RunResult,
 } from './engine.js';
 export { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
+export {
+  ON_ATTEMPTS_EXHAUSTED,
+  SUSPEND_REASONS,
+  type OnAttemptsExhausted,
+  type SuspendReason,
+} from './suspension.js';
 export { MAX_DEADLINE_MS } from './deadline-ms.js';
 export type { ContinueRequest } from './lifecycle/continue-run.js';
 export { InvalidForkPointError, type ForkAt, type ForkRequest } from './lifecycle/fork-run.js';

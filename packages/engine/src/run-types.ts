@@ -62,6 +62,14 @@ export interface RunErrorInfo {
   retryable?: boolean;
 }
 
+/** An operator's suspend of a running run, recorded on its tree's root until an execution of `runId` reaches a checkpoint boundary. */
+export interface SuspendRequest {
+  /** The run to suspend: the root, or a member run of its tree. */
+  runId: string;
+  /** Abort the calls in flight (through `ctx.signal`) instead of letting the batch finish. */
+  now: boolean;
+}
+
 /** A run as the engine sees it. */
 export interface RunRecord {
   runId: string;
@@ -84,6 +92,11 @@ export interface RunRecord {
   metadata: Record<string, unknown>;
   /** When a cancel was asked for, if it was. */
   cancelRequestedAt: Date | null;
+  /**
+   * A root run's suspend request waiting for a checkpoint boundary of the run it names (the root or
+   * one of its members; see `lifecycle/suspend-run.ts`); null or absent: none.
+   */
+  suspendRequest?: SuspendRequest | null;
   /** The tenant the run belongs to (that of its session); null: an admin key's. */
   tenantId: string | null;
   /** The continue request waiting to be applied, if any. */

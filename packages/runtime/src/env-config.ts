@@ -4,6 +4,8 @@ import {
   DEFAULT_CAPACITY_WAIT_MS,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_VERSION_GRACE_MS,
+  ON_ATTEMPTS_EXHAUSTED,
+  type OnAttemptsExhausted,
   parseModelLimits,
   parseModelPrices,
   parseTenantBudgets,
@@ -113,6 +115,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_METRICS_PORT: integerAtLeast(0, -1),
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']),
   CAIRN_MAX_ATTEMPTS: positiveInt(DEFAULT_MAX_ATTEMPTS),
+  CAIRN_ON_ATTEMPTS_EXHAUSTED: z.enum(ON_ATTEMPTS_EXHAUSTED).default('error'),
   CAIRN_VERSION_GRACE_MS: integerAtLeast(0, DEFAULT_VERSION_GRACE_MS),
   CAIRN_MODEL_LIMITS: optionalString,
   CAIRN_CAPACITY_WAIT_MS: integerAtLeast(0, DEFAULT_CAPACITY_WAIT_MS),
@@ -198,6 +201,8 @@ export interface CairnEnvConfig {
   maxStreamsPerKey: number;
   /** Claims of a run with no new checkpoint in between beyond which it ends in ERROR. @defaultValue 20 */
   maxAttempts: number;
+  /** `CAIRN_ON_ATTEMPTS_EXHAUSTED`: a run past `maxAttempts` ends in ERROR (`error`) or waits suspended for an operator's resume (`suspend`). @defaultValue 'error' */
+  onAttemptsExhausted: OnAttemptsExhausted;
   /** How long a run whose entity a worker lacks is left for another worker before it ends in ERROR. @defaultValue 300000 */
   versionGraceMs: number;
   /** `CAIRN_MIGRATE=1`: apply the store's migrations at start (tests, demo). */
@@ -287,6 +292,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     maxRunsPerSession: e.CAIRN_MAX_RUNS_PER_SESSION,
     maxStreamsPerKey: e.CAIRN_MAX_STREAMS_PER_KEY,
     maxAttempts: e.CAIRN_MAX_ATTEMPTS,
+    onAttemptsExhausted: e.CAIRN_ON_ATTEMPTS_EXHAUSTED,
     versionGraceMs: e.CAIRN_VERSION_GRACE_MS,
     migrate: e.CAIRN_MIGRATE === '1' || e.CAIRN_MIGRATE === 'true',
     metricsPort: e.CAIRN_METRICS_PORT >= 0 ? e.CAIRN_METRICS_PORT : undefined,

@@ -4,8 +4,9 @@ import type { StoredUsage } from './usage-column.js';
 
 /**
  * For a claim's statement: the run's attempts since its last progress, its
- * last committed message or its last continue request, whichever is newer
- * (the claim adds one). Reads the newest write of messages backwards along
+ * last committed message, its last continue request or the last resume of a
+ * suspension (a fresh allowance after `CAIRN_ON_ATTEMPTS_EXHAUSTED=suspend`),
+ * whichever is newer (the claim adds one). Reads the newest write of messages backwards along
  * the primary key, so the cost does not grow with history.
  */
 export function attemptsSinceProgress(runId: string): RawBuilder<number> {
@@ -16,7 +17,8 @@ export function attemptsSinceProgress(runId: string): RawBuilder<number> {
        and p.started_at > greatest(
              coalesce((select created_at from run_commits where run_id = ${runId} and messages is not null
                         order by last_seq desc, end_idx desc limit 1), '-infinity'),
-             coalesce((select max(requested_at) from run_continue_requests where run_id = ${runId}), '-infinity')))`;
+             coalesce((select max(requested_at) from run_continue_requests where run_id = ${runId}), '-infinity'),
+             coalesce((select max(decided_at) from pending_actions where run_id = ${runId} and kind = 'suspended'), '-infinity')))`;
 }
 
 /**

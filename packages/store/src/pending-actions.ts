@@ -98,6 +98,14 @@ export async function insertPendingActions(
       })),
     )
     .execute();
+  // The suspend request this pause answers is done with: its resume must not stop the run again.
+  if (actions.some((a) => a.kind === 'suspended'))
+    await db
+      .updateTable('runs')
+      .set({ suspend_request: null })
+      .where('run_id', '=', rootRunId)
+      .where(sql<string>`suspend_request ->> 'runId'`, '=', runId)
+      .execute();
 }
 
 /** Every action `runId` made, oldest first: what a resume of the run reads its decisions from. */

@@ -6,6 +6,7 @@ import type {
   CreatedRun,
   DecisionsResult,
   Message,
+  NewPendingAction,
   PendingActionRecord,
   PostedDecision,
   RunRecord,
@@ -26,6 +27,7 @@ import {
   type RunLease,
   type RunOutcome,
   type RunPastDeadline,
+  type SuspendOutcome,
   type TenantDaySpend,
   ContinueArrivedError,
   EXECUTING_STATUS,
@@ -48,6 +50,7 @@ import { writeDelta } from './write-delta.js';
 import { readTenantDaySpend } from './tenant-day-spend.js';
 import { claimRun } from './claim-run.js';
 import { forceCancel, requestCancel } from './run-cancel.js';
+import { listSuspendedActions, suspendRun } from './run-suspend.js';
 import type { ForceCancelOptions } from './run-cancel.js';
 import { appendEvents, listEvents, listEventsOfTypes } from './run-events.js';
 import type { StoredEvent } from './run-events.js';
@@ -258,7 +261,7 @@ export class PostgresCheckpointStore
   async readLease(runId: string): Promise<RunLease | undefined> {
     const row = await this.db
       .selectFrom('runs')
-      .select(['epoch', 'status', 'cancel_requested_at', 'deadline_at'])
+      .select(['epoch', 'status', 'cancel_requested_at', 'suspend_request', 'deadline_at'])
       .where('run_id', '=', runId)
       .executeTakeFirst();
     return (
@@ -266,6 +269,7 @@ export class PostgresCheckpointStore
         epoch: row.epoch,
         status: row.status,
         cancelRequestedAt: row.cancel_requested_at,
+        suspendRequest: row.suspend_request,
         deadlineAt: row.deadline_at,
       }
     );
@@ -445,6 +449,19 @@ export class PostgresCheckpointStore
     validate: DecisionValidator,
   ): Promise<DecisionsResult> {
     return decideActions(this.db, runId, decisions, validate);
+  }
+
+  /** The lifecycle's `suspend` move, in one transaction under the tree root's row lock (see `suspendRun` in `run-suspend.ts`). */
+  suspendRun(
+    runId: string,
+    request: { now: boolean; action(epoch: number, memberPath: string[]): NewPendingAction },
+  ): Promise<SuspendOutcome> {
+    return suspendRun(this.db, runId, request);
+  }
+
+  /** The `suspended` actions of the run's tree, newest first. */
+  listSuspendedActions(runId: string): Promise<PendingActionRecord[]> {
+    return listSuspendedActions(this.db, runId);
   }
 
   /** Claims a decided action for execution, fenced by `epoch`; false when it was consumed before. */

@@ -28,6 +28,7 @@ const CANCEL = {
   updated_at: sql<Date>`now()`,
   // A run cancelled while parked for model capacity waits for nothing any more.
   waiting: null,
+  suspend_request: null,
 } as const;
 
 /** Sets `cancel_requested_at` for the worker holding the run to see; throws `RunNotFoundError` or `RunAlreadyTerminalError`. */

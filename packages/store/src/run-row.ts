@@ -24,6 +24,7 @@ export const RUN_RECORD_COLUMNS = [
   'usage',
   'metadata',
   'cancel_requested_at',
+  'suspend_request',
   'tenant_id',
   'waiting_continue_request',
   'definition_hash',
@@ -59,6 +60,7 @@ export function toRunRecord(row: RunRecordRow): RunRecord {
     usage: usageOfStored(row.usage),
     metadata: row.metadata,
     cancelRequestedAt: row.cancel_requested_at,
+    suspendRequest: row.suspend_request,
     tenantId: row.tenant_id,
     waitingContinueRequestId:
       row.waiting_continue_request === null ? null : String(row.waiting_continue_request),

@@ -10,6 +10,7 @@ import type {
   Message,
   RunErrorInfo,
   RunStatus,
+  SuspendRequest,
   ToolCallStatus,
 } from '@cairn/engine';
 import type { AttemptReason, Budget, EntityCaps, RunWaiting } from '@cairn/engine/store';
@@ -59,6 +60,8 @@ export interface RunsTable {
   usage: GeneratedJson<StoredUsage>;
   metadata: GeneratedJson<Record<string, unknown>>;
   cancel_requested_at: Date | null;
+  /** A root run's suspend request waiting for a checkpoint boundary of the run it names; null: none. */
+  suspend_request: ColumnType<SuspendRequest | null, string | null | undefined, string | null>;
   /** The tenant of the run's session; null: an admin key's. */
   tenant_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** `tenant_id`, or '' for none (derived by Postgres): with `session_id`, the run's session. */

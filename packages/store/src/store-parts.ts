@@ -3,6 +3,7 @@ import type {
   CheckpointStore,
   DecisionStore,
   RecoveryPort,
+  SuspendStore,
 } from '@cairn/engine/store';
 import type { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
 
@@ -32,8 +33,9 @@ export type StoreReads = Pick<
   | 'countRunsByStatus'
 >;
 
-/** The human-in-the-loop primitives: decide, consume and expire a paused run's actions. */
+/** The human-in-the-loop primitives: decide, consume and expire a paused run's actions; suspend and resume a run. */
 export type StoreHitl = DecisionStore &
+  SuspendStore &
   Pick<PostgresCheckpointStore, 'listRunActions' | 'consumeAction'>;
 
 /**

@@ -178,7 +178,10 @@ export async function writeDelta(
         from run where a.run_id = run.run_id and a.epoch = ${epoch})`);
   }
   const final = finish
-    ? sql`, status = ${finish.status}, content = ${finish.content}, error = ${finish.error && JSON.stringify(finish.error)}::jsonb`
+    ? sql`, status = ${finish.status}, content = ${finish.content}, error = ${finish.error && JSON.stringify(finish.error)}::jsonb${
+        // A suspend asked for and not reached is void once the run ends; a pause keeps it for its resume.
+        finish.status === 'PAUSED' ? sql`` : sql`, suspend_request = null`
+      }`
     : delta.park
       ? sql`, waiting = ${JSON.stringify(delta.park)}::jsonb`
       : sql``;

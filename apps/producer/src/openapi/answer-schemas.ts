@@ -78,7 +78,7 @@ const attemptView = z.object({
 /** A tool call waiting for a person. */
 export const pendingActionSchema = z.object({
   action_id: z.string(),
-  kind: z.enum(['approval', 'external', 'budget']),
+  kind: z.enum(['approval', 'external', 'budget', 'suspended']),
   run_id: z.string().describe("The run that made the call (the member run for a member's action)"),
   member_path: z.array(z.string()),
   tool_call_id: z.string(),
@@ -176,6 +176,29 @@ export const forkedRunSchema = createdRunSchema.extend({ forked_from: forkedFrom
 
 /** What `POST /v1/runs/{run_id}/cancel` answers. */
 export const cancelledRunSchema = createdRunSchema.extend({ cancel_requested: z.literal(true) });
+
+/** What `POST /v1/runs/{run_id}/suspend` answers. */
+export const suspendedRunSchema = createdRunSchema.extend({
+  suspend: z
+    .enum(['suspended', 'requested', 'already'])
+    .describe(
+      'suspended: at once (the run was queued or paused); requested: the run stops at its next checkpoint boundary; already: a suspension waits already',
+    ),
+  action_id: z
+    .string()
+    .nullable()
+    .describe(
+      'The `suspended` action the run waits on (null until a requested suspend is reached)',
+    ),
+});
+
+/** What `POST /v1/runs/{run_id}/resume` answers. */
+export const resumedRunSchema = createdRunSchema.extend({
+  resumed: z
+    .boolean()
+    .describe('true: this call resumed the run; false: it was resumed before (a no-op)'),
+  action_id: z.string().describe('The `suspended` action this resume decided'),
+});
 
 /** What `POST /v1/runs/{run_id}/decisions` answers. */
 export const decisionsResultSchema = z.object({

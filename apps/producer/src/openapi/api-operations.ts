@@ -6,6 +6,8 @@ import {
   createRunBodySchema,
   decisionsBodySchema,
   forkRunBodySchema,
+  resumeRunBodySchema,
+  suspendRunBodySchema,
 } from '../request-schemas.js';
 import {
   cancelledRunSchema,
@@ -13,8 +15,10 @@ import {
   createdRunSchema,
   decisionsResultSchema,
   forkedRunSchema,
+  resumedRunSchema,
   runViewSchema,
   sessionViewSchema,
+  suspendedRunSchema,
 } from './answer-schemas.js';
 
 /** A parameter of an operation, outside its body. */
@@ -188,6 +192,36 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     body: { schema: cancelRunBodySchema, required: false },
     answers: { 202: { description: 'Cancel requested', json: cancelledRunSchema } },
     errors: { ...BODY_ERRORS, 404: 'run_not_found', 409: 'run_already_terminal' },
+  },
+  {
+    method: 'post',
+    path: '/v1/runs/{run_id}/suspend',
+    operationId: 'suspendRun',
+    tag: 'runs',
+    summary: 'Suspend a run',
+    description:
+      'A running run stops at its next checkpoint boundary (with `now: true`, its calls in flight are aborted and run again on resume) and waits PAUSED with a `suspended` action; a queued or paused run is suspended at once. A member run suspends its team.',
+    parameters: [runId],
+    body: { schema: suspendRunBodySchema, required: false },
+    answers: { 202: { description: 'Suspended, or requested', json: suspendedRunSchema } },
+    errors: { ...BODY_ERRORS, 404: 'run_not_found', 409: 'run_already_terminal' },
+  },
+  {
+    method: 'post',
+    path: '/v1/runs/{run_id}/resume',
+    operationId: 'resumeRun',
+    tag: 'runs',
+    summary: 'Resume a suspended run',
+    description:
+      "Approves the `suspended` action of the run's tree and enqueues the run again, on the definition the fleet serves; a second resume is a no-op.",
+    parameters: [runId],
+    body: { schema: resumeRunBodySchema, required: false },
+    answers: { 200: { description: 'Resumed, or resumed before', json: resumedRunSchema } },
+    errors: {
+      ...BODY_ERRORS,
+      404: 'run_not_found',
+      409: 'run_not_continuable: the run was never suspended, or is finished',
+    },
   },
   {
     method: 'post',

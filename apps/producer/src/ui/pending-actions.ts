@@ -7,7 +7,7 @@ import { tokensText, usd } from './spend-notes.js';
 /**
  * Each action with its tool and args; an undecided one gets approve / edit /
  * reject (an approval), a result form (an external call) or a raised budget
- * and reject (a budget), posted as a decision by the page's script; buttons
+ * and reject (a budget), Resume (a suspension), posted as a decision by the page's script; buttons
  * are disabled for a viewer who may not act.
  */
 export function pendingActions(actions: readonly PendingActionView[], canAct: boolean): Html {
@@ -57,6 +57,12 @@ ${prettyJson(action.args)}</textarea>
         </div>`;
     case 'budget':
       return budgetAction(action.args, disabled);
+    case 'suspended':
+      // Approving a suspension resumes the run (as `POST /v1/runs/:run_id/resume` does).
+      return html`<pre class="value">${prettyJson(action.args)}</pre>
+        <div class="buttons">
+          <button data-command="approve" ${disabled}>Resume</button>
+        </div>`;
     default:
       return assertNever(action.kind);
   }

@@ -5,9 +5,11 @@ import type { BudgetOption } from '../spend/budget-option.js';
 /**
  * `approval`: a person approves, edits or rejects the call; `external`: a person (or another
  * system) supplies its result; `budget`: the run's tree would pass its budget with its next model
- * request, and a person raises the budget (approve) or ends the run (reject).
+ * request, and a person raises the budget (approve) or ends the run (reject); `suspended`: an
+ * operator suspended the run (or it used up its attempts under `CAIRN_ON_ATTEMPTS_EXHAUSTED=suspend`),
+ * and approving it resumes the run.
  */
-export const ACTION_KINDS = ['approval', 'external', 'budget'] as const;
+export const ACTION_KINDS = ['approval', 'external', 'budget', 'suspended'] as const;
 /** One of {@link ACTION_KINDS}. */
 export type ActionKind = (typeof ACTION_KINDS)[number];
 

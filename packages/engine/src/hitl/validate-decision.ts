@@ -30,6 +30,12 @@ export function validateDecision(
   decider: Decider = ADMIN_DECIDER,
 ): void {
   if (action.kind === 'budget') return validateBudgetDecision(action, decision, decider);
+  if (action.kind === 'suspended' && decision.type !== 'approve') {
+    throw new InvalidDecisionError(
+      action.actionId,
+      `action ${action.actionId} is a suspension: decide approve to resume the run (or cancel the run)`,
+    );
+  }
   if (action.kind === 'approval' && decision.type === 'result') {
     throw new InvalidDecisionError(
       action.actionId,

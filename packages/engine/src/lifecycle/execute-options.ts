@@ -3,6 +3,7 @@ import type { CarriedWait } from '../capacity/model-gate.js';
 import type { TreeSpend } from '../spend/budget.js';
 import type { AttemptReason, RunRecord } from '../run-types.js';
 import type { RunStatus } from './run-status.js';
+import type { SuspendSwitch } from '../suspension.js';
 
 /** How an execution ended. `handed-over`: stopped at a checkpoint for another worker to resume. */
 export type ExecutionResult =
@@ -31,6 +32,8 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** Aborting it asks the execution to stop at its next checkpoint and hand the run back. */
   handover?: AbortSignal;
+  /** The suspend requests of the execution's tree (its root's pickup makes it; member runs share it). */
+  suspend?: SuspendSwitch;
   /** For a member run: the epoch of its team's execution; the claim fails with `LeaseLostError` once the team was claimed since. */
   parentEpoch?: number;
   /** Statuses the claim may start from. @defaultValue CLAIMABLE_STATUSES */

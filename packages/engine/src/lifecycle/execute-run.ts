@@ -1,5 +1,12 @@
 import type { EngineResources } from '../engine-resources.js';
-import { ContinueArrivedError, UserError } from '../errors.js';
+import {
+  AttemptsExhaustedError,
+  ContinueArrivedError,
+  SuspendRequestedError,
+  UserError,
+} from '../errors.js';
+import { PauseSignal } from '../runner/pause-signal.js';
+import { batchesOf, suspendSignal } from '../runner/suspend-boundary.js';
 import type { Registry } from '../registry.js';
 import type { Claim } from '../checkpoint-store.js';
 import type { RunRecord } from '../run-types.js';
@@ -9,7 +16,7 @@ import { TreeSpend } from '../spend/budget.js';
 import { sumUsage } from '../spend/run-usage.js';
 import { tenantBudgetOf, type TenantHold } from '../spend/tenant-budget.js';
 import type { Checkpointer } from '../runner/checkpointer.js';
-import { openExecution, takeIn, turnLoopStateFor } from '../runner/open-execution.js';
+import { memberPathOf, openExecution, takeIn, turnLoopStateFor } from '../runner/open-execution.js';
 import { runTurnLoop, type TurnLoopState } from '../runner/turn-loop.js';
 import { checkAttemptsCap } from './attempts-cap.js';
 import { claimExecution } from './claim-execution.js';
@@ -44,6 +51,8 @@ export async function executeRun(
     resources.clock,
   );
   options.onClaim?.({ epoch: claim.epoch, run: claim.run, moveDeadline: execution.moveTo });
+  // A suspend asked for before this claim (the run was queued, or its last worker died) stops it at its first boundary.
+  if (!member) options.suspend?.set(claim.run.suspendRequest);
   try {
     return await executeClaimed(resources, claim, options, execution.signal);
   } finally {
@@ -80,6 +89,7 @@ async function executeClaimed(
       runMember: memberRunner(resources, executeRun, run, { ...options, carriedWait, spend }),
       signal,
       handover: options.handover,
+      suspend: options.suspend,
       context: options.context,
       carriedWait,
       spend,
@@ -88,7 +98,11 @@ async function executeClaimed(
     // Claimed at or past its deadline (or cancelled meanwhile): nothing runs.
     signal.throwIfAborted();
   } catch (error) {
-    const ending = endingOfError(error, signal, []);
+    const ending = endingOfError(
+      await attemptsSuspended(resources, claim, checkpointer, error),
+      signal,
+      [],
+    );
     return finished(await writeEnding(checkpointer, ending, run.usage, keeps));
   }
 
@@ -102,7 +116,7 @@ async function executeClaimed(
     } catch (error) {
       if (error instanceof HandoverSignal) return { outcome: 'handed-over', runId };
       if (error instanceof CapacityParkSignal) return parked(checkpointer, state, error);
-      ending = endingOfError(error, signal, state.messages);
+      ending = endingOfError(await suspendedNow(state, signal, error), signal, state.messages);
     }
     try {
       return finished(await writeEnding(checkpointer, ending, state.usage));
@@ -118,6 +132,44 @@ async function executeClaimed(
       if (request) takeIn(state, request);
     }
   }
+}
+
+/**
+ * Under `CAIRN_ON_ATTEMPTS_EXHAUSTED=suspend`, a run that used up its
+ * attempts waits suspended (reason `attempts_exhausted`) instead of ending in
+ * ERROR: the signal of that pause in place of the error; any other error as is.
+ */
+async function attemptsSuspended(
+  resources: EngineResources,
+  claim: Claim,
+  checkpointer: Checkpointer,
+  error: unknown,
+): Promise<unknown> {
+  if (!(error instanceof AttemptsExhaustedError)) return error;
+  if (resources.limits.onAttemptsExhausted !== 'suspend') return error;
+  const { run, epoch } = claim;
+  const memberPath = () => memberPathOf(resources.store, run);
+  return suspendSignal(
+    { runId: run.runId, epoch, checkpointer, memberPath },
+    0,
+    'attempts_exhausted',
+  );
+}
+
+/**
+ * A suspend with `now` that names this run aborted its calls: it waits PAUSED
+ * at its last checkpoint with a `suspended` action (the signal of that pause in
+ * place of the error); the calls it aborted run again on resume.
+ */
+async function suspendedNow(
+  state: TurnLoopState,
+  signal: AbortSignal,
+  error: unknown,
+): Promise<unknown> {
+  const reason: unknown = signal.reason;
+  if (!signal.aborted || !(reason instanceof SuspendRequestedError)) return error;
+  if (reason.targetRunId !== state.runId || error instanceof PauseSignal) return error;
+  return suspendSignal(state, batchesOf(state.messages), 'operator', true);
 }
 
 /** The registry of an engine that executes runs. */

@@ -33,3 +33,10 @@ export {
   type FiringSituation,
   type ScheduleOverlap,
 } from './schedule-overlap.js';
+export {
+  resumeRun,
+  suspendRun,
+  type ResumeOutcome,
+  type SuspendDeps,
+  type SuspendOutcome,
+} from './suspend-run.js';

@@ -46,7 +46,8 @@ export type IntentCause =
   | 'recovered-live'
   | 'recovered-paused'
   | 'recovered-overdue'
-  | 'cancelled';
+  | 'cancelled'
+  | 'suspended';
 
 /**
  * A move of a run that needs the queue, returned by the lifecycle for the

@@ -1,5 +1,6 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
-import { CancelRequestedError, LeaseLostError } from '../errors.js';
+import { CancelRequestedError, LeaseLostError, SuspendRequestedError } from '../errors.js';
+import type { SuspendSwitch } from '../suspension.js';
 
 /** Options of {@link watchLease}. */
 export interface LeaseWatchOptions {
@@ -9,6 +10,8 @@ export interface LeaseWatchOptions {
   intervalMs: number;
   /** Aborted with `LeaseLostError` when the epoch moves on, with {@link CancelRequestedError} on a cancel request. */
   controller: AbortController;
+  /** Told the run's suspend request (its tree's executions stop at their boundaries; with `now`, the controller is aborted with {@link SuspendRequestedError}). */
+  suspend?: SuspendSwitch;
   /** A read failed (the watch keeps going). */
   onError?: (error: unknown) => void;
 }
@@ -28,7 +31,8 @@ export interface LeaseWatch {
  * Polls the run's row while an execution holds it, because a queue may tell
  * a worker it lost its job only when it finishes: a moved epoch (another
  * worker claimed the run, or a forced cancel) aborts with `LeaseLostError`,
- * a cancel request aborts with {@link CancelRequestedError}; the deadline
+ * a cancel request aborts with {@link CancelRequestedError}, a suspend request goes to the
+ * tree's {@link SuspendSwitch} (and with `now` aborts with {@link SuspendRequestedError}); the deadline
  * read goes to the execution's deadline (moved by a continue's `deadline_ms`).
  */
 export function watchLease(options: LeaseWatchOptions): LeaseWatch {
@@ -45,7 +49,14 @@ export function watchLease(options: LeaseWatchOptions): LeaseWatch {
       if (epoch !== undefined && lease.epoch !== epoch)
         controller.abort(new LeaseLostError(runId, epoch));
       else if (lease.cancelRequestedAt) controller.abort(new CancelRequestedError(runId));
-      else if (epoch !== undefined) onDeadline?.(lease.deadlineAt);
+      else if (epoch !== undefined) {
+        onDeadline?.(lease.deadlineAt);
+        const suspend = lease.suspendRequest;
+        if (suspend) {
+          options.suspend?.set(suspend);
+          if (suspend.now) controller.abort(new SuspendRequestedError(runId, suspend.runId));
+        }
+      }
     } catch (error) {
       options.onError?.(error);
     } finally {

@@ -84,6 +84,7 @@ export function memberRunner(
         reason,
         signal: context.signal,
         handover: parentOptions.handover,
+        suspend: parentOptions.suspend,
         parentEpoch: parent.epoch,
         // The team's pickup checked its definition, members included: a member run resumes on this one.
         definition: { hash: definitionHashOf(member), replaces: child.definitionHash },

@@ -25,6 +25,7 @@ import {
   type RunStatus,
 } from './run-status.js';
 import { endUnrunnableRun } from './unrunnable-run.js';
+import { SuspendSwitch } from '../suspension.js';
 
 /**
  * What a pickup of a job does, in order: skip a run that needs no work (gone,
@@ -96,10 +97,12 @@ export async function processPickup(
   }
 
   const controller = new AbortController();
+  const suspend = new SuspendSwitch();
   const watch = watchLease({
     store,
     runId,
     controller,
+    suspend,
     intervalMs: resources.limits.leaseCheckMs,
     onError: (error) => resources.onLeaseCheckError?.(error),
   });
@@ -108,6 +111,7 @@ export async function processPickup(
       reason,
       signal: controller.signal,
       handover: options.handover,
+      suspend,
       from: claimable,
       // A run with no hash yet (created before any worker announced one) takes this worker's.
       definition: { hash: workerHash, replaces: runHash },

@@ -1,4 +1,9 @@
-import { assertNever, DeadlineExceededError, LeaseLostError } from '../errors.js';
+import {
+  assertNever,
+  DeadlineExceededError,
+  LeaseLostError,
+  SuspendRequestedError,
+} from '../errors.js';
 import type { Message, Usage } from '../messages.js';
 import type { RunErrorInfo, RunRecord } from '../run-types.js';
 import type { Checkpointer } from '../runner/checkpointer.js';
@@ -13,6 +18,8 @@ export interface RunEnding {
   content: string | null;
   error: RunErrorInfo | null;
   event: Record<string, unknown>;
+  /** The event the finish stores, when not the status's own ({@link FINISH_EVENT_TYPE}): `RunSuspended`. */
+  eventType?: 'RunSuspended';
 }
 
 /** The ending of a run whose model gave its final answer. */
@@ -21,7 +28,8 @@ export function answeredEnding(content: string, usage: Usage): RunEnding {
 }
 
 /**
- * How an error ends the run: a pause PAUSED, its deadline (the signal aborted
+ * How an error ends the run: a pause PAUSED (so does a suspend with `now` of
+ * another run of its tree; the suspended run itself ends by `suspendedNowSignal`), its deadline (the signal aborted
  * with `DeadlineExceededError`) ERROR with that error, a cancel (its signal
  * aborted otherwise) CANCELLED with the last assistant text, any other
  * `end-run-in-error` error ERROR. Rethrown when the run is not this execution's to end: a lost lease
@@ -34,7 +42,21 @@ export function endingOfError(
 ): RunEnding {
   if (signal.aborted && signal.reason instanceof LeaseLostError) throw signal.reason;
   if (error instanceof PauseSignal)
-    return { status: 'PAUSED', content: null, error: null, event: error.data };
+    return {
+      status: 'PAUSED',
+      content: null,
+      error: null,
+      event: error.data,
+      ...(error.eventType === 'RunSuspended' && { eventType: error.eventType }),
+    };
+  // Another run of the tree was suspended with `now`: this one stops at its last checkpoint, PAUSED with it.
+  if (signal.aborted && signal.reason instanceof SuspendRequestedError)
+    return {
+      status: 'PAUSED',
+      content: null,
+      error: null,
+      event: { suspended_run_id: signal.reason.targetRunId },
+    };
   const disposition = dispositionOfError(error);
   switch (disposition) {
     case 'stop-silently':
@@ -72,7 +94,7 @@ export function writeEnding(
 ): Promise<RunRecord> {
   const { status } = ending;
   return checkpointer.finish(status, ending.content, ending.error, usage, {
-    type: FINISH_EVENT_TYPE[status],
+    type: ending.eventType ?? FINISH_EVENT_TYPE[status],
     data: ending.event,
     ...(FINAL_STATUSES.includes(status) && { openCallsResult: interruptedToolResult(status) }),
     ...(keeps && { keepsContinueRequest: keeps.continueRequest }),

@@ -39,8 +39,15 @@ export const RUN_TRANSITIONS = {
   complete: { from: ['RUNNING'], to: 'COMPLETED' },
   /** The run ended with an error (continuable by hand). */
   fail: { from: ['RUNNING'], to: 'ERROR' },
-  /** The run waits for a person: it holds no worker and its job completes. */
+  /** The run waits for a person (or an operator's resume, at its checkpoint boundary after a suspend): it holds no worker and its job completes. */
   pause: { from: ['RUNNING'], to: 'PAUSED' },
+  /**
+   * An operator suspends a run no worker executes, at once (`lifecycle/suspend-run.ts`): a queued
+   * run (its job removed) or a paused one (its `suspended` action beside the others); the epoch moves
+   * on, so a job or resume queued before is refused by the claim. A RUNNING run is suspended by its
+   * execution at its next checkpoint boundary (the `pause` transition).
+   */
+  suspend: { from: ['PENDING', 'PAUSED'], to: 'PAUSED' },
   /** Nobody decided an action with `onTimeout: 'error'` in time: the paused runs of its tree end in ERROR (continuable by hand). */
   approvalTimeout: { from: ['PAUSED'], to: 'ERROR' },
   /** Cancelled: queued, running or paused. */

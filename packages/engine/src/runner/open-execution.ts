@@ -12,6 +12,7 @@ import { executableFromTool, type ExecutableTool } from '../executable-tool.js';
 import type { TurnLoopState } from './turn-loop.js';
 import { ModelGate, type CapacitySettings, type CarriedWait } from '../capacity/model-gate.js';
 import type { TreeSpend } from '../spend/budget.js';
+import type { SuspendSwitch } from '../suspension.js';
 
 /** A claimed run, opened for execution: its checkpointer, and its history as stored. */
 export interface OpenedExecution {
@@ -29,6 +30,8 @@ export interface TurnLoopSetup {
   runMember: RunMember;
   signal: AbortSignal;
   handover?: AbortSignal;
+  /** The tree's suspend requests. */
+  suspend?: SuspendSwitch;
   /** The app's context for this execution's tools, over the engine's own. */
   context?: unknown;
   /** How long the run had waited for a model permit before this execution. @defaultValue 0 */
@@ -118,6 +121,7 @@ export function turnLoopStateFor(
     appContext: setup.context ?? resources.context,
     signal: setup.signal,
     handover: setup.handover,
+    suspend: setup.suspend,
     emit: (type: RunEventType, data: Record<string, unknown>) => checkpointer.emit(type, data),
     actions: {
       list: () => store.listRunActions(run.runId),
@@ -145,7 +149,7 @@ export function takeIn(state: TurnLoopState, request: ContinueRequestRecord): vo
  * path already; a member run stored before members were named by path
  * (a plain name under a parent run) gets its path from its parent runs.
  */
-async function memberPathOf(store: CheckpointStore, run: RunRecord): Promise<string[]> {
+export async function memberPathOf(store: CheckpointStore, run: RunRecord): Promise<string[]> {
   if (isEntityPath(run.entity.name) || !run.parentRunId)
     return runEntityPath(run.entity.name, undefined);
   const parent = await store.getRun(run.parentRunId);

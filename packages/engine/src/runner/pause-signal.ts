@@ -11,6 +11,8 @@ export class PauseSignal extends Error {
     readonly runId: string,
     /** Carried into the `RunPaused` event (for example the pending actions). */
     readonly data: Record<string, unknown> = {},
+    /** The event the PAUSED finish stores: `RunSuspended` for a suspend at a checkpoint boundary. */
+    readonly eventType: 'RunPaused' | 'RunSuspended' = 'RunPaused',
   ) {
     super(`run ${runId} paused`);
     this.name = 'PauseSignal';

@@ -32,6 +32,8 @@ import { checkToolCallCap } from './tool-call-cap.js';
 import type { OutputCheck } from './output-type.js';
 import type { ExecutableTool } from '../executable-tool.js';
 import type { ModelGate } from '../capacity/model-gate.js';
+import { pauseIfSuspended } from './suspend-boundary.js';
+import type { SuspendSwitch } from '../suspension.js';
 
 /** The state one execution of a run loops over. */
 export interface TurnLoopState {
@@ -60,6 +62,8 @@ export interface TurnLoopState {
   output?: OutputCheck;
   signal: AbortSignal;
   handover?: AbortSignal;
+  /** The tree's suspend requests: the loop pauses the run at a checkpoint boundary when one names it. */
+  suspend?: SuspendSwitch;
   /**
    * A continue request taken in but not yet in the history: its input (none
    * for an `upgrade` alone) is appended before the next model turn, after any
@@ -90,6 +94,7 @@ export type TurnLoopResult = { kind: 'answer'; content: string } | { kind: 'hand
  */
 export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult> {
   let batch = state.messages.filter(hasToolCalls).length;
+  await pauseIfSuspended(state, batch);
   const unfinished = unfinishedCalls(state.messages);
   if (unfinished.length > 0) {
     // A resume (after a pause or a crash): the calls may have actions with decisions.
@@ -113,6 +118,7 @@ export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult>
       return { kind: 'handover' };
     }
     state.signal.throwIfAborted();
+    await pauseIfSuspended(state, batch);
     if (turn > state.maxTurns) throw new MaxTurnsExceededError(state.runId, state.maxTurns);
 
     const message = await modelTurn(state, specs);

@@ -69,6 +69,7 @@ try {
     context,
     leaseCheckMs: config.leaseCheckMs,
     maxAttempts: config.maxAttempts,
+    onAttemptsExhausted: config.onAttemptsExhausted,
     versionGraceMs: config.versionGraceMs,
     prices: mergeModelPrices(modelPrices, new Map(Object.entries(config.modelPrices))),
     tenantBudgets: config.tenantBudgets,

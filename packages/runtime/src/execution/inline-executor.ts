@@ -3,6 +3,7 @@ import {
   type CapacitySettings,
   type Model,
   type ModelPrices,
+  type OnAttemptsExhausted,
   type Registry,
   type TenantBudgets,
 } from '@cairn/engine';
@@ -31,6 +32,8 @@ export interface InlineExecutorOptions {
   leaseCheckMs?: number;
   /** `CAIRN_MAX_ATTEMPTS`. @defaultValue the engine's DEFAULT_MAX_ATTEMPTS */
   maxAttempts?: number;
+  /** `CAIRN_ON_ATTEMPTS_EXHAUSTED`. @defaultValue 'error' */
+  onAttemptsExhausted?: OnAttemptsExhausted;
   /** `CAIRN_VERSION_GRACE_MS`. @defaultValue the engine's DEFAULT_VERSION_GRACE_MS */
   versionGraceMs?: number;
   logger?: WorkerLogger;
@@ -86,6 +89,7 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
     model: options.model,
     context: options.context,
     maxAttempts: options.maxAttempts,
+    onAttemptsExhausted: options.onAttemptsExhausted,
     versionGraceMs: options.versionGraceMs,
     leaseCheckMs: options.leaseCheckMs ?? 1000,
     capacity: options.capacity,

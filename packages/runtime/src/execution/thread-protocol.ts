@@ -1,3 +1,4 @@
+import type { OnAttemptsExhausted } from '@cairn/engine';
 import type { ModelPrice, TenantBudgets } from '@cairn/engine';
 import type { SerializedError } from '@cairn/engine/lifecycle';
 import type { RunObservation } from '../metrics/run-observation.js';
@@ -20,6 +21,8 @@ export interface ExecutionThreadConfig {
   leaseCheckMs: number;
   /** `CAIRN_MAX_ATTEMPTS`. */
   maxAttempts: number;
+  /** `CAIRN_ON_ATTEMPTS_EXHAUSTED`. @defaultValue 'error' */
+  onAttemptsExhausted?: OnAttemptsExhausted;
   /** `CAIRN_VERSION_GRACE_MS`. */
   versionGraceMs: number;
   /** The queue backend, whose live channel the thread publishes run events on. */

@@ -1,0 +1,26 @@
+import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+
+/**
+ * An operator's suspend (issue #32): `runs.suspend_request` (on a tree's root run: `{ runId, now }`,
+ * the run to stop at its next checkpoint boundary, set by `POST /v1/runs/:run_id/suspend` while it
+ * runs, cleared by the write that suspends it or by the root's final status) and pending actions of
+ * kind `suspended` (the action a suspended run waits on; approving it resumes the run). A nullable
+ * column and a constraint added `not valid`: neither rewrites nor scans a table.
+ */
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`alter table runs add column suspend_request jsonb`.execute(db);
+  await sql`alter table pending_actions drop constraint pending_actions_kind_check`.execute(db);
+  await sql`alter table pending_actions add constraint pending_actions_kind_check check (kind in ('approval', 'external', 'budget', 'suspended')) not valid`.execute(
+    db,
+  );
+}
+
+/** Drops the column; `suspended` actions must be gone first. */
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`alter table pending_actions drop constraint pending_actions_kind_check`.execute(db);
+  await sql`alter table pending_actions add constraint pending_actions_kind_check check (kind in ('approval', 'external', 'budget'))`.execute(
+    db,
+  );
+  await sql`alter table runs drop column suspend_request`.execute(db);
+}
