@@ -220,7 +220,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     errors: {
       ...BODY_ERRORS,
       404: 'run_not_found',
-      409: 'run_not_continuable: the run was never suspended, or is finished',
+      409: 'run_not_continuable: the run was never suspended (or was cancelled while suspended)',
     },
   },
   {

@@ -5,7 +5,7 @@ import type { DecisionStore } from '../run-control-store.js';
 import { RunNotContinuableError, RunNotFoundError } from '../errors.js';
 import { decideAndResume } from './decide-actions.js';
 import type { JobPort } from './intents.js';
-import { FINAL_STATUSES, isStatusIn, RUN_TRANSITIONS, type RunStatus } from './run-status.js';
+import { RUN_TRANSITIONS, type RunStatus } from './run-status.js';
 
 /**
  * How a suspend of a run in each status is carried out: `at-once` (no worker executes it: a
@@ -103,18 +103,21 @@ export interface ResumeOutcome {
  * The resume of a suspended run: approves the `suspended` action waiting in
  * its tree (the `decide` move, compare and set), and enqueues the resume it
  * asks for (job id from the root run and the epoch it paused in). A resume
- * of a run whose suspension was decided before is a no-op (`already`).
- * Throws `RunNotFoundError`, or `RunNotContinuableError` (409) when the tree was never suspended or its run is finished.
+ * of a run whose suspension was decided before is a no-op (`already`), also
+ * once the run went on or finished. Throws `RunNotFoundError`, or
+ * `RunNotContinuableError` (409) when no suspension of the tree was ever
+ * decided nor waits (never suspended, or cancelled while suspended).
  */
 export async function resumeRun(deps: SuspendDeps, runId: string): Promise<ResumeOutcome> {
   const suspended = await deps.store.listSuspendedActions(runId);
   const waiting = suspended.find((a) => a.status === 'pending');
   if (!waiting) {
-    const last = suspended[0];
+    // Its suspension decided before: the same resume again is a no-op, at any time (as a decision is).
+    const decided = suspended.find((a) => a.status === 'decided');
     const run = await runOf(deps.store, runId);
-    if (!last || isStatusIn(run.status, FINAL_STATUSES))
+    if (!decided)
       throw new RunNotContinuableError(runId, run.status, 'not suspended: nothing to resume');
-    return { kind: 'already', actionId: last.actionId, run };
+    return { kind: 'already', actionId: decided.actionId, run };
   }
   const { result, intents } = await decideAndResume(
     deps.store,
