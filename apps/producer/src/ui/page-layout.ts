@@ -40,6 +40,7 @@ export function pageLayout(title: string, viewer: Viewer, body: Html): Html {
         <header class="top">
           <a class="brand" href="/ui">Cairn runs</a>
           ${viewer.principal?.tenantId ? '' : html`<a href="/admin/queues">Queues</a>`}
+          <a href="/ui/webhooks">Webhooks</a>
           <span class="spacer"></span>
           ${viewer.principal?.access === 'read' ? html`<span class="badge read-only" title="this key may only read">read-only</span>` : ''}
           ${

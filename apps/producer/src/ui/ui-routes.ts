@@ -26,6 +26,8 @@ import { MESSAGES_PER_PAGE, messagePageNumber } from './message-pager.js';
 import { OVERVIEW_ASSETS, type PageAsset } from './overview-assets.js';
 import { pageLayout, type Viewer } from './page-layout.js';
 import { bulkCancelRoutes } from './bulk-cancel-routes.js';
+import { webhookPageRoutes } from './webhook-page-routes.js';
+import type { WebhookAdmin } from '../routes/webhook-routes.js';
 import { runListPage } from './run-list-page.js';
 import { parseRunListQuery, runListFilter } from './run-list-query.js';
 import { runPage } from './run-page.js';
@@ -45,6 +47,8 @@ export interface UiRoutesDeps {
   signInThrottle: SignInThrottle;
   /** Called for each refused sign-in (`ProducerMetrics.recordAuthFailure`). */
   onAuthFailure?: (reason: AuthFailureReason) => void;
+  /** Webhook endpoints: the `/ui/webhooks` page is served when given. */
+  webhooks?: WebhookAdmin;
 }
 
 /** The pages' script and styles, served from the producer itself (no CDN). */
@@ -66,6 +70,7 @@ export function uiRoutes({
   liveText,
   signInThrottle,
   onAuthFailure,
+  webhooks,
 }: UiRoutesDeps): Hono {
   const app = new Hono();
 
@@ -98,6 +103,15 @@ export function uiRoutes({
       viewerOf,
     }),
   );
+  if (webhooks)
+    app.route(
+      '/',
+      webhookPageRoutes({
+        webhooks,
+        assertSameOrigin: (c) => assertSameOrigin(c, 'redelivery'),
+        viewerOf,
+      }),
+    );
 
   app.get('/runs/:run_id', async (c) => {
     const runId = c.req.param('run_id');
