@@ -24,7 +24,6 @@ import { runRoutes } from './routes/run-routes.js';
 import { scheduleRoutes } from './routes/schedule-routes.js';
 import { sessionRoutes } from './routes/session-routes.js';
 import { webhookRoutes, type WebhookRoutesDeps } from './routes/webhook-routes.js';
-import { webhookRoutes, type WebhookRoutesDeps } from './routes/webhook-routes.js';
 import { suspendRoutes } from './routes/suspend-routes.js';
 import { uiRoutes } from './ui/ui-routes.js';
 import type { ScheduleService } from './schedule-service.js';
@@ -61,8 +60,6 @@ export interface AppDeps {
   events?: EventStreamOptions;
   /** The runs' live channel (`createLiveSubscriber`): SSE `?include=deltas` forwards its live-only events. */
   live?: LiveSubscriber;
-  /** Webhook endpoints (`PostgresWebhookStore`): `/v1/webhooks` and their page are served when given. */
-  webhooks?: WebhookRoutesDeps;
   /** Webhook endpoints (`PostgresWebhookStore`): `/v1/webhooks` and their page are served when given. */
   webhooks?: WebhookRoutesDeps;
   /** Schedules (`openSchedules`): `/v1/schedules` and their pages are served when given. */
@@ -151,7 +148,6 @@ export function createApp(deps: AppDeps): Hono {
     }),
   );
   app.route('/v1', sessionRoutes(deps.client));
-  if (deps.webhooks) app.route('/v1', webhookRoutes(deps.webhooks));
   if (deps.webhooks) app.route('/v1', webhookRoutes(deps.webhooks));
   if (deps.schedules) app.route('/v1', scheduleRoutes(deps.schedules));
   app.route(BULL_BOARD_PATH, bullBoard(deps.queues));
