@@ -1,3 +1,4 @@
+import { BadRequest, createClient, NotFound } from '@cairn/client';
 import { describe, it, type TestContext } from 'vitest';
 import { FINAL_STATUSES } from '@cairn/engine';
 import { ScheduleQueue } from '@cairn/queue';
@@ -30,10 +31,6 @@ function firingsOf(fleet: Fleet, scheduleId: string): Promise<FiringRow[]> {
     .execute();
 }
 
-async function json(res: Response): Promise<Record<string, unknown>> {
-  return (await res.json()) as Record<string, unknown>;
-}
-
 describe('schedules on real processes', () => {
   for (const backend of QUEUE_BACKENDS)
     it.concurrent(
@@ -55,19 +52,15 @@ describe('schedules on real processes', () => {
           fleet.spawnProducer('p1'),
         ]);
 
-        const created = await fetch(`${first.baseUrl}/v1/schedules`, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({
-            entity: RESEARCHER,
-            input: "Research 'cairns'",
-            checkpoint: 'tool-batch',
-            every_ms: EVERY_MS,
-            overlap: 'allow',
-          }),
+        const created = await createClient({ baseUrl: first.baseUrl }).schedules.create({
+          entity: RESEARCHER,
+          input: "Research 'cairns'",
+          checkpoint: 'tool-batch',
+          every_ms: EVERY_MS,
+          overlap: 'allow',
         });
-        expect(created.status).toBe(201);
-        const scheduleId = (await json(created)).schedule_id as string;
+        const scheduleId = created.schedule_id;
+        expect(created).toMatchObject({ every_ms: EVERY_MS, overlap: 'allow', paused: false });
 
         // It fires, and each firing's run records it.
         await waitFor(
@@ -119,17 +112,13 @@ describe('schedules on real processes', () => {
         );
 
         // Paused: its job scheduler goes, and nothing more fires.
-        const paused = await fetch(`${second.baseUrl}/v1/schedules/${scheduleId}`, {
-          method: 'PATCH',
-          headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({ paused: true }),
-        });
-        expect(paused.status).toBe(200);
+        const cairn = createClient({ baseUrl: second.baseUrl });
+        expect((await cairn.schedules.update(scheduleId, { paused: true })).paused).toBe(true);
         expect(await schedules.next(scheduleId)).toBeUndefined();
         await waitFor(
           async () => {
             const counts = await schedules.queue.getJobCounts('active', 'waiting', 'delayed');
-            return counts.active + counts.waiting + counts.delayed === 0;
+            return (counts.active ?? 0) + (counts.waiting ?? 0) + (counts.delayed ?? 0) === 0;
           },
           30_000,
           'no firing job left',
@@ -163,9 +152,12 @@ describe('schedules on real processes', () => {
           const view = (await fleet.client.getRun(id))!;
           expect(view.status, id).toBe('COMPLETED');
         }
-        const page = await json(await fetch(`${second.baseUrl}/v1/schedules/${scheduleId}`));
+        const page = await cairn.schedules.get(scheduleId);
         expect(page.next_fire_times).toEqual([]);
-        expect((page.recent_firings as { run_status: string }[])[0]?.run_status).toBe('COMPLETED');
+        expect(page.recent_firings.map((f) => f.run_status)).toEqual(
+          firings.map(() => 'COMPLETED'),
+        );
+        expect((await cairn.schedules.list()).map((s) => s.schedule_id)).toEqual([scheduleId]);
         const gaps = firings
           .slice(1)
           .map((f, i) => f.fire_time.getTime() - firings[i]!.fire_time.getTime());
@@ -182,17 +174,15 @@ describe('schedules on real processes', () => {
       const fleet = await startFleet({ backend: FLEET_BACKEND, toolDelayMs: 1500 });
       onTestFinished(() => fleet.stop());
       const [, producer] = await Promise.all([fleet.spawnWorker('a'), fleet.spawnProducer('p')]);
-      const created = await fetch(`${producer.baseUrl}/v1/schedules`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({
-          entity: RESEARCHER,
-          input: "Research 'cairns'",
-          every_ms: EVERY_MS,
-        }),
+      const cairn = createClient({ baseUrl: producer.baseUrl });
+      await expect(
+        cairn.schedules.create({ entity: RESEARCHER, input: 'x', cron: '61 * * * *' }),
+      ).rejects.toThrow(BadRequest);
+      const { schedule_id: scheduleId } = await cairn.schedules.create({
+        entity: RESEARCHER,
+        input: "Research 'cairns'",
+        every_ms: EVERY_MS,
       });
-      expect(created.status).toBe(201);
-      const scheduleId = (await json(created)).schedule_id as string;
       await waitFor(
         async () =>
           (await firingsOf(fleet, scheduleId)).filter((f) => f.run_id !== null).length >= 2,
@@ -200,7 +190,8 @@ describe('schedules on real processes', () => {
         'a second run started',
         producer.exited,
       );
-      await fetch(`${producer.baseUrl}/v1/schedules/${scheduleId}`, { method: 'DELETE' });
+      await cairn.schedules.delete(scheduleId);
+      await expect(cairn.schedules.get(scheduleId)).rejects.toThrow(NotFound);
       const firings = await firingsOf(fleet, scheduleId);
       const started = firings.filter((f) => f.outcome === 'started');
       expect(firings.filter((f) => f.outcome === 'skipped').length).toBeGreaterThan(0);

@@ -32,4 +32,23 @@ export {
   type RunEventsOptions,
 } from './run-events.js';
 export { parseSse, type SseMessage } from './sse-parser.js';
+export type {
+  CreatedWebhookEndpoint,
+  CreateWebhookParams,
+  UpdateWebhookParams,
+  WebhookAttempt,
+  WebhookEndpoint,
+  WebhookEventType,
+  WebhooksApi,
+} from './webhooks-api.js';
+export type {
+  CreateScheduleParams,
+  Schedule,
+  ScheduleDetail,
+  ScheduleFiring,
+  ScheduleOverlap,
+  ScheduledRunFields,
+  SchedulesApi,
+  UpdateScheduleParams,
+} from './schedules-api.js';
 export type * from './types.js';
