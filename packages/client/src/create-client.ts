@@ -6,6 +6,7 @@ import {
   type RequestOptions,
 } from './http-transport.js';
 import { followRunEvents, type RunEventsOptions } from './run-events.js';
+import { webhooksApi, type WebhooksApi } from './webhooks-api.js';
 import { schedulesApi, type SchedulesApi } from './schedules-api.js';
 import type {
   BudgetParams,
@@ -104,6 +105,8 @@ export interface RunsApi {
 /** A client of one Cairn producer. */
 export interface CairnClient {
   runs: RunsApi;
+  /** Webhook endpoints: signed notifications of runs that pause or end, and their delivery attempts. */
+  webhooks: WebhooksApi;
   /** Schedules: runs started on a cron pattern or an interval. */
   schedules: SchedulesApi;
 }
@@ -144,7 +147,7 @@ export function createClient(options: ClientOptions): CairnClient {
     events: (runId, eventOptions) => followRunEvents(http, runId, eventOptions),
     wait: (runId, waitOptions) => waitForRun(runs, runId, waitOptions),
   };
-  return { runs, schedules: schedulesApi(http) };
+  return { runs, schedules: schedulesApi(http), webhooks: webhooksApi(http) };
 }
 
 /** The request's options with its idempotency key sent as the `Idempotency-Key` header. */

@@ -33,6 +33,15 @@ export {
 } from './run-events.js';
 export { parseSse, type SseMessage } from './sse-parser.js';
 export type {
+  CreatedWebhookEndpoint,
+  CreateWebhookParams,
+  UpdateWebhookParams,
+  WebhookAttempt,
+  WebhookEndpoint,
+  WebhookEventType,
+  WebhooksApi,
+} from './webhooks-api.js';
+export type {
   CreateScheduleParams,
   Schedule,
   ScheduleDetail,
