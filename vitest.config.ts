@@ -20,6 +20,9 @@ export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
   test: {
+    // The `source` condition also picks a dependency's TypeScript sources where it ships them
+    // (eventsource-parser, under the MCP SDK): Vite compiles those instead of Node loading them.
+    server: { deps: { inline: [/@modelcontextprotocol\/sdk/, 'eventsource-parser'] } },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

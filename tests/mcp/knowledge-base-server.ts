@@ -1,0 +1,60 @@
+/**
+ * A small MCP server for the tests, built on the official SDK: `lookup`
+ * answers from a fixed knowledge base, `fail` answers `isError`, `wait`
+ * holds until its request is cancelled, `whoami` names the serving process.
+ * Every call it receives is recorded with its `_meta`, and every cancelled
+ * one by its request id, in {@link KnowledgeBaseLog}.
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+
+/** What a knowledge-base server saw. */
+export interface KnowledgeBaseLog {
+  calls: { tool: string; args: Record<string, unknown>; meta: Record<string, unknown> }[];
+  cancelled: string[];
+}
+
+/** A new knowledge-base MCP server writing into `log`. */
+export function knowledgeBaseServer(log: KnowledgeBaseLog): McpServer {
+  const server = new McpServer({ name: 'knowledge-base', version: '1.0.0' });
+  const record = (tool: string, args: Record<string, unknown>, meta: unknown) =>
+    log.calls.push({ tool, args, meta: (meta ?? {}) as Record<string, unknown> });
+  server.registerTool(
+    'lookup',
+    {
+      description: 'Looks a topic up in the knowledge base',
+      inputSchema: { topic: z.string().min(1) },
+    },
+    ({ topic }, extra) => {
+      record('lookup', { topic }, extra._meta);
+      return { content: [{ type: 'text', text: `kb: ${topic} are stacked stones` }] };
+    },
+  );
+  server.registerTool(
+    'fail',
+    { description: 'Always fails', inputSchema: { why: z.string() } },
+    ({ why }, extra) => {
+      record('fail', { why }, extra._meta);
+      return { content: [{ type: 'text', text: `refused: ${why}` }], isError: true };
+    },
+  );
+  server.registerTool(
+    'wait',
+    { description: 'Waits until cancelled', inputSchema: {} },
+    (_args, extra) => {
+      record('wait', {}, extra._meta);
+      return new Promise((_resolve, reject) => {
+        extra.signal.addEventListener('abort', () => {
+          log.cancelled.push(String(extra.requestId));
+          reject(new Error('cancelled'));
+        });
+      });
+    },
+  );
+  server.registerTool(
+    'whoami',
+    { description: 'Names the process serving the call', inputSchema: {} },
+    () => ({ content: [{ type: 'text', text: `pid ${process.pid}` }] }),
+  );
+  return server;
+}

@@ -1,0 +1,159 @@
+/**
+ * Tools from MCP servers (README, "Tools from MCP servers"): a real MCP server built on the official
+ * SDK, over Streamable HTTP in this process and over stdio as a child process, called by runs of a
+ * real engine on a real store.
+ */
+import { fileURLToPath } from 'node:url';
+import { Agent, Engine, Registry, type Tool } from '@cairn/engine';
+import {
+  closeMcpClients,
+  MCP_META_EPOCH,
+  MCP_META_IDEMPOTENCY_KEY,
+  mcpTools,
+} from '@cairn/engine/mcp';
+import { firstUserInput, ScriptedModel, toolResults } from '@cairn/engine/testing';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openTestStore, type TestStore } from '../helpers/test-store.js';
+import { startKnowledgeBaseHttp, type KnowledgeBaseHttp } from './http-server.js';
+
+const STDIO_SERVER = fileURLToPath(new URL('./stdio-server.ts', import.meta.url));
+
+let t: TestStore;
+let kb: KnowledgeBaseHttp;
+beforeAll(async () => {
+  kb = await startKnowledgeBaseHttp();
+});
+afterAll(async () => {
+  await closeMcpClients();
+  await kb?.close();
+});
+beforeEach(async () => {
+  t = await openTestStore();
+});
+afterEach(async () => {
+  await t.close();
+});
+
+/** An agent whose model makes the given calls in one turn (fresh ids, as a real model's), then reports the results. */
+function agentCalling(tools: Tool[], calls: { name: string; arguments: object }[]): Agent {
+  return new Agent({
+    name: 'librarian',
+    tools,
+    model: new ScriptedModel({
+      toolCallIds: 'fresh',
+      decide: ({ messages, tools: offered }) => {
+        const results = toolResults(messages);
+        if (results.length === 0) return { toolCalls: calls.map((c) => ({ ...c })) };
+        return {
+          text: `${firstUserInput(messages)} | offered ${offered.map((o) => o.name).join(',')} | ${results.map((r) => r.content).join(' | ')}`,
+        };
+      },
+    }),
+  });
+}
+
+function engineFor(agent: Agent): Engine {
+  return new Engine({
+    store: t.store,
+    registry: new Registry({ agents: [agent] }),
+    workerId: 'local',
+  });
+}
+
+describe('tools from an MCP server', () => {
+  it('over Streamable HTTP: prefixed and filtered; results and isError come back as tool results; each call carries its idempotency key and epoch', async () => {
+    const tools = await mcpTools({
+      server: { url: kb.url, headers: { Authorization: 'Bearer kb-secret' } },
+      prefix: 'kb',
+      exclude: ['wait', 'whoami'],
+    });
+    expect(tools.map((tool) => tool.name)).toEqual(['kb_lookup', 'kb_fail']);
+    const agent = agentCalling(tools, [
+      { name: 'kb_lookup', arguments: { topic: 'cairns' } },
+      { name: 'kb_fail', arguments: { why: 'closed on sundays' } },
+    ]);
+    const run = await engineFor(agent).run(agent, 'stones');
+
+    expect(run.status).toBe('COMPLETED');
+    expect(run.content).toBe(
+      'stones | offered kb_lookup,kb_fail | kb: cairns are stacked stones | Tool "kb_fail" failed: refused: closed on sundays',
+    );
+    const view = (await t.store.getRunView(run.runId))!;
+    expect(view.tools.map((c) => [c.name, c.status])).toEqual([
+      ['kb_lookup', 'completed'],
+      ['kb_fail', 'error'],
+    ]);
+    // The server saw each call once, with the run's idempotency key and the execution's epoch.
+    const seen = kb.log.calls.filter((c) => c.tool !== 'whoami').slice(-2);
+    expect(seen.map((c) => [c.tool, c.args])).toEqual([
+      ['lookup', { topic: 'cairns' }],
+      ['fail', { why: 'closed on sundays' }],
+    ]);
+    for (const [i, call] of view.tools.entries()) {
+      expect(seen[i]!.meta[MCP_META_IDEMPOTENCY_KEY]).toBe(call.idempotency_key);
+      expect(seen[i]!.meta[MCP_META_EPOCH]).toBe(1);
+    }
+    expect(kb.authorizations.every((a) => a === 'Bearer kb-secret')).toBe(true);
+  });
+
+  it('a call its tool timeout cuts short is cancelled at the server, and the model reads the timeout', async () => {
+    const [wait] = await mcpTools({ server: { url: kb.url }, include: ['wait'], timeoutMs: 300 });
+    const agent = agentCalling([wait!], [{ name: 'wait', arguments: {} }]);
+    const run = await engineFor(agent).run(agent, 'patience');
+
+    expect(run.status).toBe('COMPLETED');
+    expect(run.content).toContain('timed out after 300 ms');
+    await expect.poll(() => kb.log.cancelled.length).toBe(1);
+  });
+
+  it('a gated MCP tool pauses the run for a person before the server is called', async () => {
+    const tools = await mcpTools({
+      server: { url: kb.url },
+      prefix: 'kb',
+      include: ['lookup'],
+      needsApproval: ['lookup'],
+    });
+    const calls = kb.log.calls.length;
+    const agent = agentCalling(tools, [{ name: 'kb_lookup', arguments: { topic: 'fjords' } }]);
+    const run = await engineFor(agent).run(agent, 'gated');
+
+    expect(run.status).toBe('PAUSED');
+    const view = (await t.store.getRunView(run.runId))!;
+    expect(view.pending_actions.map((a) => [a.kind, a.tool, a.args])).toEqual([
+      ['approval', 'kb_lookup', { topic: 'fjords' }],
+    ]);
+    expect(kb.log.calls.length).toBe(calls);
+  });
+
+  it('over stdio: the server is spawned once per process and shared by the runs of every agent that takes its tools', async () => {
+    const server = { command: process.execPath, args: ['--import', 'tsx', STDIO_SERVER] };
+    const [first] = await mcpTools({ server, include: ['whoami'] });
+    const [second] = await mcpTools({ server, prefix: 'again', include: ['whoami'] });
+    const agent = agentCalling(
+      [first!, second!],
+      [
+        { name: 'whoami', arguments: {} },
+        { name: 'again_whoami', arguments: {} },
+      ],
+    );
+    const engine = engineFor(agent);
+    const runs = [await engine.run(agent, 'one'), await engine.run(agent, 'two')];
+
+    const pids = runs.flatMap((run) => [...run.content!.matchAll(/pid (\d+)/g)].map((m) => m[1]));
+    expect(pids).toHaveLength(4);
+    expect(new Set(pids).size).toBe(1);
+    expect(pids[0]).not.toBe(String(process.pid));
+  });
+
+  it('names a tool the server lacks, and a server address that is not one', async () => {
+    await expect(mcpTools({ server: { url: kb.url }, include: ['lookup', 'dig'] })).rejects.toThrow(
+      'MCP server has no tool "dig" (include); it has lookup, fail, wait, whoami',
+    );
+    await expect(mcpTools({ server: { url: 'ftp://127.0.0.1/mcp' } })).rejects.toThrow(
+      'MCP server url "ftp://127.0.0.1/mcp" must be http or https',
+    );
+    await expect(
+      mcpTools({ server: { url: kb.url }, prefix: 'k b', include: ['lookup'] }),
+    ).rejects.toThrow('tool name "k b_lookup" is invalid');
+  });
+});
