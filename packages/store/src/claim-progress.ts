@@ -18,7 +18,7 @@ export function attemptsSinceProgress(runId: string): RawBuilder<number> {
              coalesce((select created_at from run_commits where run_id = ${runId} and messages is not null
                         order by last_seq desc, end_idx desc limit 1), '-infinity'),
              coalesce((select max(requested_at) from run_continue_requests where run_id = ${runId}), '-infinity'),
-             coalesce((select max(decided_at) from pending_actions where run_id = ${runId} and kind = 'suspended'), '-infinity')))`;
+             coalesce((select attempts_reset_at from runs where run_id = ${runId}), '-infinity')))`;
 }
 
 /**

@@ -36,9 +36,9 @@ import * as m0021 from './migrations/0021_compact_usage.js';
 import * as m0022 from './migrations/0022_compressed_commits.js';
 import * as m0023 from './migrations/0023_compact_calls.js';
 import * as m0024 from './migrations/0024_adaptive_ceiling.js';
-import * as m0027 from './migrations/0027_suspend.js';
 import * as m0025 from './migrations/0025_schedules.js';
 import * as m0026 from './migrations/0026_webhooks.js';
+import * as m0027 from './migrations/0027_suspend.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -77,9 +77,9 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0022_compressed_commits': m0022,
   '0023_compact_calls': m0023,
   '0024_adaptive_ceiling': m0024,
-  '0027_suspend': m0027,
   '0025_schedules': m0025,
   '0026_webhooks': m0026,
+  '0027_suspend': m0027,
 });
 
 /**

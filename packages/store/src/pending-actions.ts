@@ -223,6 +223,13 @@ export async function decideActions(
         );
       found.action = toPendingActionRecord(updated);
       applied.push(action.actionId);
+      // A resumed suspension grants the run a fresh allowance of attempts (counted from now on).
+      if (action.kind === 'suspended')
+        await trx
+          .updateTable('runs')
+          .set({ attempts_reset_at: sql`now()` })
+          .where('run_id', '=', action.runId)
+          .execute();
       // An approved budget action raises the budget of the tree (its root's), or lets the tree go
       // on past its tenant's spent day for the rest of that day (recorded on its root).
       if (action.kind === 'budget' && posted.decision.type === 'approve') {

@@ -62,6 +62,8 @@ export interface RunsTable {
   cancel_requested_at: Date | null;
   /** A root run's suspend request waiting for a checkpoint boundary of the run it names; null: none. */
   suspend_request: ColumnType<SuspendRequest | null, string | null | undefined, string | null>;
+  /** When a `suspended` action of the run was last approved: its attempts are counted from there (a fresh allowance). */
+  attempts_reset_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** The tenant of the run's session; null: an admin key's. */
   tenant_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** `tenant_id`, or '' for none (derived by Postgres): with `session_id`, the run's session. */
