@@ -161,6 +161,7 @@ export function createApp(deps: AppDeps): Hono {
       signInThrottle,
       onAuthFailure,
       webhooks: deps.webhooks?.webhooks,
+      schedules: deps.schedules,
     }),
   );
   return app;

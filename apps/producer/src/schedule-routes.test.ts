@@ -130,9 +130,7 @@ describe('/v1/schedules: create, read, update, delete', () => {
 
     // Another tenant sees nothing of it; the admin sees it.
     expect((await call('GET', `/v1/schedules/${id}`, GLOBEX)).status).toBe(404);
-    expect((await call('PATCH', `/v1/schedules/${id}`, GLOBEX, { paused: true })).status).toBe(
-      404,
-    );
+    expect((await call('PATCH', `/v1/schedules/${id}`, GLOBEX, { paused: true })).status).toBe(404);
     expect((await call('DELETE', `/v1/schedules/${id}`, GLOBEX)).status).toBe(404);
     expect((await call('GET', '/v1/schedules', GLOBEX)).body.schedules).toEqual([]);
     expect((await call('GET', '/v1/schedules', ADMIN)).body.schedules).toHaveLength(1);
@@ -267,5 +265,36 @@ describe('firings', () => {
     });
     const runId = (started as { runId: string }).runId;
     expect((await call('GET', `/v1/runs/${runId}`, ADMIN)).status).toBe(200);
+  });
+});
+
+describe('/ui/schedules pages', () => {
+  it('list the key’s schedules; a schedule’s page shows its next and recent firings, its runs, and pauses it', async () => {
+    const created = await call('POST', '/v1/schedules', ACME, { ...VALID, overlap: 'skip' });
+    const id = created.body.schedule_id as string;
+    const started = await fx.schedules.service.fire(id, new Date(3_600_000));
+    await fx.schedules.service.fire(id, new Date(7_200_000));
+    const page = (path: string, key: string, init: RequestInit = {}) =>
+      fx.app.request(path, { ...init, headers: { Authorization: `Bearer ${key}` } });
+
+    const list = await page('/ui/schedules', ACME);
+    expect(list.status).toBe(200);
+    expect(await list.text()).toContain(`data-schedule-id="${id}"`);
+    expect(await (await page('/ui/schedules', GLOBEX)).text()).toContain('No schedules yet.');
+    expect((await page(`/ui/schedules/${id}`, GLOBEX)).status).toBe(404);
+
+    const html = await (await page(`/ui/schedules/${id}`, ACME)).text();
+    expect(html).toContain('every 1 min');
+    expect(html).toContain(`/ui/runs/${(started as { runId: string }).runId}`);
+    expect(html).toContain('data-outcome="skipped"');
+    expect(html.match(/<li><time/g)).toHaveLength(5);
+
+    const paused = await page(`/ui/schedules/${id}/pause`, ACME, { method: 'POST' });
+    expect(paused.status).toBe(303);
+    expect(paused.headers.get('Location')).toBe(`/ui/schedules/${id}`);
+    expect((await call('GET', `/v1/schedules/${id}`, ACME)).body.paused).toBe(true);
+    const pausedPage = await (await page(`/ui/schedules/${id}`, ACME)).text();
+    expect(pausedPage).toContain('id="schedule-resume"');
+    expect(pausedPage).toContain('None: the schedule is paused.');
   });
 });

@@ -41,6 +41,7 @@ export function pageLayout(title: string, viewer: Viewer, body: Html): Html {
           <a class="brand" href="/ui">Cairn runs</a>
           ${viewer.principal?.tenantId ? '' : html`<a href="/admin/queues">Queues</a>`}
           <a href="/ui/webhooks">Webhooks</a>
+          <a href="/ui/schedules">Schedules</a>
           <span class="spacer"></span>
           ${viewer.principal?.access === 'read' ? html`<span class="badge read-only" title="this key may only read">read-only</span>` : ''}
           ${

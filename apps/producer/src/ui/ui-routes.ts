@@ -31,6 +31,8 @@ import type { WebhookAdmin } from '../routes/webhook-routes.js';
 import { runListPage } from './run-list-page.js';
 import { parseRunListQuery, runListFilter } from './run-list-query.js';
 import { runPage } from './run-page.js';
+import { schedulePageRoutes } from './schedule-page-routes.js';
+import type { ScheduleService } from '../schedule-service.js';
 import { attemptSpends } from './spend-notes.js';
 import { turnDetail, turnMessageRange } from './turn-detail.js';
 import { pageParameter, safeNextPath } from './ui-query.js';
@@ -49,6 +51,8 @@ export interface UiRoutesDeps {
   onAuthFailure?: (reason: AuthFailureReason) => void;
   /** Webhook endpoints: the `/ui/webhooks` page is served when given. */
   webhooks?: WebhookAdmin;
+  /** Schedules: the `/ui/schedules` pages are served when given. */
+  schedules?: ScheduleService;
 }
 
 /** The pages' script and styles, served from the producer itself (no CDN). */
@@ -71,6 +75,7 @@ export function uiRoutes({
   signInThrottle,
   onAuthFailure,
   webhooks,
+  schedules,
 }: UiRoutesDeps): Hono {
   const app = new Hono();
 
@@ -109,6 +114,16 @@ export function uiRoutes({
       webhookPageRoutes({
         webhooks,
         assertSameOrigin: (c) => assertSameOrigin(c, 'redelivery'),
+        viewerOf,
+      }),
+    );
+
+  if (schedules)
+    app.route(
+      '/',
+      schedulePageRoutes({
+        schedules,
+        assertSameOrigin: (c) => assertSameOrigin(c, 'schedule change'),
         viewerOf,
       }),
     );
