@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { Engine } from '@cairn/engine';
 import type { CheckpointDelta } from '@cairn/engine/store';
-import { createDb, migrate, PostgresCheckpointStore } from '@cairn/store';
+import { createDb, migrate, PostgresCheckpointStore, PostgresWebhookStore } from '@cairn/store';
 import { BENCH_AGENT, createRegistry } from '../lib/bench-registry.js';
 import { createClaimedRun, typicalDelta } from '../lib/checkpoint-fixture.js';
 import { reportResult } from '../lib/child-result.js';
@@ -27,6 +27,18 @@ const db = createDb(url, { max: Math.max(10, config.concurrency) });
 await migrate(db);
 const reader = new pg.Client({ connectionString: url });
 await reader.connect();
+// The webhooks variant: endpoints of the runs' tenant (none: an admin key's) taking every event type.
+const webhookEndpoints = Number(process.env.BENCH_WEBHOOK_ENDPOINTS ?? 0);
+const webhooks = new PostgresWebhookStore(db);
+for (let i = 0; i < webhookEndpoints; i++)
+  await webhooks.createEndpoint({
+    tenantId: null,
+    url: `https://hooks${i}.example/cairn`,
+    events: [],
+  });
+/** Rows the webhook outbox holds (one per notified event). */
+const outboxRows = async () =>
+  Number((await reader.query('select count(*)::int as n from webhook_events')).rows[0]?.n);
 const probe = checkpointProbe(reader);
 
 class ProbedStore extends PostgresCheckpointStore {
@@ -54,7 +66,9 @@ async function oneRun(): Promise<void> {
 
 const runsPerSecond = await measureRate(config, oneRun);
 probe.on = true;
+const outboxBefore = await outboxRows();
 const serial = await measureSerial(config, reader, oneRun);
+const outboxPerRun = ((await outboxRows()) - outboxBefore) / config.serialRuns;
 const checkpoints = probe.into.splice(0);
 probe.on = false;
 // Where a whole run's WAL goes (create, claim, 3 checkpoints with their events, finish).
@@ -79,6 +93,7 @@ reportResult({
   steady,
   notes: [
     'checkpoint = store.commitCheckpoint (one transaction per tool batch); the run also writes createRun, claimRun and finishRun',
+    `webhook endpoints: ${webhookEndpoints}; webhook outbox rows per serial run: ${outboxPerRun}`,
     ...(runRecords
       ? [
           `WAL of one whole run by relation (pg_walinspect, mean of 5): ${describeByRelation(runRecords)}`,

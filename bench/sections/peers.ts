@@ -34,6 +34,13 @@ const PEERS: readonly Peer[] = [
     external: false,
   },
   {
+    system: 'cairn-webhooks',
+    label: 'Cairn, 3 webhook endpoints',
+    script: 'bench/children/cairn-workload.ts',
+    external: false,
+    env: { BENCH_WEBHOOK_ENDPOINTS: '3' },
+  },
+  {
     system: 'dbos',
     label: 'DBOS Transact',
     script: 'bench/peers/src/dbos-workload.ts',
@@ -201,6 +208,30 @@ function versusDbos(results: ReadonlyMap<string, PeerResult[]>): Figure[] {
   });
 }
 
+/**
+ * Issue 32's goal: a run's hot path with 3 webhook endpoints configured costs at most 1.05x one
+ * without (WAL per run, write transactions per run; +1 outbox row per notified event).
+ */
+function webhooksVersusNone(results: ReadonlyMap<string, PeerResult[]>): Figure[] {
+  const none = results.get('cairn');
+  const three = results.get('cairn-webhooks');
+  const goal: Goal = { op: '<=', bound: 1.05 };
+  const names = {
+    wal: 'WAL per run, 3 webhook endpoints / none',
+    tx: 'write transactions per run, 3 webhook endpoints / none',
+  };
+  if (!none || !three) {
+    const reason = `${none ? 'cairn-webhooks' : 'cairn'} did not run`;
+    return [notRunFigure(ID, names.wal, reason, goal), notRunFigure(ID, names.tx, reason, goal)];
+  }
+  const wal = (r: PeerResult[]) => r.flatMap((x) => x.serial.map((s) => s.walBytes));
+  const tx = (r: PeerResult[]) => r.flatMap((x) => x.serial.map((s) => s.writeTx));
+  return [
+    ratioFigure(ID, names.wal, wal(three), wal(none), { goal, sides: 'B' }),
+    ratioFigure(ID, names.tx, tx(three), tx(none), { goal, sides: 'tx' }),
+  ];
+}
+
 /** Section 4 (issue item 5): the same 3-batch workload on Cairn, DBOS and LangGraph, same Postgres. */
 export const peersSection: Section = {
   id: ID,
@@ -259,7 +290,7 @@ export const peersSection: Section = {
       if (Number.isFinite(rate) && Number.isFinite(cairnRate))
         sink.notes.push(`runs/s, ${peer.system} / cairn: ${fmt(rate / cairnRate)}`);
     }
-    sink.figures.push(...versusDbos(results));
+    sink.figures.push(...versusDbos(results), ...webhooksVersusNone(results));
     sink.notes.push(
       `workload: ${config.concurrency} runs in flight, each 3 tool batches of 3 no-op calls and a final answer, scripted model, no queue; WAL and write transactions measured one run (or one write) at a time with nothing else writing and no checkpoint in the window (so no full-page images); the steady state adds them: all WAL of ${config.steadyRuns} runs right after a CHECKPOINT, on a database holding the ${1 + config.runs * config.rounds + config.serialRuns + config.historySizes.length * config.growthReps} runs measured before them (bigger tables take more full-page images: a floor for a long-lived database)`,
       'DBOS twice: as benched (the model in the workflow body, so no model output is durable) and with each model turn a DBOS.runStep (every model output durable, as Cairn stores it)',
