@@ -191,6 +191,14 @@ describe('GET /openapi.json', () => {
       }),
     );
     await check('continueRun', await post(`/v1/runs/${other.run_id}/continue`, {}));
+    // A queued run is suspended at once; again, it is already; a finished one is refused.
+    await check('suspendRun', await post(`/v1/runs/${other.run_id}/suspend`, {}));
+    await check('suspendRun', await post(`/v1/runs/${other.run_id}/suspend`, { now: true }));
+    await check('suspendRun', await post(`/v1/runs/${created.run_id}/suspend`, {}));
+    await check('suspendRun', await post(`/v1/runs/${other.run_id}/suspend`, { now: 'yes' }));
+    await check('resumeRun', await post(`/v1/runs/${other.run_id}/resume`, {}));
+    await check('resumeRun', await post(`/v1/runs/${other.run_id}/resume`, {}));
+    await check('resumeRun', await post('/v1/runs/no-such-run/resume', {}));
     await check('cancelRun', await post(`/v1/runs/${other.run_id}/cancel`, {}));
     await check('getSession', await fx.app.request('/v1/sessions/docs'));
     await check('deleteSession', await fx.app.request('/v1/sessions/nobody', { method: 'DELETE' }));
@@ -214,6 +222,11 @@ describe('GET /openapi.json', () => {
         'runEvents 200',
         'runEvents 400',
         'decideRun 404',
+        'suspendRun 202',
+        'suspendRun 409',
+        'suspendRun 400',
+        'resumeRun 200',
+        'resumeRun 404',
         'cancelRun 202',
         'getSession 200',
         'deleteSession 404',

@@ -6,6 +6,8 @@ import {
   decisionSchema,
   decisionsBodySchema,
   forkRunBodySchema,
+  resumeRunBodySchema,
+  suspendRunBodySchema,
 } from '../request-schemas.js';
 import {
   cancelledRunSchema,
@@ -17,8 +19,10 @@ import {
   forkedRunSchema,
   messageSchema,
   pendingActionSchema,
+  resumedRunSchema,
   runViewSchema,
   sessionViewSchema,
+  suspendedRunSchema,
   usageSchema,
 } from './answer-schemas.js';
 import {
@@ -60,6 +64,8 @@ const NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   ContinueRunBody: continueRunBodySchema,
   ForkRunBody: forkRunBodySchema,
   CancelRunBody: cancelRunBodySchema,
+  SuspendRunBody: suspendRunBodySchema,
+  ResumeRunBody: resumeRunBodySchema,
   DecisionsBody: decisionsBodySchema,
   Decision: decisionSchema,
   CreatedRun: createdRunSchema,
@@ -67,6 +73,8 @@ const NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   ForkedRun: forkedRunSchema,
   ForkedFrom: forkedFromSchema,
   CancelledRun: cancelledRunSchema,
+  SuspendedRun: suspendedRunSchema,
+  ResumedRun: resumedRunSchema,
   DecisionsResult: decisionsResultSchema,
   RunView: runViewSchema,
   Message: messageSchema,
