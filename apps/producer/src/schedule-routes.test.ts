@@ -250,6 +250,23 @@ describe('firings', () => {
     expect((buffered as { runId: string }).runId).not.toBe(firstRun);
   });
 
+  it('a firing whose run the API refuses (its entity no longer served) is recorded skipped, with the error', async () => {
+    const id = await scheduleWith('allow');
+    await fx.store.db
+      .updateTable('schedules')
+      .set({ entity_name: 'retired' })
+      .where('schedule_id', '=', id)
+      .execute();
+    const result = await fx.schedules.service.fire(id, new Date(3_600_000));
+    expect(result.outcome).toBe('skipped');
+    expect((result as { note: string }).note).toMatch(/^the run was refused: .*retired/);
+    const [firing] = (await call('GET', `/v1/schedules/${id}`, ADMIN)).body.recent_firings as {
+      outcome: string;
+      run_id: string | null;
+    }[];
+    expect(firing).toMatchObject({ outcome: 'skipped', run_id: null });
+  });
+
   it('a paused schedule ignores its firings; a deleted one too, and its runs stay', async () => {
     const id = await scheduleWith('allow');
     const started = await fx.schedules.service.fire(id, new Date(3_600_000));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   EntityNotFoundError,
   IdempotencyKeyReusedError,
+  TenantBudgetExhaustedError,
   UserError,
   type CreatedRun,
   type CreateRunRequest,
@@ -206,7 +207,11 @@ export class ScheduleService {
     return { move, note: `previous run ${previous.runId} is ${previous.status}` };
   }
 
-  /** Creates (or finds again) the firing's run and names it on the firing; a run the API refuses makes the firing skipped. */
+  /**
+   * Creates (or finds again) the firing's run and names it on the firing. A run the API would refuse
+   * (its entity no longer served, a bad field, the tenant's day budget spent) makes the firing
+   * skipped, with the error as its note: delivering it again would be refused again.
+   */
   private async start(schedule: ScheduleRecord, firing: FiringRecord): Promise<FiringResult> {
     if (firing.runId !== null) return { outcome: 'started', runId: firing.runId };
     let runId: string;
@@ -215,7 +220,11 @@ export class ScheduleService {
     } catch (error) {
       // The schedule changed between two deliveries of this firing: the first one's run stands.
       if (error instanceof IdempotencyKeyReusedError) runId = error.runId;
-      else if (error instanceof UserError || error instanceof EntityNotFoundError) {
+      else if (
+        error instanceof UserError ||
+        error instanceof EntityNotFoundError ||
+        error instanceof TenantBudgetExhaustedError
+      ) {
         const note = `the run was refused: ${error.message}`;
         await this.deps.store.moveFiring(schedule.scheduleId, firing.fireTime, {
           from: 'started',
