@@ -62,12 +62,17 @@ describe('migrate', () => {
       'run_messages',
       'run_search_texts',
       'runs',
+      'schedule_firings',
+      'schedules',
       'served_entities',
       'sessions',
       'tenant_day_spend',
       'tenant_model_day_spend',
       'tool_call_rows',
       'tool_calls',
+      'webhook_attempts',
+      'webhook_endpoints',
+      'webhook_events',
     ]);
   });
 
