@@ -69,6 +69,9 @@
   async function command(name, button) {
     const input = document.getElementById('continue-input')?.value.trim() ?? '';
     if (name === 'cancel') return post(`${runPath}/cancel`, {});
+    if (name === 'suspend') return post(`${runPath}/suspend`, {});
+    if (name === 'suspend-now') return post(`${runPath}/suspend`, { now: true });
+    if (name === 'resume') return post(`${runPath}/resume`, {});
     if (name === 'continue') return post(`${runPath}/continue`, input ? { input } : {});
     if (name === 'fork') return post(`${runPath}/fork`, input ? { input } : {});
     if (name === 'fork-at') {

@@ -21,6 +21,7 @@ import {
   type Viewer,
 } from './page-layout.js';
 import { pendingActions } from './pending-actions.js';
+import { suspendButtons } from './suspend-buttons.js';
 import { waitingNote } from './run-waiting.js';
 import { deadlineNote } from './deadline-note.js';
 import { checkpointList, forkLinks } from './checkpoint-list.js';
@@ -152,6 +153,7 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
           >
             Cancel
           </button>
+          ${suspendButtons(run, disabledUnless)}
           <button data-command="continue" ${disabledUnless(true)}>Continue</button>
           <button data-command="fork" ${disabledUnless(true)}>Fork</button>
           ${
