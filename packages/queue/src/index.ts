@@ -19,19 +19,6 @@ export {
 } from './webhooks/start-webhook-delivery.js';
 export { webhookBody } from './webhooks/webhook-dispatcher.js';
 export { webhookQueueName } from './webhooks/webhook-queue.js';
-export {
-  FIRING_JOB_NAME,
-  firingTimeOf,
-  ScheduleQueue,
-  scheduleQueueName,
-  type FiringJobData,
-} from './schedule-queue.js';
-export {
-  MAX_SCHEDULE_EVERY_MS,
-  MIN_SCHEDULE_EVERY_MS,
-  nextFireTimes,
-  timingProblem,
-  type FiringTiming,
-  type TimingProblem,
-} from './schedule-timing.js';
+export { firingTimeOf, ScheduleQueue, type FiringJobData } from './schedule-queue.js';
+export { MIN_SCHEDULE_EVERY_MS, nextFireTimes, timingProblem } from './schedule-timing.js';
 export type { QueueConnectionOptions } from './open-backend.js';
