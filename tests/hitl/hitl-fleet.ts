@@ -6,6 +6,7 @@ import {
   type RunRecord,
 } from '@cairn/engine';
 import type { RunView } from '@cairn/store';
+import type { QueueBackendKind } from '@cairn/runtime';
 import {
   FLEET_BACKEND,
   startFleet,
@@ -40,10 +41,12 @@ export async function startOpsFleet(
     producers?: number;
     env?: Record<string, string>;
     registryModule?: string;
+    /** @defaultValue {@link FLEET_BACKEND} */
+    backend?: QueueBackendKind;
   } = {},
 ): Promise<OpsFleet> {
   const fleet = await startFleet({
-    backend: FLEET_BACKEND,
+    backend: options.backend ?? FLEET_BACKEND,
     registryModule: options.registryModule ?? OPS_REGISTRY,
   });
   const workerEnv = { OPS_LEDGER_URL: fleet.db.url, ...options.env };

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, it } from 'vitest';
+import type { QueueBackendKind } from '@cairn/runtime';
+import { requiresBackend } from '@cairn/services';
 import { PostgresWebhookStore } from '@cairn/store';
-import { waitFor } from '../fleet/fleet.js';
+import { QUEUE_BACKENDS, waitFor } from '../fleet/fleet.js';
 import {
   finished,
   OPS_AGENT,
@@ -31,9 +33,9 @@ afterAll(async () => {
 });
 
 /** A fleet on the ops registry with quick webhook retries, and a receiver registered as an endpoint of the no-tenant runs. */
-async function fleetWithReceiver(workers: number) {
+async function fleetWithReceiver(workers: number, backend: QueueBackendKind) {
   const [fleet, receiver] = await Promise.all([
-    startOpsFleet({ workers, env: WEBHOOK_ENV }),
+    startOpsFleet({ workers, env: WEBHOOK_ENV, backend }),
     (async () => {
       const r = new WebhookReceiver();
       await r.up();
@@ -52,123 +54,133 @@ async function fleetWithReceiver(workers: number) {
   return { fleet, receiver, webhooks, endpoint, secret };
 }
 
-describe.concurrent('signed webhooks on a fleet', () => {
-  it('a run paused for approval notifies with its pending actions and links; failed attempts and a receiver down for a while are retried with the same id until delivered, signed, in order', async ({
-    expect,
-  }) => {
-    const { fleet, receiver, webhooks, endpoint, secret } = await fleetWithReceiver(1);
-    receiver.failFirst = 2;
-    const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart api' });
-    const [action] = await pausedWith(fleet, run.runId, 1);
-    await waitFor(
-      () => receiver.acceptedFor('run.paused', run.runId) !== undefined,
-      60_000,
-      'the run.paused delivery to be accepted',
-    );
-    const paused = receiver.acceptedFor('run.paused', run.runId)!;
-    expect(paused.verified!.data).toMatchObject({
-      run_id: run.runId,
-      status: 'PAUSED',
-      entity: { kind: 'agent', name: 'ops-agent' },
-      pending_actions: [
-        {
-          action_id: action!.actionId,
-          kind: 'approval',
-          tool: 'restart_service',
-          args: { service: 'api' },
+for (const backend of QUEUE_BACKENDS)
+  describe.concurrent(`signed webhooks on a fleet (${backend})`, requiresBackend(backend), () => {
+    it('a run paused for approval notifies with its pending actions and links; failed attempts and a receiver down for a while are retried with the same id until delivered, signed, in order', async ({
+      expect,
+    }) => {
+      const { fleet, receiver, webhooks, endpoint, secret } = await fleetWithReceiver(1, backend);
+      receiver.failFirst = 2;
+      const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart api' });
+      const [action] = await pausedWith(fleet, run.runId, 1);
+      await waitFor(
+        () => receiver.acceptedFor('run.paused', run.runId) !== undefined,
+        60_000,
+        'the run.paused delivery to be accepted',
+      );
+      const paused = receiver.acceptedFor('run.paused', run.runId)!;
+      expect(paused.verified!.data).toMatchObject({
+        run_id: run.runId,
+        status: 'PAUSED',
+        entity: { kind: 'agent', name: 'ops-agent' },
+        pending_actions: [
+          {
+            action_id: action!.actionId,
+            kind: 'approval',
+            tool: 'restart_service',
+            args: { service: 'api' },
+          },
+        ],
+        links: {
+          run_page: `https://cairn.example/ui/runs/${run.runId}`,
+          decisions: `https://cairn.example/v1/runs/${run.runId}/decisions`,
         },
-      ],
-      links: {
-        run_page: `https://cairn.example/ui/runs/${run.runId}`,
-        decisions: `https://cairn.example/v1/runs/${run.runId}/decisions`,
-      },
+      });
+      // Two 500s, then accepted: three attempts of one message, one id, each signed.
+      const pausedAttempts = receiver.received.filter((r) => r.id === paused.id);
+      expect(pausedAttempts.map((r) => r.status)).toEqual([500, 500, 204]);
+      expect(pausedAttempts.every((r) => r.verified !== undefined)).toBe(true);
+
+      // The receiver goes down; the run completes meanwhile; its notification waits for it.
+      await receiver.down();
+      receiver.failFirst = 0;
+      await fleet.client.decide(run.runId, [
+        { actionId: action!.actionId, decision: { type: 'approve' } },
+      ]);
+      expect((await finished(fleet, run.runId)).status).toBe('COMPLETED');
+      await waitFor(
+        async () =>
+          (await webhooks.listAttempts(endpoint.endpoint_id)).filter(
+            (a) => a.event_type === 'run.completed' && a.status_code === null,
+          ).length >= 2,
+        60_000,
+        'two refused attempts of run.completed while the receiver is down',
+      );
+      await receiver.up();
+      await waitFor(
+        () => receiver.acceptedFor('run.completed', run.runId) !== undefined,
+        60_000,
+        'the run.completed delivery once the receiver is back',
+      );
+      const completed = receiver.acceptedFor('run.completed', run.runId)!;
+      expect(completed.id).not.toBe(paused.id);
+      expect(receiver.received.filter((r) => r.id === completed.id).every((r) => r.verified)).toBe(
+        true,
+      );
+      // In order for this run: its pause was delivered before its completion.
+      const order = receiver.accepted().map((r) => r.verified!.type);
+      expect(order.indexOf('run.paused')).toBeLessThan(order.indexOf('run.completed'));
+
+      // Each attempt recorded, newest first; the 500s with their code, the refused ones with their error.
+      // An attempt is recorded once its answer is read: wait for both accepted ones.
+      let attempts = await webhooks.listAttempts(endpoint.endpoint_id);
+      await waitFor(
+        async () =>
+          (attempts = await webhooks.listAttempts(endpoint.endpoint_id)).filter(
+            (a) => a.status_code === 204,
+          ).length === 2,
+        30_000,
+        'both accepted attempts recorded',
+      );
+      const ofPaused = attempts.filter((a) => a.delivery_id === paused.id).reverse();
+      expect(ofPaused.map((a) => [a.attempt, a.status_code])).toEqual([
+        [1, 500],
+        [2, 500],
+        [3, 204],
+      ]);
+      const ofCompleted = attempts.filter((a) => a.delivery_id === completed.id).reverse();
+      expect(ofCompleted.at(-1)).toMatchObject({ status_code: 204, error: null });
+      expect(ofCompleted.slice(0, -1).every((a) => a.status_code === null && a.error)).toBe(true);
+
+      // A manual redelivery sends the same message again, with its id.
+      const before = receiver.received.length;
+      expect(await webhooks.redeliver(endpoint.endpoint_id, completed.id)).toBe(true);
+      await waitFor(() => receiver.received.length > before, 30_000, 'the redelivery');
+      expect(receiver.received.at(-1)).toMatchObject({ id: completed.id, status: 204 });
+      expect(receiver.received.at(-1)!.verified!.data).toEqual(completed.verified!.data);
+
+      // The secret appears in no worker log.
+      for (const worker of fleet.workers)
+        expect(readFileSync(worker.logFile, 'utf8')).not.toContain(secret.slice(6));
     });
-    // Two 500s, then accepted: three attempts of one message, one id, each signed.
-    const pausedAttempts = receiver.received.filter((r) => r.id === paused.id);
-    expect(pausedAttempts.map((r) => r.status)).toEqual([500, 500, 204]);
-    expect(pausedAttempts.every((r) => r.verified !== undefined)).toBe(true);
 
-    // The receiver goes down; the run completes meanwhile; its notification waits for it.
-    await receiver.down();
-    receiver.failFirst = 0;
-    await fleet.client.decide(run.runId, [
-      { actionId: action!.actionId, decision: { type: 'approve' } },
-    ]);
-    expect((await finished(fleet, run.runId)).status).toBe('COMPLETED');
-    await waitFor(
-      async () =>
-        (await webhooks.listAttempts(endpoint.endpoint_id)).filter(
-          (a) => a.event_type === 'run.completed' && a.status_code === null,
-        ).length >= 2,
-      60_000,
-      'two refused attempts of run.completed while the receiver is down',
-    );
-    await receiver.up();
-    await waitFor(
-      () => receiver.acceptedFor('run.completed', run.runId) !== undefined,
-      60_000,
-      'the run.completed delivery once the receiver is back',
-    );
-    const completed = receiver.acceptedFor('run.completed', run.runId)!;
-    expect(completed.id).not.toBe(paused.id);
-    expect(receiver.received.filter((r) => r.id === completed.id).every((r) => r.verified)).toBe(
-      true,
-    );
-    // In order for this run: its pause was delivered before its completion.
-    const order = receiver.accepted().map((r) => r.verified!.type);
-    expect(order.indexOf('run.paused')).toBeLessThan(order.indexOf('run.completed'));
+    it('a worker SIGKILLed right after a run paused still leads to the notification: the event was committed with the pause', async ({
+      expect,
+    }) => {
+      // The first worker dispatches once at its start, then not for ten minutes: the pause's event waits in the outbox.
+      const { fleet, receiver } = await fleetWithReceiver(0, backend);
+      const slow = await fleet.spawnWorker('slow-dispatch', {
+        ...fleet.workerEnv,
+        CAIRN_WEBHOOK_POLL_MS: '600000',
+      });
+      const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart db' });
+      await pausedWith(fleet, run.runId, 1);
+      slow.proc.kill('SIGKILL');
+      await slow.exited;
+      const rows = await fleet.store.db
+        .selectFrom('webhook_events')
+        .select(['type', 'dispatched_at'])
+        .where('run_id', '=', run.runId)
+        .execute();
+      expect(rows).toEqual([{ type: 'run.paused', dispatched_at: null }]);
+      expect(receiver.received).toEqual([]);
 
-    // Each attempt recorded, newest first; the 500s with their code, the refused ones with their error.
-    const attempts = await webhooks.listAttempts(endpoint.endpoint_id);
-    const ofPaused = attempts.filter((a) => a.delivery_id === paused.id).reverse();
-    expect(ofPaused.map((a) => [a.attempt, a.status_code])).toEqual([
-      [1, 500],
-      [2, 500],
-      [3, 204],
-    ]);
-    const ofCompleted = attempts.filter((a) => a.delivery_id === completed.id).reverse();
-    expect(ofCompleted.at(-1)).toMatchObject({ status_code: 204, error: null });
-    expect(ofCompleted.slice(0, -1).every((a) => a.status_code === null && a.error)).toBe(true);
-
-    // A manual redelivery sends the same message again, with its id.
-    const before = receiver.received.length;
-    expect(await webhooks.redeliver(endpoint.endpoint_id, completed.id)).toBe(true);
-    await waitFor(() => receiver.received.length > before, 30_000, 'the redelivery');
-    expect(receiver.received.at(-1)).toMatchObject({ id: completed.id, status: 204 });
-    expect(receiver.received.at(-1)!.verified!.data).toEqual(completed.verified!.data);
-
-    // The secret appears in no worker log.
-    for (const worker of fleet.workers)
-      expect(readFileSync(worker.logFile, 'utf8')).not.toContain(secret.slice(6));
-  });
-
-  it('a worker SIGKILLed right after a run paused still leads to the notification: the event was committed with the pause', async ({
-    expect,
-  }) => {
-    // The first worker dispatches once at its start, then not for ten minutes: the pause's event waits in the outbox.
-    const { fleet, receiver } = await fleetWithReceiver(0);
-    const slow = await fleet.spawnWorker('slow-dispatch', {
-      ...fleet.workerEnv,
-      CAIRN_WEBHOOK_POLL_MS: '600000',
+      await fleet.spawnWorker('w-after', fleet.workerEnv);
+      await waitFor(
+        () => receiver.acceptedFor('run.paused', run.runId) !== undefined,
+        60_000,
+        'the run.paused delivery from the worker started after the kill',
+      );
+      expect(receiver.accepted()).toHaveLength(1);
     });
-    const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart db' });
-    await pausedWith(fleet, run.runId, 1);
-    slow.proc.kill('SIGKILL');
-    await slow.exited;
-    const rows = await fleet.store.db
-      .selectFrom('webhook_events')
-      .select(['type', 'dispatched_at'])
-      .where('run_id', '=', run.runId)
-      .execute();
-    expect(rows).toEqual([{ type: 'run.paused', dispatched_at: null }]);
-    expect(receiver.received).toEqual([]);
-
-    await fleet.spawnWorker('w-after', fleet.workerEnv);
-    await waitFor(
-      () => receiver.acceptedFor('run.paused', run.runId) !== undefined,
-      60_000,
-      'the run.paused delivery from the worker started after the kill',
-    );
-    expect(receiver.accepted()).toHaveLength(1);
   });
-});
