@@ -153,6 +153,23 @@ describe('/v1/schedules: create, read, update, delete', () => {
   });
 });
 
+describe('job schedulers lost with a Redis', () => {
+  it('are made again at start for active schedules only, and a present one is left alone', async () => {
+    const active = (await call('POST', '/v1/schedules', ADMIN, VALID)).body.schedule_id as string;
+    const kept = (await call('POST', '/v1/schedules', ADMIN, { ...VALID, every_ms: 7_200_000 }))
+      .body.schedule_id as string;
+    const paused = (await call('POST', '/v1/schedules', ADMIN, { ...VALID, paused: true })).body
+      .schedule_id as string;
+    const keptNext = await fx.schedules.queue.next(kept);
+    await fx.schedules.queue.remove(active);
+    expect(await fx.schedules.service.restoreSchedulers()).toBe(1);
+    expect(await fx.schedules.queue.next(active)).toBeGreaterThan(Date.now() - 1000);
+    expect(await fx.schedules.queue.next(kept)).toBe(keptNext);
+    expect(await fx.schedules.queue.next(paused)).toBeUndefined();
+    expect(await fx.schedules.service.restoreSchedulers()).toBe(0);
+  });
+});
+
 describe('firings', () => {
   async function scheduleWith(overlap: string): Promise<string> {
     const created = await call('POST', '/v1/schedules', ADMIN, {
