@@ -3,10 +3,17 @@
  * queue): runs/s, each checkpoint commit's cost and WAL, and the batch commit
  * at growing history. Usage: cairn-workload.ts '<PeerConfig JSON>'; DATABASE_URL.
  */
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { Engine } from '@cairn/engine';
 import type { CheckpointDelta } from '@cairn/engine/store';
-import { createDb, migrate, PostgresCheckpointStore, PostgresWebhookStore } from '@cairn/store';
+import {
+  createDb,
+  migrate,
+  PostgresCheckpointStore,
+  PostgresWebhookStore,
+  type Database,
+} from '@cairn/store';
 import { BENCH_AGENT, createRegistry } from '../lib/bench-registry.js';
 import { createClaimedRun, typicalDelta } from '../lib/checkpoint-fixture.js';
 import { reportResult } from '../lib/child-result.js';
@@ -19,6 +26,7 @@ import {
   type PeerResult,
 } from '../lib/peer-harness.js';
 import { describeByRelation, describeRecords, walRecordBreakdown } from '../lib/wal-records.js';
+import { tracedPool } from '../lib/traced-pool.js';
 import { historyMessages, RUN_INPUT } from '../lib/workload.js';
 
 const config = readConfig();
@@ -54,25 +62,25 @@ const engine = new Engine({
   workerId: 'bench-peers',
 });
 
-async function oneRun(): Promise<void> {
-  const run = await engine.createRun({
+async function oneRun(on: Engine = engine): Promise<void> {
+  const run = await on.createRun({
     entity: { kind: 'agent', name: BENCH_AGENT },
     input: RUN_INPUT,
   });
-  const result = await engine.execute(run.runId, { reason: 'run' });
+  const result = await on.execute(run.runId, { reason: 'run' });
   if (result.outcome !== 'finished' || result.run.status !== 'COMPLETED')
     throw new Error(`run ${run.runId} did not complete`);
 }
 
-const runsPerSecond = await measureRate(config, oneRun);
+const runsPerSecond = await measureRate(config, () => oneRun());
 probe.on = true;
 const outboxBefore = await outboxRows();
-const serial = await measureSerial(config, reader, oneRun);
+const serial = await measureSerial(config, reader, () => oneRun());
 const outboxPerRun = ((await outboxRows()) - outboxBefore) / config.serialRuns;
 const checkpoints = probe.into.splice(0);
 probe.on = false;
 // Where a whole run's WAL goes (create, claim, 3 checkpoints with their events, finish).
-const runRecords = await walRecordBreakdown(reader, oneRun, 5);
+const runRecords = await walRecordBreakdown(reader, () => oneRun(), 5);
 probe.on = true;
 const growth: PeerResult['growth'] = [];
 for (const size of config.historySizes) {
@@ -83,7 +91,22 @@ for (const size of config.historySizes) {
   growth.push({ size, samples: probe.into.splice(0) });
 }
 probe.on = false;
-const steady = await measureSteadyState(config, reader, oneRun);
+const steady = await measureSteadyState(config, reader, () => oneRun());
+// Statements per run: the same runs one at a time on a pool that counts what it sends.
+const traced = tracedPool(url, 4);
+const tracedDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: traced.pool }) });
+const tracedEngine = new Engine({
+  store: new PostgresCheckpointStore(tracedDb),
+  registry: createRegistry({ toolMs: 0, modelMs: 0 }),
+  workerId: 'bench-peers-census',
+});
+const statementsPerRun: number[] = [];
+for (let i = 0; i < config.serialRuns; i++) {
+  traced.take();
+  await oneRun(tracedEngine);
+  statementsPerRun.push(traced.take().length);
+}
+await tracedDb.destroy();
 reportResult({
   system: 'cairn',
   runsPerSecond,
@@ -91,6 +114,7 @@ reportResult({
   serial,
   growth,
   steady,
+  statementsPerRun,
   notes: [
     'checkpoint = store.commitCheckpoint (one transaction per tool batch); the run also writes createRun, claimRun and finishRun',
     `webhook endpoints: ${webhookEndpoints}; webhook outbox rows per serial run: ${outboxPerRun}`,

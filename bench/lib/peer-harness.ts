@@ -44,6 +44,8 @@ export interface PeerResult {
   growth: { size: number; samples: CheckpointSample[] }[];
   /** The steady-state window: WAL per run including full-page images, right after a CHECKPOINT. */
   steady?: SteadyWal;
+  /** Statements the client sent per run, counted on a traced pool (Cairn's workload only). */
+  statementsPerRun?: number[];
   notes: string[];
 }
 

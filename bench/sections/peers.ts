@@ -219,16 +219,22 @@ function webhooksVersusNone(results: ReadonlyMap<string, PeerResult[]>): Figure[
   const names = {
     wal: 'WAL per run, 3 webhook endpoints / none',
     tx: 'write transactions per run, 3 webhook endpoints / none',
+    statements: 'statements per run, 3 webhook endpoints / none',
   };
   if (!none || !three) {
     const reason = `${none ? 'cairn-webhooks' : 'cairn'} did not run`;
-    return [notRunFigure(ID, names.wal, reason, goal), notRunFigure(ID, names.tx, reason, goal)];
+    return Object.values(names).map((name) => notRunFigure(ID, name, reason, goal));
   }
   const wal = (r: PeerResult[]) => r.flatMap((x) => x.serial.map((s) => s.walBytes));
   const tx = (r: PeerResult[]) => r.flatMap((x) => x.serial.map((s) => s.writeTx));
+  const statements = (r: PeerResult[]) => r.flatMap((x) => x.statementsPerRun ?? []);
   return [
     ratioFigure(ID, names.wal, wal(three), wal(none), { goal, sides: 'B' }),
     ratioFigure(ID, names.tx, tx(three), tx(none), { goal, sides: 'tx' }),
+    ratioFigure(ID, names.statements, statements(three), statements(none), {
+      goal,
+      sides: 'statements',
+    }),
   ];
 }
 
