@@ -153,6 +153,37 @@ describe(`suspend and resume (${FLEET_BACKEND})`, () => {
     expect(done.attempts.map((a) => a.worker_id)).toEqual(['b', 'c']);
   });
 
+  it('a suspend asked for just before its worker is SIGKILLed is taken by the next claim: the run stops at its last checkpoint, nothing run again', async () => {
+    await fleet.stopWorkers();
+    const first = await fleet.spawnWorker('i');
+    const run = await fleet.client.enqueueRun({ entity: WAITER, input: 'wait' });
+    await waitFor(
+      () => (executions([run.runId]).long_wait_started ?? 0) === 1,
+      60_000,
+      'the long wait to start',
+    );
+    expect((await fleet.client.suspendRun(run.runId)).kind).toBe('requested');
+    first.kill('SIGKILL');
+    await first.exited;
+    await fleet.spawnWorker('j', SHORT_WAIT);
+    await waitForStatus(run.runId, 'PAUSED', 'the recovered run to stop at once');
+    // The recovery claimed it, read the request and paused before running anything.
+    expect(executions([run.runId])).toEqual({ quick_step: 1, long_wait_started: 1 });
+    const paused = (await fleet.client.getRun(run.runId))!;
+    expect(paused.attempts.map((a) => [a.worker_id, a.outcome])).toEqual([
+      ['i', 'superseded'],
+      ['j', 'paused'],
+    ]);
+    expect(paused.pending_actions).toMatchObject([{ kind: 'suspended' }]);
+    expect((await fleet.client.resumeRun(run.runId)).kind).toBe('resumed');
+    await waitForStatus(run.runId, 'COMPLETED', 'the resumed run to finish');
+    expect(executions([run.runId])).toEqual({
+      quick_step: 1,
+      long_wait_started: 2,
+      long_wait: 1,
+    });
+  });
+
   it('suspends a queued run at once (its job removed), refuses a finished one, and resumes only a suspended one', async () => {
     await fleet.stopWorkers();
     const run = await fleet.client.enqueueRun({ entity: WAITER, input: 'wait' });

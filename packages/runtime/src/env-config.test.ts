@@ -36,6 +36,17 @@ describe('parseEnvConfig', () => {
     expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_QUEUE_BACKEND: 'redis' })).toThrow(
       /^REDIS_URL/,
     );
+    expect(() =>
+      parseEnvConfig({ DATABASE_URL: DB, CAIRN_ON_ATTEMPTS_EXHAUSTED: 'pause' }),
+    ).toThrow(/^CAIRN_ON_ATTEMPTS_EXHAUSTED/);
+  });
+
+  it('CAIRN_ON_ATTEMPTS_EXHAUSTED: error by default, or suspend', () => {
+    expect(parseEnvConfig({ DATABASE_URL: DB }).onAttemptsExhausted).toBe('error');
+    expect(
+      parseEnvConfig({ DATABASE_URL: DB, CAIRN_ON_ATTEMPTS_EXHAUSTED: 'suspend' })
+        .onAttemptsExhausted,
+    ).toBe('suspend');
   });
 
   it('Redis Cluster: several node URLs, a {cairn} prefix by default, a prefix without a hash tag refused', () => {

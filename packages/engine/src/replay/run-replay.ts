@@ -52,8 +52,10 @@ export class RunReplay {
       turn += 1;
       for (const call of message.toolCalls ?? []) this.calls.set(call.id, { call, turn });
     }
+    // Budget and suspended actions stop the run between turns, on no tool call.
     for (const action of stored.actions)
-      if (action.kind !== 'budget') this.actions.set(action.tool_call_id, action);
+      if (action.kind !== 'budget' && action.kind !== 'suspended')
+        this.actions.set(action.tool_call_id, action);
   }
 
   /** The history the loop starts from: the stored run's first message (its input). */
