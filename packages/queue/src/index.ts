@@ -12,13 +12,7 @@ export { RunQueue, type RunQueueOptions } from './queue-backend.js';
 export { openRedisLivenessProbe } from './redis-liveness-probe.js';
 export { startRunWorker } from './run-worker.js';
 export { reconcileOnce, startReconciler } from './reconciler.js';
-export {
-  startWebhookDelivery,
-  type WebhookDelivery,
-  type WebhookDeliveryOptions,
-} from './webhooks/start-webhook-delivery.js';
-export { webhookBody } from './webhooks/webhook-dispatcher.js';
-export { webhookQueueName } from './webhooks/webhook-queue.js';
+export { startWebhookDelivery } from './webhooks/start-webhook-delivery.js';
 export { firingTimeOf, ScheduleQueue, type FiringJobData } from './schedule-queue.js';
 export { MIN_SCHEDULE_EVERY_MS, nextFireTimes, timingProblem } from './schedule-timing.js';
 export type { QueueConnectionOptions } from './open-backend.js';

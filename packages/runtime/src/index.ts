@@ -47,11 +47,7 @@ export { createInlineExecutor, type InlineExecutorOptions } from './execution/in
 export { createThreadExecutor } from './execution/thread-executor.js';
 export { openModelCapacity, type OpenModelCapacity } from './capacity/open-model-capacity.js';
 export { capacitySettingsOf } from './capacity/capacity-settings.js';
-export {
-  DEFAULT_WEBHOOK_SETTINGS,
-  webhookBackoffMs,
-  type WebhookSettings,
-} from './webhooks/webhook-settings.js';
+export { webhookBackoffMs, type WebhookSettings } from './webhooks/webhook-settings.js';
 export {
   isPrivateAddress,
   PrivateAddressError,

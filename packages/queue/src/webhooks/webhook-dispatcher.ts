@@ -27,7 +27,7 @@ export interface WebhookDispatcher {
  * `timestamp` when the event was recorded, and a run's `data` with the links a person follows (its
  * run page, its decisions endpoint, the run in the API).
  */
-export function webhookBody(delivery: WebhookDeliveryRecord, publicUrl = ''): string {
+function webhookBody(delivery: WebhookDeliveryRecord, publicUrl = ''): string {
   const base = publicUrl.replace(/\/+$/, '');
   const runId = delivery.runId;
   const links =

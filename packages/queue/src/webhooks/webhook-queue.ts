@@ -13,10 +13,10 @@ export interface WebhookJobData {
 }
 
 /** The name of every delivery job. */
-export const WEBHOOK_JOB_NAME = 'deliver';
+const WEBHOOK_JOB_NAME = 'deliver';
 
 /** The webhooks' queue beside the run queue: `<queue>-webhooks`. */
-export function webhookQueueName(runQueueName: string): string {
+function webhookQueueName(runQueueName: string): string {
   return `${runQueueName}-webhooks`;
 }
 
