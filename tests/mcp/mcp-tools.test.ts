@@ -35,7 +35,10 @@ afterEach(async () => {
 });
 
 /** An agent whose model makes the given calls in one turn (fresh ids, as a real model's), then reports the results. */
-function agentCalling(tools: Tool[], calls: { name: string; arguments: object }[]): Agent {
+function agentCalling(
+  tools: Tool[],
+  calls: { name: string; arguments: Record<string, unknown> }[],
+): Agent {
   return new Agent({
     name: 'librarian',
     tools,

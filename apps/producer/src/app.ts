@@ -17,6 +17,7 @@ import { runLimits, type RunLimits } from './run-limits.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { eventRoutes } from './routes/event-routes.js';
 import type { EventStreamOptions } from './routes/event-routes.js';
+import { mcpRoutes } from './mcp/mcp-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { openApiRoutes } from './routes/openapi-routes.js';
 import type { HealthCheck } from './routes/health-routes.js';
@@ -136,6 +137,7 @@ export function createApp(deps: AppDeps): Hono {
   for (const path of [BULL_BOARD_PATH, `${BULL_BOARD_PATH}/*`])
     app.use(path, adminOnly('Bull Board'));
   app.route('/v1', runRoutes({ client: deps.client, metrics, limits: runLimits(deps.limits) }));
+  app.route('/', mcpRoutes(deps.client, runLimits(deps.limits)));
   app.route('/v1', suspendRoutes(deps.client));
   app.route(
     '/v1',

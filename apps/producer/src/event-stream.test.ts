@@ -22,6 +22,7 @@ beforeEach(async () => {
   listEventsCalls = 0;
   const client: ProducerClient = {
     enqueueRun: (request) => fx.client.enqueueRun(request),
+    servedEntities: () => fx.client.servedEntities(),
     continueRun: (runId, options) => fx.client.continueRun(runId, options),
     forkRun: (runId, request) => fx.client.forkRun(runId, request),
     cancelRun: (runId) => fx.client.cancelRun(runId),

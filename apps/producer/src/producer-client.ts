@@ -3,6 +3,7 @@ import type {
   CreateRunRequest,
   CreatedRun,
   DecisionsResult,
+  EntityRef,
   ForkedFrom,
   ForkRequest,
   PostedDecision,
@@ -36,6 +37,8 @@ export interface ContinueRunResult {
 /** The routes' port: the part of the producer's `ProducerService` the HTTP API and the run pages use. */
 export interface ProducerClient {
   enqueueRun(request: CreateRunRequest): Promise<CreatedRun>;
+  /** The top-level entities runs may be created of. */
+  servedEntities(): Promise<EntityRef[]>;
   runOwner(runId: string): Promise<{ tenantId: string | null } | undefined>;
   runSession(runId: string): Promise<SessionKey | undefined>;
   deleteSession(key: SessionKey): Promise<boolean>;

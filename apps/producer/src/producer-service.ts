@@ -6,6 +6,7 @@ import {
   type CreateRunRequest,
   type CreatedRun,
   type DecisionsResult,
+  type EntityRef,
   type ForkedFrom,
   type ForkRequest,
   type PendingActionRecord,
@@ -79,6 +80,8 @@ export interface ProducerServiceDeps {
   onClose?: () => Promise<void>;
   /** How long `cancelRun` waits for the worker holding a run before cancelling it itself. @defaultValue 5000 */
   cancelGraceMs?: number;
+  /** The top-level entities runs may be created of (the MCP server's start tools). @defaultValue none */
+  servedEntities?: () => Promise<EntityRef[]>;
 }
 
 /**
@@ -99,6 +102,7 @@ export class ProducerService implements ProducerClient {
   readonly runQueue: RunQueue;
   private readonly onClose?: () => Promise<void>;
   private readonly cancelGraceMs: number;
+  private readonly listServedEntities: () => Promise<EntityRef[]>;
 
   constructor(deps: ProducerServiceDeps) {
     this.engine = deps.engine;
@@ -106,6 +110,7 @@ export class ProducerService implements ProducerClient {
     this.runQueue = deps.runQueue;
     this.onClose = deps.onClose;
     this.cancelGraceMs = deps.cancelGraceMs ?? 5000;
+    this.listServedEntities = deps.servedEntities ?? (() => Promise.resolve([]));
   }
 
   /**
@@ -128,9 +133,11 @@ export class ProducerService implements ProducerClient {
       throw error;
     }
     const store = openStore(db);
+    const served = new ServedEntityCatalog(db);
+    const { registry } = config;
     const engine = new Engine({
       store: store.writes,
-      catalog: config.registry ?? new ServedEntityCatalog(db),
+      catalog: registry ?? served,
       workerId: 'producer',
       tenantBudgets: config.tenantBudgets,
     });
@@ -138,11 +145,19 @@ export class ProducerService implements ProducerClient {
       engine,
       store,
       runQueue,
+      servedEntities: registry
+        ? () => Promise.resolve(registry.list().filter((ref) => !ref.name.includes('/')))
+        : () => served.live(),
       onClose: async () => {
         await runQueue.close();
         await db.destroy();
       },
     });
+  }
+
+  /** The top-level entities runs may be created of: those live workers serve (or the registry's). */
+  servedEntities(): Promise<EntityRef[]> {
+    return this.listServedEntities();
   }
 
   /**

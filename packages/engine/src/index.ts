@@ -54,6 +54,7 @@ export {
   type CheckpointRecord,
   type CreatedRun,
   type EntityKind,
+  type EntityRef,
   type ForkedFrom,
   type RunErrorInfo,
   type RunRecord,

@@ -179,6 +179,20 @@ export class ServedEntityCatalog implements EntityCatalog {
     return rows.map((r) => r.entity_name);
   }
 
+  /** The top-level entities live workers serve (not member paths), by kind and name. */
+  async live(): Promise<EntityRef[]> {
+    const rows = await this.db
+      .selectFrom('served_entities')
+      .select(['entity_kind', 'entity_name'])
+      .distinct()
+      .where(isLive)
+      .where(sql<boolean>`strpos(entity_name, '/') = 0`)
+      .orderBy('entity_kind')
+      .orderBy('entity_name')
+      .execute();
+    return rows.map((r) => ({ kind: r.entity_kind, name: r.entity_name }));
+  }
+
   /** Every entity ever served (one row per definition), most recently seen first. */
   async list(): Promise<ServedEntity[]> {
     const rows = await this.db

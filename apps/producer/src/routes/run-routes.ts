@@ -1,8 +1,9 @@
-import type { ActionDecision, EntityKind, PostedDecision, RunRecord } from '@cairn/engine';
+import type { EntityKind, RunRecord } from '@cairn/engine';
 import { RunNotFoundError } from '@cairn/engine';
 import { Hono } from 'hono';
 import { requestPrincipal } from '../api-key-auth.js';
 import { budgetOptionOf } from '../budget-option.js';
+import { toPostedDecision } from '../posted-decision.js';
 import { idempotencyKeyOf } from '../idempotency-key.js';
 import { jsonBody } from '../json-body.js';
 import type { ProducerClient } from '../producer-client.js';
@@ -13,7 +14,6 @@ import {
   createRunBodySchema,
   decisionsBodySchema,
   forkRunBodySchema,
-  type DecisionsBody,
 } from '../request-schemas.js';
 import { assertFieldsFit, assertSessionHasRoom, type RunLimits } from '../run-limits.js';
 import { sessionKeyOf } from '../tenant-scope.js';
@@ -131,26 +131,6 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
   });
 
   return app;
-}
-
-function toPostedDecision(d: DecisionsBody['decisions'][number]): PostedDecision {
-  const decision: ActionDecision =
-    d.type === 'approve'
-      ? { type: 'approve', ...(d.budget && { budget: budgetOptionOf(d.budget) }) }
-      : d.type === 'edit'
-        ? { type: 'edit', args: d.args }
-        : d.type === 'reject'
-          ? { type: 'reject', ...(d.message !== undefined && { message: d.message }) }
-          : {
-              type: 'result',
-              output: d.output,
-              ...(d.is_error !== undefined && { isError: d.is_error }),
-            };
-  return {
-    actionId: d.action_id,
-    decision,
-    ...(d.args_digest !== undefined && { argsDigest: d.args_digest }),
-  };
 }
 
 function runStatus(run: RunRecord): { run_id: string; session_id: string; status: string } {
