@@ -26,8 +26,10 @@ const endpointId: ApiParameter = {
 
 const NOT_FOUND = 'not_found: no such endpoint for this tenant';
 
-/** The webhook answers' schemas, named in the document's components. */
+/** The webhook bodies' and answers' schemas, named in the document's components. */
 export const WEBHOOK_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  CreateWebhookBody: createWebhookBodySchema,
+  UpdateWebhookBody: updateWebhookBodySchema,
   WebhookEndpoint: webhookEndpointSchema,
   CreatedWebhookEndpoint: createdWebhookSchema,
   WebhookEndpointList: webhookListSchema,
