@@ -211,4 +211,47 @@ describe('schedules on real processes', () => {
       expect(skippedNotes[0]?.note).toMatch(/^previous run \S+ is (PENDING|RUNNING)$/);
     },
   );
+
+  for (const backend of QUEUE_BACKENDS)
+    it.concurrent(
+      `buffer_one: one firing waits for the unfinished run and starts once it ends, the others are skipped (${backend})`,
+      requiresBackend(backend),
+      async ({ expect, onTestFinished }: TestContext) => {
+        const fleet = await startFleet({ backend, toolDelayMs: 1500 });
+        onTestFinished(() => fleet.stop());
+        const [, producer] = await Promise.all([fleet.spawnWorker('a'), fleet.spawnProducer('p')]);
+        const cairn = createClient({ baseUrl: producer.baseUrl });
+        const { schedule_id: scheduleId } = await cairn.schedules.create({
+          entity: RESEARCHER,
+          input: "Research 'cairns'",
+          every_ms: EVERY_MS,
+          overlap: 'buffer_one',
+        });
+        await waitFor(
+          async () =>
+            (await firingsOf(fleet, scheduleId)).filter((f) => f.run_id !== null).length >= 2,
+          90_000,
+          'the buffered firing started',
+          producer.exited,
+        );
+        await cairn.schedules.delete(scheduleId);
+        const firings = await firingsOf(fleet, scheduleId);
+        const [first, buffered] = firings.filter((f) => f.run_id !== null);
+        // The buffered firing is the one right after the first: the ones between waited behind it, skipped.
+        expect(buffered!.fire_time.getTime()).toBe(first!.fire_time.getTime() + EVERY_MS);
+        const skipped = firings.filter(
+          (f) => f.outcome === 'skipped' && f.fire_time > buffered!.fire_time,
+        );
+        expect(skipped.length).toBeGreaterThan(0);
+        const [one, two] = await Promise.all(
+          [first!, buffered!].map(async (f) => (await fleet.client.getRun(f.run_id!))!),
+        );
+        const firstEnded = Math.max(...one!.attempts.map((a) => Date.parse(a.ended_at ?? '')));
+        expect(one!.status).toBe('COMPLETED');
+        expect(Date.parse(two!.created_at)).toBeGreaterThanOrEqual(firstEnded);
+        console.log(
+          `buffer_one (${backend}): run 2 created ${Date.parse(two!.created_at) - firstEnded} ms after run 1 ended; ${skipped.length} firings skipped meanwhile`,
+        );
+      },
+    );
 });
