@@ -22,8 +22,6 @@ export const SUSPEND_MOVE_BY_STATUS = {
   ERROR: 'refused',
   CANCELLED: 'refused',
 } as const satisfies Record<RunStatus, 'at-once' | 'at-boundary' | 'refused'>;
-/** One of the values of {@link SUSPEND_MOVE_BY_STATUS}. */
-export type SuspendMove = (typeof SUSPEND_MOVE_BY_STATUS)[RunStatus];
 
 /** The statuses {@link SUSPEND_MOVE_BY_STATUS} suspends at once: those of the `suspend` transition. */
 export const SUSPEND_AT_ONCE_STATUSES: readonly RunStatus[] = RUN_TRANSITIONS.suspend.from;
