@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { FINAL_STATUSES } from '@cairn/engine';
 import { ADVISORY_LOCKS, withAdvisoryLock } from './advisory-lock.js';
 import type { Database } from './schema.js';
+import { pruneWebhookHistory } from './webhooks/prune-webhook-history.js';
 
 /** Default `CAIRN_RETAIN_DAYS`: finished runs are kept this many days. */
 export const DEFAULT_RETAIN_DAYS = 30;
@@ -33,7 +34,8 @@ export interface PruneResult {
 /**
  * Deletes finished runs (COMPLETED, ERROR, CANCELLED) last updated before `olderThan`, with their
  * messages, tool calls, attempts, events and pending actions (by cascade) and their member runs, in
- * small batches, then the sessions left empty. A team is deleted only when every run of its tree is
+ * small batches, then the sessions left empty, then the webhook events dispatched and the delivery
+ * attempts recorded before `olderThan`. A team is deleted only when every run of its tree is
  * finished. One worker at a time (a Postgres advisory lock); rows are taken with `SKIP LOCKED`, and no
  * unfinished run is read for update, so checkpoints never wait for a prune.
  *
@@ -54,6 +56,7 @@ export async function pruneFinishedRuns(
       done.runs += deleted.runs;
       done.sessions += deleted.sessions;
     }
+    await pruneWebhookHistory(connection, options.olderThan, batchSize);
     return done;
   });
   return outcome.locked ? outcome.result : { locked: false, runs: 0, sessions: 0, batches: 0 };

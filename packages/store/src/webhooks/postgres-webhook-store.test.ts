@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { digestArgs } from '@cairn/engine';
 import { batchDelta, newRun, useStoreTestContext } from '../test-support/store-test-context.js';
 import { PostgresWebhookStore, type WebhookDelivery } from './postgres-webhook-store.js';
+import { pruneFinishedRuns } from '../retention.js';
 import { recordWebhookEvent } from './record-webhook-event.js';
 
 const ctx = useStoreTestContext();
@@ -158,5 +159,33 @@ describe('webhook outbox', () => {
     expect(again[0]!.jobId).not.toBe(`${messageId}.${one.endpoint_id}`);
     expect(await webhooks.deleteEndpoint(one.endpoint_id)).toBe(true);
     expect(await webhooks.listAttempts(one.endpoint_id)).toEqual([]);
+  });
+
+  it('retention deletes dispatched events and attempts older than its cutoff, and keeps an event not yet dispatched', async () => {
+    const webhooks = new PostgresWebhookStore(ctx.db);
+    const { endpoint } = await webhooks.createEndpoint({
+      tenantId: null,
+      url: 'https://a.example/h',
+      events: [],
+    });
+    const record = () =>
+      recordWebhookEvent(ctx.db, { tenantId: null, type: 'run.completed', payload: {} });
+    await record();
+    await webhooks.dispatchPending(10, () => Promise.resolve());
+    await record();
+    await webhooks.recordAttempt({
+      endpointId: endpoint.endpoint_id,
+      messageId: 'msg_1',
+      eventType: 'run.completed',
+      attempt: 1,
+      statusCode: 200,
+      latencyMs: 3,
+      error: null,
+    });
+    await pruneFinishedRuns(ctx.db, { olderThan: new Date(Date.now() + 60_000), batchSize: 1 });
+    expect(await ctx.db.selectFrom('webhook_events').select(['dispatched_at']).execute()).toEqual([
+      { dispatched_at: null },
+    ]);
+    expect(await webhooks.listAttempts(endpoint.endpoint_id)).toEqual([]);
   });
 });
