@@ -188,4 +188,50 @@ describe('webhook outbox', () => {
     ]);
     expect(await webhooks.listAttempts(endpoint.endpoint_id)).toEqual([]);
   });
+
+  it("types a budget pause run.budget_paused and a cancel run.cancelled; a member run's own change records nothing", async () => {
+    const webhooks = new PostgresWebhookStore(ctx.db);
+    await webhooks.createEndpoint({ tenantId: 'acme', url: 'https://a.example/h', events: [] });
+    const team = await ctx.store.createRun(
+      newRun({ tenantId: 'acme', entity: { kind: 'team', name: 'research-team' } }),
+    );
+    const teamClaim = await ctx.store.claimRun(team.runId, { workerId: 'w1', reason: 'run' });
+    const member = await ctx.store.createRun(
+      newRun({ tenantId: 'acme', sessionId: team.sessionId, parentRunId: team.runId }),
+    );
+    const memberClaim = await ctx.store.claimRun(member.runId, { workerId: 'w1', reason: 'run' });
+    await ctx.store.finishRun(member.runId, memberClaim.epoch, {
+      status: 'COMPLETED',
+      content: 'found',
+      error: null,
+      delta: batchDelta(1),
+    });
+    expect(await outbox()).toEqual([]);
+    await ctx.store.finishRun(team.runId, teamClaim.epoch, {
+      status: 'PAUSED',
+      content: null,
+      error: null,
+      delta: batchDelta(2),
+      pendingActions: [
+        {
+          actionId: 'act-budget',
+          kind: 'budget',
+          memberPath: ['research-team'],
+          toolCallId: 'budget-1',
+          tool: 'budget',
+          args: { spent: 1 },
+          argsDigest: digestArgs({ spent: 1 }),
+          argsSchema: null,
+          batch: 2,
+          onTimeout: 'reject',
+          expiresAt: null,
+        },
+      ],
+    });
+    await ctx.store.forceCancel(team.runId);
+    expect((await outbox()).map((e) => [e.type, e.run_id])).toEqual([
+      ['run.budget_paused', team.runId],
+      ['run.cancelled', team.runId],
+    ]);
+  });
 });
