@@ -1,10 +1,11 @@
 /**
  * A small MCP server for the tests, built on the official SDK: `lookup`
  * answers from a fixed knowledge base, `fail` answers `isError`, `wait`
- * holds until its request is cancelled, `whoami` names the serving process.
+ * holds until its request is cancelled (or its server dies), `whoami` names the serving process.
  * Every call it receives is recorded with its `_meta`, and every cancelled
  * one by its request id, in {@link KnowledgeBaseLog}.
  */
+import { writeFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 
@@ -40,9 +41,13 @@ export function knowledgeBaseServer(log: KnowledgeBaseLog): McpServer {
   );
   server.registerTool(
     'wait',
-    { description: 'Waits until cancelled', inputSchema: {} },
-    (_args, extra) => {
+    {
+      description: 'Waits until cancelled; writes the file `mark` names once it waits',
+      inputSchema: { mark: z.string().optional() },
+    },
+    ({ mark }, extra) => {
       record('wait', {}, extra._meta);
+      if (mark !== undefined) writeFileSync(mark, String(process.pid));
       return new Promise((_resolve, reject) => {
         extra.signal.addEventListener('abort', () => {
           log.cancelled.push(String(extra.requestId));

@@ -3,6 +3,9 @@
  * SDK, over Streamable HTTP in this process and over stdio as a child process, called by runs of a
  * real engine on a real store.
  */
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, Engine, Registry, type Tool } from '@cairn/engine';
 import {
@@ -146,6 +149,32 @@ describe('tools from an MCP server', () => {
     expect(pids).toHaveLength(4);
     expect(new Set(pids).size).toBe(1);
     expect(pids[0]).not.toBe(String(process.pid));
+  });
+
+  it('a stdio server killed mid-call: the call is an error result naming the server, and the next call spawns it again', async () => {
+    const server = {
+      command: process.execPath,
+      args: ['--import', 'tsx', STDIO_SERVER, 'restarts'],
+    };
+    const tools = await mcpTools({ server, include: ['whoami', 'wait'] });
+    const whoami = agentCalling(tools, [{ name: 'whoami', arguments: {} }]);
+    const pidOf = async () =>
+      /pid (\d+)/.exec((await engineFor(whoami).run(whoami, 'who')).content!)![1]!;
+    const first = await pidOf();
+
+    const mark = join(mkdtempSync(join(tmpdir(), 'cairn-mcp-')), 'waiting');
+    const waiter = agentCalling(tools, [{ name: 'wait', arguments: { mark } }]);
+    const waiting = engineFor(waiter).run(waiter, 'hold');
+    await expect.poll(() => existsSync(mark)).toBe(true);
+    process.kill(Number(first), 'SIGKILL');
+    const cut = await waiting;
+    expect(cut.status).toBe('COMPLETED');
+    expect(cut.content).toContain(
+      `Tool "wait" failed: MCP server ${server.command} ${server.args.join(' ')}: `,
+    );
+
+    const second = await pidOf();
+    expect(second).not.toBe(first);
   });
 
   it('names a tool the server lacks, and a server address that is not one', async () => {

@@ -34,7 +34,9 @@ const connections = new Map<string, Promise<Client>>();
 /**
  * The process's connection to a server, opened on first use: a stdio
  * server is spawned once per process (a worker's runs share it). A
- * connection that fails to open is forgotten, so a later call tries again.
+ * connection that fails to open, or closes (a stdio server that died, an
+ * HTTP server gone), is forgotten, so the next call opens a new one (a stdio
+ * server is spawned again).
  */
 export function mcpClientFor(server: McpServerAddress): Promise<Client> {
   const key = keyOf(server);
@@ -42,8 +44,16 @@ export function mcpClientFor(server: McpServerAddress): Promise<Client> {
   if (open) return open;
   const opening = connect(server);
   connections.set(key, opening);
-  opening.catch(() => connections.delete(key));
+  const forget = () => {
+    if (connections.get(key) === opening) connections.delete(key);
+  };
+  opening.then((client) => (client.onclose = forget), forget);
   return opening;
+}
+
+/** How errors name a server: its command (stdio) or its URL. */
+export function mcpServerLabel(server: McpServerAddress): string {
+  return 'command' in server ? [server.command, ...(server.args ?? [])].join(' ') : server.url;
 }
 
 /** Closes every MCP connection this process opened (a stdio server's process ends with it). */

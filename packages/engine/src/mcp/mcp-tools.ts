@@ -2,7 +2,7 @@ import type { Tool as McpToolListing } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod';
 import { UserError } from '../errors.js';
 import { tool, type ApprovalOptions, type NeedsApproval, type Tool } from '../tool.js';
-import { mcpClientFor, type McpServerAddress } from './mcp-connection.js';
+import { mcpClientFor, mcpServerLabel, type McpServerAddress } from './mcp-connection.js';
 import { mcpResultText, type McpCallResult } from './mcp-result.js';
 
 /** The `_meta` keys of a call: the same every time the same call of the same run is executed. */
@@ -62,14 +62,17 @@ export interface McpToolsOptions {
  * ```
  */
 export async function mcpTools(options: McpToolsOptions): Promise<Tool[]> {
-  const client = await mcpClientFor(options.server);
-  const listed: McpToolListing[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor === undefined ? {} : { cursor });
-    listed.push(...page.tools);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
+  const listed = await namingTheServer(options.server, async () => {
+    const client = await mcpClientFor(options.server);
+    const tools: McpToolListing[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return tools;
+  });
   const names = new Set(listed.map((t) => t.name));
   const missing = (options.include ?? []).filter((name) => !names.has(name));
   if (missing.length > 0) {
@@ -94,18 +97,17 @@ function toolOf(listing: McpToolListing, options: McpToolsOptions): Tool {
     ...(gate !== false && { needsApproval: gate }),
     ...(gate !== false && options.approval && { approval: options.approval }),
     execute: async (args, ctx) => {
-      const client = await mcpClientFor(options.server);
-      const result = await client.callTool(
-        {
-          name: remoteName,
-          arguments: args,
-          _meta: { [MCP_META_IDEMPOTENCY_KEY]: ctx.idempotencyKey, [MCP_META_EPOCH]: ctx.epoch },
-        },
-        undefined,
-        {
+      const call = {
+        name: remoteName,
+        arguments: args,
+        _meta: { [MCP_META_IDEMPOTENCY_KEY]: ctx.idempotencyKey, [MCP_META_EPOCH]: ctx.epoch },
+      };
+      const timeout = options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs };
+      const result = await namingTheServer(options.server, async () =>
+        (await mcpClientFor(options.server)).callTool(call, undefined, {
           signal: ctx.signal,
-          ...(options.timeoutMs !== undefined && { timeout: options.timeoutMs }),
-        },
+          ...timeout,
+        }),
       );
       const answer = result as McpCallResult;
       const text = mcpResultText(answer);
@@ -113,6 +115,20 @@ function toolOf(listing: McpToolListing, options: McpToolsOptions): Tool {
       return text;
     },
   });
+}
+
+/**
+ * Runs `work` against a server; a failure (a server down, dead or refusing)
+ * says which server. A failed call is a tool error the model reads.
+ */
+async function namingTheServer<T>(server: McpServerAddress, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof UserError) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`MCP server ${mcpServerLabel(server)}: ${reason}`, { cause: error });
+  }
 }
 
 /** A listed tool's input schema as zod: checked before each call; a schema zod cannot read takes any object. */
