@@ -151,7 +151,7 @@ export function createApp(deps: AppDeps): Hono {
   );
   app.route('/v1', sessionRoutes(deps.client));
   if (deps.webhooks) app.route('/v1', webhookRoutes(deps.webhooks));
-  if (deps.schedules) app.route('/v1', scheduleRoutes(deps.schedules));
+  if (deps.schedules) app.route('/v1', scheduleRoutes(deps.schedules, runLimits(deps.limits)));
   app.route(BULL_BOARD_PATH, bullBoard(deps.queues));
   app.route(
     '/ui',

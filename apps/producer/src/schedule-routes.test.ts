@@ -71,6 +71,16 @@ describe('/v1/schedules: bad input is a 400 naming the field, and nothing is sto
     expect(await countSchedules()).toBe(0);
   });
 
+  it('an input longer than a run may take: 422 field_too_long, as for a run', async () => {
+    const res = await call('POST', '/v1/schedules', ADMIN, {
+      ...VALID,
+      input: 'x'.repeat(100_001),
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toBe('field_too_long');
+    expect(await countSchedules()).toBe(0);
+  });
+
   it('an entity no worker serves: 400 naming entity', async () => {
     const res = await call('POST', '/v1/schedules', ADMIN, {
       ...VALID,

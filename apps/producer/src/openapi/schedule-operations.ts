@@ -24,6 +24,8 @@ const scheduleId: ApiParameter = {
 
 const NOT_FOUND = 'not_found: no such schedule for this tenant';
 
+const TOO_LONG = "field_too_long: input or metadata over the runs' limits (CAIRN_MAX_INPUT_CHARS)";
+
 /** The `/v1/schedules` operations. */
 export const SCHEDULE_OPERATIONS: readonly ApiOperation[] = [
   {
@@ -37,7 +39,7 @@ export const SCHEDULE_OPERATIONS: readonly ApiOperation[] = [
     answers: {
       201: { description: 'Created (its job scheduler too, unless paused)', json: scheduleSchema },
     },
-    errors: BODY_ERRORS,
+    errors: { ...BODY_ERRORS, 422: TOO_LONG },
   },
   {
     method: 'get',
@@ -77,7 +79,7 @@ export const SCHEDULE_OPERATIONS: readonly ApiOperation[] = [
     parameters: [scheduleId],
     body: { schema: updateScheduleBodySchema, required: true },
     answers: { 200: { description: 'The schedule as changed', json: scheduleSchema } },
-    errors: { ...BODY_ERRORS, 404: NOT_FOUND },
+    errors: { ...BODY_ERRORS, 404: NOT_FOUND, 422: TOO_LONG },
   },
   {
     method: 'delete',

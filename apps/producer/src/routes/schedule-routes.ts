@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { requestPrincipal } from '../api-key-auth.js';
 import { integerParameter } from '../integer-parameter.js';
 import { jsonBody } from '../json-body.js';
+import { assertFieldsFit, type RunLimits } from '../run-limits.js';
 import { createScheduleBodySchema, updateScheduleBodySchema } from '../schedule-schemas.js';
 import type { ScheduleDetail, ScheduleService } from '../schedule-service.js';
 
@@ -12,9 +13,9 @@ export const MAX_SCHEDULES_LISTED = 500;
 /**
  * `POST/GET /v1/schedules`, `GET/PATCH/DELETE /v1/schedules/:schedule_id`: a key bound to a
  * tenant creates and sees its tenant's schedules only (another tenant's is a 404); an admin key
- * sees every one.
+ * sees every one. `input` and `metadata` are held to the runs' `limits`.
  */
-export function scheduleRoutes(service: ScheduleService): Hono {
+export function scheduleRoutes(service: ScheduleService, limits: RunLimits): Hono {
   const app = new Hono();
   const scope = (c: Parameters<typeof requestPrincipal>[0]) => ({
     tenantId: requestPrincipal(c).tenantId,
@@ -22,6 +23,8 @@ export function scheduleRoutes(service: ScheduleService): Hono {
 
   app.post('/schedules', async (c) => {
     const body = await jsonBody(c, createScheduleBodySchema);
+    // The runs' own limits: an input or metadata no run could be created with is refused now (422).
+    assertFieldsFit(body, limits);
     const schedule = await service.create(scope(c), body);
     return c.json(scheduleJson(schedule), 201);
   });
@@ -43,6 +46,7 @@ export function scheduleRoutes(service: ScheduleService): Hono {
 
   app.patch('/schedules/:schedule_id', async (c) => {
     const body = await jsonBody(c, updateScheduleBodySchema);
+    assertFieldsFit(body, limits);
     const schedule = await service.update(scope(c), c.req.param('schedule_id'), body);
     return c.json(scheduleJson(schedule));
   });
