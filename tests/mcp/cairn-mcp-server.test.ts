@@ -67,10 +67,14 @@ it('starts a run of a served entity under the key tenant, lists and decides its 
     'start_team_ops-team',
   ]);
 
-  const started = await callTool(acme, 'start_agent_ops-agent', { input: 'restart api' });
+  const start = { input: 'restart api', idempotency_key: 'incident-7' };
+  const started = await callTool(acme, 'start_agent_ops-agent', start);
   expect(started.isError).toBe(false);
   const { run_id: runId, status } = started.json() as { run_id: string; status: string };
   expect(status).toBe('PENDING');
+  // A retried start with the same key answers the same run.
+  expect((await callTool(acme, 'start_agent_ops-agent', start)).json().run_id).toBe(runId);
+  expect((await fx.client.listRuns({ limit: 10 })).runs.map((r) => r.run_id)).toEqual([runId]);
   expect(await fx.client.runOwner(runId)).toEqual({ tenantId: 'acme' });
 
   // A worker takes it: the restart needs a person.

@@ -4,6 +4,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { mayAccess } from '../api-key-auth.js';
 import type { Principal } from '../api-keys.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../idempotency-key.js';
 import { toPostedDecision } from '../posted-decision.js';
 import type { ProducerClient } from '../producer-client.js';
 import { createRunBodySchema, decisionsBodySchema } from '../request-schemas.js';
@@ -25,7 +26,17 @@ export function startToolName(entity: EntityRef): string {
 }
 
 const runId = z.string().min(1).max(200).describe('The run id a start tool answered with');
-const startRunInput = createRunBodySchema.pick({ input: true, session_id: true, metadata: true });
+const startRunInput = createRunBodySchema
+  .pick({ input: true, session_id: true, metadata: true })
+  .extend({
+    idempotency_key: z
+      .string()
+      .trim()
+      .min(1)
+      .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+      .optional()
+      .describe('The same key again answers the run it started, as the Idempotency-Key header'),
+  });
 
 /**
  * Cairn as an MCP server, for one request (the transport is stateless, so
@@ -64,6 +75,7 @@ export function cairnMcpServer({
           sessionId: body.session_id,
           metadata: body.metadata,
           tenantId: principal.tenantId,
+          idempotencyKey: body.idempotency_key,
         });
         return answer({ run_id: run.runId, session_id: run.sessionId, status: run.status });
       },
