@@ -65,10 +65,5 @@ export {
   type FinishStatus,
 } from './lifecycle/run-status.js';
 export { interruptedToolResult } from './lifecycle/open-tool-calls.js';
-export {
-  SUSPEND_AT_ONCE_STATUSES,
-  SUSPEND_MOVE_BY_STATUS,
-  type SuspendOutcome,
-  type SuspendStore,
-} from './lifecycle/suspend-run.js';
+export { suspendMoveOf, type SuspendOutcome, type SuspendStore } from './lifecycle/suspend-run.js';
 export { suspendedEventData } from './suspension.js';

@@ -6,8 +6,7 @@ import {
   assertNever,
   runEntityPath,
   suspendedEventData,
-  SUSPEND_AT_ONCE_STATUSES,
-  SUSPEND_MOVE_BY_STATUS,
+  suspendMoveOf,
   RUN_TRANSITIONS,
   type SuspendOutcome,
 } from '@cairn/engine/store';
@@ -21,7 +20,7 @@ import type { Database } from './schema.js';
  * The store's half of the lifecycle's `suspend` move, in one transaction under
  * the tree root's row lock (the lock a claim and a decision take too): a
  * `suspended` action waiting in the tree already makes it `already`; otherwise
- * the run's status picks the move (`SUSPEND_MOVE_BY_STATUS`). `at-once` inserts
+ * the lifecycle's `suspendMoveOf` picks the move. `at-once` inserts
  * the action on the run with `RunSuspended` and, when no execution holds the
  * tree (its root queued or paused), moves the root to PAUSED with its epoch + 1
  * (a job or resume queued before is refused by the claim); `at-boundary`
@@ -56,7 +55,8 @@ export async function suspendRun(
       .where('status', '=', 'pending')
       .executeTakeFirst();
     if (waiting) return { kind: 'already', run, actionId: waiting.action_id };
-    const move = SUSPEND_MOVE_BY_STATUS[run.status];
+    // `idle`: no execution holds the tree, its root (queued or paused) moves on, so nothing queued before claims it.
+    const { move, idle } = suspendMoveOf(run.status, root.status);
     switch (move) {
       case 'refused':
         throw new RunAlreadyTerminalError(runId, run.status);
@@ -73,8 +73,6 @@ export async function suspendRun(
       default:
         return assertNever(move);
     }
-    // No execution holds the tree: its root (queued or paused) moves on, so nothing queued before claims it.
-    const idle = SUSPEND_AT_ONCE_STATUSES.includes(root.status);
     const epoch = idle ? root.epoch + 1 : root.epoch;
     const action = request.action(epoch, runEntityPath(run.entity.name, undefined));
     if (idle) {

@@ -24,7 +24,23 @@ export const SUSPEND_MOVE_BY_STATUS = {
 } as const satisfies Record<RunStatus, 'at-once' | 'at-boundary' | 'refused'>;
 
 /** The statuses {@link SUSPEND_MOVE_BY_STATUS} suspends at once: those of the `suspend` transition. */
-export const SUSPEND_AT_ONCE_STATUSES: readonly RunStatus[] = RUN_TRANSITIONS.suspend.from;
+const SUSPEND_AT_ONCE_STATUSES: readonly RunStatus[] = RUN_TRANSITIONS.suspend.from;
+
+/**
+ * The move of a suspend of a run in `status` whose tree's root is in
+ * `rootStatus` ({@link SUSPEND_MOVE_BY_STATUS}), and whether the root moves
+ * with it (`idle`: no execution holds the tree, so the root is PAUSED, epoch +
+ * 1). A member run not started yet while its team runs is its team's
+ * execution's to stop, at the member's boundary.
+ */
+export function suspendMoveOf(
+  status: RunStatus,
+  rootStatus: RunStatus,
+): { move: 'at-once' | 'at-boundary' | 'refused'; idle: boolean } {
+  const idle = SUSPEND_AT_ONCE_STATUSES.includes(rootStatus);
+  if (status === 'PENDING' && !idle) return { move: 'at-boundary', idle };
+  return { move: SUSPEND_MOVE_BY_STATUS[status], idle };
+}
 
 /** What a suspend did: `suspended` at once (its action), `requested` (the run stops at its next boundary), `already` (a `suspended` action waits already). */
 export type SuspendOutcome =

@@ -7,7 +7,7 @@ import { judgeDecision } from './decide-actions.js';
 import { endingOfError } from './run-ending.js';
 import { canTransition, RUN_STATUSES } from './run-status.js';
 import { suspendedAction, suspendedEventData, SuspendSwitch } from '../suspension.js';
-import { SUSPEND_MOVE_BY_STATUS } from './suspend-run.js';
+import { SUSPEND_MOVE_BY_STATUS, suspendMoveOf } from './suspend-run.js';
 
 function recorded(overrides: Partial<PendingActionRecord> = {}): PendingActionRecord {
   const action = suspendedAction('act-s', ['ops-agent'], 4, 2, 'operator');
@@ -40,6 +40,11 @@ describe("an operator's suspend and resume", () => {
       'ERROR',
       'CANCELLED',
     ]);
+    // The root moves with a run suspended at once only while no execution holds the tree.
+    expect(suspendMoveOf('PENDING', 'PENDING')).toEqual({ move: 'at-once', idle: true });
+    expect(suspendMoveOf('PAUSED', 'RUNNING')).toEqual({ move: 'at-once', idle: false });
+    // A member not started yet while its team runs stops at its own boundary.
+    expect(suspendMoveOf('PENDING', 'RUNNING')).toEqual({ move: 'at-boundary', idle: false });
   });
 
   it('makes one `suspended` action per epoch that never expires, and shows its reason in RunSuspended', () => {
