@@ -12,6 +12,7 @@ import { firingMove, type FiringMove } from '@cairn/engine/lifecycle';
 import { nextFireTimes, type ScheduleQueue } from '@cairn/queue';
 import type {
   FiringRecord,
+  FiringSituationRead,
   FiringView,
   ScheduleRecord,
   ScheduleScope,
@@ -170,19 +171,15 @@ export class ScheduleService {
     let firing = await store.firing(scheduleId, fireTime);
     if (schedule.paused && firing === undefined)
       return { outcome: 'ignored', why: 'schedule paused' };
-    if (firing === undefined) {
-      const { move, note } = await this.decide(schedule, fireTime);
-      firing = await store.recordFiring({
-        scheduleId,
-        fireTime,
-        tenantId: schedule.tenantId,
-        entity: schedule.entity,
-        outcome: outcomeOf(move),
-        ...(note !== undefined && { note }),
-      });
-    }
+    firing ??= await store.recordFiring(
+      { scheduleId, fireTime, tenantId: schedule.tenantId, entity: schedule.entity },
+      (situation) => {
+        const { move, note } = judge(schedule, situation);
+        return { outcome: outcomeOf(move), ...(note !== undefined && { note }) };
+      },
+    );
     if (firing.outcome === 'buffered') {
-      const { move } = await this.decide(schedule, fireTime);
+      const { move } = judge(schedule, await store.situation(scheduleId, fireTime));
       if (move !== 'start') return { outcome: 'waiting' };
       await store.moveFiring(scheduleId, fireTime, { from: 'buffered', to: 'started' });
       firing = (await store.firing(scheduleId, fireTime))!;
@@ -190,21 +187,6 @@ export class ScheduleService {
     if (firing.outcome === 'skipped') return { outcome: 'skipped', note: firing.note };
     if (firing.outcome === 'buffered') return { outcome: 'waiting' };
     return this.start(schedule, firing);
-  }
-
-  /** What the overlap rule says of a firing of `schedule` at `fireTime`, and why when it is not a start. */
-  private async decide(
-    schedule: ScheduleRecord,
-    fireTime: Date,
-  ): Promise<{ move: FiringMove; note?: string }> {
-    const previous = await this.deps.store.previousRun(schedule.scheduleId, fireTime);
-    const move = firingMove({
-      overlap: schedule.overlap,
-      previousStatus: previous?.status,
-      otherBuffered: await this.deps.store.hasOtherBuffered(schedule.scheduleId, fireTime),
-    });
-    if (move === 'start' || !previous) return { move };
-    return { move, note: `previous run ${previous.runId} is ${previous.status}` };
   }
 
   /**
@@ -259,6 +241,24 @@ export class ScheduleService {
 /** The idempotency key of a firing's run: one run per schedule and firing time. */
 export function firingIdempotencyKey(scheduleId: string, fireTime: Date): string {
   return `schedule:${scheduleId}:${fireTime.toISOString()}`;
+}
+
+/** What the overlap rule says of a firing of `schedule` in `situation`, and why when it is not a start. */
+function judge(
+  schedule: ScheduleRecord,
+  { previous, otherBuffered }: FiringSituationRead,
+): { move: FiringMove; note?: string } {
+  const move = firingMove({
+    overlap: schedule.overlap,
+    previousStatus: previous?.status,
+    otherBuffered,
+  });
+  if (move === 'start') return { move };
+  if (!previous) return { move, note: 'another firing is buffered already' };
+  return {
+    move,
+    note: `previous run ${previous.runId ?? '(being created)'} is ${previous.status}`,
+  };
 }
 
 function runRequestOf(schedule: ScheduleRecord, fireTime: Date): CreateRunRequest {

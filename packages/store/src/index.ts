@@ -19,17 +19,6 @@ export type { StoreHitl, StoreOps, StoreParts, StoreReads, StoreWrites } from '.
 export type { BrowserSessionRevocations } from './browser-session-revocations.js';
 export { isPostgresUnavailable } from './postgres-unavailable.js';
 export {
-  ScheduleStore,
-  type FiringRecord,
-  type FiringView,
-  type NewSchedule,
-  type SchedulePatch,
-  type ScheduleRecord,
-  type ScheduleScope,
-  type ScheduleTiming,
-} from './schedules.js';
-export type { FiringOutcome } from './schema.js';
-export {
   LISTED_ATTEMPTS,
   PostgresWebhookStore,
   type NewWebhookEndpoint,
@@ -42,6 +31,18 @@ export {
 } from './webhooks/postgres-webhook-store.js';
 export { recordWebhookEvent, type WebhookEventRecord } from './webhooks/record-webhook-event.js';
 export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks/webhook-event-types.js';
+export {
+  ScheduleStore,
+  type FiringRecord,
+  type FiringSituationRead,
+  type FiringView,
+  type NewSchedule,
+  type SchedulePatch,
+  type ScheduleRecord,
+  type ScheduleScope,
+  type ScheduleTiming,
+} from './schedules.js';
+export type { FiringOutcome } from './schema.js';
 export {
   ServedEntityCatalog,
   ENTITY_HEARTBEAT_MS,

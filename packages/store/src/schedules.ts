@@ -48,6 +48,17 @@ export interface FiringView extends FiringRecord {
   runStatus: RunStatus | null;
 }
 
+/**
+ * What the overlap rule reads when a firing comes: the run the schedule started last before it
+ * (`status` PENDING while that firing's run is being created; `previous` undefined when there is
+ * none, or its run was deleted by retention or a session delete), and whether another firing of
+ * the schedule is buffered.
+ */
+export interface FiringSituationRead {
+  previous: { runId: string | null; status: RunStatus } | undefined;
+  otherBuffered: boolean;
+}
+
 /** Whose schedules a read sees: a tenant's own, or every one (`null`: an admin key). */
 export interface ScheduleScope {
   tenantId: string | null;
@@ -151,57 +162,47 @@ export class ScheduleStore {
   }
 
   /** The firing of `scheduleId` at `fireTime`, if one was recorded. */
-  async firing(scheduleId: string, fireTime: Date): Promise<FiringRecord | undefined> {
-    const row = await this.db
-      .selectFrom('schedule_firings')
-      .selectAll()
-      .where('schedule_id', '=', scheduleId)
-      .where('fire_time', '=', fireTime)
-      .executeTakeFirst();
-    return row && firingOf(row);
+  firing(scheduleId: string, fireTime: Date): Promise<FiringRecord | undefined> {
+    return firingIn(this.db, scheduleId, fireTime);
   }
 
   /**
-   * Records a firing with the outcome its first delivery decided, and returns the row that stands:
-   * this one, or the one an earlier delivery recorded. A second `buffered` firing of a schedule
-   * (the unique index refuses it) is recorded `skipped` instead. A skipped firing's
+   * Records a firing with the outcome `decide` gives it, and returns the row that stands: this one,
+   * or the one an earlier delivery recorded (then `decide` is not called). Firings of one schedule
+   * decide one at a time (the schedule's row is locked), each reading what the ones before it
+   * recorded: two firings handled at once cannot both see no unfinished run. A skipped firing's
    * `schedule.run_skipped` webhook event is recorded in the same transaction.
    */
-  async recordFiring(firing: {
-    scheduleId: string;
-    fireTime: Date;
-    tenantId: string | null;
-    entity: EntityRef;
-    outcome: FiringOutcome;
-    note?: string;
-  }): Promise<FiringRecord> {
+  async recordFiring(
+    firing: { scheduleId: string; fireTime: Date; tenantId: string | null; entity: EntityRef },
+    decide: (situation: FiringSituationRead) => { outcome: FiringOutcome; note?: string },
+  ): Promise<FiringRecord> {
     return this.db.transaction().execute(async (trx) => {
-      const insert = (outcome: FiringOutcome, note: string | null) =>
-        trx
-          .insertInto('schedule_firings')
-          .values({
-            schedule_id: firing.scheduleId,
-            fire_time: firing.fireTime,
-            tenant_id: firing.tenantId,
-            outcome,
-            note,
-          })
-          // Either unique index: this firing's key, or (buffered) the schedule's one buffered firing.
-          .onConflict((oc) => oc.doNothing())
-          .returningAll()
-          .executeTakeFirst();
-      const find = () =>
-        trx
-          .selectFrom('schedule_firings')
-          .selectAll()
-          .where('schedule_id', '=', firing.scheduleId)
-          .where('fire_time', '=', firing.fireTime)
-          .executeTakeFirst();
-      let row = await insert(firing.outcome, firing.note ?? null);
-      if (!row && firing.outcome === 'buffered' && !(await find()))
-        row = await insert('skipped', 'another firing is buffered already');
-      if (row?.outcome === 'skipped') await recordSkip(trx, firing.entity, firingOf(row));
-      return firingOf(row ?? (await find())!);
+      await trx
+        .selectFrom('schedules')
+        .select('schedule_id')
+        .where('schedule_id', '=', firing.scheduleId)
+        .forUpdate()
+        .execute();
+      const existing = await firingIn(trx, firing.scheduleId, firing.fireTime);
+      if (existing) return existing;
+      const { outcome, note } = decide({
+        previous: await previousRunIn(trx, firing.scheduleId, firing.fireTime),
+        otherBuffered: await hasOtherBufferedIn(trx, firing.scheduleId, firing.fireTime),
+      });
+      const row = await trx
+        .insertInto('schedule_firings')
+        .values({
+          schedule_id: firing.scheduleId,
+          fire_time: firing.fireTime,
+          tenant_id: firing.tenantId,
+          outcome,
+          note: note ?? null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      if (row.outcome === 'skipped') await recordSkip(trx, firing.entity, firingOf(row));
+      return firingOf(row);
     });
   }
 
@@ -241,39 +242,12 @@ export class ScheduleStore {
     });
   }
 
-  /**
-   * The run the schedule started last before `before`, with its status: what the overlap policy
-   * reads. A started firing with no run named (its run deleted by retention or a session delete,
-   * or a start cut short, which its redelivery finishes) counts as none.
-   */
-  async previousRun(
-    scheduleId: string,
-    before: Date,
-  ): Promise<{ runId: string; status: RunStatus } | undefined> {
-    const row = await this.db
-      .selectFrom('schedule_firings as f')
-      .leftJoin('runs as r', 'r.run_id', 'f.run_id')
-      .select(['f.run_id', 'r.status'])
-      .where('f.schedule_id', '=', scheduleId)
-      .where('f.fire_time', '<', before)
-      .where('f.outcome', '=', 'started')
-      .orderBy('f.fire_time', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    if (!row || row.run_id === null || row.status === null) return undefined;
-    return { runId: row.run_id, status: row.status };
-  }
-
-  /** Whether a firing of the schedule other than the one at `except` is buffered. */
-  async hasOtherBuffered(scheduleId: string, except: Date): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('schedule_firings')
-      .select('fire_time')
-      .where('schedule_id', '=', scheduleId)
-      .where('outcome', '=', 'buffered')
-      .where('fire_time', '<>', except)
-      .executeTakeFirst();
-    return row !== undefined;
+  /** What the overlap rule reads of the firing of `scheduleId` at `fireTime` (see {@link FiringSituationRead}). */
+  async situation(scheduleId: string, fireTime: Date): Promise<FiringSituationRead> {
+    return {
+      previous: await previousRunIn(this.db, scheduleId, fireTime),
+      otherBuffered: await hasOtherBufferedIn(this.db, scheduleId, fireTime),
+    };
   }
 
   /** The schedule's latest firings, newest first, with the status of each run started. */
@@ -299,6 +273,54 @@ export class ScheduleStore {
       .executeTakeFirst();
     return row && firingOf(row);
   }
+}
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+async function firingIn(
+  db: Db,
+  scheduleId: string,
+  fireTime: Date,
+): Promise<FiringRecord | undefined> {
+  const row = await db
+    .selectFrom('schedule_firings')
+    .selectAll()
+    .where('schedule_id', '=', scheduleId)
+    .where('fire_time', '=', fireTime)
+    .executeTakeFirst();
+  return row && firingOf(row);
+}
+
+async function previousRunIn(
+  db: Db,
+  scheduleId: string,
+  before: Date,
+): Promise<FiringSituationRead['previous']> {
+  const row = await db
+    .selectFrom('schedule_firings as f')
+    .leftJoin('runs as r', 'r.run_id', 'f.run_id')
+    .select(['f.run_id', 'r.status'])
+    .where('f.schedule_id', '=', scheduleId)
+    .where('f.fire_time', '<', before)
+    .where('f.outcome', '=', 'started')
+    .orderBy('f.fire_time', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  // Started, its run not named yet: being created.
+  if (row.run_id === null) return { runId: null, status: 'PENDING' };
+  return row.status === null ? undefined : { runId: row.run_id, status: row.status };
+}
+
+async function hasOtherBufferedIn(db: Db, scheduleId: string, except: Date): Promise<boolean> {
+  const row = await db
+    .selectFrom('schedule_firings')
+    .select('fire_time')
+    .where('schedule_id', '=', scheduleId)
+    .where('outcome', '=', 'buffered')
+    .where('fire_time', '<>', except)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 function timingColumns(timing: ScheduleTiming): {

@@ -6,8 +6,9 @@ import type { Kysely } from 'kysely';
  * run create fields), when (a cron pattern in a time zone, or an interval), its overlap policy
  * and whether it is paused; `schedule_firings` holds one row per firing, keyed by the schedule
  * and the firing's time, so that a firing delivered twice finds the first delivery's row and
- * its run. A firing that started a run names it (`run_id`, set null when retention or a session
- * delete removes the run); a skipped firing stays as a row of its own (`outcome` `skipped`).
+ * its run. A firing that started a run names it (`run_id`: null while the run is being created;
+ * no foreign key, so it keeps naming a run that retention or a session delete removed, which
+ * readers find gone); a skipped firing stays as a row of its own (`outcome` `skipped`).
  * Firings have no foreign key to their schedule: deleting a schedule keeps the record of what
  * it started. Nothing on a run's hot path reads or writes either table.
  */
@@ -53,12 +54,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('outcome', 'text', (c) =>
       c.notNull().check(sql`outcome in ('started', 'skipped', 'buffered')`),
     )
-    .addColumn('run_id', 'text', (c) => c.references('runs.run_id').onDelete('set null'))
+    .addColumn('run_id', 'text')
     .addColumn('note', 'text')
     .addColumn('recorded_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addPrimaryKeyConstraint('schedule_firings_pkey', ['schedule_id', 'fire_time'])
     .execute();
-  // A run's firing, and the foreign key's `set null` when a run is deleted, by index.
+  // A run's firing, by index.
   await sql`create index schedule_firings_run_idx on schedule_firings (run_id)
     where run_id is not null`.execute(db);
   // `buffer_one`: at most one firing of a schedule waits for its previous run, whatever races.
