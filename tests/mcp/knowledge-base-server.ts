@@ -5,7 +5,7 @@
  * Every call it receives is recorded with its `_meta`, and every cancelled
  * one by its request id, in {@link KnowledgeBaseLog}.
  */
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 
@@ -15,8 +15,19 @@ export interface KnowledgeBaseLog {
   cancelled: string[];
 }
 
+/** How a knowledge-base server behaves beyond its log. */
+export interface KnowledgeBaseOptions {
+  /** A file each `lookup` appends its `_meta` idempotency key and epoch to, a line each. */
+  ledger?: string;
+  /** A `lookup` of a topic ending in " 2" under this epoch never answers (a run's worker is then SIGKILLed mid-run). */
+  stallEpoch?: number;
+}
+
 /** A new knowledge-base MCP server writing into `log`. */
-export function knowledgeBaseServer(log: KnowledgeBaseLog): McpServer {
+export function knowledgeBaseServer(
+  log: KnowledgeBaseLog,
+  options: KnowledgeBaseOptions = {},
+): McpServer {
   const server = new McpServer({ name: 'knowledge-base', version: '1.0.0' });
   const record = (tool: string, args: Record<string, unknown>, meta: unknown) =>
     log.calls.push({ tool, args, meta: (meta ?? {}) as Record<string, unknown> });
@@ -28,6 +39,10 @@ export function knowledgeBaseServer(log: KnowledgeBaseLog): McpServer {
     },
     ({ topic }, extra) => {
       record('lookup', { topic }, extra._meta);
+      const meta = extra._meta ?? {};
+      const [key, epoch] = [meta['cairn/idempotency-key'], meta['cairn/epoch']];
+      if (options.ledger !== undefined) appendFileSync(options.ledger, `${key}\t${epoch}\n`);
+      if (epoch === options.stallEpoch && topic.endsWith(' 2')) return new Promise<never>(() => {});
       return { content: [{ type: 'text', text: `kb: ${topic} are stacked stones` }] };
     },
   );
