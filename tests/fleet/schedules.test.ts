@@ -13,6 +13,12 @@ import {
   type Fleet,
 } from './fleet.js';
 
+/**
+ * Each case starts a fleet of its own (two workers and a producer) and waits on firings a second
+ * apart: one at a time, so that five fleets do not start at once on a loaded machine.
+ */
+const CASE_TIMEOUT_MS = 120_000;
+
 /** The schedule's interval: short, so that firings come due while processes are down. */
 const EVERY_MS = 1000;
 
@@ -33,9 +39,9 @@ function firingsOf(fleet: Fleet, scheduleId: string): Promise<FiringRow[]> {
 
 describe('schedules on real processes', () => {
   for (const backend of QUEUE_BACKENDS)
-    it.concurrent(
+    it(
       `an interval schedule fires runs that record it; a SIGKILLed worker and a SIGKILLed producer lose no firing, and a firing delivered twice starts one run (${backend})`,
-      requiresBackend(backend),
+      { ...requiresBackend(backend), timeout: CASE_TIMEOUT_MS },
       async ({ expect, onTestFinished }: TestContext) => {
         const fleet = await startFleet({ backend, toolDelayMs: 100 });
         onTestFinished(() => fleet.stop());
@@ -167,8 +173,9 @@ describe('schedules on real processes', () => {
       },
     );
 
-  it.concurrent(
+  it(
     `skip: while the schedule's run is unfinished its firings are recorded skipped, and its runs never overlap (${FLEET_BACKEND})`,
+    { timeout: CASE_TIMEOUT_MS },
     async ({ expect, onTestFinished }: TestContext) => {
       // Each run takes several seconds (four tool calls of 1.5 s): most firings find one unfinished.
       const fleet = await startFleet({ backend: FLEET_BACKEND, toolDelayMs: 1500 });
@@ -215,9 +222,9 @@ describe('schedules on real processes', () => {
   );
 
   for (const backend of QUEUE_BACKENDS)
-    it.concurrent(
+    it(
       `buffer_one: one firing waits for the unfinished run and starts once it ends, the others are skipped (${backend})`,
-      requiresBackend(backend),
+      { ...requiresBackend(backend), timeout: CASE_TIMEOUT_MS },
       async ({ expect, onTestFinished }: TestContext) => {
         const fleet = await startFleet({ backend, toolDelayMs: 1500 });
         onTestFinished(() => fleet.stop());

@@ -40,6 +40,9 @@ async function eventsOf(runId: string, type: string) {
   return fleet.client.listEventsOfTypes(runId, [type]);
 }
 
+/** The attempts case starts three workers one after the other: each start takes its time on a loaded machine. */
+const THREE_WORKER_STARTS_MS = 120_000;
+
 for (const backend of QUEUE_BACKENDS)
   describe(`suspend and resume (${backend})`, requiresBackend(backend), () => {
     beforeAll(async () => {
@@ -242,31 +245,35 @@ for (const backend of QUEUE_BACKENDS)
       expect(executions([memberId])).toEqual({ quick_step: 1, long_wait_started: 1, long_wait: 1 });
     });
 
-    it('CAIRN_ON_ATTEMPTS_EXHAUSTED=suspend: a run that crashed through its attempts waits suspended, and its resume on a fixed worker gets a fresh allowance', async () => {
-      await fleet.stopWorkers();
-      const capped = { CAIRN_MAX_ATTEMPTS: '1', CAIRN_ON_ATTEMPTS_EXHAUSTED: 'suspend' };
-      const crashing = await fleet.spawnWorker('f', capped);
-      const run = await fleet.client.enqueueRun({ entity: FLAKY, input: 'try' });
-      await crashing.exited;
-      await fleet.spawnWorker('g', capped);
-      await waitForStatus(run.runId, 'PAUSED', 'the run to be suspended past its attempts');
-      const paused = (await fleet.client.getRun(run.runId))!;
-      expect(paused.error).toBeNull();
-      expect(paused.pending_actions).toMatchObject([
-        { kind: 'suspended', args: { reason: 'attempts_exhausted' } },
-      ]);
-      const [event] = await eventsOf(run.runId, 'RunSuspended');
-      expect(event?.data).toMatchObject({ reason: 'attempts_exhausted' });
-      expect(executions([run.runId])).toEqual({ flaky_step: 1 });
+    it(
+      'CAIRN_ON_ATTEMPTS_EXHAUSTED=suspend: a run that crashed through its attempts waits suspended, and its resume on a fixed worker gets a fresh allowance',
+      async () => {
+        await fleet.stopWorkers();
+        const capped = { CAIRN_MAX_ATTEMPTS: '1', CAIRN_ON_ATTEMPTS_EXHAUSTED: 'suspend' };
+        const crashing = await fleet.spawnWorker('f', capped);
+        const run = await fleet.client.enqueueRun({ entity: FLAKY, input: 'try' });
+        await crashing.exited;
+        await fleet.spawnWorker('g', capped);
+        await waitForStatus(run.runId, 'PAUSED', 'the run to be suspended past its attempts');
+        const paused = (await fleet.client.getRun(run.runId))!;
+        expect(paused.error).toBeNull();
+        expect(paused.pending_actions).toMatchObject([
+          { kind: 'suspended', args: { reason: 'attempts_exhausted' } },
+        ]);
+        const [event] = await eventsOf(run.runId, 'RunSuspended');
+        expect(event?.data).toMatchObject({ reason: 'attempts_exhausted' });
+        expect(executions([run.runId])).toEqual({ flaky_step: 1 });
 
-      // The fix deployed: a worker that survives the step, with the same cap of one attempt.
-      await fleet.stopWorkers();
-      await fleet.spawnWorker('h', { ...capped, SUSPEND_FIXED: '1' });
-      expect((await fleet.client.resumeRun(run.runId)).kind).toBe('resumed');
-      await waitForStatus(run.runId, 'COMPLETED', 'the resumed run to finish');
-      const done = (await fleet.client.getRun(run.runId))!;
-      expect(done.content).toBe('it worked');
-      expect(done.attempts.map((a) => a.worker_id)).toEqual(['f', 'g', 'h']);
-      expect(executions([run.runId])).toEqual({ flaky_step: 2 });
-    });
+        // The fix deployed: a worker that survives the step, with the same cap of one attempt.
+        await fleet.stopWorkers();
+        await fleet.spawnWorker('h', { ...capped, SUSPEND_FIXED: '1' });
+        expect((await fleet.client.resumeRun(run.runId)).kind).toBe('resumed');
+        await waitForStatus(run.runId, 'COMPLETED', 'the resumed run to finish');
+        const done = (await fleet.client.getRun(run.runId))!;
+        expect(done.content).toBe('it worked');
+        expect(done.attempts.map((a) => a.worker_id)).toEqual(['f', 'g', 'h']);
+        expect(executions([run.runId])).toEqual({ flaky_step: 2 });
+      },
+      THREE_WORKER_STARTS_MS,
+    );
   });
