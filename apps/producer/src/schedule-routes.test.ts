@@ -1,6 +1,7 @@
 import { PostgresWebhookStore } from '@cairn/store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openProducerFixture, type ProducerFixture } from './test-support/producer-fixture.js';
+import { callApi } from './test-support/api-call.js';
 
 let fx: ProducerFixture;
 
@@ -15,25 +16,9 @@ afterEach(async () => {
   await fx.close();
 });
 
-async function call(
-  method: string,
-  path: string,
-  apiKey: string,
-  body?: unknown,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fx.app.request(path, {
-    method,
-    headers: {
-      Authorization: `Bearer ${apiKey}`,
-      ...(body !== undefined && { 'Content-Type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
-  };
+/** A request of the app in this test with `apiKey` (see callApi). */
+function call(method: string, path: string, apiKey: string, body?: unknown) {
+  return callApi((input, init) => fx.app.request(input, init), method, path, apiKey, body);
 }
 
 const VALID = {

@@ -4,6 +4,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { Registry } from '@cairn/engine';
 import {
   createLiveSubscriber,
+  queueConnectionOf,
   resolveEnvConfig,
   startMetricsServer,
   startTracing,
@@ -66,14 +67,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
   const client = await ProducerService.connect({
     databaseUrl: config.databaseUrl,
     namedStatements: config.namedStatements,
-    queue: {
-      backend: config.queueBackend,
-      redisUrl: config.redisUrl,
-      redisCluster: config.redisCluster,
-      queueName: config.queueName,
-      prefix: config.queuePrefix,
-      tenantWeights: config.tenantWeights,
-    },
+    queue: { ...queueConnectionOf(config), tenantWeights: config.tenantWeights },
     registry,
     migrate: config.migrate,
     tenantBudgets: config.tenantBudgets,
@@ -82,13 +76,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
   try {
     schedules = await openSchedules({
       databaseUrl: config.databaseUrl,
-      queue: {
-        backend: config.queueBackend,
-        redisUrl: config.redisUrl,
-        redisCluster: config.redisCluster,
-        queueName: config.queueName,
-        prefix: config.queuePrefix,
-      },
+      queue: queueConnectionOf(config),
       catalog: registry,
       startRun: (request) => client.enqueueRun(request),
       firing: {

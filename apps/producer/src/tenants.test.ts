@@ -3,6 +3,7 @@ import { Engine } from '@cairn/engine';
 import { createRegistry } from '@cairn/research-team';
 import type { RunView } from '@cairn/store';
 import { openProducerFixture, type ProducerFixture } from './test-support/producer-fixture.js';
+import { callApi } from './test-support/api-call.js';
 
 // The team a test runs in-process: fast tools and scripted turns.
 process.env.RESEARCH_TOOL_DELAY_MS = '10';
@@ -21,28 +22,9 @@ afterEach(async () => {
   await fx.close();
 });
 
-async function call(
-  method: string,
-  path: string,
-  apiKey: string,
-  body?: unknown,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fx.app.request(path, {
-    method,
-    headers: {
-      Authorization: `Bearer ${apiKey}`,
-      ...(body !== undefined && { 'Content-Type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    body:
-      text && res.headers.get('content-type')?.includes('json')
-        ? (JSON.parse(text) as Record<string, unknown>)
-        : {},
-  };
+/** A request of the app in this test with `apiKey` (see callApi). */
+function call(method: string, path: string, apiKey: string, body?: unknown) {
+  return callApi((input, init) => fx.app.request(input, init), method, path, apiKey, body);
 }
 
 async function createAs(

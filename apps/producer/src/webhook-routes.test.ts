@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PostgresWebhookStore } from '@cairn/store';
 import { createApp } from './app.js';
+import { callApi } from './test-support/api-call.js';
 import { openProducerFixture, type ProducerFixture } from './test-support/producer-fixture.js';
 
 let fx: ProducerFixture | undefined;
@@ -13,30 +14,7 @@ const ADMIN = 'admin-key';
 const ACME = 'acme-key';
 const GLOBEX = 'globex-key';
 
-type Fetch = (input: string, init?: RequestInit) => Response | Promise<Response>;
-
-async function call(
-  fetch: Fetch,
-  method: string,
-  path: string,
-  apiKey: string,
-  body?: unknown,
-): Promise<{ status: number; text: string; body: Record<string, unknown> }> {
-  const res = await fetch(path, {
-    method,
-    headers: {
-      Authorization: `Bearer ${apiKey}`,
-      ...(body !== undefined && { 'Content-Type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    text,
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
-  };
-}
+const call = callApi;
 
 describe('/v1/webhooks', () => {
   it("creates an endpoint answering its secret once; a tenant key manages its own tenant's only; the secret never shows again", async () => {

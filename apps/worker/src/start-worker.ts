@@ -17,6 +17,7 @@ import {
   modelFromSpec,
   openModelCapacity,
   openStoreDb,
+  queueConnectionOf,
   resolveEnvConfig,
   startRetention,
   startMetricsServer,
@@ -161,12 +162,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     });
     closers.push(() => heartbeat.stop());
     const runQueue = await RunQueue.open({
-      backend: config.queueBackend,
-      redisUrl: config.redisUrl,
-      redisCluster: config.redisCluster,
-      databaseUrl: config.databaseUrl,
-      queueName: config.queueName,
-      prefix: config.queuePrefix,
+      ...queueConnectionOf(config),
       tenantWeights: config.tenantWeights,
     });
     closers.push(() => runQueue.close());
@@ -232,14 +228,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     const retention = startRetention({ store: ops, retainDays: config.retainDays, logger });
     closers.push(() => retention.stop());
     const webhooks = await startWebhookDelivery({
-      connection: {
-        backend: config.queueBackend,
-        redisUrl: config.redisUrl,
-        redisCluster: config.redisCluster,
-        databaseUrl: config.databaseUrl,
-        queueName: config.queueName,
-        prefix: config.queuePrefix,
-      },
+      connection: queueConnectionOf(config),
       store: new PostgresWebhookStore(db),
       settings: config.webhooks,
       publicUrl: config.publicUrl,

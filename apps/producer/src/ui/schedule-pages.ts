@@ -1,6 +1,7 @@
 import { html } from 'hono/html';
 import { CSRF_FIELD } from '../browser-session.js';
 import type { scheduleDetailJson, scheduleJson } from '../routes/schedule-routes.js';
+import { RUN_FIELD_NAMES } from '../schedule-schemas.js';
 import {
   canAct,
   pageLayout,
@@ -86,15 +87,7 @@ export function schedulePage(schedule: ScheduleDetailJson, viewer: Viewer): Html
   const { entity, input, recent_firings: firings, next_fire_times: next } = schedule;
   const runFields = Object.fromEntries(
     Object.entries(schedule).filter(([key]) =>
-      [
-        'session_id',
-        'user_id',
-        'checkpoint',
-        'metadata',
-        'priority',
-        'deadline_ms',
-        'budget',
-      ].includes(key),
+      (RUN_FIELD_NAMES as readonly string[]).includes(key),
     ),
   );
   return pageLayout(
