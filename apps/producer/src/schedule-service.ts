@@ -257,7 +257,10 @@ function judge(
   if (!previous) return { move, note: 'another firing is buffered already' };
   return {
     move,
-    note: `previous run ${previous.runId ?? '(being created)'} is ${previous.status}`,
+    note:
+      previous.runId === null
+        ? 'previous run is being created'
+        : `previous run ${previous.runId} is ${previous.status}`,
   };
 }
 

@@ -50,12 +50,12 @@ export interface FiringView extends FiringRecord {
 
 /**
  * What the overlap rule reads when a firing comes: the run the schedule started last before it
- * (`status` PENDING while that firing's run is being created; `previous` undefined when there is
+ * (`status` null while that firing's run is being created; `previous` undefined when there is
  * none, or its run was deleted by retention or a session delete), and whether another firing of
  * the schedule is buffered.
  */
 export interface FiringSituationRead {
-  previous: { runId: string | null; status: RunStatus } | undefined;
+  previous: { runId: string | null; status: RunStatus | null } | undefined;
   otherBuffered: boolean;
 }
 
@@ -307,8 +307,8 @@ async function previousRunIn(
     .limit(1)
     .executeTakeFirst();
   if (!row) return undefined;
-  // Started, its run not named yet: being created.
-  if (row.run_id === null) return { runId: null, status: 'PENDING' };
+  // Started, its run not named yet: being created (the overlap rule counts it unfinished).
+  if (row.run_id === null) return { runId: null, status: null };
   return row.status === null ? undefined : { runId: row.run_id, status: row.status };
 }
 

@@ -36,6 +36,7 @@ export {
 export {
   resumeRun,
   suspendRun,
+  SUSPEND_MOVE_BY_STATUS,
   type ResumeOutcome,
   type SuspendDeps,
   type SuspendOutcome,

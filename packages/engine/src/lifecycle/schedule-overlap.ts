@@ -14,8 +14,11 @@ export type FiringMove = 'start' | 'skip' | 'buffer';
 /** What the overlap rule reads when a firing comes (or a buffered one looks again). */
 export interface FiringSituation {
   overlap: ScheduleOverlap;
-  /** The status of the schedule's last started run; undefined: none (or it was deleted). */
-  previousStatus: RunStatus | undefined;
+  /**
+   * The status of the schedule's last started run; undefined: none (or it was deleted); null: its
+   * firing started and its run is still being created (unfinished, as a PENDING run).
+   */
+  previousStatus: RunStatus | null | undefined;
   /** Another firing of the schedule is buffered already (not this one). */
   otherBuffered: boolean;
 }
@@ -27,7 +30,9 @@ export interface FiringSituation {
  */
 export function firingMove(situation: FiringSituation): FiringMove {
   const { overlap, previousStatus } = situation;
-  const unfinished = previousStatus !== undefined && !FINAL_STATUSES.includes(previousStatus);
+  const unfinished =
+    previousStatus === null ||
+    (previousStatus !== undefined && !FINAL_STATUSES.includes(previousStatus));
   switch (overlap) {
     case 'allow':
       return 'start';
