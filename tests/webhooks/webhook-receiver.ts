@@ -10,17 +10,22 @@ export interface ReceivedWebhook {
   verified: { type: string; timestamp: string; data: Record<string, unknown> } | undefined;
   /** What the receiver answered. */
   status: number;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
 
 /**
  * A webhook receiver on 127.0.0.1 for a test: verifies each request with the `standardwebhooks`
- * package, answers 500 to the first `failFirst` attempts of each message, and can go down (its
+ * package, answers 500 to the first `failFirst` attempts of each message (`failFirstOf` its
+ * type's, when it names one), and can go down (its
  * port refuses connections) and come back up on the same port.
  */
 export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
   /** How many attempts of each message it answers 500 before it accepts one. */
   failFirst = 0;
+  /** Per event type, how many attempts of each message of that type it answers 500 (instead of `failFirst`). */
+  failFirstOf: Partial<Record<string, number>> = {};
   private secret = '';
   private server: Server | undefined;
   private port = 0;
@@ -34,12 +39,15 @@ export class WebhookReceiver {
         const body = Buffer.concat(chunks).toString('utf8');
         const id = String(req.headers['webhook-id']);
         const earlier = this.received.filter((r) => r.id === id).length;
-        const status = earlier < this.failFirst ? 500 : 204;
+        const verified = this.verify(body, req.headers);
+        const failFirst = (verified && this.failFirstOf[verified.type]) ?? this.failFirst;
+        const status = earlier < failFirst ? 500 : 204;
         this.received.push({
           id,
           timestamp: String(req.headers['webhook-timestamp']),
-          verified: this.verify(body, req.headers),
+          verified,
           status,
+          at: Date.now(),
         });
         res.writeHead(status).end();
       });

@@ -154,6 +154,44 @@ for (const backend of QUEUE_BACKENDS)
         expect(readFileSync(worker.logFile, 'utf8')).not.toContain(secret.slice(6));
     });
 
+    it("a run's later event waits while its earlier one is retried: run.completed, ready meanwhile, reaches the receiver only after run.paused was accepted", async ({
+      expect,
+    }) => {
+      const { fleet, receiver } = await fleetWithReceiver(1, backend);
+      // run.paused: refused six times (about 3.4 s of backoff); run.completed: accepted at once.
+      receiver.failFirstOf = { 'run.paused': 6 };
+      const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart cache' });
+      const [action] = await pausedWith(fleet, run.runId, 1);
+      await fleet.client.decide(run.runId, [
+        { actionId: action!.actionId, decision: { type: 'approve' } },
+      ]);
+      expect((await finished(fleet, run.runId)).status).toBe('COMPLETED');
+      await waitFor(
+        () => receiver.acceptedFor('run.completed', run.runId) !== undefined,
+        60_000,
+        'the run.completed delivery',
+      );
+      const paused = receiver.acceptedFor('run.paused', run.runId)!;
+      const ofRun = receiver.received.filter((r) => r.verified?.data.run_id === run.runId);
+      const completedFirstSeen = ofRun.find((r) => r.verified!.type === 'run.completed')!;
+      // Six refusals, then accepted; run.completed never tried before that.
+      expect(ofRun.filter((r) => r.id === paused.id).map((r) => r.status)).toEqual([
+        500, 500, 500, 500, 500, 500, 204,
+      ]);
+      expect(completedFirstSeen.at).toBeGreaterThanOrEqual(paused.at);
+      expect(ofRun.filter((r) => r.id === completedFirstSeen.id).map((r) => r.status)).toEqual([
+        204,
+      ]);
+      // It was held, not late: its event had been turned into a job before run.paused was accepted.
+      const completedRow = await fleet.store.db
+        .selectFrom('webhook_events')
+        .select('dispatched_at')
+        .where('run_id', '=', run.runId)
+        .where('type', '=', 'run.completed')
+        .executeTakeFirstOrThrow();
+      expect(completedRow.dispatched_at!.getTime()).toBeLessThan(paused.at);
+    });
+
     it('a worker SIGKILLed right after a run paused still leads to the notification: the event was committed with the pause', async ({
       expect,
     }) => {

@@ -8,7 +8,7 @@ import type { WebhookJobData } from './webhook-queue.js';
 
 /** What one attempt needs besides its job. */
 export interface DeliverWebhookOptions {
-  store: WebhookDeliveryStore;
+  store: Pick<WebhookDeliveryStore, 'deliveryTarget' | 'recordAttempt'>;
   /** How long the attempt may take, connection and answer. */
   timeoutMs: number;
   /** `CAIRN_WEBHOOK_ALLOW_PRIVATE`: private, loopback and link-local targets allowed. */

@@ -32,7 +32,7 @@ async function receiver(status: number) {
 /** The delivery store port over one endpoint, keeping the attempts it records. */
 function storeFor(url: string) {
   const attempts: Parameters<WebhookDeliveryStore['recordAttempt']>[0][] = [];
-  const store: WebhookDeliveryStore = {
+  const store: Pick<WebhookDeliveryStore, 'deliveryTarget' | 'recordAttempt'> = {
     deliveryTarget: () => Promise.resolve({ url, secret: SECRET, disabled: false }),
     recordAttempt: (a) => Promise.resolve(void attempts.push(a)),
   };

@@ -1,6 +1,8 @@
+import { DelayedError } from 'bullmq';
 import type { WebhookSettings, WorkerLogger } from '@cairn/runtime';
 import type { QueueConnectionOptions } from '../open-backend.js';
 import { deliverWebhook, WebhookAttemptFailedError } from './deliver-webhook.js';
+import { earlierDeliveryPending, RUN_ORDER_RECHECK_MS } from './run-order.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 import type { WebhookDeliveryStore, WebhookOutboxStore } from './webhook-ports.js';
 import { WebhookQueue } from './webhook-queue.js';
@@ -25,13 +27,20 @@ export interface WebhookDelivery {
 /**
  * Starts webhook delivery in a worker process: a dispatcher turning recorded events into delivery
  * jobs, and a BullMQ worker making the attempts (signed, timed out, retried with capped exponential
- * backoff). Every worker process runs both; they share the work.
+ * backoff), each run's events to an endpoint in their order: a delivery whose run has an earlier
+ * event not yet delivered (or given up) to the endpoint waits, without spending an attempt. Every
+ * worker process runs both; they share the work.
  */
 export async function startWebhookDelivery(
   options: WebhookDeliveryOptions,
 ): Promise<WebhookDelivery> {
   const queue = await WebhookQueue.open(options.connection, options.settings);
-  const worker = queue.startWorker(async (job) => {
+  const worker = queue.startWorker(async (job, token) => {
+    if ((await earlierDeliveryPending(job.data, options.store, queue)) !== undefined) {
+      // Not an attempt: the job looks again once the run's earlier event is delivered or given up.
+      await job.moveToDelayed(Date.now() + RUN_ORDER_RECHECK_MS, token);
+      throw new DelayedError();
+    }
     await deliverWebhook(job.data, job.attemptsMade + 1, {
       store: options.store,
       timeoutMs: options.settings.timeoutMs,

@@ -61,6 +61,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           messageId: d.messageId,
           type: d.type,
           body: webhookBody(d, options.publicUrl),
+          ...(d.runId !== null && !d.redelivery && { runId: d.runId }),
         } satisfies WebhookJobData,
       })),
     );

@@ -9,6 +9,8 @@ export interface WebhookDeliveryRecord {
   runId: string | null;
   occurredAt: Date;
   payload: Record<string, unknown>;
+  /** A manual redelivery: sent as asked, without waiting for the run's earlier events. */
+  redelivery: boolean;
 }
 
 /** What a delivery reads and records (`PostgresWebhookStore` implements it). */
@@ -17,6 +19,12 @@ export interface WebhookDeliveryStore {
   deliveryTarget(
     endpointId: string,
   ): Promise<{ url: string; secret: string; disabled: boolean } | undefined>;
+  /** The jobs of the first deliveries to `endpointId` of the run's events before message `messageId`, oldest first; `dispatched` false: not yet turned into jobs. */
+  earlierDeliveries(
+    runId: string,
+    messageId: string,
+    endpointId: string,
+  ): Promise<{ jobId: string; dispatched: boolean }[]>;
   recordAttempt(attempt: {
     endpointId: string;
     messageId: string;

@@ -2,6 +2,7 @@ import type { Processor } from 'bullmq';
 import { webhookBackoffMs, type WebhookSettings } from '@cairn/runtime';
 import type { AnyQueue, AnyWorker, BackendHandle } from '../backend-handle.js';
 import { openBackend, queueNameOf, type QueueConnectionOptions } from '../open-backend.js';
+import { LIVE_JOB_STATES } from '../queue-backend.js';
 
 /** The data of a delivery job: the endpoint, the message and its body, frozen when the event was dispatched. */
 export interface WebhookJobData {
@@ -10,6 +11,8 @@ export interface WebhookJobData {
   type: string;
   /** The JSON body sent at every attempt (signed with the attempt's timestamp). */
   body: string;
+  /** The run whose event it is, when it waits for the run's earlier events (not a manual redelivery). */
+  runId?: string;
 }
 
 /** The name of every delivery job. */
@@ -69,6 +72,11 @@ export class WebhookQueue {
         },
       })),
     );
+  }
+
+  /** True while job `jobId` will still be attempted (waiting, delayed for a retry, active); false once it is done, given up or gone. */
+  async isLive(jobId: string): Promise<boolean> {
+    return LIVE_JOB_STATES.includes(await this.handle.queue.getJobState(jobId));
   }
 
   /** Starts a worker making deliveries with `processor`. */

@@ -61,6 +61,8 @@ export interface WebhookDelivery {
   runId: string | null;
   occurredAt: Date;
   payload: Record<string, unknown>;
+  /** A manual redelivery: sent as asked, without waiting for the run's earlier events. */
+  redelivery: boolean;
 }
 
 /** Where and how a delivery goes, read at each attempt (a changed URL or a disabled endpoint counts at once). */
@@ -98,6 +100,22 @@ const VIEW_COLUMNS = [
 /** The message id of outbox event `eventId`. */
 function messageIdOf(eventId: string): string {
   return `msg_${eventId}`;
+}
+
+/** The outbox event of message id `messageId` (`msg_<event id>`); undefined for another form. */
+function eventIdOf(messageId: string): string | undefined {
+  return /^msg_(\d{1,18})$/.exec(messageId)?.[1];
+}
+
+/** The delivery job's id of a message to an endpoint; a redelivery's names its own outbox row. */
+function deliveryJobIdOf(
+  messageId: string,
+  endpointId: string,
+  redeliveryEventId?: string,
+): string {
+  return redeliveryEventId === undefined
+    ? `${messageId}.${endpointId}`
+    : `${messageId}.${endpointId}.r${redeliveryEventId}`;
 }
 
 /** A new signing secret: `whsec_` and 32 random bytes in base64 (the Standard Webhooks form). */
@@ -223,7 +241,7 @@ export class PostgresWebhookStore {
    * dispatcher delivers like any other). False when the endpoint never had an attempt of it.
    */
   async redeliver(endpointId: string, deliveryId: string): Promise<boolean> {
-    const eventId = /^msg_(\d{1,18})$/.exec(deliveryId)?.[1];
+    const eventId = eventIdOf(deliveryId);
     if (eventId === undefined) return false;
     const { rows } = await sql<{ event_id: string }>`
       insert into webhook_events (tenant_key, type, run_id, entity_name, payload, endpoint_id, message_id)
@@ -275,15 +293,18 @@ export class PostgresWebhookStore {
         (row.endpoint_ids ?? []).map((endpointId) => {
           const messageId = row.message_id ?? messageIdOf(row.event_id);
           return {
-            jobId: row.redelivery
-              ? `${messageId}.${endpointId}.r${row.event_id}`
-              : `${messageId}.${endpointId}`,
+            jobId: deliveryJobIdOf(
+              messageId,
+              endpointId,
+              row.redelivery ? row.event_id : undefined,
+            ),
             messageId,
             endpointId,
             type: row.type,
             runId: row.run_id,
             occurredAt: row.created_at,
             payload: row.payload,
+            redelivery: row.redelivery,
           };
         }),
       );
@@ -299,6 +320,34 @@ export class PostgresWebhookStore {
         .execute();
       return rows.length;
     });
+  }
+
+  /**
+   * The jobs of the first deliveries to `endpointId` of the run's events recorded before message
+   * `messageId`, oldest first (redeliveries aside): a delivery of a run's event waits until these
+   * are delivered or given up. `dispatched` false: the event is not yet turned into jobs (its job
+   * may not exist yet, or may exist with its event not yet marked). Events the endpoint did not
+   * take have no job.
+   */
+  async earlierDeliveries(
+    runId: string,
+    messageId: string,
+    endpointId: string,
+  ): Promise<{ jobId: string; dispatched: boolean }[]> {
+    const eventId = eventIdOf(messageId);
+    if (eventId === undefined) return [];
+    const rows = await this.db
+      .selectFrom('webhook_events')
+      .select([sql<string>`event_id::text`.as('event_id'), 'dispatched_at'])
+      .where('run_id', '=', runId)
+      .where('endpoint_id', 'is', null)
+      .where(sql<boolean>`event_id < ${eventId}::bigint`)
+      .orderBy('event_id')
+      .execute();
+    return rows.map((r) => ({
+      jobId: deliveryJobIdOf(messageIdOf(r.event_id), endpointId),
+      dispatched: r.dispatched_at !== null,
+    }));
   }
 
   /** Where a delivery to `endpointId` goes now; undefined once the endpoint is deleted. */
