@@ -10,8 +10,8 @@
  * two MCP calls. Any later execution finds the marker and goes on.
  */
 import { existsSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Agent, Registry, type Model } from '@cairn/engine';
 import { mcpTools } from '@cairn/engine/mcp';
 import { firstUserInput, ScriptedModel, toolResults } from '@cairn/engine/testing';
@@ -26,8 +26,8 @@ export const JOURNAL = 'journal.txt';
 export const JOURNAL_END = 'END';
 
 /** The published server's entry point, resolved from the installed package. */
-export const FILESYSTEM_SERVER = createRequire(import.meta.url).resolve(
-  '@modelcontextprotocol/server-filesystem/dist/index.js',
+export const FILESYSTEM_SERVER = fileURLToPath(
+  import.meta.resolve('@modelcontextprotocol/server-filesystem/dist/index.js'),
 );
 
 /** The registry: the filesystem server's `edit_file` and `read_text_file` as `fs_*`. */
