@@ -67,7 +67,8 @@ it('starts a run of a served entity under the key tenant, lists and decides its 
     'start_team_ops-team',
   ]);
 
-  const start = { input: 'restart api', idempotency_key: 'incident-7' };
+  // No worker yet: the start answers at once (wait_ms 0) with the run still pending.
+  const start = { input: 'restart api', idempotency_key: 'incident-7', wait_ms: 0 };
   const started = await callTool(acme, 'start_agent_ops-agent', start);
   expect(started.isError).toBe(false);
   const { run_id: runId, status } = started.json() as { run_id: string; status: string };

@@ -17,7 +17,7 @@ import { runLimits, type RunLimits } from './run-limits.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { eventRoutes } from './routes/event-routes.js';
 import type { EventStreamOptions } from './routes/event-routes.js';
-import { mcpRoutes } from './mcp/mcp-routes.js';
+import { mcpRoutes, type McpOptions } from './mcp/mcp-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { openApiRoutes } from './routes/openapi-routes.js';
 import type { HealthCheck } from './routes/health-routes.js';
@@ -67,6 +67,8 @@ export interface AppDeps {
   schedules?: ScheduleService;
   metrics?: ProducerMetrics;
   logger?: Logger;
+  /** `/mcp`: how long its start tools wait for their run, and the base of run page links. */
+  mcp?: McpOptions;
 }
 
 /**
@@ -137,7 +139,7 @@ export function createApp(deps: AppDeps): Hono {
   for (const path of [BULL_BOARD_PATH, `${BULL_BOARD_PATH}/*`])
     app.use(path, adminOnly('Bull Board'));
   app.route('/v1', runRoutes({ client: deps.client, metrics, limits: runLimits(deps.limits) }));
-  app.route('/', mcpRoutes(deps.client, runLimits(deps.limits)));
+  app.route('/', mcpRoutes(deps.client, runLimits(deps.limits), deps.mcp));
   app.route('/v1', suspendRoutes(deps.client));
   app.route(
     '/v1',

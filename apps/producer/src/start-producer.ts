@@ -124,6 +124,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
       maxRunsPerSession: config.maxRunsPerSession,
     },
     events: { maxStreamsPerKey: config.maxStreamsPerKey },
+    mcp: { publicUrl: config.publicUrl },
     logger,
   });
   let server: ServerType | undefined;

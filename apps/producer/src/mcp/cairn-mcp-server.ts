@@ -1,4 +1,4 @@
-import { RunNotFoundError, type EntityRef } from '@cairn/engine';
+import { IDLE_STATUSES, RunNotFoundError, type EntityRef } from '@cairn/engine';
 import type { RunView } from '@cairn/store';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
@@ -9,6 +9,7 @@ import { toPostedDecision } from '../posted-decision.js';
 import type { ProducerClient } from '../producer-client.js';
 import { createRunBodySchema, decisionsBodySchema } from '../request-schemas.js';
 import { assertFieldsFit, type RunLimits } from '../run-limits.js';
+import { waitForIdleRun } from './run-wait.js';
 
 /** What {@link cairnMcpServer} serves from. */
 export interface CairnMcpServerDeps {
@@ -18,6 +19,18 @@ export interface CairnMcpServerDeps {
   /** The entities live workers serve: one start tool each. */
   entities: readonly EntityRef[];
   limits: RunLimits;
+  /** How long a start tool waits for its run to end, and how often it reads it meanwhile. */
+  wait: McpWaitSettings;
+  /** The address of a run's page, for answers that leave the run going on. */
+  pageUrl: (runId: string) => string;
+}
+
+/** How long `/mcp`'s start tools wait for their run (docs/mcp.md, "Waiting for the result"). */
+interface McpWaitSettings {
+  /** The bound: a run still going after it is answered with its run id and page. */
+  boundMs: number;
+  /** How often the run's status and events are read while waiting. */
+  pollMs: number;
 }
 
 /** The name of the tool that starts a run of `entity`: MCP tool names take letters, digits, `_`, `-` and `.`. */
@@ -51,6 +64,8 @@ export function cairnMcpServer({
   principal,
   entities,
   limits,
+  wait,
+  pageUrl,
 }: CairnMcpServerDeps): McpServer {
   const server = new McpServer({ name: 'cairn', version: '0.1.0' });
   const ownRun = async (id: string): Promise<RunView> => {
@@ -60,14 +75,25 @@ export function cairnMcpServer({
     return run;
   };
 
+  const startInput = startRunInput.extend({
+    wait_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(wait.boundMs)
+      .optional()
+      .describe(
+        `How long to wait for the run to end before answering with its run id, in ms (default and most: ${wait.boundMs}; 0 answers at once)`,
+      ),
+  });
   for (const entity of entities) {
     server.registerTool(
       startToolName(entity),
       {
-        description: `Starts a durable run of the ${entity.kind} "${entity.name}" with this input; answers its run id at once (the run goes on in Cairn's workers: read it with get_run).`,
-        inputSchema: startRunInput.shape,
+        description: `Starts a durable run of the ${entity.kind} "${entity.name}" with this input. A run that ends (or pauses for a person) within wait_ms answers with its result; a longer one answers with its run id and the URL of its page, and goes on in Cairn's workers (read it with get_run). With a progressToken, each event the run records while waited for is a progress notification.`,
+        inputSchema: startInput.shape,
       },
-      async (body) => {
+      async (body, extra) => {
         assertFieldsFit(body, limits);
         const run = await client.enqueueRun({
           entity,
@@ -77,7 +103,24 @@ export function cairnMcpServer({
           tenantId: principal.tenantId,
           idempotencyKey: body.idempotency_key,
         });
-        return answer({ run_id: run.runId, session_id: run.sessionId, status: run.status });
+        const { progressToken } = extra._meta ?? {};
+        let progress = 0;
+        const status = await waitForIdleRun(client, run.runId, {
+          boundMs: body.wait_ms ?? wait.boundMs,
+          pollMs: wait.pollMs,
+          signal: extra.signal,
+          ...(progressToken !== undefined && {
+            onEvent: (event) =>
+              extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken, progress: ++progress, message: event.type },
+              }),
+          }),
+        });
+        const started = { session_id: run.sessionId, page_url: pageUrl(run.runId) };
+        if (status && IDLE_STATUSES.includes(status))
+          return answer({ ...runSummary(await ownRun(run.runId)), ...started });
+        return answer({ run_id: run.runId, status: status ?? run.status, ...started });
       },
     );
   }

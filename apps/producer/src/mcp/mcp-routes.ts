@@ -8,30 +8,88 @@ import { cairnMcpServer } from './cairn-mcp-server.js';
 /** The path Cairn serves MCP on (Streamable HTTP). */
 export const MCP_PATH = '/mcp';
 
+/** How long a start tool waits for its run by default and at most (docs/mcp.md). */
+const DEFAULT_MCP_WAIT_MS = 20_000;
+
+/** Options of {@link mcpRoutes}. */
+export interface McpOptions {
+  /**
+   * How long a start tool waits for its run to end before answering with its run id and page.
+   * @defaultValue {@link DEFAULT_MCP_WAIT_MS}
+   */
+  waitMs?: number;
+  /**
+   * How often a waiting start tool reads its run, in ms.
+   * @defaultValue 200
+   */
+  pollMs?: number;
+  /** The producer's address as people reach it (`CAIRN_PUBLIC_URL`), for run page links; unset: the request's origin. */
+  publicUrl?: string;
+}
+
 /**
  * `POST /mcp`: Cairn as an MCP server over Streamable HTTP, stateless (no
- * session: any producer answers any request) with JSON answers, behind the
- * same keys as `/v1` (a full key: every MCP message is a POST).
+ * session: any producer answers any request) behind the same keys as `/v1`
+ * (a full key: every MCP message is a POST). An answer is JSON, or an SSE
+ * stream when the request asks for progress (a `progressToken`), so that the
+ * progress notifications can go before it.
  */
-export function mcpRoutes(client: ProducerClient, limits: RunLimits): Hono {
+export function mcpRoutes(
+  client: ProducerClient,
+  limits: RunLimits,
+  options: McpOptions = {},
+): Hono {
+  const wait = { boundMs: options.waitMs ?? DEFAULT_MCP_WAIT_MS, pollMs: options.pollMs ?? 200 };
   const app = new Hono();
   app.all(MCP_PATH, async (c) => {
+    const base = (options.publicUrl ?? new URL(c.req.url).origin).replace(/\/+$/, '');
     const server = cairnMcpServer({
       client,
       principal: requestPrincipal(c),
       entities: await client.servedEntities(),
       limits,
+      wait,
+      pageUrl: (runId) => `${base}/ui/runs/${encodeURIComponent(runId)}`,
     });
+    const parsedBody: unknown =
+      c.req.method === 'POST'
+        ? await c.req.raw
+            .clone()
+            .json()
+            .catch(() => undefined)
+        : undefined;
+    const streamed = asksProgress(parsedBody);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
-      enableJsonResponse: true,
+      enableJsonResponse: !streamed,
     });
     await server.connect(transport);
-    try {
-      return await transport.handleRequest(c.req.raw);
-    } finally {
-      await server.close();
+    if (!streamed) {
+      try {
+        return await transport.handleRequest(c.req.raw);
+      } finally {
+        await server.close();
+      }
     }
+    // The stream outlives this handler: the server closes once the answer went out.
+    const response = await transport.handleRequest(c.req.raw, { parsedBody });
+    const close = () => void server.close();
+    if (!response.body) {
+      close();
+      return response;
+    }
+    const body = response.body.pipeThrough(new TransformStream({ flush: close }));
+    return new Response(body, response);
   });
   return app;
+}
+
+/** True when a message of the body carries `params._meta.progressToken`. */
+function asksProgress(body: unknown): boolean {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  return messages.some((message) => {
+    const meta = (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params
+      ?._meta;
+    return meta?.progressToken !== undefined;
+  });
 }
