@@ -9,7 +9,7 @@ export interface ReceivedSpan {
   parentSpanId: string;
   name: string;
   startTimeUnixNano: string;
-  attributes: Record<string, string | number | boolean>;
+  attributes: Record<string, AttributeValue>;
   status: { code?: number; message?: string };
 }
 
@@ -21,7 +21,11 @@ export interface OtlpReceiver {
   close(): Promise<void>;
 }
 
+/** An attribute's value as a collector decodes it: a scalar or an array of them. */
+type AttributeValue = string | number | boolean | AttributeValue[];
+
 interface OtlpValue {
+  arrayValue?: { values?: OtlpValue[] };
   stringValue?: string;
   intValue?: string | number;
   boolValue?: boolean;
@@ -39,7 +43,8 @@ interface OtlpExport {
   }[];
 }
 
-function plain(value: OtlpValue): string | number | boolean {
+function plain(value: OtlpValue): AttributeValue {
+  if (value.arrayValue !== undefined) return (value.arrayValue.values ?? []).map(plain);
   if (value.stringValue !== undefined) return value.stringValue;
   if (value.intValue !== undefined) return Number(value.intValue);
   if (value.doubleValue !== undefined) return value.doubleValue;

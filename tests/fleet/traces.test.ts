@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createClient } from '@cairn/client';
+import { startFakeOpenAIServer, type FakeOpenAIServer } from '@cairn/engine/testing';
+import { createRegistry, researchTeamScript } from '@cairn/research-team';
+import { modelFromSpec } from '@cairn/runtime';
 import { afterEach, expect, it } from 'vitest';
-import { holderOf, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
+import { holderOf, RESEARCHER, startFleet, TEAM, waitFor, type Fleet } from './fleet.js';
 import {
   spanTree,
   startOtlpReceiver,
@@ -17,11 +20,14 @@ const TOOL_NAME = 'gen_ai.tool.name';
 
 let fleet: Fleet | undefined;
 let receiver: OtlpReceiver | undefined;
+let provider: FakeOpenAIServer | undefined;
 afterEach(async () => {
   await fleet?.stop();
   await receiver?.close();
+  await provider?.close();
   fleet = undefined;
   receiver = undefined;
+  provider = undefined;
 });
 
 it(`one run is one trace in the GenAI conventions, from the caller's request through both attempts across a SIGKILL and into its member run (${backend})`, async () => {
@@ -179,4 +185,70 @@ it(`one run is one trace in the GenAI conventions, from the caller's request thr
       )
       .every((s) => s.traceId === traceId),
   ).toBe(true);
+});
+
+it(`on an OpenAI-compatible provider, chat spans name the model that answered and why it stopped; with content turned on they carry the prompt and answer, and tool spans their arguments and results (${backend})`, async () => {
+  receiver = await startOtlpReceiver();
+  const r = receiver;
+  provider = await startFakeOpenAIServer({ decide: researchTeamScript });
+  const spec = 'openai-chat:gpt-b';
+  fleet = await startFleet({
+    backend,
+    registry: createRegistry({
+      model: modelFromSpec({ model: spec, openaiBaseUrl: provider.url }),
+    }),
+  });
+  const f = fleet;
+  await f.spawnWorker('a', {
+    OTEL_EXPORTER_OTLP_ENDPOINT: r.endpoint,
+    OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+    CAIRN_MODEL: spec,
+    OPENAI_BASE_URL: provider.url,
+  });
+  const { runId } = await f.client.enqueueRun({ entity: RESEARCHER, input: "Research 'cairns'" });
+  expect((await f.client.waitForRun(runId, { timeoutMs: 30_000 })).status).toBe('COMPLETED');
+  const ofRun = (op: string) =>
+    r.spans.filter((s) => s.attributes[OPERATION] === op && s.attributes['cairn.run_id'] === runId);
+  await waitFor(() => ofRun('invoke_agent').length === 1, 10_000, "the run's invoke_agent span");
+
+  const chats = ofRun('chat');
+  expect(chats.length).toBeGreaterThan(1);
+  for (const chat of chats) {
+    expect(chat.attributes).toMatchObject({
+      'gen_ai.provider.name': 'openai-chat',
+      'gen_ai.request.model': 'gpt-b',
+      // The provider answers with a dated snapshot of the model asked for.
+      'gen_ai.response.model': 'gpt-b-2026-01-15',
+    });
+    const [reason] = chat.attributes['gen_ai.response.finish_reasons'] as string[];
+    const output = JSON.parse(String(chat.attributes['gen_ai.output.messages'])) as {
+      parts: { type: string }[];
+      finish_reason: string;
+    }[];
+    expect(output[0]!.finish_reason).toBe(reason);
+    expect(output[0]!.parts.map((p) => p.type)).toContain(
+      reason === 'tool_calls' ? 'tool_call' : 'text',
+    );
+    const input = JSON.parse(String(chat.attributes['gen_ai.input.messages'])) as {
+      role: string;
+      parts: { content?: string }[];
+    }[];
+    expect(input[0]).toEqual({
+      role: 'user',
+      parts: [{ type: 'text', content: "Research 'cairns'" }],
+    });
+    expect(chat.attributes['gen_ai.system_instructions']).toEqual(expect.any(String));
+  }
+  expect(chats.map((c) => (c.attributes['gen_ai.response.finish_reasons'] as string[])[0])).toEqual(
+    [...Array<string>(chats.length - 1).fill('tool_calls'), 'stop'],
+  );
+
+  const tools = ofRun('execute_tool');
+  expect(tools.length).toBeGreaterThan(0);
+  for (const tool of tools) {
+    expect(JSON.parse(String(tool.attributes['gen_ai.tool.call.arguments']))).toEqual(
+      expect.any(Object),
+    );
+    expect(tool.attributes['gen_ai.tool.call.result']).toEqual(expect.any(String));
+  }
 });

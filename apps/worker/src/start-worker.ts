@@ -286,7 +286,11 @@ async function createExecutor(deps: {
       logger,
       observe: (observation) => deps.metrics.observe(observation),
       ...(config.otlpEndpoint && {
-        tracing: await startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }),
+        tracing: await startTracing({
+          endpoint: config.otlpEndpoint,
+          serviceName: 'cairn-worker',
+          captureContent: config.captureMessageContent,
+        }),
       }),
       live: createLivePublisher({
         backend: config.queueBackend,
@@ -312,6 +316,7 @@ async function createExecutor(deps: {
       workerId: config.workerId,
       leaseCheckMs,
       otlpEndpoint: config.otlpEndpoint,
+      captureMessageContent: config.captureMessageContent,
       maxAttempts: config.maxAttempts,
       onAttemptsExhausted: config.onAttemptsExhausted,
       versionGraceMs: config.versionGraceMs,

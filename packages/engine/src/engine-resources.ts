@@ -1,7 +1,7 @@
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { OnAttemptsExhausted } from './suspension.js';
 import type { EntityCatalog } from './entity-catalog.js';
-import type { RunEventSink } from './events.js';
+import type { RunContentSink, RunEventSink } from './events.js';
 import type { Model } from './model.js';
 import type { Registry } from './registry.js';
 import type { RetryPolicy } from './runner/model-retry.js';
@@ -54,6 +54,8 @@ export interface EngineResources {
   readonly limits: EngineLimits;
   /** Receives run events, in order. */
   readonly events: RunEventSink;
+  /** Receives what runs send and get back (opt-in message content); undefined: nobody asked. */
+  readonly content: RunContentSink | undefined;
   /** Replaces the model of every entity (`CAIRN_MODEL`). */
   readonly model: Model | undefined;
   /** The app's context for tools when an execution gives none (`ctx.context`). */

@@ -7,7 +7,7 @@ import type { EntityCatalog } from './entity-catalog.js';
 import { assertDeadlineMs } from './deadline-ms.js';
 import { newRunLimits } from './entity-caps.js';
 import { EntityNotFoundError, UserError } from './errors.js';
-import type { RunEventSink } from './events.js';
+import type { RunContentSink, RunEventSink } from './events.js';
 import type { Model } from './model.js';
 import { Registry } from './registry.js';
 import { outputOf } from './runner/output-type.js';
@@ -54,6 +54,12 @@ export interface EngineOptions {
   model?: Model;
   /** Receives run events, in order. */
   onEvent?: RunEventSink;
+  /**
+   * Receives what each run sends to its model and tools and gets back, as it
+   * happens: for a tracer that records message content on opt-in
+   * (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`). Never stored by this path.
+   */
+  onContent?: RunContentSink;
   /** @defaultValue {@link DEFAULT_RETRY_POLICY} */
   retry?: RetryPolicy;
   /** The app's context every tool this engine runs receives as `ctx.context` (a run's own `context` wins). */
@@ -191,6 +197,7 @@ export class Engine {
         retry: options.retry ?? DEFAULT_RETRY_POLICY,
       },
       events: options.onEvent ?? (() => undefined),
+      content: options.onContent,
       model: options.model,
       context: options.context,
       onLeaseCheckError: options.onLeaseCheckError,

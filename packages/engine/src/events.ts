@@ -1,3 +1,6 @@
+import type { Message } from './messages.js';
+import type { ModelResponse } from './model.js';
+
 /** Every event type a run publishes. */
 export const RUN_EVENT_TYPES = [
   'RunStarted',
@@ -52,3 +55,24 @@ export interface RunEvent {
  * is stored by the checkpoint or finish statement that covers it.
  */
 export type RunEventSink = (event: RunEvent) => void;
+
+/**
+ * What a run sent and got back, for those who asked to see it (the GenAI
+ * conventions' opt-in message content, `docs/genai-traces.md`): a model
+ * request with its answer, or a tool call's arguments with its result.
+ * Handed over as it happens, before the event that ends the request or the
+ * call; never published or stored by this path.
+ */
+export type RunContent =
+  | {
+      kind: 'model';
+      runId: string;
+      instructions: string;
+      /** The history the request carried. */
+      messages: readonly Message[];
+      response: ModelResponse;
+    }
+  | { kind: 'tool'; runId: string; toolCallId: string; args: unknown; result: string | null };
+
+/** Receives {@link RunContent}; called synchronously on the run's path: never block the loop. */
+export type RunContentSink = (content: RunContent) => void;

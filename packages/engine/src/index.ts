@@ -81,6 +81,8 @@ export {
   type RunEventType,
   type LiveEventType,
   type RunEventSink,
+  type RunContent,
+  type RunContentSink,
 } from './events.js';
 export {
   tool,

@@ -31,6 +31,13 @@ export interface ModelRequest {
 export interface ModelResponse {
   message: AssistantMessage;
   usage?: Usage;
+  /** The model that answered, as the provider names it (often a dated snapshot of the one asked for). */
+  responseModel?: string;
+  /**
+   * Why the model stopped, in the provider's words (`stop`, `tool_calls`,
+   * `length`, `content_filter`); absent when the provider said nothing.
+   */
+  finishReason?: string;
 }
 
 /**

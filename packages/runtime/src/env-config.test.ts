@@ -49,6 +49,22 @@ describe('parseEnvConfig', () => {
     ).toBe('suspend');
   });
 
+  it('OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: off by default, on with true or SPAN_ONLY, a value Cairn cannot honour refused', () => {
+    const capture = (value?: string) =>
+      parseEnvConfig({
+        DATABASE_URL: DB,
+        ...(value !== undefined && { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: value }),
+      }).captureMessageContent;
+    expect(capture()).toBe(false);
+    expect(capture('true')).toBe(true);
+    expect(capture('SPAN_ONLY')).toBe(true);
+    expect(capture('NO_CONTENT')).toBe(false);
+    expect(capture('false')).toBe(false);
+    expect(() => capture('EVENT_ONLY')).toThrow(
+      /^OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: .*spans only/,
+    );
+  });
+
   it('Redis Cluster: several node URLs, a {cairn} prefix by default, a prefix without a hash tag refused', () => {
     const nodes = 'redis://10.0.0.1:7000, redis://10.0.0.2:7000';
     const config = parseEnvConfig({ DATABASE_URL: DB, REDIS_URL: nodes, CAIRN_REDIS_CLUSTER: '1' });

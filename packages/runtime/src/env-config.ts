@@ -68,6 +68,15 @@ const flag = optionalString.refine(
   'must be 1, 0, true or false',
 );
 
+/** `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`'s values that turn content on (spans are where Cairn records it). */
+const CAPTURE_CONTENT_ON = ['true', 'span_only'];
+const captureContent = optionalString.refine(
+  (value) =>
+    value === undefined ||
+    [...CAPTURE_CONTENT_ON, 'false', 'no_content'].includes(value.toLowerCase()),
+  'must be true, false, SPAN_ONLY or NO_CONTENT (Cairn records message content on spans only)',
+);
+
 const modelSpec = optionalString.refine(
   (value) => value === undefined || value === 'scripted' || /^openai(-chat)?:.+/.test(value),
   'must be "scripted", "openai:<model>" or "openai-chat:<model>"',
@@ -114,6 +123,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_MIGRATE: optionalString,
   CAIRN_METRICS_PORT: integerAtLeast(0, -1),
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']),
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: captureContent,
   CAIRN_MAX_ATTEMPTS: positiveInt(DEFAULT_MAX_ATTEMPTS),
   CAIRN_ON_ATTEMPTS_EXHAUSTED: z.enum(ON_ATTEMPTS_EXHAUSTED).default('error'),
   CAIRN_VERSION_GRACE_MS: integerAtLeast(0, DEFAULT_VERSION_GRACE_MS),
@@ -211,6 +221,8 @@ export interface CairnEnvConfig {
   metricsPort?: number;
   /** `OTEL_EXPORTER_OTLP_ENDPOINT`: workers and the producer export traces there over OTLP/HTTP; unset: no tracing. */
   otlpEndpoint?: string;
+  /** `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`: spans carry prompts, answers, tool arguments and results. @defaultValue false */
+  captureMessageContent: boolean;
   /** `CAIRN_MODEL_LIMITS`: fleet-wide limits per model (they win over a registry's `modelLimits` for the same model). @defaultValue [] */
   modelLimits: ModelLimit[];
   /** `CAIRN_CAPACITY_WAIT_MS`: how long a run waits in place for a model permit before it parks. @defaultValue 1000 */
@@ -297,6 +309,9 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     migrate: e.CAIRN_MIGRATE === '1' || e.CAIRN_MIGRATE === 'true',
     metricsPort: e.CAIRN_METRICS_PORT >= 0 ? e.CAIRN_METRICS_PORT : undefined,
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+    captureMessageContent: CAPTURE_CONTENT_ON.includes(
+      e.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.toLowerCase() ?? '',
+    ),
     modelLimits: modelLimitsOf(e.CAIRN_MODEL_LIMITS),
     capacityWaitMs: e.CAIRN_CAPACITY_WAIT_MS,
     tenantWeights: tenantWeightsOf(e.CAIRN_TENANT_WEIGHTS),

@@ -137,8 +137,11 @@ function fromCompletion(completion: OpenAI.Chat.ChatCompletion): ModelResponse {
     ...(toolCalls.length === 0 ? {} : { toolCalls }),
   };
   const usage = completion.usage;
+  const finishReason = completion.choices[0]?.finish_reason;
   return {
     message,
+    ...(typeof completion.model === 'string' && { responseModel: completion.model }),
+    ...(typeof finishReason === 'string' && { finishReason }),
     ...(usage
       ? {
           usage: {

@@ -94,7 +94,7 @@ describe('OpenAIChatModel', () => {
     ]);
   });
 
-  it('returns a final answer with its usage', async () => {
+  it('returns a final answer with its usage, the model that answered and why it stopped', async () => {
     server.enqueue({
       kind: 'text',
       text: 'Durable jobs survive crashes.',
@@ -106,6 +106,9 @@ describe('OpenAIChatModel', () => {
     expect(response).toEqual({
       message: { role: 'assistant', content: 'Durable jobs survive crashes.' },
       usage: { inputTokens: 95, outputTokens: 7, totalTokens: 102 },
+      // The fake provider answers, as real ones do, with a dated snapshot of the model asked for.
+      responseModel: expect.stringMatching(/-2026-01-15$/),
+      finishReason: 'stop',
     });
   });
 

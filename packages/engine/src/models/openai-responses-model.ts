@@ -126,6 +126,16 @@ function toFunctionTool(tool: ToolSpec): OpenAI.Responses.FunctionTool {
   };
 }
 
+/**
+ * The Responses API has no finish reason: an incomplete response says why
+ * (`max_output_tokens`, `content_filter`), and a complete one stopped at its
+ * answer or at its tool calls, named as Chat Completions names them.
+ */
+function finishReasonOf(response: Response, calledTools: boolean): string {
+  if (response.status === 'incomplete') return response.incomplete_details?.reason ?? 'incomplete';
+  return calledTools ? 'tool_calls' : 'stop';
+}
+
 function fromResponse(response: Response): ModelResponse {
   if (!Array.isArray(response.output))
     throw malformedResponse('response has no output array', response);
@@ -154,6 +164,8 @@ function fromResponse(response: Response): ModelResponse {
   const usage = response.usage;
   return {
     message,
+    ...(typeof response.model === 'string' && { responseModel: response.model }),
+    finishReason: finishReasonOf(response, toolCalls.length > 0),
     ...(usage
       ? {
           usage: {

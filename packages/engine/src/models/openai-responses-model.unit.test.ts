@@ -87,7 +87,7 @@ describe('OpenAIResponsesModel', () => {
     ]);
   });
 
-  it('returns a final answer with its usage', async () => {
+  it('returns a final answer with its usage, the model that answered and why it stopped', async () => {
     server.enqueue({
       kind: 'text',
       text: 'Durable jobs survive crashes.',
@@ -99,6 +99,9 @@ describe('OpenAIResponsesModel', () => {
     expect(response).toEqual({
       message: { role: 'assistant', content: 'Durable jobs survive crashes.' },
       usage: { inputTokens: 120, outputTokens: 8, totalTokens: 128 },
+      // The fake provider answers, as real ones do, with a dated snapshot of the model asked for.
+      responseModel: expect.stringMatching(/-2026-01-15$/),
+      finishReason: 'stop',
     });
   });
 

@@ -123,6 +123,7 @@ export function turnLoopStateFor(
     handover: setup.handover,
     suspend: setup.suspend,
     emit: (type: RunEventType, data: Record<string, unknown>) => checkpointer.emit(type, data),
+    content: resources.content,
     actions: {
       list: () => store.listRunActions(run.runId),
       consume: (actionId: string) => store.consumeAction(run.runId, epoch, actionId),

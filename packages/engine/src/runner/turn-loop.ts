@@ -5,7 +5,7 @@ import type { ModelPrices } from '../spend/model-prices.js';
 import type { TreeSpend } from '../spend/budget.js';
 import { checkBudget } from './budget-check.js';
 import type { Model, ModelStreamDelta, ToolSpec } from '../model.js';
-import type { RunEventType } from '../events.js';
+import type { RunContentSink, RunEventType } from '../events.js';
 import type { CheckpointMode, ToolCallRecord } from '../run-types.js';
 import { DELEGATE_TOOL_NAME } from '../team.js';
 import type { Checkpointer } from './checkpointer.js';
@@ -71,6 +71,8 @@ export interface TurnLoopState {
    */
   pendingContinue?: { requestId: string; input: Message[] };
   emit(type: RunEventType, data: Record<string, unknown>): void;
+  /** Receives each model exchange and tool result as it happens (never stored); absent: nobody asked for content. */
+  content?: RunContentSink;
   /** The run's pending actions: read on resume, consumed before an approved call runs. */
   actions: RunActions;
   /** Entity names from the root run down to this one (for new pending actions). */
@@ -231,10 +233,19 @@ async function modelTurn(state: TurnLoopState, tools: ToolSpec[]): Promise<Assis
   state.usage = addResponseUsage(state.usage, state.model.name, response.usage, state.prices);
   const costMicroUsd = (state.usage.costMicroUsd ?? 0) - (before.costMicroUsd ?? 0);
   state.spend?.add(state.usage.totalTokens - before.totalTokens, costMicroUsd);
+  state.content?.({
+    kind: 'model',
+    runId: state.runId,
+    instructions: state.instructions,
+    messages: state.messages,
+    response,
+  });
   state.emit('ModelRequestCompleted', {
     model: state.model.name,
     toolCalls: response.message.toolCalls?.length ?? 0,
     usage: response.usage ?? null,
+    ...(response.responseModel !== undefined && { responseModel: response.responseModel }),
+    ...(response.finishReason !== undefined && { finishReason: response.finishReason }),
     // The response's cost at this worker's prices, and the run's tenant (the one its permits were
     // asked for): metrics label tokens, cost and the capacity wait with it.
     costMicroUsd,
@@ -347,6 +358,13 @@ async function runDecidedCall(
 }
 
 function emitOutcome(state: TurnLoopState, { record }: ToolCallOutcome): void {
+  state.content?.({
+    kind: 'tool',
+    runId: state.runId,
+    toolCallId: record.toolCallId,
+    args: record.args,
+    result: record.result,
+  });
   state.emit(record.status === 'error' ? 'ToolCallError' : 'ToolCallCompleted', {
     toolCallId: record.toolCallId,
     name: record.name,

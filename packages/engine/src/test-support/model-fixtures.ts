@@ -33,6 +33,9 @@ export async function modelError(promise: Promise<unknown>): Promise<ModelError>
   return error as ModelError;
 }
 
+/** The model that answered, as the fake provider names it: a dated snapshot of the one asked for. */
+const SNAPSHOT = /-2026-01-15$/;
+
 /**
  * Both adapters stream the same way: with `onDelta` they send `stream: true`,
  * hand over text and tool-call argument fragments as the server streams them,
@@ -52,6 +55,8 @@ export async function expectStreamedTurns(model: Model, server: FakeOpenAIServer
   expect(answer).toEqual({
     message: { role: 'assistant', content: text },
     usage: { inputTokens: 11, outputTokens: 9, totalTokens: 20 },
+    responseModel: expect.stringMatching(SNAPSHOT),
+    finishReason: 'stop',
   });
 
   const calls = [
@@ -108,6 +113,8 @@ function expectBothAnswers({ text, turn }: Awaited<ReturnType<typeof askBoth>>):
   expect(text).toEqual({
     message: { role: 'assistant', content: TEXT },
     usage: { inputTokens: 11, outputTokens: 9, totalTokens: 20 },
+    responseModel: expect.stringMatching(SNAPSHOT),
+    finishReason: 'stop',
   });
   expect(turn.message.toolCalls?.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual(
     CALLS.map((c) => [c.name, c.arguments]),

@@ -246,7 +246,7 @@ function responsesReply(
     incomplete_details: null,
     instructions: body['instructions'] ?? null,
     max_output_tokens: null,
-    model: body['model'],
+    model: snapshotOf(body['model']),
     output,
     parallel_tool_calls: true,
     previous_response_id: null,
@@ -270,6 +270,11 @@ function responsesReply(
   };
 }
 
+/** The model that answers, as a provider names it: a dated snapshot of the one asked for (`gpt-b` is `gpt-b-2026-01-15`). */
+function snapshotOf(model: unknown): unknown {
+  return typeof model === 'string' ? `${model}-2026-01-15` : model;
+}
+
 function chatReply(reply: TextOrToolCalls, body: Record<string, unknown>): Record<string, unknown> {
   const message =
     reply.kind === 'text'
@@ -290,7 +295,7 @@ function chatReply(reply: TextOrToolCalls, body: Record<string, unknown>): Recor
     id: id('chatcmpl-', 15),
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
-    model: body['model'],
+    model: snapshotOf(body['model']),
     choices: [
       {
         index: 0,

@@ -79,7 +79,11 @@ try {
     logger,
     observe: (observation) => post({ type: 'observation', observation }),
     ...(config.otlpEndpoint && {
-      tracing: await startTracing({ endpoint: config.otlpEndpoint, serviceName: 'cairn-worker' }),
+      tracing: await startTracing({
+        endpoint: config.otlpEndpoint,
+        serviceName: 'cairn-worker',
+        captureContent: config.captureMessageContent ?? false,
+      }),
     }),
     live: createLivePublisher({
       backend: config.backend,

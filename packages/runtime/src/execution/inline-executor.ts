@@ -101,6 +101,7 @@ export function createInlineExecutor(options: InlineExecutorOptions): RunExecuto
       observer.sink(event);
       tracer?.sink(event);
     },
+    onContent: options.tracing?.captureContent ? tracer?.content : undefined,
   });
   const handovers = new Set<AbortController>();
   let handingOver = false;

@@ -32,6 +32,8 @@ export interface ExecutionThreadConfig {
   redisCluster?: boolean;
   /** `OTEL_EXPORTER_OTLP_ENDPOINT`: the thread traces its runs and exports there. */
   otlpEndpoint?: string;
+  /** `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`: the thread's spans carry message content. */
+  captureMessageContent?: boolean;
   /** Postgres connections of this thread's pool. */
   dbPoolMax: number;
   /** `CAIRN_PG_NAMED_STATEMENTS`. */

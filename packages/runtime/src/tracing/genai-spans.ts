@@ -1,10 +1,18 @@
+import type { Message, RunContent } from '@cairn/engine';
 import type { Attributes } from '@opentelemetry/api';
 import {
   ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_INPUT_MESSAGES,
   ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_OUTPUT_MESSAGES,
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_RESPONSE_MODEL,
+  ATTR_GEN_AI_SYSTEM_INSTRUCTIONS,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
   ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_CALL_RESULT,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
@@ -19,7 +27,7 @@ import {
  * conventions (`@opentelemetry/semantic-conventions`, pinned: the GenAI
  * attributes are still incubating): a span's name and its `gen_ai.*`
  * attributes. Cairn's own ids stay `cairn.*` attributes, set by the tracer.
- * Message content is never recorded.
+ * Message content is recorded only on opt-in ({@link contentAttributes}).
  */
 
 /** A span's name and its conventional attributes. */
@@ -72,6 +80,85 @@ export function chatUsageAttributes(usage: {
     ...(usage.cachedInputTokens !== undefined && {
       [ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]: usage.cachedInputTokens,
     }),
+  };
+}
+
+/** What a model's answer says of itself: the model that answered and why it stopped. */
+export function chatResponseAttributes(response: {
+  responseModel?: unknown;
+  finishReason?: unknown;
+}): Attributes {
+  return {
+    ...(typeof response.responseModel === 'string' && {
+      [ATTR_GEN_AI_RESPONSE_MODEL]: response.responseModel,
+    }),
+    ...(typeof response.finishReason === 'string' && {
+      [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: [response.finishReason],
+    }),
+  };
+}
+
+/** A message part as the conventions' input and output message schemas shape it. */
+type MessagePart =
+  | { type: 'text'; content: string }
+  | { type: 'tool_call'; id: string; name: string; arguments: unknown }
+  | { type: 'tool_call_response'; id: string; response: string };
+
+function partsOf(message: Message): MessagePart[] {
+  switch (message.role) {
+    case 'user':
+      return [{ type: 'text', content: message.content }];
+    case 'assistant':
+      return [
+        ...(message.content ? [{ type: 'text' as const, content: message.content }] : []),
+        ...(message.toolCalls ?? []).map((call) => ({
+          type: 'tool_call' as const,
+          id: call.id,
+          name: call.name,
+          arguments: parsedOrRaw(call.arguments),
+        })),
+      ];
+    case 'tool':
+      return [{ type: 'tool_call_response', id: message.toolCallId, response: message.content }];
+  }
+}
+
+function parsedOrRaw(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return json;
+  }
+}
+
+/**
+ * The opt-in content attributes of a `chat` span (the request's system
+ * instructions, its messages and the answer) or of an `execute_tool` span
+ * (its arguments and result), as JSON strings in the conventions' shapes.
+ */
+export function contentAttributes(content: RunContent): Attributes {
+  if (content.kind === 'tool')
+    return {
+      [ATTR_GEN_AI_TOOL_CALL_ARGUMENTS]: JSON.stringify(content.args),
+      ...(content.result !== null && { [ATTR_GEN_AI_TOOL_CALL_RESULT]: content.result }),
+    };
+  const { message, finishReason } = content.response;
+  return {
+    ...(content.instructions !== '' && {
+      [ATTR_GEN_AI_SYSTEM_INSTRUCTIONS]: JSON.stringify([
+        { type: 'text', content: content.instructions },
+      ]),
+    }),
+    [ATTR_GEN_AI_INPUT_MESSAGES]: JSON.stringify(
+      content.messages.map((m) => ({ role: m.role, parts: partsOf(m) })),
+    ),
+    [ATTR_GEN_AI_OUTPUT_MESSAGES]: JSON.stringify([
+      {
+        role: 'assistant',
+        parts: partsOf(message),
+        ...(finishReason !== undefined && { finish_reason: finishReason }),
+      },
+    ]),
   };
 }
 

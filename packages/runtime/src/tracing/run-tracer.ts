@@ -1,4 +1,9 @@
-import { FINAL_EVENT_TYPES, FINISH_EVENT_TYPE, type RunEvent } from '@cairn/engine';
+import {
+  FINAL_EVENT_TYPES,
+  FINISH_EVENT_TYPE,
+  type RunContent,
+  type RunEvent,
+} from '@cairn/engine';
 import {
   ROOT_CONTEXT,
   SpanStatusCode,
@@ -12,8 +17,10 @@ import {
 import { ATTR_ERROR_TYPE, ERROR_TYPE_VALUE_OTHER } from '@opentelemetry/semantic-conventions';
 import { derivedSpanId, derivedTraceId, type ChosenIdGenerator } from './chosen-ids.js';
 import {
+  chatResponseAttributes,
   chatSpan,
   chatUsageAttributes,
+  contentAttributes,
   executeToolSpan,
   invokeAgentSpan,
   modelLabelParts,
@@ -72,6 +79,17 @@ export class RunTracer {
 
   constructor(private readonly options: RunTracerOptions) {}
 
+  /**
+   * The engine's `onContent`, given only when message content is turned on
+   * (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`): puts it on the
+   * `chat` or `execute_tool` span in flight, which its event then ends.
+   */
+  readonly content = (content: RunContent): void => {
+    const run = this.runs.get(content.runId);
+    const span = content.kind === 'model' ? run?.model : run?.tools.get(content.toolCallId);
+    span?.setAttributes(contentAttributes(content));
+  };
+
   /** Before a job executes: the trace context it carried (BullMQ's `telemetry.metadata`). */
   begin(runId: string, metadata: string | undefined): void {
     this.jobContexts.set(runId, contextFromMetadata(metadata));
@@ -109,6 +127,7 @@ export class RunTracer {
         model.setAttributes({
           'cairn.model.tool_calls': Number(data.toolCalls ?? 0),
           ...(usage && chatUsageAttributes(usage)),
+          ...chatResponseAttributes(data),
         });
         model.end();
         run.model = undefined;

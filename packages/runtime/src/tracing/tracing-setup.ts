@@ -5,6 +5,8 @@ import { ChosenIdGenerator } from './chosen-ids.js';
 export interface Tracing {
   tracer: Tracer;
   ids: ChosenIdGenerator;
+  /** Whether spans carry message content (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`). */
+  captureContent: boolean;
   /** Exports what is buffered and stops. */
   shutdown(): Promise<void>;
 }
@@ -15,6 +17,8 @@ export interface TracingOptions {
   endpoint: string;
   /** The `service.name` resource attribute: `cairn-worker`, `cairn-producer`. */
   serviceName: string;
+  /** Record prompts, answers, tool arguments and results on spans (the GenAI conventions' opt-in). @defaultValue false */
+  captureContent?: boolean;
   /**
    * How long finished spans wait before they are sent, in ms: short, so a
    * worker killed with SIGKILL loses little.
@@ -38,5 +42,10 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
     exportDelayMs: options.exportDelayMs ?? 200,
     ids,
   });
-  return { tracer: trace.getTracer('cairn'), ids, shutdown };
+  return {
+    tracer: trace.getTracer('cairn'),
+    ids,
+    captureContent: options.captureContent ?? false,
+    shutdown,
+  };
 }
