@@ -4,7 +4,8 @@
  * takes them; the order of their first attempts is the order the queue
  * handed them out. On each queue backend: a tenant's priority-1 flood does
  * not hold back another tenant's default-priority runs beyond its share,
- * one tenant's runs go by priority then age, and weights 3:1 give a 3:1 share.
+ * one tenant's runs go by priority then age, a tenant's resumed runs (a
+ * decision's resume jobs) take their slots in its line, and weights 3:1 give a 3:1 share.
  */
 import { fileURLToPath } from 'node:url';
 import {
@@ -14,7 +15,7 @@ import {
   type RedisClusterService,
 } from '@cairn/services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QUEUE_BACKENDS, startFleet, type Fleet } from './fleet.js';
+import { QUEUE_BACKENDS, startFleet, waitFor, type Fleet } from './fleet.js';
 
 const LIFECYCLE_REGISTRY = fileURLToPath(new URL('./lifecycle-registry.ts', import.meta.url));
 const ECHO = { kind: 'agent', name: 'echo' } as const;
@@ -40,13 +41,24 @@ const FLOOD = [...runsOf('acme', 12, 1), ...runsOf('globex', 6)];
 const countIn = (order: readonly string[], n: number, prefix: string) =>
   order.slice(0, n).filter((label) => label.startsWith(prefix)).length;
 
+/** A queued run's label and id. */
+interface Created {
+  label: string;
+  runId: string;
+}
+
 /**
- * Queues `runs` in order with no worker running, then starts one worker
- * with one slot and returns the labels in the order their runs were
- * first claimed. Cases on one fleet run in turn: each one's worker is stopped after.
+ * Queues `runs` in order with no worker running (then `beforeWorker`, if
+ * given), then starts one worker with one slot and returns the labels in the
+ * order their runs were first claimed. Cases on one fleet run in turn: each
+ * one's worker is stopped after.
  */
-async function claimOrder(fleet: Fleet, runs: readonly Queued[]): Promise<string[]> {
-  const created: { label: string; runId: string }[] = [];
+async function claimOrder(
+  fleet: Fleet,
+  runs: readonly Queued[],
+  beforeWorker?: (created: readonly Created[]) => Promise<void>,
+): Promise<string[]> {
+  const created: Created[] = [];
   for (const run of runs) {
     const { runId } = await fleet.client.enqueueRun({
       entity: ECHO,
@@ -56,10 +68,17 @@ async function claimOrder(fleet: Fleet, runs: readonly Queued[]): Promise<string
     });
     created.push({ label: run.label, runId });
   }
+  await beforeWorker?.(created);
   await fleet.spawnWorker(`w-${created[0]!.runId.slice(0, 8)}`, QUICK_ECHO);
   try {
     const started = await Promise.all(
       created.map(async ({ label, runId }) => {
+        // A resumed run stays PAUSED until a worker claims its resume (waitForRun returns on PAUSED).
+        await waitFor(
+          async () => (await fleet.client.getRun(runId))?.status !== 'PAUSED',
+          RUNS_TIMEOUT_MS,
+          `${label} to be claimed`,
+        );
         const done = await fleet.client.waitForRun(runId, { timeoutMs: RUNS_TIMEOUT_MS });
         expect(done.status, label).toBe('COMPLETED');
         const view = await fleet.client.getRun(runId);
@@ -107,6 +126,30 @@ for (const backend of QUEUE_BACKENDS)
           { label: 'p1-second', tenant: 'initech', priority: 1 },
         ]);
         expect(order).toEqual(['p1-first', 'p1-second', 'p3', 'p5-first', 'p5-second', 'p9']);
+      },
+      CASE_TIMEOUT_MS,
+    );
+
+    it(
+      "takes a resume's slot in its tenant's line: resumed runs do not jump another tenant's backlog beyond their share",
+      async () => {
+        const resumed = runsOf('umbrella', 4);
+        const order = await claimOrder(
+          fleet,
+          [...resumed, ...runsOf('hooli', 8)],
+          async (created) => {
+            // Suspended while queued (their jobs removed), then resumed: each resume is a decision's job.
+            for (const { runId } of created.slice(0, resumed.length)) {
+              expect((await fleet.client.suspendRun(runId)).kind).toBe('suspended');
+              expect((await fleet.client.resumeRun(runId)).kind).toBe('resumed');
+            }
+          },
+        );
+        // Equal weights: in every prefix, umbrella's resumes have had at most their half.
+        for (let n = 1; n <= order.length; n++)
+          expect(countIn(order, n, 'umbrella'), order.join(' ')).toBeLessThanOrEqual(
+            Math.ceil(n / 2),
+          );
       },
       CASE_TIMEOUT_MS,
     );

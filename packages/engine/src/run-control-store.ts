@@ -10,6 +10,7 @@ import type {
   DecisionsResult,
   PendingActionRecord,
   PostedDecision,
+  TreeResume,
 } from './hitl/pending-action.js';
 import type { RunStatus } from './lifecycle/run-status.js';
 import type { RunErrorInfo, RunRecord } from './run-types.js';
@@ -22,7 +23,7 @@ export type ExpiryOutcome =
   /** The action was decided, cancelled or expired already, or is not due yet: nothing written. */
   | { kind: 'unchanged' }
   /** `onTimeout: 'reject'`: decided as rejected ("approval timed out"); `resume` when it was the tree's last. */
-  | { kind: 'rejected'; resume?: { rootRunId: string; pausedEpoch: number } }
+  | { kind: 'rejected'; resume?: TreeResume }
   /** `onTimeout: 'error'`: the tree's paused runs ended in ERROR, its other actions cancelled. */
   | { kind: 'errored'; runIds: string[] };
 
@@ -77,11 +78,8 @@ export interface RecoveryStore extends Pick<DecisionStore, 'expireAction'> {
     olderThanMs: number,
     limit?: number,
   ): Promise<RunRecord[]>;
-  /** Paused top-level runs with every action decided, paused at least `olderThanMs` ago. */
-  listResumablePausedRuns(
-    olderThanMs: number,
-    limit?: number,
-  ): Promise<{ runId: string; epoch: number }[]>;
+  /** The resumes of paused top-level runs with every action decided, paused at least `olderThanMs` ago. */
+  listResumablePausedRuns(olderThanMs: number, limit?: number): Promise<TreeResume[]>;
   /** Ids of undecided actions whose `expires_at` passed at least `graceMs` ago, oldest first. */
   listOverdueActions(graceMs: number, limit: number): Promise<string[]>;
   /** Top-level runs in one of `statuses` whose deadline passed at least `graceMs` ago, earliest deadline first. */

@@ -13,6 +13,7 @@ export type {
   RunOutcome,
 } from './checkpoint-store.js';
 export { validateDecision } from './hitl/validate-decision.js';
+export type { TreeResume } from './hitl/pending-action.js';
 // A call's default idempotency key: a store may leave it out of what it stores.
 export { idempotencyKeyFor } from './tool-call-outcome.js';
 export type {

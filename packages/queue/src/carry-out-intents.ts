@@ -18,7 +18,7 @@ export function catalogJobOf(spec: JobSpec): CatalogJob {
       };
     case 'continue':
       return spec.resumeOf !== undefined
-        ? resumeJob(spec.runId, spec.resumeOf)
+        ? resumeJob(spec.runId, spec.resumeOf, fairLineOf(spec))
         : {
             name: 'continue',
             data: { runId: spec.runId, reason: spec.reason, ...fairLineOf(spec) },

@@ -94,12 +94,18 @@ export function runDedupId(runId: string): string {
 /**
  * The resume of a paused tree whose every action is decided: a `continue` of
  * its root run whose job id derives from the epoch it paused in, so the
- * decision, the expiry and the reconciler that may all ask for it enqueue it once.
+ * decision, the expiry and the reconciler that may all ask for it enqueue it
+ * once; with `place` (the root's tenant and priority) it takes a slot in the
+ * tenant's fair line.
  */
-export function resumeJob(rootRunId: string, pausedEpoch: number): CatalogJob {
+export function resumeJob(
+  rootRunId: string,
+  pausedEpoch: number,
+  place: { tenant?: string | null; priority?: number } = {},
+): CatalogJob {
   return {
     name: 'continue',
-    data: { runId: rootRunId, reason: 'continue', resumeOf: pausedEpoch },
+    data: { runId: rootRunId, reason: 'continue', resumeOf: pausedEpoch, ...place },
   };
 }
 

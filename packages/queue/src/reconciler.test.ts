@@ -141,6 +141,7 @@ describe('reconcileOnce', () => {
       olderThanMs: 0,
     });
     expect(pass.enqueued).toEqual([run.runId]);
-    expect((await client.runQueue.liveJobFor(run.runId))?.state).toBe('waiting');
+    // The resume takes a slot in its tenant's fair line (a BullMQ priority), as a new run's job does.
+    expect((await client.runQueue.liveJobFor(run.runId))?.state).toBe('prioritized');
   });
 });

@@ -11,6 +11,7 @@ import {
   digestArgs,
 } from '@cairn/engine';
 import type { Message, NewPendingAction, ToolCallRecord } from '@cairn/engine';
+import type { NewRun } from '@cairn/engine/store';
 import { createDb } from './create-db.js';
 import { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
 import { newRun, useStoreTestContext } from './test-support/store-test-context.js';
@@ -52,8 +53,9 @@ async function pausedRun(
   ids: string[],
   overrides: Partial<NewPendingAction> = {},
   parentRunId?: string,
+  runFields: Partial<NewRun> = {},
 ) {
-  const run = await ctx.store.createRun(newRun({ parentRunId: parentRunId ?? null }));
+  const run = await ctx.store.createRun(newRun({ parentRunId: parentRunId ?? null, ...runFields }));
   const { epoch } = await ctx.store.claimRun(run.runId, { workerId: 'w1', reason: 'run' });
   await ctx.store.finishRun(run.runId, epoch, {
     status: 'PAUSED',
@@ -107,7 +109,7 @@ describe('pending actions', () => {
       alreadyDecided: [],
       pending: 0,
       status: 'PAUSED',
-      resume: { rootRunId: runId, pausedEpoch: 1 },
+      resume: { rootRunId: runId, pausedEpoch: 1, tenantId: null, priority: 5 },
     });
     const again = await ctx.store.decideActions(
       runId,
@@ -298,10 +300,14 @@ describe('pending actions', () => {
 
   it('expiry rejects with "approval timed out" by default, or ends the tree in ERROR', async () => {
     const past = new Date(Date.now() - 1000);
-    const rejecting = await pausedRun(['a'], { expiresAt: past });
+    // The resume carries the root's tenant and priority: its slot in the tenant's fair line.
+    const rejecting = await pausedRun(['a'], { expiresAt: past }, undefined, {
+      tenantId: 'acme',
+      priority: 2,
+    });
     expect(await ctx.store.expireAction('act-a')).toEqual({
       kind: 'rejected',
-      resume: { rootRunId: rejecting.runId, pausedEpoch: 1 },
+      resume: { rootRunId: rejecting.runId, pausedEpoch: 1, tenantId: 'acme', priority: 2 },
     });
     expect(await ctx.store.listRunActions(rejecting.runId)).toMatchObject([
       { status: 'expired', decision: { type: 'reject', message: 'approval timed out' } },

@@ -23,6 +23,7 @@ import {
 import {
   type DecisionValidator,
   type ExpiryOutcome,
+  type TreeResume,
   assertNever,
   EXECUTING_STATUS,
   RUN_TRANSITIONS,
@@ -164,7 +165,7 @@ export async function decideActions(
     const rootRunId = await rootRunOf(trx, runId);
     const root = await trx
       .selectFrom('runs')
-      .select(['status', 'epoch', 'budget'])
+      .select(['status', 'epoch', 'budget', 'tenant_id', 'priority'])
       .where('run_id', '=', rootRunId)
       .forUpdate()
       .executeTakeFirstOrThrow();
@@ -263,6 +264,8 @@ export async function decideActions(
       rootRunId,
       rootStatus: root.status,
       rootEpoch: root.epoch,
+      rootTenantId: root.tenant_id,
+      rootPriority: root.priority,
       pending,
       decidedNow: applied.length > 0,
     });
@@ -319,7 +322,7 @@ export async function expireAction(db: Kysely<Database>, actionId: string): Prom
     if (!head) return { kind: 'unchanged' };
     const root = await trx
       .selectFrom('runs')
-      .select(['status', 'epoch'])
+      .select(['status', 'epoch', 'tenant_id', 'priority'])
       .where('run_id', '=', head.root_run_id)
       .forUpdate()
       .executeTakeFirstOrThrow();
@@ -352,6 +355,8 @@ export async function expireAction(db: Kysely<Database>, actionId: string): Prom
           rootRunId: row.root_run_id,
           rootStatus: root.status,
           rootEpoch: root.epoch,
+          rootTenantId: root.tenant_id,
+          rootPriority: root.priority,
           pending,
           decidedNow: true,
         });
@@ -424,17 +429,18 @@ function treeOf(db: Kysely<Database>, rootRunId: string) {
 }
 
 /**
- * Paused top-level runs none of whose actions is undecided, paused for at
- * least `olderThanMs`: their resume was never enqueued (or was lost), for the reconciler.
+ * The resumes of paused top-level runs none of whose actions is undecided,
+ * paused for at least `olderThanMs`: their resume was never enqueued (or was
+ * lost), for the reconciler.
  */
 export async function listResumablePausedRuns(
   db: Kysely<Database>,
   olderThanMs: number,
   limit?: number,
-): Promise<{ runId: string; epoch: number }[]> {
+): Promise<TreeResume[]> {
   let query = db
     .selectFrom('runs')
-    .select(['run_id', 'epoch'])
+    .select(['run_id', 'epoch', 'tenant_id', 'priority'])
     .where('status', 'in', RUN_TRANSITIONS.resumeFromPause.from)
     .where('parent_run_id', 'is', null)
     .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
@@ -451,7 +457,12 @@ export async function listResumablePausedRuns(
     .orderBy('updated_at');
   if (limit !== undefined) query = query.limit(limit);
   const rows = await query.execute();
-  return rows.map((r) => ({ runId: r.run_id, epoch: r.epoch }));
+  return rows.map((r) => ({
+    rootRunId: r.run_id,
+    pausedEpoch: r.epoch,
+    tenantId: r.tenant_id,
+    priority: r.priority,
+  }));
 }
 
 /**

@@ -29,6 +29,7 @@ import {
   type RunPastDeadline,
   type SuspendOutcome,
   type TenantDaySpend,
+  type TreeResume,
   ContinueArrivedError,
   EXECUTING_STATUS,
   FINISH_WAITS_FOR_CONTINUE,
@@ -497,11 +498,8 @@ export class PostgresCheckpointStore
     return endPastDeadline(this.db, runId, fence);
   }
 
-  /** Paused top-level runs with every action decided, paused at least `olderThanMs` ago: resumes never enqueued. */
-  listResumablePausedRuns(
-    olderThanMs: number,
-    limit?: number,
-  ): Promise<{ runId: string; epoch: number }[]> {
+  /** The resumes of paused top-level runs with every action decided, paused at least `olderThanMs` ago: resumes never enqueued. */
+  listResumablePausedRuns(olderThanMs: number, limit?: number): Promise<TreeResume[]> {
     return listResumablePausedRuns(this.db, olderThanMs, limit);
   }
 }

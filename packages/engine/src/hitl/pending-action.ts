@@ -96,8 +96,22 @@ export interface DecisionsResult {
   pending: number;
   /** Status of the run the decisions were posted to. */
   status: string;
-  /** Set when this call decided the tree's last pending action: the root run to resume, and the epoch it paused in. */
-  resume?: { rootRunId: string; pausedEpoch: number };
+  /** Set when this call decided the tree's last pending action: the resume of its root run. */
+  resume?: TreeResume;
+}
+
+/**
+ * The resume of a paused tree whose every action is decided: its root run,
+ * the epoch it paused in, and the root's tenant and priority, which give the
+ * resume its slot in the tenant's fair line like a new run's job.
+ */
+export interface TreeResume {
+  rootRunId: string;
+  pausedEpoch: number;
+  /** The root run's tenant (null: an admin key's run). */
+  tenantId: string | null;
+  /** The root run's priority, 1 (highest) to 10. */
+  priority: number;
 }
 
 /** A pending action's `args_digest`: the {@link canonicalDigest} of its arguments, which a decision may quote to prove what it saw. */

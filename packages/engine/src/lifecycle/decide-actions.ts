@@ -5,6 +5,7 @@ import type {
   DecisionsResult,
   PendingActionRecord,
   PostedDecision,
+  TreeResume,
 } from '../hitl/pending-action.js';
 import type { DecisionStore, DecisionValidator } from '../run-control-store.js';
 import { resumeIntent, type JobIntent } from './intents.js';
@@ -75,6 +76,9 @@ export interface DecidedTree {
   /** The root run's status and epoch, read under its row lock. */
   rootStatus: RunStatus;
   rootEpoch: number;
+  /** The root run's tenant and priority: its resume's place in the fair line. */
+  rootTenantId: string | null;
+  rootPriority: number;
   /** Undecided actions left in the tree. */
   pending: number;
   /** True when this transaction decided at least one action. */
@@ -82,16 +86,20 @@ export interface DecidedTree {
 }
 
 /**
- * The tree resumes when its last action is decided: the root run to resume
- * and the epoch it paused in, when this transaction decided the last pending
- * action of a tree whose root is still PAUSED; else undefined.
+ * The tree resumes when its last action is decided: the root run to resume,
+ * the epoch it paused in and its place in the fair line, when this
+ * transaction decided the last pending action of a tree whose root is still
+ * PAUSED; else undefined.
  */
-export function resumeWhenDecided(
-  tree: DecidedTree,
-): { rootRunId: string; pausedEpoch: number } | undefined {
+export function resumeWhenDecided(tree: DecidedTree): TreeResume | undefined {
   if (!tree.decidedNow || tree.pending > 0 || !canTransition(tree.rootStatus, 'resumeFromPause'))
     return undefined;
-  return { rootRunId: tree.rootRunId, pausedEpoch: tree.rootEpoch };
+  return {
+    rootRunId: tree.rootRunId,
+    pausedEpoch: tree.rootEpoch,
+    tenantId: tree.rootTenantId,
+    priority: tree.rootPriority,
+  };
 }
 
 /** The decision as stored: optional fields that change nothing (`isError: false`, no message) left out. */

@@ -1,5 +1,6 @@
 import { assertNever } from '../errors.js';
-import type { AttemptReason, CreatedRun } from '../run-types.js';
+import type { TreeResume } from '../hitl/pending-action.js';
+import type { AttemptReason, CreatedRun, RunRecord } from '../run-types.js';
 import type { ContinueDecision } from './continue-rules.js';
 
 /**
@@ -20,9 +21,10 @@ export type JobSpec =
   /**
    * Another execution of a run. `resumeOf`: the resume of a paused tree whose
    * every action is decided, with the epoch it paused in (one job per pause).
-   * `tenant` and `priority`: a continue request (new work) joins its tenant's
-   * fair line like a new run; a resume of work already admitted (after a
-   * decision, a recovery) has neither and goes ahead of new runs.
+   * `tenant` and `priority` ({@link fairLinePlaceOf}): the job joins its
+   * tenant's fair line like a new run's (a continue request, a resume after a
+   * decision, an expiry or a recovery); without them (a hand-over) it goes
+   * ahead of the line.
    */
   | {
       name: 'continue';
@@ -86,12 +88,25 @@ export interface JobPort {
 }
 
 /**
+ * A run's place in its tenant's fair line, as a job asks for it: the run's
+ * tenant and priority. Every job that queues a run for new work or a resume
+ * takes it from here, so all of them wait in the same line.
+ */
+export function fairLinePlaceOf(run: Pick<RunRecord, 'tenantId' | 'priority'>): {
+  tenant: string | null;
+  priority: number;
+} {
+  return { tenant: run.tenantId, priority: run.priority };
+}
+
+/**
  * The resume of a paused tree whose every action is decided: a `continue` of
  * its root run whose job is one per pause (`pausedEpoch`), so a decision, an
- * expiry and recovery that all ask for it enqueue it once.
+ * expiry and recovery that all ask for it enqueue it once; it takes a slot in
+ * the root's tenant's fair line.
  */
 export function resumeIntent(
-  resume: { rootRunId: string; pausedEpoch: number },
+  resume: TreeResume,
   cause: 'decided' | 'expired' | 'recovered-paused' | 'recovered-overdue',
 ): JobIntent {
   const job: JobSpec = {
@@ -99,6 +114,7 @@ export function resumeIntent(
     runId: resume.rootRunId,
     reason: 'continue',
     resumeOf: resume.pausedEpoch,
+    ...fairLinePlaceOf(resume),
   };
   // Recovery finds resumes whose job may have run out of retries (left for another definition's workers): it replaces it.
   const recovering = cause === 'recovered-paused' || cause === 'recovered-overdue';
@@ -118,7 +134,7 @@ export function createdRunIntents(run: CreatedRun): JobIntent[] {
     : [
         {
           kind: 'enqueue',
-          job: { name: 'run', runId: run.runId, tenant: run.tenantId, priority: run.priority },
+          job: { name: 'run', runId: run.runId, ...fairLinePlaceOf(run) },
           cause: 'created',
         },
       ];
@@ -140,8 +156,7 @@ export function continueIntents(decision: ContinueDecision): JobIntent[] {
             name: 'continue',
             runId: decision.run.runId,
             reason: 'continue',
-            tenant: decision.run.tenantId,
-            priority: decision.run.priority,
+            ...fairLinePlaceOf(decision.run),
           },
           cause: 'continued',
         },
@@ -153,8 +168,7 @@ export function continueIntents(decision: ContinueDecision): JobIntent[] {
           job: {
             name: 'run',
             runId: decision.run.runId,
-            tenant: decision.run.tenantId,
-            priority: decision.run.priority,
+            ...fairLinePlaceOf(decision.run),
           },
           cause: 'forked',
         },

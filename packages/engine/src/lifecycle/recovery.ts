@@ -2,7 +2,7 @@ import type { ExpiryOutcome, RecoveryStore, RunCursor } from '../run-control-sto
 import { CONTINUE_IN_PLACE_STATUSES } from './continue-rules.js';
 import { deadlinePassed, endRunsPastDeadline, type DeadlineEnding } from './deadline.js';
 import { expireAndResume } from './expire-actions.js';
-import { resumeIntent, type JobIntent } from './intents.js';
+import { fairLinePlaceOf, resumeIntent, type JobIntent } from './intents.js';
 import { LIVE_STATUSES } from './run-status.js';
 
 /** Options of {@link recoveryIntents}. */
@@ -75,15 +75,12 @@ export async function recoveryIntents(
     .filter((run) => run.parentRunId === null)
     .map((run) => ({
       kind: 'enqueue',
-      job: { name: 'continue', runId: run.runId, reason: 'reconciled' },
+      job: { name: 'continue', runId: run.runId, reason: 'reconciled', ...fairLinePlaceOf(run) },
       cause: 'recovered-live',
       onlyWithoutLiveJob: true,
     }));
-  for (const paused of await store.listResumablePausedRuns(olderThanMs, limit)) {
-    intents.push(
-      resumeIntent({ rootRunId: paused.runId, pausedEpoch: paused.epoch }, 'recovered-paused'),
-    );
-  }
+  for (const resume of await store.listResumablePausedRuns(olderThanMs, limit))
+    intents.push(resumeIntent(resume, 'recovered-paused'));
   const expired: RecoveryPlan['expired'] = [];
   for (const actionId of await store.listOverdueActions(olderThanMs, limit)) {
     const expiry = await expireAndResume(store, actionId, 'recovered-overdue');

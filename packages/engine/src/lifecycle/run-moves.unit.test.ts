@@ -67,16 +67,27 @@ describe('the moves of a run outside an execution', () => {
       rootRunId: 'root',
       rootStatus: 'PAUSED' as const,
       rootEpoch: 3,
+      rootTenantId: 'acme',
+      rootPriority: 2,
       pending: 0,
       decidedNow: true,
     };
-    expect(resumeWhenDecided(tree)).toEqual({ rootRunId: 'root', pausedEpoch: 3 });
+    const resume = { rootRunId: 'root', pausedEpoch: 3, tenantId: 'acme', priority: 2 };
+    expect(resumeWhenDecided(tree)).toEqual(resume);
     expect(resumeWhenDecided({ ...tree, pending: 1 })).toBeUndefined();
     expect(resumeWhenDecided({ ...tree, decidedNow: false })).toBeUndefined();
     expect(resumeWhenDecided({ ...tree, rootStatus: 'CANCELLED' })).toBeUndefined();
-    expect(resumeIntent({ rootRunId: 'root', pausedEpoch: 3 }, 'decided')).toEqual({
+    // The resume takes a slot in the root's tenant's fair line, as a new run's job does.
+    expect(resumeIntent(resume, 'decided')).toEqual({
       kind: 'enqueue',
-      job: { name: 'continue', runId: 'root', reason: 'continue', resumeOf: 3 },
+      job: {
+        name: 'continue',
+        runId: 'root',
+        reason: 'continue',
+        resumeOf: 3,
+        tenant: 'acme',
+        priority: 2,
+      },
       cause: 'decided',
     });
   });
