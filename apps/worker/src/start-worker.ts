@@ -10,9 +10,8 @@ import {
   CairnMetrics,
   capacitySettingsOf,
   ConfigError,
-  createInlineExecutor,
+  createConfiguredExecutor,
   createThreadExecutor,
-  createLivePublisher,
   loadRegistryModule,
   modelFromSpec,
   openModelCapacity,
@@ -21,8 +20,8 @@ import {
   resolveEnvConfig,
   startRetention,
   startMetricsServer,
-  startTracing,
   type CairnEnvConfig,
+  type ExecutorSettings,
   type RunExecutor,
   type WorkerLogger,
 } from '@cairn/runtime';
@@ -268,37 +267,30 @@ async function createExecutor(deps: {
   prices: ModelPrices;
 }): Promise<RunExecutor> {
   const { config, logger } = deps;
-  const leaseCheckMs = Math.max(100, Math.floor(config.lockMs / 2));
+  const settings: ExecutorSettings = {
+    databaseUrl: config.databaseUrl,
+    workerId: config.workerId,
+    leaseCheckMs: Math.max(100, Math.floor(config.lockMs / 2)),
+    maxAttempts: config.maxAttempts,
+    onAttemptsExhausted: config.onAttemptsExhausted,
+    versionGraceMs: config.versionGraceMs,
+    tenantBudgets: config.tenantBudgets,
+    backend: config.queueBackend,
+    redisUrl: config.redisUrl,
+    redisCluster: config.redisCluster,
+    otlpEndpoint: config.otlpEndpoint,
+    captureMessageContent: config.captureMessageContent,
+  };
   if (config.executionThreads === 0 || deps.registryModule === undefined) {
-    return createInlineExecutor({
+    return createConfiguredExecutor(settings, {
       store: deps.store,
       registry: deps.registry,
       context: deps.context,
-      workerId: config.workerId,
       model: deps.model,
-      leaseCheckMs,
-      maxAttempts: config.maxAttempts,
-      onAttemptsExhausted: config.onAttemptsExhausted,
-      versionGraceMs: config.versionGraceMs,
       capacity: deps.capacity,
       prices: deps.prices,
-      tenantBudgets: config.tenantBudgets,
       logger,
       observe: (observation) => deps.metrics.observe(observation),
-      ...(config.otlpEndpoint && {
-        tracing: await startTracing({
-          endpoint: config.otlpEndpoint,
-          serviceName: 'cairn-worker',
-          captureContent: config.captureMessageContent,
-        }),
-      }),
-      live: createLivePublisher({
-        backend: config.queueBackend,
-        redisUrl: config.redisUrl,
-        redisCluster: config.redisCluster,
-        databaseUrl: config.databaseUrl,
-        onError: (error) => logger.debug({ err: error }, 'could not publish a live event'),
-      }),
     });
   }
   return createThreadExecutor({
@@ -307,22 +299,12 @@ async function createExecutor(deps: {
     observe: (observation) => deps.metrics.observe(observation),
     onThreadDeath: deps.onFatal,
     config: {
-      databaseUrl: config.databaseUrl,
+      ...settings,
       registryModule: deps.registryModule,
       model: config.model,
       openaiApiKey: config.openaiApiKey,
       openaiBaseUrl: config.openaiBaseUrl,
       modelStream: config.modelStream,
-      workerId: config.workerId,
-      leaseCheckMs,
-      otlpEndpoint: config.otlpEndpoint,
-      captureMessageContent: config.captureMessageContent,
-      maxAttempts: config.maxAttempts,
-      onAttemptsExhausted: config.onAttemptsExhausted,
-      versionGraceMs: config.versionGraceMs,
-      backend: config.queueBackend,
-      redisUrl: config.redisUrl,
-      redisCluster: config.redisCluster,
       dbPoolMax: Math.max(4, Math.ceil(config.workerConcurrency / config.executionThreads) + 2),
       namedStatements: config.namedStatements,
       queueName: config.queueName,
@@ -333,7 +315,6 @@ async function createExecutor(deps: {
         tenantWeights: config.tenantWeights,
       },
       modelPrices: config.modelPrices,
-      tenantBudgets: config.tenantBudgets,
     },
   });
 }

@@ -45,6 +45,10 @@ export { currentTraceMetadata } from './tracing/trace-context.js';
 export type { RunExecutor } from './execution/run-executor.js';
 export type { RunJobRequest, RunJobOutcome } from './execution/run-job.js';
 export { createInlineExecutor, type InlineExecutorOptions } from './execution/inline-executor.js';
+export {
+  createConfiguredExecutor,
+  type ExecutorSettings,
+} from './execution/configured-executor.js';
 export { createThreadExecutor } from './execution/thread-executor.js';
 export { openModelCapacity, type OpenModelCapacity } from './capacity/open-model-capacity.js';
 export { capacitySettingsOf } from './capacity/capacity-settings.js';

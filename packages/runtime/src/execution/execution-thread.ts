@@ -7,13 +7,11 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { mergeModelPrices } from '@cairn/engine';
 import { serializeError } from '@cairn/engine/lifecycle';
 import { createDb, openStore } from '@cairn/store';
-import { createLivePublisher } from '../live/create-live.js';
 import { capacitySettingsOf } from '../capacity/capacity-settings.js';
 import { openModelCapacity } from '../capacity/open-model-capacity.js';
 import { loadRegistryModule, modelFromSpec } from '../load-registry.js';
-import { startTracing } from '../tracing/tracing-setup.js';
 import type { WorkerLogger } from '../worker-logger.js';
-import { createInlineExecutor } from './inline-executor.js';
+import { createConfiguredExecutor } from './configured-executor.js';
 import type { RunExecutor } from './run-executor.js';
 import type {
   ExecutionThreadConfig,
@@ -61,37 +59,17 @@ try {
     queuePrefix: config.queuePrefix,
     store: ops,
   });
-  executor = createInlineExecutor({
+  executor = await createConfiguredExecutor(config, {
     store: writes,
     registry,
-    workerId: config.workerId,
     model,
     context,
-    leaseCheckMs: config.leaseCheckMs,
-    maxAttempts: config.maxAttempts,
-    onAttemptsExhausted: config.onAttemptsExhausted,
-    versionGraceMs: config.versionGraceMs,
     prices: mergeModelPrices(modelPrices, new Map(Object.entries(config.modelPrices))),
-    tenantBudgets: config.tenantBudgets,
     capacity: capacitySettingsOf(limiter.capacity, config.capacity, modelLimits, (error) =>
       logger.debug({ err: error }, 'model capacity: a release or renewal failed'),
     ),
     logger,
     observe: (observation) => post({ type: 'observation', observation }),
-    ...(config.otlpEndpoint && {
-      tracing: await startTracing({
-        endpoint: config.otlpEndpoint,
-        serviceName: 'cairn-worker',
-        captureContent: config.captureMessageContent ?? false,
-      }),
-    }),
-    live: createLivePublisher({
-      backend: config.backend,
-      redisUrl: config.redisUrl,
-      redisCluster: config.redisCluster,
-      databaseUrl: config.databaseUrl,
-      onError: (error) => logger.debug({ err: error }, 'could not publish a live event'),
-    }),
     onClose: async () => {
       await limiter.close();
       await db.destroy();

@@ -1,14 +1,12 @@
-import type { OnAttemptsExhausted } from '@cairn/engine';
-import type { ModelPrice, TenantBudgets } from '@cairn/engine';
+import type { ModelPrice } from '@cairn/engine';
 import type { SerializedError } from '@cairn/engine/lifecycle';
 import type { RunObservation } from '../metrics/run-observation.js';
-import type { QueueBackendKind } from '../queue-backend-kind.js';
 import type { CapacityConfig } from '../capacity/capacity-settings.js';
+import type { ExecutorSettings } from './configured-executor.js';
 import type { RunJobOutcome, RunJobRequest } from './run-job.js';
 
 /** What an execution thread is started with (`workerData`): plain values only. */
-export interface ExecutionThreadConfig {
-  databaseUrl: string;
+export interface ExecutionThreadConfig extends ExecutorSettings {
   /** Module exporting `createRegistry({ model? })`. */
   registryModule: string;
   /** `scripted`, `openai:<model>` or `openai-chat:<model>`. */
@@ -17,23 +15,6 @@ export interface ExecutionThreadConfig {
   openaiBaseUrl?: string;
   /** `CAIRN_MODEL_STREAM`. */
   modelStream?: boolean;
-  workerId: string;
-  leaseCheckMs: number;
-  /** `CAIRN_MAX_ATTEMPTS`. */
-  maxAttempts: number;
-  /** `CAIRN_ON_ATTEMPTS_EXHAUSTED`. @defaultValue 'error' */
-  onAttemptsExhausted?: OnAttemptsExhausted;
-  /** `CAIRN_VERSION_GRACE_MS`. */
-  versionGraceMs: number;
-  /** The queue backend, whose live channel the thread publishes run events on. */
-  backend: QueueBackendKind;
-  redisUrl?: string;
-  /** `CAIRN_REDIS_CLUSTER`. */
-  redisCluster?: boolean;
-  /** `OTEL_EXPORTER_OTLP_ENDPOINT`: the thread traces its runs and exports there. */
-  otlpEndpoint?: string;
-  /** `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`: the thread's spans carry message content. */
-  captureMessageContent?: boolean;
   /** Postgres connections of this thread's pool. */
   dbPoolMax: number;
   /** `CAIRN_PG_NAMED_STATEMENTS`. */
@@ -45,8 +26,6 @@ export interface ExecutionThreadConfig {
   capacity: CapacityConfig;
   /** `CAIRN_MODEL_PRICES`, as parsed. */
   modelPrices: Record<string, ModelPrice>;
-  /** `CAIRN_TENANT_BUDGETS`, as parsed. */
-  tenantBudgets: TenantBudgets;
 }
 
 /** Messages from the worker's main thread to an execution thread. */
