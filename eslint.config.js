@@ -90,4 +90,25 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The producer's pages sit on its API, never the reverse: a module outside ui/ imports nothing from it
+    // but the app that mounts the pages (app.ts) and the package's entry (index.ts).
+    files: ['apps/producer/src/**/*.ts'],
+    ignores: ['apps/producer/src/ui/**', 'apps/producer/src/app.ts', 'apps/producer/src/index.ts'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: './apps/producer/src',
+              from: './apps/producer/src/ui',
+              message:
+                'the pages use the API, never the reverse: move what both need out of ui/ (app.ts mounts the pages)',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

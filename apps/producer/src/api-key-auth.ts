@@ -11,7 +11,7 @@ import {
 import { formBody } from './form-body.js';
 import { ForbiddenError, UnauthorizedError } from './errors.js';
 import type { AuthFailureReason } from './producer-metrics.js';
-import { safeNextPath } from './ui/ui-query.js';
+import { safeNextPath } from './next-path.js';
 
 /** Paths that never need a key (`/readyz`: probes send none; it shows why a dependency failed to admin keys only). */
 export const OPEN_PATHS: readonly string[] = ['/healthz', '/readyz', '/ui/login'];

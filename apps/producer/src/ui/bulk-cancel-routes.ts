@@ -14,7 +14,7 @@ import {
   type BulkCancelOutcome,
 } from './bulk-cancel-page.js';
 import type { Viewer } from './page-layout.js';
-import { safeNextPath } from './ui-query.js';
+import { safeNextPath } from '../next-path.js';
 
 /** What {@link bulkCancelRoutes} needs. */
 export interface BulkCancelRoutesDeps {

@@ -34,8 +34,10 @@ import { runPage } from './run-page.js';
 import { schedulePageRoutes } from './schedule-page-routes.js';
 import type { ScheduleService } from '../schedule-service.js';
 import { attemptSpends } from './spend-notes.js';
+import { mcpServersOf } from './tool-batches.js';
 import { turnDetail, turnMessageRange } from './turn-detail.js';
-import { pageParameter, safeNextPath } from './ui-query.js';
+import { safeNextPath } from '../next-path.js';
+import { pageParameter } from './ui-query.js';
 import { buildWaterfall, memberRunIds, WATERFALL_EVENT_TYPES } from './waterfall-model.js';
 
 /** What {@link uiRoutes} needs. */
@@ -132,11 +134,12 @@ export function uiRoutes({
     const runId = c.req.param('run_id');
     const requestedPage = pageParameter('page', c.req.query('page'));
     // The run, its history's length and its own events at once; its members' events with the message page.
-    const [run, first, ownEvents] = await Promise.all([
+    const [run, first, ownStored] = await Promise.all([
       client.getRun(runId, { messages: false }),
       client.listRunMessages(runId, { offset: 0, limit: 0 }),
-      client.listEventsOfTypes(runId, WATERFALL_EVENT_TYPES),
+      client.listEventsOfTypes(runId, [...WATERFALL_EVENT_TYPES, 'ToolCallStarted']),
     ]);
+    const ownEvents = ownStored.filter((event) => event.type !== 'ToolCallStarted');
     if (!run) {
       return c.html(
         pageLayout(
@@ -173,6 +176,7 @@ export function uiRoutes({
           capacityWaits: capacityWaitMarks(ofType('CapacityWait')),
           attemptSpends: attemptSpends(ofType('ModelRequestCompleted')),
           waterfall: buildWaterfall(run, events, now, !FINAL_STATUSES.includes(run.status)),
+          mcpServers: mcpServersOf(ownStored),
           now,
           liveText,
         },
