@@ -9,6 +9,7 @@ export const RUN_EVENT_TYPES = [
   'DefinitionUpgraded',
   'ModelRequestStarted',
   'ModelRequestCompleted',
+  /** `{ toolCallId, name, batch, mcpServer? }`: `mcpServer` names the MCP server a call of an `mcpTools` tool goes to. */
   'ToolCallStarted',
   'ToolCallCompleted',
   'ToolCallError',

@@ -14,6 +14,8 @@ export interface ExecutableTool {
   readonly spec: ToolSpec;
   readonly parameters: z.ZodObject;
   readonly timeoutMs: number;
+  /** The MCP server a tool from `mcpTools` calls. */
+  readonly mcpServer?: string;
   /** Set on a tool whose calls may wait for a person (`needsApproval` or `external`). */
   readonly gate?: ToolGate;
   invoke(args: unknown, context: ToolContext): Promise<ToolInvocationResult>;
@@ -33,6 +35,7 @@ export function executableFromTool(tool: Tool): ExecutableTool {
     spec: tool.spec,
     parameters: tool.parameters,
     timeoutMs: tool.timeoutMs,
+    ...(tool.mcpServer !== undefined && { mcpServer: tool.mcpServer }),
     ...(tool.approval && {
       gate: {
         external: tool.external,

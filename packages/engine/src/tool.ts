@@ -103,6 +103,8 @@ export interface Tool {
   readonly external: boolean;
   /** Expiry of the tool's pending actions; null for a tool that is never gated. */
   readonly approval: ResolvedApproval | null;
+  /** The MCP server the tool's calls go to (the name it gives itself), for a tool from `mcpTools`; its calls' `ToolCallStarted` events and the run page show it. */
+  readonly mcpServer?: string;
   /** Whether this call (validated arguments) must wait for a person: always for an external tool. */
   isGated(args: unknown, context: ApprovalCheckContext): Promise<boolean>;
   execute(args: unknown, context: ToolContext): unknown;

@@ -43,6 +43,8 @@ export interface RunPageData {
   now: Date;
   /** The run tree on one time axis. */
   waterfall: Waterfall;
+  /** The MCP server of each call of an `mcpTools` tool, by tool call id (from its `ToolCallStarted`). */
+  mcpServers: ReadonlyMap<string, string>;
   /** True when the live tail may ask for the model's text as it streams (`?include=deltas`). */
   liveText: boolean;
 }
@@ -212,7 +214,7 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
 
       <section>
         <h2>Tool batches</h2>
-        <div data-refresh="tools">${toolBatches(run.tools)}</div>
+        <div data-refresh="tools">${toolBatches(run.tools, data.mcpServers)}</div>
       </section>
 
       <section>

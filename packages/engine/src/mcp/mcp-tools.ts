@@ -1,3 +1,4 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpToolListing } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { UserError } from '../errors.js';
@@ -62,7 +63,7 @@ export interface McpToolsOptions {
  * ```
  */
 export async function mcpTools(options: McpToolsOptions): Promise<Tool[]> {
-  const listed = await namingTheServer(options.server, async () => {
+  const { listed, serverName } = await namingTheServer(options.server, async () => {
     const client = await mcpClientFor(options.server);
     const tools: McpToolListing[] = [];
     let cursor: string | undefined;
@@ -71,7 +72,7 @@ export async function mcpTools(options: McpToolsOptions): Promise<Tool[]> {
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor !== undefined);
-    return tools;
+    return { listed: tools, serverName: shownName(client, options.server) };
   });
   const names = new Set(listed.map((t) => t.name));
   const missing = (options.include ?? []).filter((name) => !names.has(name));
@@ -83,7 +84,20 @@ export async function mcpTools(options: McpToolsOptions): Promise<Tool[]> {
   return listed
     .filter((t) => options.include?.includes(t.name) ?? true)
     .filter((t) => !(options.exclude ?? []).includes(t.name))
-    .map((listing) => toolOf(listing, options));
+    .map((listing) => ({ ...toolOf(listing, options), mcpServer: serverName }));
+}
+
+/**
+ * What a tool's calls show as their server (events, the run page): the name the server gave
+ * itself when it was connected, else its command or its URL without the query (which may hold a
+ * key).
+ */
+function shownName(client: Client, server: McpServerAddress): string {
+  const named = client.getServerVersion()?.name;
+  if (named) return named;
+  if ('command' in server) return server.command;
+  const url = new URL(server.url);
+  return `${url.origin}${url.pathname}`;
 }
 
 function toolOf(listing: McpToolListing, options: McpToolsOptions): Tool {

@@ -287,8 +287,15 @@ async function runBatch(
     signal: state.signal,
     tools: state.tools,
     appContext: state.appContext,
-    onCallStarted: (call) =>
-      state.emit('ToolCallStarted', { toolCallId: call.id, name: call.name, batch }),
+    onCallStarted: (call) => {
+      const mcpServer = state.tools.get(call.name)?.mcpServer;
+      state.emit('ToolCallStarted', {
+        toolCallId: call.id,
+        name: call.name,
+        batch,
+        ...(mcpServer !== undefined && { mcpServer }),
+      });
+    },
     onCallFinished: finished,
   };
   const outcomes = plan.execute.length > 0 ? await executeToolBatch(plan.execute, context) : [];
