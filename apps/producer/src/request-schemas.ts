@@ -109,9 +109,6 @@ export const suspendRunBodySchema = z.strictObject({
 /** Body of `POST /v1/runs/:run_id/resume`: empty, or `{}`. */
 export const resumeRunBodySchema = z.strictObject({});
 
-/** A parsed create-run body. */
-export type CreateRunBody = z.infer<typeof createRunBodySchema>;
-
 /** Body of `POST /v1/runs/:run_id/fork` (an empty body is `{}`: a fork at the last checkpoint). */
 export const forkRunBodySchema = z.strictObject({
   /** The point: a checkpoint by its number, or the message index one ends at (default: the last). */
@@ -127,9 +124,6 @@ export const forkRunBodySchema = z.strictObject({
   /** The fork must end within this many ms of its creation (default: the entity's `maxDurationMs`). */
   deadline_ms: deadlineMs.optional(),
 });
-
-/** A parsed continue body. */
-export type ContinueRunBody = z.infer<typeof continueRunBodySchema>;
 
 /** A parsed decisions body. */
 export type DecisionsBody = z.infer<typeof decisionsBodySchema>;

@@ -35,7 +35,7 @@ export {
 } from './redis-connection.js';
 export { RedisModelCapacity } from './capacity/redis-model-capacity.js';
 export type { LiveEvent, LiveSubscriber } from './live/live-event.js';
-export { createLivePublisher, createLiveSubscriber } from './live/create-live.js';
+export { createLiveSubscriber } from './live/create-live.js';
 export { CairnMetrics } from './metrics/cairn-metrics.js';
 export { PrometheusMetrics } from './metrics/prometheus-metrics.js';
 export { registerStateGauges, type MetricSources } from './metrics/state-gauges.js';
