@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { FINAL_STATUSES } from '@cairn/engine';
+import type pg from 'pg';
 import { CHAOS_GATED_TOOL, CHAOS_OPERATOR } from './chaos-registry.js';
 import { retrying, TOP_LEVEL_RUNS } from './chaos-db.js';
 import type { ScenarioContext } from './scenario-context.js';
@@ -49,7 +50,9 @@ export async function runApprovalScenario(
   const decided = new Set<string>();
   const decider = (async () => {
     while (deciding) {
-      const pending = await retrying(() => pendingActions(ctx)).catch(() => []);
+      const pending = await retrying(() => pendingActions(ctx.db, APPROVAL_SCENARIO)).catch(
+        () => [],
+      );
       await Promise.all(
         pending
           .filter((a) => !decided.has(a.action_id))
@@ -58,7 +61,7 @@ export async function runApprovalScenario(
             const copies = random() < 1 / 3 ? 2 : 1;
             duplicatesPosted += copies - 1;
             const results = await Promise.all(
-              Array.from({ length: copies }, () => postApproval(ctx, a)),
+              Array.from({ length: copies }, () => postApproval(ctx.api, a)),
             );
             posted += copies;
             for (const status of results) answers[status] = (answers[status] ?? 0) + 1;
@@ -127,25 +130,31 @@ async function submit(ctx: ScenarioContext, seq: number): Promise<string | undef
   return undefined;
 }
 
-interface PendingRow {
+/** A pending action of a scenario's run, as a decision names it. */
+export interface PendingRow {
   action_id: string;
   root_run_id: string;
   args_digest: string;
 }
 
-async function pendingActions(ctx: ScenarioContext): Promise<PendingRow[]> {
-  const { rows } = await ctx.db.query<PendingRow>(
+/** The pending actions of `scenario`'s top-level runs. */
+export async function pendingActions(db: pg.Pool, scenario: string): Promise<PendingRow[]> {
+  const { rows } = await db.query<PendingRow>(
     `select a.action_id, a.root_run_id, a.args_digest from pending_actions a
       where a.status = 'pending' and a.root_run_id in (${TOP_LEVEL_RUNS})`,
-    [APPROVAL_SCENARIO],
+    [scenario],
   );
   return rows;
 }
 
-async function postApproval(ctx: ScenarioContext, action: PendingRow): Promise<string> {
-  const res = await fetch(`${ctx.api.baseUrl}/v1/runs/${action.root_run_id}/decisions`, {
+/** Approves `action` over HTTP; resolves with the answer's status, or 'network error'. */
+export async function postApproval(
+  api: ScenarioContext['api'],
+  action: PendingRow,
+): Promise<string> {
+  const res = await fetch(`${api.baseUrl}/v1/runs/${action.root_run_id}/decisions`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${ctx.api.apiKey}` },
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${api.apiKey}` },
     body: JSON.stringify({
       decisions: [
         { action_id: action.action_id, type: 'approve', args_digest: action.args_digest },

@@ -15,7 +15,14 @@ export interface ChaosOptions {
   flushRuns: number;
   /** Keep the processes' logs even when every goal is met. */
   keepLogs: boolean;
+  /** `--scenario`: run this scenario alone (`fleet` runs the fleet and redis-flush scenarios); unset: all. */
+  scenario?: ChaosScenarioName;
 }
+
+/** The scenarios `--scenario` can pick. */
+export const CHAOS_SCENARIOS = ['fleet', 'approvals', 'capacity', 'schedules-webhooks'] as const;
+/** One of {@link CHAOS_SCENARIOS}. */
+export type ChaosScenarioName = (typeof CHAOS_SCENARIOS)[number];
 
 /** Defaults of the full matrix and of `--quick`. */
 export const FULL_DEFAULTS = { runs: 1000, kills: 100 } as const;
@@ -32,7 +39,7 @@ function positiveInt(name: string, raw: string | undefined, fallback: number, mi
   return value;
 }
 
-/** Parses `--runs`, `--kills`, `--seed`, `--zombies`, `--quick`, `--flush-runs`, `--keep-logs`; throws naming a bad flag. */
+/** Parses `--runs`, `--kills`, `--seed`, `--zombies`, `--quick`, `--flush-runs`, `--keep-logs`, `--scenario`; throws naming a bad flag. */
 export function parseChaosOptions(argv: readonly string[]): ChaosOptions {
   const { values } = parseArgs({
     args: [...argv],
@@ -44,11 +51,15 @@ export function parseChaosOptions(argv: readonly string[]): ChaosOptions {
       quick: { type: 'boolean', default: false },
       'flush-runs': { type: 'string' },
       'keep-logs': { type: 'boolean', default: false },
+      scenario: { type: 'string' },
     },
     strict: true,
   });
   const defaults = values.quick ? QUICK_DEFAULTS : FULL_DEFAULTS;
   const runs = positiveInt('runs', values.runs, defaults.runs);
+  const scenario = values.scenario;
+  if (scenario !== undefined && !(CHAOS_SCENARIOS as readonly string[]).includes(scenario))
+    throw new Error(`--scenario must be one of ${CHAOS_SCENARIOS.join(', ')}, got "${scenario}"`);
   return {
     runs,
     kills: positiveInt('kills', values.kills, defaults.kills, 0),
@@ -57,5 +68,6 @@ export function parseChaosOptions(argv: readonly string[]): ChaosOptions {
     ...(values.zombies === undefined ? {} : { zombies: positiveInt('zombies', values.zombies, 1) }),
     flushRuns: positiveInt('flush-runs', values['flush-runs'], Math.max(60, Math.round(runs / 5))),
     keepLogs: values['keep-logs'] ?? false,
+    ...(scenario !== undefined && { scenario: scenario as ChaosScenarioName }),
   };
 }

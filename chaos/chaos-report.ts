@@ -5,6 +5,7 @@ import type { ChaosGoals, Distribution, ScenarioChecks } from './chaos-checks.js
 import type { ChaosOptions } from './chaos-options.js';
 import type { ApprovalScenarioReport } from './approval-scenario.js';
 import { formatCapacity, type CapacityScenarioReport } from './capacity-scenario.js';
+import type { ScheduleWebhookScenarioReport } from './schedule-webhook-scenario.js';
 
 /** One scenario's section of the report. */
 export interface ScenarioReport extends ScenarioChecks {
@@ -33,6 +34,8 @@ export interface ChaosReport {
   approvals?: ApprovalScenarioReport;
   /** Runs on a provider with a quota: SIGKILLs while runs are parked, and a quota storm. */
   capacity?: CapacityScenarioReport;
+  /** Schedules firing and webhooks delivered while workers and producers are SIGKILLed. */
+  schedulesWebhooks?: ScheduleWebhookScenarioReport;
   logDir: string;
 }
 
@@ -48,6 +51,7 @@ export function buildReport(
   logDir: string,
   approvals?: ApprovalScenarioReport,
   capacity?: CapacityScenarioReport,
+  schedulesWebhooks?: ScheduleWebhookScenarioReport,
 ): ChaosReport {
   return {
     generatedAt: new Date().toISOString(),
@@ -58,10 +62,14 @@ export function buildReport(
       node: process.version,
     },
     passed:
-      scenarios.every((s) => s.passed) && (approvals?.passed ?? true) && (capacity?.passed ?? true),
+      scenarios.every((s) => s.passed) &&
+      (approvals?.passed ?? true) &&
+      (capacity?.passed ?? true) &&
+      (schedulesWebhooks?.passed ?? true),
     scenarios,
     ...(approvals && { approvals }),
     ...(capacity && { capacity }),
+    ...(schedulesWebhooks && { schedulesWebhooks }),
     logDir,
   };
 }
@@ -114,7 +122,12 @@ export function formatReport(report: ChaosReport): string {
   const lines = rows.map((r) =>
     r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '),
   );
-  return `${lines.join('\n')}\n${report.approvals ? `\n${formatApprovals(report.approvals)}\n` : ''}${report.capacity ? `\n${formatCapacity(report.capacity)}\n` : ''}\n${report.passed ? 'every goal met' : 'GOALS MISSED'}`;
+  const sections = [
+    report.approvals && formatApprovals(report.approvals),
+    report.capacity && formatCapacity(report.capacity),
+    report.schedulesWebhooks && formatSchedulesWebhooks(report.schedulesWebhooks),
+  ].filter((section) => section !== undefined);
+  return `${columns.length > 0 ? `${lines.join('\n')}\n` : ''}${sections.map((section) => `\n${section}\n`).join('')}\n${report.passed ? 'every goal met' : 'GOALS MISSED'}`;
 }
 
 function percentiles(d: Distribution): string {
@@ -134,5 +147,20 @@ function formatApprovals(a: ApprovalScenarioReport): string {
     `  runs stuck PAUSED after every action was decided (goal 0): ${a.goals.stuckPausedAfterDecided}`,
     `  runs not COMPLETED (goal 0): ${a.goals.notCompleted}`,
     `  passed: ${a.passed ? 'yes' : 'NO'}`,
+  ].join('\n');
+}
+
+function formatSchedulesWebhooks(r: ScheduleWebhookScenarioReport): string {
+  const workerKills = r.kills.filter((k) => k.kind === 'sigkill-worker').length;
+  return [
+    `schedules-webhooks: ${Math.round(r.durationMs / 1000)} s, ${workerKills} worker and ${r.kills.length - workerKills} producer SIGKILLs, receiver down ${r.receiverDown.fromMs}-${r.receiverDown.toMs} ms,`,
+    `  firings ${JSON.stringify(r.firings)}; runs ${JSON.stringify(r.runs)}`,
+    `  events ${JSON.stringify(r.events)}; ${r.requests.received} requests, ${r.requests.accepted} accepted; ${r.decisions.posted} approvals posted ${JSON.stringify(r.decisions.answers)}`,
+    `  firings lost (goal 0): ${r.goals.firingsLost}`,
+    `  firings doubled (goal 0): ${r.goals.firingsDoubled}`,
+    `  notifications lost (goal 0): ${r.goals.notificationsLost}`,
+    `  notifications out of order per run (goal 0): ${r.goals.outOfOrder}`,
+    `  requests failing signature verification (goal 0): ${r.goals.badSignatures}`,
+    `  drained: ${r.drained ? 'yes' : 'NO'}; passed: ${r.passed ? 'yes' : 'NO'}`,
   ].join('\n');
 }

@@ -14,8 +14,15 @@ import { startChaosServices } from './chaos-services.js';
 import { buildFaultSchedule } from './fault-schedule.js';
 import { runFleetScenario } from './fleet-scenario.js';
 import { runFlushScenario } from './flush-scenario.js';
-import { runApprovalScenario } from './approval-scenario.js';
-import { runCapacityScenario } from './capacity-scenario.js';
+import { runApprovalScenario, type ApprovalScenarioReport } from './approval-scenario.js';
+import { runCapacityScenario, type CapacityScenarioReport } from './capacity-scenario.js';
+import { ChaosProducers } from './chaos-producers.js';
+import type { ChaosScenarioName } from './chaos-options.js';
+import type { ScenarioReport } from './chaos-report.js';
+import {
+  runScheduleWebhookScenario,
+  type ScheduleWebhookScenarioReport,
+} from './schedule-webhook-scenario.js';
 import type { ScenarioContext } from './scenario-context.js';
 import { scenarioReports } from './scenario-reports.js';
 
@@ -112,53 +119,85 @@ try {
   /** A scenario gives up draining once no run has finished for this long. */
   const drainMs = 180_000;
 
-  log(`scenario fleet: ${options.runs} runs under ${schedule.faults.length} faults`);
-  const fleetRun = await runFleetScenario(ctx, { runs: options.runs, schedule, drainMs });
-  log(`scenario redis-flush: ${options.flushRuns} runs, FLUSHALL once`);
-  const flushRun = await runFlushScenario(ctx, { runs: options.flushRuns, drainMs });
+  const wants = (scenario: ChaosScenarioName) =>
+    options.scenario === undefined || options.scenario === scenario;
+  let scenarios: ScenarioReport[] = [];
+  if (wants('fleet')) {
+    log(`scenario fleet: ${options.runs} runs under ${schedule.faults.length} faults`);
+    const fleetRun = await runFleetScenario(ctx, { runs: options.runs, schedule, drainMs });
+    log(`scenario redis-flush: ${options.flushRuns} runs, FLUSHALL once`);
+    const flushRun = await runFlushScenario(ctx, { runs: options.flushRuns, drainMs });
+    scenarios = await scenarioReports(db.pool, {
+      fleetRun,
+      flushRun,
+      exits: fleet.unexpectedExits,
+      lockMs: LOCK_MS,
+    });
+  }
 
-  const approvalRuns = Math.max(10, Math.round(options.runs / 5));
-  const approvalKills = Math.max(3, Math.round(options.kills / 2));
-  log(
-    `scenario approvals: ${approvalRuns} paused runs, decisions posted during ${approvalKills} kills`,
-  );
-  const approvals = await runApprovalScenario(ctx, {
-    runs: approvalRuns,
-    kills: approvalKills,
-    seed: options.seed,
-    drainMs,
-  });
+  let approvals: ApprovalScenarioReport | undefined;
+  if (wants('approvals')) {
+    const approvalRuns = Math.max(10, Math.round(options.runs / 5));
+    const approvalKills = Math.max(3, Math.round(options.kills / 2));
+    log(
+      `scenario approvals: ${approvalRuns} paused runs, decisions posted during ${approvalKills} kills`,
+    );
+    approvals = await runApprovalScenario(ctx, {
+      runs: approvalRuns,
+      kills: approvalKills,
+      seed: options.seed,
+      drainMs,
+    });
+  }
 
   await fleet.stopAll();
-  // Its own fleet, on an OpenAI-compatible provider with a quota instead of the scripted models.
-  const capacityRuns = Math.max(16, Math.round(options.runs / 10));
-  const capacityKills = Math.max(3, Math.round(options.kills / 10));
-  log(
-    `scenario capacity: ${capacityRuns} team runs on a provider with a quota, ${capacityKills} SIGKILLs while runs are parked, the provider's quota halved under the fleet's limit`,
-  );
-  const capacity = await runCapacityScenario(ctx, {
-    runs: capacityRuns,
-    kills: capacityKills,
-    workers: WORKERS,
-    seed: options.seed,
-    drainMs,
-    fleetWith: (extra) =>
-      new ChaosFleet({ ...env, ...extra }, logDir, (spawnOptions) =>
-        spawnCompiledWorker(compiled.script, spawnOptions),
-      ),
-  });
-  const scenarios = await scenarioReports(db.pool, {
-    fleetRun,
-    flushRun,
-    exits: fleet.unexpectedExits,
-    lockMs: LOCK_MS,
-  });
-  const report = buildReport(options, scenarios, logDir, approvals, capacity);
+  const fleetWith = (extra: Record<string, string>) =>
+    new ChaosFleet({ ...env, ...extra }, logDir, (spawnOptions) =>
+      spawnCompiledWorker(compiled.script, spawnOptions),
+    );
+  let capacity: CapacityScenarioReport | undefined;
+  if (wants('capacity')) {
+    // Its own fleet, on an OpenAI-compatible provider with a quota instead of the scripted models.
+    const capacityRuns = Math.max(16, Math.round(options.runs / 10));
+    const capacityKills = Math.max(3, Math.round(options.kills / 10));
+    log(
+      `scenario capacity: ${capacityRuns} team runs on a provider with a quota, ${capacityKills} SIGKILLs while runs are parked, the provider's quota halved under the fleet's limit`,
+    );
+    capacity = await runCapacityScenario(ctx, {
+      runs: capacityRuns,
+      kills: capacityKills,
+      workers: WORKERS,
+      seed: options.seed,
+      drainMs,
+      fleetWith,
+    });
+  }
+
+  let schedulesWebhooks: ScheduleWebhookScenarioReport | undefined;
+  if (wants('schedules-webhooks')) {
+    // Its own queue, two producers and two workers: a worker or a producer SIGKILLed every few seconds.
+    const kills = Math.max(6, Math.round(options.kills / 5));
+    const windowMs = Math.max(30_000, kills * 4_500);
+    log(
+      `scenario schedules-webhooks: 3 interval schedules (every 1 s, 2 s, 3 s) for ${windowMs / 1000} s, ${kills} SIGKILLs of workers and producers, a webhook receiver failing first attempts and down for a while`,
+    );
+    schedulesWebhooks = await runScheduleWebhookScenario(ctx, {
+      kills,
+      windowMs,
+      seed: options.seed,
+      drainMs: 60_000,
+      fleetWith,
+      producersWith: (extra) => new ChaosProducers({ ...producerEnv, ...extra }, logDir),
+      redisUrl: services.redis.url,
+    });
+  }
+  const report = buildReport(options, scenarios, logDir, approvals, capacity, schedulesWebhooks);
   writeReport(RESULTS_FILE, report);
   log(`\n${formatReport(report)}\nwrote ${RESULTS_FILE}`);
   for (const s of scenarios)
     if (!s.passed) log(`${s.scenario} examples: ${JSON.stringify(s.examples, null, 2)}`);
-  if (!capacity.passed) log(`capacity examples: ${JSON.stringify(capacity.examples, null, 2)}`);
+  if (capacity && !capacity.passed)
+    log(`capacity examples: ${JSON.stringify(capacity.examples, null, 2)}`);
   exitCode = report.passed ? 0 : 1;
 } catch (error) {
   console.error('chaos run failed:', error);
