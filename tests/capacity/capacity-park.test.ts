@@ -178,6 +178,8 @@ describe('a run with no model permit within the capacity wait', () => {
     });
     const execution = engine.execute(run.runId, { reason: 'run' });
     await expect.poll(async () => (await t.store.getRun(run.runId))?.epoch).toBe(1);
+    // A fixed window on purpose: six times the 50 ms capacity wait, after which a run in another
+    // mode would have parked; the claim is that this one keeps waiting in place, in its one attempt.
     await new Promise((resolve) => setTimeout(resolve, 300));
     await holder.release();
     const result = await execution;

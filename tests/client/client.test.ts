@@ -173,6 +173,8 @@ describe.concurrent(`@cairn/client against a producer and workers (${backend})`,
     victim.kill('SIGKILL');
     await Promise.all([first.exited, victim.exited]);
     const seenBeforeRestart = seen.length;
+    // A fixed window on purpose: the claim is that the iterator outlives a producer that stays down
+    // longer than its longest reconnect delay (500 ms), so it fails a few reconnects before one works.
     await new Promise((resolve) => setTimeout(resolve, 700));
     await f.spawnProducer('producer-2', { port: first.port });
 
@@ -225,6 +227,8 @@ describe.concurrent(`@cairn/client against a producer and workers (${backend})`,
     first.kill('SIGKILL');
     await first.exited;
     const seenBeforeRestart = seen.length;
+    // A fixed window on purpose: the claim is that the iterator outlives a producer that stays down
+    // longer than its longest reconnect delay (500 ms), so it fails a few reconnects before one works.
     await new Promise((resolve) => setTimeout(resolve, 700));
     await f.spawnProducer('producer-2', { port: first.port });
     await following;
