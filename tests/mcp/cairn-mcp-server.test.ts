@@ -139,3 +139,17 @@ it('refuses bad input naming the field, and a read of an unknown run, as tool er
   });
   expect(anonymous.status).toBe(401);
 });
+
+it('answers a body that is not JSON with a JSON-RPC parse error', async () => {
+  const res = await fx.app.request('/mcp', {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${ACME}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    },
+    body: '{"jsonrpc":',
+  });
+  expect(res.status).toBe(400);
+  expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
+});

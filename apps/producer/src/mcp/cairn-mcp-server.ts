@@ -1,6 +1,7 @@
 import { IDLE_STATUSES, RunNotFoundError, type EntityRef } from '@cairn/engine';
 import type { RunView } from '@cairn/store';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import { mayAccess } from '../api-key-auth.js';
 import type { Principal } from '../api-keys.js';
@@ -23,6 +24,8 @@ export interface CairnMcpServerDeps {
   wait: McpWaitSettings;
   /** The address of a run's page, for answers that leave the run going on. */
   pageUrl: (runId: string) => string;
+  /** The one tool a `tools/call` request names: the server is built with it alone (a server serves one request). @defaultValue every tool */
+  only?: string;
 }
 
 /** How long `/mcp`'s start tools wait for their run (docs/mcp.md, "Waiting for the result"). */
@@ -51,6 +54,30 @@ const startRunInput = createRunBodySchema
       .describe('The same key again answers the run it started, as the Idempotency-Key header'),
   });
 
+/** The JSON Schema validator of every server (the SDK builds an Ajv per server otherwise: most of a request's cost). */
+const JSON_SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
+
+/** The start tools' input under a bound, built once per bound (a server is built per request). */
+const startInputs = new Map<number, ReturnType<typeof startInputWith>>();
+function startInputOf(boundMs: number) {
+  let schema = startInputs.get(boundMs);
+  if (!schema) startInputs.set(boundMs, (schema = startInputWith(boundMs)));
+  return schema;
+}
+function startInputWith(boundMs: number) {
+  return startRunInput.extend({
+    wait_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(boundMs)
+      .optional()
+      .describe(
+        `How long to wait for the run to end before answering with its run id, in ms (default and most: ${boundMs}; 0 answers at once)`,
+      ),
+  });
+}
+
 /**
  * Cairn as an MCP server, for one request (the transport is stateless, so
  * any producer answers any request): a tool per served entity that starts
@@ -66,8 +93,13 @@ export function cairnMcpServer({
   limits,
   wait,
   pageUrl,
+  only,
 }: CairnMcpServerDeps): McpServer {
-  const server = new McpServer({ name: 'cairn', version: '0.1.0' });
+  const wanted = (name: string) => only === undefined || only === name;
+  const server = new McpServer(
+    { name: 'cairn', version: '0.1.0' },
+    { jsonSchemaValidator: JSON_SCHEMA_VALIDATOR },
+  );
   const ownRun = async (id: string): Promise<RunView> => {
     const owner = await client.runOwner(id);
     const run = owner && mayAccess(principal, owner.tenantId) ? await client.getRun(id) : undefined;
@@ -75,18 +107,8 @@ export function cairnMcpServer({
     return run;
   };
 
-  const startInput = startRunInput.extend({
-    wait_ms: z
-      .number()
-      .int()
-      .min(0)
-      .max(wait.boundMs)
-      .optional()
-      .describe(
-        `How long to wait for the run to end before answering with its run id, in ms (default and most: ${wait.boundMs}; 0 answers at once)`,
-      ),
-  });
-  for (const entity of entities) {
+  const startInput = startInputOf(wait.boundMs);
+  for (const entity of entities.filter((e) => wanted(startToolName(e)))) {
     server.registerTool(
       startToolName(entity),
       {
@@ -103,10 +125,13 @@ export function cairnMcpServer({
           tenantId: principal.tenantId,
           idempotencyKey: body.idempotency_key,
         });
+        const started = { session_id: run.sessionId, page_url: pageUrl(run.runId) };
+        const boundMs = body.wait_ms ?? wait.boundMs;
+        if (boundMs === 0) return answer({ run_id: run.runId, status: run.status, ...started });
         const { progressToken } = extra._meta ?? {};
         let progress = 0;
         const status = await waitForIdleRun(client, run.runId, {
-          boundMs: body.wait_ms ?? wait.boundMs,
+          boundMs,
           pollMs: wait.pollMs,
           signal: extra.signal,
           ...(progressToken !== undefined && {
@@ -117,7 +142,6 @@ export function cairnMcpServer({
               }),
           }),
         });
-        const started = { session_id: run.sessionId, page_url: pageUrl(run.runId) };
         if (status && IDLE_STATUSES.includes(status))
           return answer({ ...runSummary(await ownRun(run.runId)), ...started });
         return answer({ run_id: run.runId, status: status ?? run.status, ...started });
@@ -125,41 +149,44 @@ export function cairnMcpServer({
     );
   }
 
-  server.registerTool(
-    'get_run',
-    {
-      description:
-        "A run's status, final answer or error, and the actions it waits on a person for.",
-      inputSchema: { run_id: runId },
-    },
-    async ({ run_id }) => answer(runSummary(await ownRun(run_id))),
-  );
+  if (wanted('get_run'))
+    server.registerTool(
+      'get_run',
+      {
+        description:
+          "A run's status, final answer or error, and the actions it waits on a person for.",
+        inputSchema: { run_id: runId },
+      },
+      async ({ run_id }) => answer(runSummary(await ownRun(run_id))),
+    );
 
-  server.registerTool(
-    'list_pending_actions',
-    {
-      description:
-        'The undecided actions of a paused run (its members included): approvals, external results and budgets, each with its action_id.',
-      inputSchema: { run_id: runId },
-    },
-    async ({ run_id }) => answer({ pending_actions: pendingOf(await ownRun(run_id)) }),
-  );
+  if (wanted('list_pending_actions'))
+    server.registerTool(
+      'list_pending_actions',
+      {
+        description:
+          'The undecided actions of a paused run (its members included): approvals, external results and budgets, each with its action_id.',
+        inputSchema: { run_id: runId },
+      },
+      async ({ run_id }) => answer({ pending_actions: pendingOf(await ownRun(run_id)) }),
+    );
 
-  server.registerTool(
-    'decide_actions',
-    {
-      description:
-        "Decides pending actions of a paused run: approve, edit (new args), reject (a message) or result (an external call's output). The run resumes once its last action is decided.",
-      inputSchema: { run_id: runId, decisions: decisionsBodySchema.shape.decisions },
-    },
-    async ({ run_id, decisions }) => {
-      await ownRun(run_id);
-      const result = await client.decide(run_id, decisions.map(toPostedDecision), {
-        tenantId: principal.tenantId,
-      });
-      return answer(result);
-    },
-  );
+  if (wanted('decide_actions'))
+    server.registerTool(
+      'decide_actions',
+      {
+        description:
+          "Decides pending actions of a paused run: approve, edit (new args), reject (a message) or result (an external call's output). The run resumes once its last action is decided.",
+        inputSchema: { run_id: runId, decisions: decisionsBodySchema.shape.decisions },
+      },
+      async ({ run_id, decisions }) => {
+        await ownRun(run_id);
+        const result = await client.decide(run_id, decisions.map(toPostedDecision), {
+          tenantId: principal.tenantId,
+        });
+        return answer(result);
+      },
+    );
   return server;
 }
 

@@ -43,6 +43,7 @@ export function mcpRoutes(
   const app = new Hono();
   app.all(MCP_PATH, async (c) => {
     const base = (options.publicUrl ?? new URL(c.req.url).origin).replace(/\/+$/, '');
+    const { request, parsedBody } = await readBody(c.req.raw);
     const server = cairnMcpServer({
       client,
       principal: requestPrincipal(c),
@@ -50,29 +51,24 @@ export function mcpRoutes(
       limits,
       wait,
       pageUrl: (runId) => `${base}/ui/runs/${encodeURIComponent(runId)}`,
+      only: calledTool(parsedBody),
     });
-    const parsedBody: unknown =
-      c.req.method === 'POST'
-        ? await c.req.raw
-            .clone()
-            .json()
-            .catch(() => undefined)
-        : undefined;
     const streamed = asksProgress(parsedBody);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: !streamed,
     });
     await server.connect(transport);
+    const handled = parsedBody === undefined ? {} : { parsedBody };
     if (!streamed) {
       try {
-        return await transport.handleRequest(c.req.raw);
+        return await transport.handleRequest(request, handled);
       } finally {
         await server.close();
       }
     }
     // The stream outlives this handler: the server closes once the answer went out.
-    const response = await transport.handleRequest(c.req.raw, { parsedBody });
+    const response = await transport.handleRequest(request, handled);
     const close = () => void server.close();
     if (!response.body) {
       close();
@@ -82,6 +78,28 @@ export function mcpRoutes(
     return new Response(body, response);
   });
   return app;
+}
+
+/**
+ * A POST's body read once and parsed; a body that is not JSON is handed back
+ * unread in a copy of the request, for the transport's own parse error.
+ */
+async function readBody(raw: Request): Promise<{ request: Request; parsedBody?: unknown }> {
+  if (raw.method !== 'POST') return { request: raw };
+  const text = await raw.text();
+  try {
+    return { request: raw, parsedBody: JSON.parse(text) as unknown };
+  } catch {
+    return { request: new Request(raw, { body: text }) };
+  }
+}
+
+/** The tool a body of one `tools/call` message calls. */
+function calledTool(body: unknown): string | undefined {
+  const message = body as { method?: unknown; params?: { name?: unknown } } | null | undefined;
+  return message?.method === 'tools/call' && typeof message.params?.name === 'string'
+    ? message.params.name
+    : undefined;
 }
 
 /** True when a message of the body carries `params._meta.progressToken`. */
