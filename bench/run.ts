@@ -28,6 +28,7 @@ import { historyFlatSection } from './sections/history-flat.js';
 import { livenessSection } from './sections/liveness.js';
 import { pagesSection } from './sections/pages.js';
 import { readsSection } from './sections/reads.js';
+import { mcpSection } from './sections/mcp.js';
 import { memorySection } from './sections/memory.js';
 import { peersSection } from './sections/peers.js';
 import { recoverySection } from './sections/recovery.js';
@@ -50,6 +51,7 @@ const SECTIONS: readonly Section[] = [
   forkSection,
   pagesSection,
   readsSection,
+  mcpSection,
 ];
 
 const RESULTS_PATH = fileURLToPath(new URL('./results/latest.json', import.meta.url));
