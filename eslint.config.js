@@ -111,4 +111,37 @@ export default tseslint.config(
       ],
     },
   },
+  // The packages' layers (docs/architecture.md): engine <- store <- runtime <- queue <- apps, the client
+  // standalone beside them. A package imports only from the layers below it, type imports included.
+  ...packageLayers({
+    'packages/engine': ['store', 'runtime', 'queue', 'producer', 'worker', 'client'],
+    'packages/store': ['runtime', 'queue', 'producer', 'worker', 'client'],
+    'packages/runtime': ['queue', 'producer', 'worker', 'client'],
+    'packages/queue': ['store', 'producer', 'worker', 'client'],
+    'packages/client': ['engine', 'store', 'runtime', 'queue', 'producer', 'worker', 'services'],
+    'apps/producer': ['worker'],
+    'apps/worker': ['producer'],
+  }),
 );
+
+/** One config per package: the `@cairn/*` packages above it, which it must not import. */
+function packageLayers(above) {
+  return Object.entries(above).map(([dir, names]) => ({
+    files: [`${dir}/src/**/*.ts`],
+    // A package's tests may reach across the layers to check them working together.
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: names.flatMap((name) => [`@cairn/${name}`, `@cairn/${name}/*`]),
+              message: `${dir} does not import this package (docs/architecture.md, "Layers"): move what both need down a layer, or take it through a port`,
+            },
+          ],
+        },
+      ],
+    },
+  }));
+}
