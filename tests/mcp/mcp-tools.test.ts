@@ -3,6 +3,7 @@
  * SDK, over Streamable HTTP in this process and over stdio as a child process, called by runs of a
  * real engine on a real store.
  */
+import { getEventListeners } from 'node:events';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -187,5 +188,37 @@ describe('tools from an MCP server', () => {
     await expect(
       mcpTools({ server: { url: kb.url }, prefix: 'k b', include: ['lookup'] }),
     ).rejects.toThrow('tool name "k b_lookup" is invalid');
+  });
+
+  it('a long-lived HTTP connection: its calls pile no abort listeners on one signal', async () => {
+    // The SDK's transport hands every request of a connection one signal, and Node's fetch adds an
+    // abort listener per request that only garbage collection takes off. Watch the signals fetch gets.
+    const seen = new Set<AbortSignal>();
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = (input, init) => {
+      if (init?.signal) seen.add(init.signal);
+      return realFetch(input, init);
+    };
+    try {
+      const [lookup] = await mcpTools({ server: { url: kb.url }, include: ['lookup'] });
+      for (let i = 0; i < 300; i++) {
+        const answer = await lookup!.execute(
+          { topic: `cairns ${i}` },
+          {
+            signal: new AbortController().signal,
+            runId: 'long-lived',
+            toolCallId: `call_${i}`,
+            idempotencyKey: `long-lived:call_${i}`,
+            epoch: 1,
+            context: undefined,
+          },
+        );
+        expect(answer).toBe(`kb: cairns ${i} are stacked stones`);
+      }
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    const most = Math.max(...[...seen].map((signal) => getEventListeners(signal, 'abort').length));
+    expect(most).toBeLessThan(10);
   });
 });

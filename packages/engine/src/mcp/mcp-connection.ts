@@ -89,7 +89,20 @@ function transportOf(server: McpServerAddress) {
     throw new UserError(`MCP server url ${JSON.stringify(server.url)} must be http or https`);
   return new StreamableHTTPClientTransport(url, {
     requestInit: { headers: server.headers ?? {} },
+    fetch: fetchOnOwnSignal,
   });
+}
+
+/**
+ * `fetch` with a signal of each request's own that follows the one given. The
+ * SDK's transport gives every request of a connection the same signal, and
+ * Node's fetch adds an abort listener to it per request that only garbage
+ * collection removes: a worker's long-lived connection gathered thousands (a
+ * `MaxListenersExceededWarning` past 1,500 calls in the bench's `mcp` section).
+ * `AbortSignal.any` follows the shared signal without a listener on it.
+ */
+function fetchOnOwnSignal(url: string | URL, init?: RequestInit): Promise<Response> {
+  return fetch(url, init?.signal ? { ...init, signal: AbortSignal.any([init.signal]) } : init);
 }
 
 function keyOf(server: McpServerAddress): string {
