@@ -100,7 +100,8 @@ export {
   type NeedsApproval,
   type ResolvedApproval,
 } from './tool.js';
-export { Agent, DEFAULT_MAX_TURNS, type AgentOptions } from './agent.js';
+export { Agent, type AgentOptions } from './agent.js';
+export { DEFAULT_MAX_TURNS, type EntityOptions } from './entity.js';
 export { MAX_TOOL_CALLS_PER_TURN } from './runner/tool-call-cap.js';
 export { Team, DELEGATE_TOOL_NAME, type TeamOptions } from './team.js';
 export { Registry, type Entity } from './registry.js';

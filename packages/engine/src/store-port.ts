@@ -54,7 +54,7 @@ export type { TenantDaySpend } from './spend/tenant-budget.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';
 export type { EntityCaps } from './entity-caps.js';
 export { isEntityPath, runEntityPath } from './entity-path.js';
-export { DEFAULT_CHECKPOINT_MODE } from './agent.js';
+export { DEFAULT_CHECKPOINT_MODE } from './entity.js';
 export {
   RUN_TRANSITIONS,
   EXECUTING_STATUS,
