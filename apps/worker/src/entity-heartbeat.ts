@@ -1,14 +1,12 @@
 import type { Registry } from '@cairn/engine';
-import type { WorkerLogger } from '@cairn/runtime';
+import { startPeriodicPass, type PeriodicPass, type WorkerLogger } from '@cairn/runtime';
 import { ENTITY_HEARTBEAT_MS, type ServedEntityCatalog } from '@cairn/store';
 
 /** How often a worker refreshes the last-seen time of the entities it serves (the store's constant, which judges liveness by it). */
 export { ENTITY_HEARTBEAT_MS };
 
 /** A running heartbeat; `stop()` ends it. */
-export interface EntityHeartbeat {
-  stop(): void;
-}
+export type EntityHeartbeat = PeriodicPass;
 
 /**
  * Records the registry's entities in the store (awaited, so a producer can
@@ -23,11 +21,9 @@ export async function startEntityHeartbeat(options: {
 }): Promise<EntityHeartbeat> {
   const entities = options.registry.describeAll();
   await options.catalog.record(options.workerId, entities);
-  const timer = setInterval(() => {
-    options.catalog.record(options.workerId, entities).catch((error: unknown) => {
-      options.logger.warn({ err: error }, 'could not refresh the served entities');
-    });
-  }, ENTITY_HEARTBEAT_MS);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return startPeriodicPass(() => options.catalog.record(options.workerId, entities), {
+    everyMs: ENTITY_HEARTBEAT_MS,
+    onError: (error) =>
+      options.logger.warn({ err: error }, 'could not refresh the served entities'),
+  });
 }

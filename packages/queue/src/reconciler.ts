@@ -1,6 +1,11 @@
 import { recoveryIntents } from '@cairn/engine/lifecycle';
 import type { RecoveryPort, RunCursor } from '@cairn/engine/store';
-import { SILENT_LOGGER, type WorkerLogger } from '@cairn/runtime';
+import {
+  SILENT_LOGGER,
+  startPeriodicPass,
+  type PeriodicPass,
+  type WorkerLogger,
+} from '@cairn/runtime';
 import { carryOutIntents } from './carry-out-intents.js';
 import type { RunQueue } from './queue-backend.js';
 
@@ -103,29 +108,22 @@ async function reconcileBatch(
 }
 
 /** A periodic reconciler. */
-export interface ReconcilerHandle {
-  stop(): Promise<void>;
-}
+export type ReconcilerHandle = PeriodicPass;
 
 /** Runs {@link reconcileOnce} every `intervalMs`, each pass after where the last stopped (errors are logged, never thrown). */
 export function startReconciler(
   options: ReconcileOptions & { intervalMs: number },
 ): ReconcilerHandle {
   const logger = options.logger ?? SILENT_LOGGER;
-  let current: Promise<unknown> = Promise.resolve();
   let after: RunCursor | undefined;
-  const timer = setInterval(() => {
-    current = reconcileOnce({ ...options, after })
-      .then((result) => {
-        if (result.locked) after = result.cursor;
-      })
-      .catch((error: unknown) => logger.warn({ err: error }, 'reconcile pass failed'));
-  }, options.intervalMs);
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await current;
+  return startPeriodicPass(
+    async () => {
+      const result = await reconcileOnce({ ...options, after });
+      if (result.locked) after = result.cursor;
     },
-  };
+    {
+      everyMs: options.intervalMs,
+      onError: (error) => logger.warn({ err: error }, 'reconcile pass failed'),
+    },
+  );
 }

@@ -1,4 +1,5 @@
 import { retentionCutoff, type PruneResult, type StoreOps } from '@cairn/store';
+import { startPeriodicPass, type PeriodicPass } from './periodic-pass.js';
 import { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 
 /** How often a worker applies the retention policy. */
@@ -16,9 +17,7 @@ export interface RetentionOptions {
 }
 
 /** A periodic retention pass. */
-export interface RetentionHandle {
-  stop(): Promise<void>;
-}
+export type RetentionHandle = PeriodicPass;
 
 /** Applies the retention policy once: deletes finished runs older than `retainDays` (one worker at a time); undefined for 0. */
 export async function applyRetention(options: RetentionOptions): Promise<PruneResult | undefined> {
@@ -38,17 +37,8 @@ export async function applyRetention(options: RetentionOptions): Promise<PruneRe
 export function startRetention(options: RetentionOptions): RetentionHandle {
   if (options.retainDays === 0) return { stop: () => Promise.resolve() };
   const logger = options.logger ?? SILENT_LOGGER;
-  let current: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    current = applyRetention(options).catch((error: unknown) =>
-      logger.warn({ err: error }, 'retention pass failed'),
-    );
-  }, options.intervalMs ?? RETENTION_INTERVAL_MS);
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await current;
-    },
-  };
+  return startPeriodicPass(() => applyRetention(options), {
+    everyMs: options.intervalMs ?? RETENTION_INTERVAL_MS,
+    onError: (error) => logger.warn({ err: error }, 'retention pass failed'),
+  });
 }
