@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { freePort, spawnApp, type AppProcess } from '@cairn/services';
+import type { CompiledWorker } from './compiled-worker.js';
 
 /** One producer process of a {@link ChaosProducers} set. */
 export interface ChaosProducer {
@@ -27,6 +28,8 @@ export class ChaosProducers {
   constructor(
     private readonly env: Record<string, string | undefined>,
     private readonly logDir: string,
+    /** The compiled producer (`buildCompiledProducer`) it starts. */
+    private readonly compiled: CompiledWorker,
   ) {}
 
   /** Spawns a producer in `slot` (its next generation); resolves once it listens. */
@@ -37,8 +40,9 @@ export class ChaosProducers {
     const port = await freePort();
     const app = spawnApp('producer', {
       name: id,
-      env: { ...this.env, PORT: String(port) },
+      env: { ...this.env, PORT: String(port), CAIRN_REGISTRY: this.compiled.registry },
       logFile: join(this.logDir, `${id}.log`),
+      script: this.compiled.script,
     });
     const producer: ChaosProducer = {
       id,

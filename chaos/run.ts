@@ -6,7 +6,11 @@ import { createDb, migrate } from '@cairn/store';
 import { Redis } from 'ioredis';
 import { harnessPool } from './chaos-db.js';
 import { ChaosFleet, killAllSync } from './chaos-fleet.js';
-import { buildCompiledWorker, spawnCompiledWorker } from './compiled-worker.js';
+import {
+  buildCompiledProducer,
+  buildCompiledWorker,
+  spawnCompiledWorker,
+} from './compiled-worker.js';
 import { parseChaosOptions } from './chaos-options.js';
 import { buildReport, formatReport, writeReport } from './chaos-report.js';
 import { installChaosSchema } from './chaos-schema.js';
@@ -181,13 +185,15 @@ try {
     log(
       `scenario schedules-webhooks: 3 interval schedules (every 1 s, 2 s, 3 s) for ${windowMs / 1000} s, ${kills} SIGKILLs of workers and producers, a webhook receiver failing first attempts and down for a while`,
     );
+    const compiledProducer = await buildCompiledProducer();
     schedulesWebhooks = await runScheduleWebhookScenario(ctx, {
       kills,
       windowMs,
       seed: options.seed,
       drainMs: 60_000,
       fleetWith,
-      producersWith: (extra) => new ChaosProducers({ ...producerEnv, ...extra }, logDir),
+      producersWith: (extra) =>
+        new ChaosProducers({ ...producerEnv, ...extra }, logDir, compiledProducer),
       redisUrl: services.redis.url,
     });
   }

@@ -129,7 +129,7 @@ export async function runScheduleWebhookScenario(
 ): Promise<ScheduleWebhookScenarioReport> {
   const random = seededRandom(options.seed + 29);
   const receiver = new WebhookReceiver();
-  receiver.failFirstOf = { 'run.paused': 2, 'run.errored': 1 };
+  receiver.failFirstOf = { 'run.paused': 4, 'run.errored': 1 };
   const fleet = options.fleetWith(WEBHOOK_ENV);
   const producers = options.producersWith(WEBHOOK_ENV);
   const killAll = () => {

@@ -232,6 +232,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       settings: config.webhooks,
       publicUrl: config.publicUrl,
       logger,
+      lock: { lockDurationMs: config.lockMs, stalledIntervalMs: config.stalledIntervalMs },
     });
     closers.push(() => webhooks.close());
     logger.info(

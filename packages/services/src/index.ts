@@ -19,4 +19,4 @@ export {
 export { LOG_WAIT_MS, spawnApp, type AppProcess, type SpawnAppOptions } from './spawn-app.js';
 export type { CairnApp } from './cairn-app.js';
 export { REPO_ROOT } from './repo-root.js';
-export { buildWorkerBundle, type WorkerBundle } from './build-worker-bundle.js';
+export { buildAppBundle, buildWorkerBundle, type WorkerBundle } from './build-worker-bundle.js';

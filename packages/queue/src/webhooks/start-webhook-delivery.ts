@@ -5,7 +5,7 @@ import { deliverWebhook, WebhookAttemptFailedError } from './deliver-webhook.js'
 import { earlierDeliveryPending, RUN_ORDER_RECHECK_MS } from './run-order.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 import type { WebhookDeliveryStore, WebhookOutboxStore } from './webhook-ports.js';
-import { WebhookQueue } from './webhook-queue.js';
+import { WebhookQueue, type DeliveryLock } from './webhook-queue.js';
 
 /** What {@link startWebhookDelivery} takes. */
 export interface WebhookDeliveryOptions {
@@ -15,6 +15,8 @@ export interface WebhookDeliveryOptions {
   /** `CAIRN_PUBLIC_URL`: the base of the links a run's events carry. */
   publicUrl?: string;
   logger: WorkerLogger;
+  /** The run queue's lock (`CAIRN_LOCK_MS`, `CAIRN_STALLED_INTERVAL_MS`): a delivery held by a worker that died is attempted again after about as long. */
+  lock?: DeliveryLock;
 }
 
 /** Webhook delivery running in a worker process: its queue, dispatcher and delivery worker. */
@@ -46,7 +48,7 @@ export async function startWebhookDelivery(
       timeoutMs: options.settings.timeoutMs,
       allowPrivate: options.settings.allowPrivate,
     });
-  });
+  }, options.lock);
   worker.on('failed', (job, error) => {
     if (!(error instanceof WebhookAttemptFailedError) || job === undefined) return;
     if (job.attemptsMade >= (job.opts.attempts ?? 1))

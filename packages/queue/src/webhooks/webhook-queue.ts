@@ -15,6 +15,12 @@ export interface WebhookJobData {
   runId?: string;
 }
 
+/** How long a delivery job's lock lasts, and how often stalled deliveries are looked for (BullMQ's defaults when unset: 30 s each). */
+export interface DeliveryLock {
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+}
+
 /** The name of every delivery job. */
 const WEBHOOK_JOB_NAME = 'deliver';
 
@@ -79,10 +85,14 @@ export class WebhookQueue {
     return LIVE_JOB_STATES.includes(await this.handle.queue.getJobState(jobId));
   }
 
-  /** Starts a worker making deliveries with `processor`. */
-  startWorker(processor: Processor<WebhookJobData>): AnyWorker {
+  /** Starts a worker making deliveries with `processor`; a dead worker's delivery is taken again after about `lock.lockDurationMs`. */
+  startWorker(processor: Processor<WebhookJobData>, lock: DeliveryLock = {}): AnyWorker {
     return this.handle.createWorker(processor as Processor, {
       concurrency: DELIVERY_CONCURRENCY,
+      ...(lock.lockDurationMs !== undefined && { lockDuration: lock.lockDurationMs }),
+      ...(lock.stalledIntervalMs !== undefined && { stalledInterval: lock.stalledIntervalMs }),
+      // A delivery is safe to attempt again (receivers deduplicate on webhook-id): never give one up for having stalled.
+      maxStalledCount: 1_000,
       settings: {
         backoffStrategy: (attemptsMade) => webhookBackoffMs(attemptsMade, this.settings),
       },
