@@ -48,19 +48,32 @@ export const mcpSection: Section = {
       for (const [transport, address] of servers) {
         log(`tool calls over ${transport}: ${rounds} rounds each way`);
         const [echo] = await mcpTools({ server: address(), include: ['echo'] });
+        // One connection (over stdio, one server process) per variant: each gets one call a round.
         const direct = await directClient(address());
+        const directAsCairn = await directClient(address());
         const samples = await alternate(
           [
             { name: 'mcpTools', prepare: async () => {}, commit: () => callThroughCairn(echo!) },
             { name: 'SDK client', prepare: async () => {}, commit: () => callDirect(direct) },
+            {
+              name: 'SDK client, signal and _meta',
+              prepare: async () => {},
+              commit: () => callDirect(directAsCairn, true),
+            },
           ],
           rounds,
           warmup,
         );
-        await direct.close();
+        await Promise.all([direct.close(), directAsCairn.close()]);
         figures.push(
           medianFigure(ID, `tool call over ${transport} through mcpTools`, samples[0]!, 'ms'),
           medianFigure(ID, `tool call over ${transport} with the SDK client`, samples[1]!, 'ms'),
+          medianFigure(
+            ID,
+            `tool call over ${transport} with the SDK client, a signal and _meta as mcpTools sends`,
+            samples[2]!,
+            'ms',
+          ),
           ratioFigure(
             ID,
             `tool call over ${transport}: mcpTools / SDK client, p50`,
@@ -144,7 +157,7 @@ export const mcpSection: Section = {
     return {
       figures,
       notes: [
-        `tool calls: an echo tool of an SDK-built server (${ECHO_SERVER}), its stdio process spawned once per client and its HTTP process shared; mcpTools' side is the tool's parameters.parse then execute, as the batch executor calls them (without the checkpoint, which the checkpoint section measures); the SDK side is client.callTool and reading its text block`,
+        `tool calls: an echo tool of an SDK-built server (${ECHO_SERVER}), its stdio process spawned once per client (one per variant) and its HTTP process shared; mcpTools' side is the tool's parameters.parse then execute, as the batch executor calls them (without the checkpoint, which the checkpoint section measures); the SDK side is client.callTool and reading its text block, plain (the goal's baseline) and with what mcpTools' calls carry (a signal to cancel the call, _meta with the idempotency key and epoch)`,
         `run starts: app.request of the producer's app (no socket, no key), each POST's answer read; /mcp is one JSON-RPC tools/call with wait_ms 0 (answers at once, as POST /v1 does), its server built per request (stateless) with the served entities read; both enqueue on the same queue, no worker`,
       ],
     };
@@ -190,8 +203,20 @@ async function callThroughCairn(echo: Tool): Promise<void> {
   if (output !== TEXT) throw new Error(`mcpTools echo answered ${String(output)}`);
 }
 
-async function callDirect(client: Client): Promise<void> {
-  const result = await client.callTool({ name: 'echo', arguments: { text: TEXT } });
+/** The plain call; with `asCairn`, carrying what mcpTools' calls carry: a signal to cancel it and `_meta`. */
+async function callDirect(client: Client, asCairn = false): Promise<void> {
+  calls += 1;
+  const result = asCairn
+    ? await client.callTool(
+        {
+          name: 'echo',
+          arguments: { text: TEXT },
+          _meta: { 'cairn/idempotency-key': `bench-run:call_${calls}`, 'cairn/epoch': 1 },
+        },
+        undefined,
+        { signal: new AbortController().signal },
+      )
+    : await client.callTool({ name: 'echo', arguments: { text: TEXT } });
   const [block] = result.content as { type: string; text?: string }[];
   if (block?.text !== TEXT) throw new Error(`SDK echo answered ${JSON.stringify(result)}`);
 }
