@@ -22,18 +22,37 @@ export interface EntityRef {
 }
 
 /**
- * Why an execution claimed a run: `run` (first execution), `continue` (asked
+ * Why an execution claims a run: `run` (first execution), `continue` (asked
  * for), `recovered` (its previous worker stalled), `reconciled` (found with no
- * live job), `handover` (its previous worker shut down gracefully).
+ * live job), `handover` (its previous worker shut down gracefully), `capacity`
+ * (picked up again after parking for model capacity; never counted toward
+ * `CAIRN_MAX_ATTEMPTS`).
  */
-export type AttemptReason =
-  | 'run'
-  | 'continue'
-  | 'recovered'
-  | 'reconciled'
-  | 'handover'
-  /** Picked up again after parking for model capacity (never counted toward `CAIRN_MAX_ATTEMPTS`). */
-  | 'capacity';
+export const ATTEMPT_REASONS = [
+  'run',
+  'continue',
+  'recovered',
+  'reconciled',
+  'handover',
+  'capacity',
+] as const;
+
+/** One of {@link ATTEMPT_REASONS}. */
+export type AttemptReason = (typeof ATTEMPT_REASONS)[number];
+
+/**
+ * The reasons a `continue` job carries for its claim (`run` is the `run`
+ * job's own; `capacity` is known from the job's park, not carried).
+ */
+export const CONTINUE_JOB_REASONS = [
+  'continue',
+  'recovered',
+  'reconciled',
+  'handover',
+] as const satisfies readonly AttemptReason[];
+
+/** One of {@link CONTINUE_JOB_REASONS}. */
+export type ContinueJobReason = (typeof CONTINUE_JOB_REASONS)[number];
 
 /** What a RUNNING run that holds no worker waits for: a model's capacity (it parked, its job delayed until `until`). */
 export interface RunWaiting {

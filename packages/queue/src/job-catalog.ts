@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import { z } from 'zod';
+import { CONTINUE_JOB_REASONS } from '@cairn/engine/lifecycle';
 import { InvalidJobError } from './errors.js';
 
 /**
@@ -35,7 +36,7 @@ export const JOB_CATALOG = {
     schema: z
       .object({
         runId: z.uuid(),
-        reason: z.enum(['continue', 'recovered', 'reconciled', 'handover']),
+        reason: z.enum(CONTINUE_JOB_REASONS),
         /** Set on the resume a decision enqueues: the epoch the run paused in, which the job id is derived from. */
         resumeOf: z.number().int().nonnegative().optional(),
         handoverAttempt,

@@ -1,4 +1,4 @@
-import type { AttemptReason } from '../run-types.js';
+import type { ContinueJobReason } from '../run-types.js';
 import type { RunStatus } from './run-status.js';
 import type { CapacityPark } from './execute-options.js';
 
@@ -8,7 +8,7 @@ export interface Pickup {
   job: 'run' | 'continue';
   runId: string;
   /** A continue job's own reason. */
-  reason?: Exclude<AttemptReason, 'run'>;
+  reason?: ContinueJobReason;
   /** The queue's count of pickups of this job (1 on the first). */
   attemptsStarted: number;
   /** Set on a job handed back at shutdown: the pickup after it claims with reason `handover`. */
