@@ -12,6 +12,7 @@ import {
   ConfigError,
   createConfiguredExecutor,
   createThreadExecutor,
+  leaseCheckMsFor,
   loadRegistryModule,
   modelFromSpec,
   openModelCapacity,
@@ -271,7 +272,7 @@ async function createExecutor(deps: {
   const settings: ExecutorSettings = {
     databaseUrl: config.databaseUrl,
     workerId: config.workerId,
-    leaseCheckMs: Math.max(100, Math.floor(config.lockMs / 2)),
+    leaseCheckMs: leaseCheckMsFor(config.lockMs),
     maxAttempts: config.maxAttempts,
     onAttemptsExhausted: config.onAttemptsExhausted,
     versionGraceMs: config.versionGraceMs,

@@ -3,6 +3,7 @@ import {
   createInlineExecutor,
   DEFAULT_LOCK_MS,
   DEFAULT_STALLED_INTERVAL_MS,
+  leaseCheckMsFor,
   SILENT_LOGGER,
   type InlineExecutorOptions,
   type RunExecutor,
@@ -135,7 +136,7 @@ function inlineExecutor(
     registry: options.registry,
     workerId: options.workerId,
     model: options.model,
-    leaseCheckMs: options.leaseCheckMs ?? Math.max(100, Math.floor(lockDuration / 2)),
+    leaseCheckMs: options.leaseCheckMs ?? leaseCheckMsFor(lockDuration),
     logger,
   });
 }

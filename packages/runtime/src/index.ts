@@ -21,7 +21,7 @@ export {
 export { parseKeyRing, type KeyAccess } from './key-ring-entries.js';
 export { DEFAULT_QUEUE_NAME, type QueueBackendKind } from './queue-backend-kind.js';
 export { queueConnectionOf } from './queue-connection.js';
-export { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS } from './lock-defaults.js';
+export { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS, leaseCheckMsFor } from './lock-defaults.js';
 export { loadRegistry, loadRegistryModule, modelFromSpec } from './load-registry.js';
 export { openStoreDb } from './open-store-db.js';
 export { startRetention } from './retention-pass.js';
