@@ -190,6 +190,15 @@ describe('tools from an MCP server', () => {
     ).rejects.toThrow('tool name "k b_lookup" is invalid');
   });
 
+  it('a server that is down is named by its URL without the query, which may hold a key', async () => {
+    const error = await mcpTools({ server: { url: 'http://127.0.0.1:1/mcp?api_key=sekrit' } }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.message).toMatch(/^MCP server http:\/\/127\.0\.0\.1:1\/mcp: /);
+    expect(error?.message).not.toContain('sekrit');
+  });
+
   it('a long-lived HTTP connection: its calls pile no abort listeners on one signal', async () => {
     // The SDK's transport hands every request of a connection one signal, and Node's fetch adds an
     // abort listener per request that only garbage collection takes off. Watch the signals fetch gets.

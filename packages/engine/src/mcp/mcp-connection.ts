@@ -51,9 +51,14 @@ export function mcpClientFor(server: McpServerAddress): Promise<Client> {
   return opening;
 }
 
-/** How errors name a server: its command (stdio) or its URL. */
+/**
+ * How errors name a server: its command (stdio) or its URL without the query
+ * and fragment, which may hold a key (an error becomes a stored tool result).
+ */
 export function mcpServerLabel(server: McpServerAddress): string {
-  return 'command' in server ? [server.command, ...(server.args ?? [])].join(' ') : server.url;
+  if ('command' in server) return [server.command, ...(server.args ?? [])].join(' ');
+  const url = URL.canParse(server.url) ? new URL(server.url) : undefined;
+  return url ? `${url.origin}${url.pathname}` : server.url;
 }
 
 /** Closes every MCP connection this process opened (a stdio server's process ends with it). */

@@ -95,9 +95,7 @@ export async function mcpTools(options: McpToolsOptions): Promise<Tool[]> {
 function shownName(client: Client, server: McpServerAddress): string {
   const named = client.getServerVersion()?.name;
   if (named) return named;
-  if ('command' in server) return server.command;
-  const url = new URL(server.url);
-  return `${url.origin}${url.pathname}`;
+  return 'command' in server ? server.command : mcpServerLabel(server);
 }
 
 function toolOf(listing: McpToolListing, options: McpToolsOptions): Tool {
