@@ -575,6 +575,75 @@ export function describeModelCapacityConformance(
       });
     });
 
+    describe('a parked waiter held in line', () => {
+      it('hold() keeps it in line past the waiter TTL: the waiters behind it are told to wait for its turn too', async () => {
+        const { cap, model, grant, refuse, snapshotOf } = await setup();
+        const limit = { concurrency: 1 };
+        await grant({ limit });
+        const alone = await refuse('concurrency', { limit, waiterId: 'parked', priority: 1 });
+        await cap.hold(model, 'parked', 10 * TIMINGS.waiterTtlMs);
+        // Absent longer than the TTL, still in line: counted as waiting, and ahead of a later waiter.
+        await sleep(TIMINGS.waiterTtlMs + 150);
+        expect((await snapshotOf())?.waiting).toBe(1);
+        const behind = await refuse('concurrency', { limit, waiterId: 'behind' });
+        // One hold time per place ahead: twice the wait of the first in line.
+        expect(behind).toBeGreaterThanOrEqual(2 * alone - SLACK_MS);
+      });
+
+      it('while room is free, a held waiter does not keep it from a waiter that asks, and asks again in its place', async () => {
+        const { cap, model, grant, refuse } = await setup();
+        const limit = { concurrency: 1 };
+        const holder = await grant({ limit });
+        await refuse('concurrency', { limit, waiterId: 'parked', priority: 1 });
+        await cap.hold(model, 'parked', 10 * TIMINGS.waiterTtlMs);
+        await cap.release(holder, { ok: true });
+        const asking = await grant({ limit, waiterId: 'asking' });
+        await refuse('concurrency', { limit, waiterId: 'parked', priority: 1 });
+        await cap.release(asking, { ok: true });
+        // Back and asking, it is first in line again: ahead of a newcomer.
+        await refuse('fairness', { limit, waiterId: 'newcomer' });
+        await grant({ limit, waiterId: 'parked', priority: 1 });
+      });
+
+      it('wake() names the held waiters that free room lets in, in fair order, once each; none while the room is taken', async () => {
+        const { cap, model, grant, refuse } = await setup(PATIENT);
+        const limit = { concurrency: 2 };
+        const first = await grant({ limit });
+        const second = await grant({ limit });
+        await refuse('concurrency', { limit, waiterId: 'later' });
+        await refuse('concurrency', { limit, waiterId: 'urgent', priority: 1 });
+        await cap.hold(model, 'later', 60_000);
+        await cap.hold(model, 'urgent', 60_000);
+        expect(await cap.wake(model, limit)).toEqual([]);
+        await cap.release(first, { ok: true });
+        expect(await cap.wake(model, limit)).toEqual(['urgent']);
+        // Woken, it counts as asking: the room is kept for it.
+        expect(await cap.wake(model, limit)).toEqual([]);
+        await refuse('fairness', { limit, waiterId: 'newcomer' });
+        const urgent = await grant({ limit, waiterId: 'urgent', priority: 1 });
+        await cap.release(second, { ok: true });
+        // The newcomer asking takes that room: nobody held is woken for it.
+        expect(await cap.wake(model, limit)).toEqual([]);
+        await grant({ limit, waiterId: 'newcomer' });
+        await cap.release(urgent, { ok: true });
+        expect(await cap.wake(model, limit)).toEqual(['later']);
+      });
+
+      it('a held waiter that never comes back leaves the line once its hold and the TTL pass; one not in line is not put back', async () => {
+        const { cap, model, grant, refuse, snapshotOf } = await setup();
+        const limit = { concurrency: 1 };
+        const holder = await grant({ limit });
+        await refuse('concurrency', { limit, waiterId: 'lost', priority: 1 });
+        await cap.hold(model, 'lost', TIMINGS.waiterTtlMs);
+        await cap.hold(model, 'never-asked', 60_000);
+        expect((await snapshotOf())?.waiting).toBe(1);
+        await cap.release(holder, { ok: true });
+        await sleep(2 * TIMINGS.waiterTtlMs + 150);
+        expect((await snapshotOf())?.waiting ?? 0).toBe(0);
+        await grant({ limit, waiterId: 'newcomer' });
+      });
+    });
+
     describe('snapshot', () => {
       it('reports waiting, in flight, the cap in force and the pause of each model seen', async () => {
         const { cap, model, grant, refuse, snapshotOf } = await setup(PATIENT);

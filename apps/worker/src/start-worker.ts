@@ -5,7 +5,13 @@ import {
   type Model,
   type ModelPrices,
 } from '@cairn/engine';
-import { RunQueue, startReconciler, startRunWorker, startWebhookDelivery } from '@cairn/queue';
+import {
+  RunQueue,
+  startCapacityLine,
+  startReconciler,
+  startRunWorker,
+  startWebhookDelivery,
+} from '@cairn/queue';
 import {
   CairnMetrics,
   capacitySettingsOf,
@@ -225,6 +231,16 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       logger,
     });
     closers.push(() => reconciler.stop());
+    // Runs parked for a model's capacity wait in its line: woken when room frees.
+    if (config.capacityLine) {
+      const capacityLine = startCapacityLine({
+        limiter: limiter.capacity,
+        limits: capacity.limits,
+        runQueue,
+        logger,
+      });
+      closers.push(() => capacityLine.stop());
+    }
     const retention = startRetention({ store: ops, retainDays: config.retainDays, logger });
     closers.push(() => retention.stop());
     const webhooks = await startWebhookDelivery({
@@ -314,6 +330,7 @@ async function createExecutor(deps: {
       capacity: {
         modelLimits: config.modelLimits,
         capacityWaitMs: config.capacityWaitMs,
+        capacityLine: config.capacityLine,
         tenantWeights: config.tenantWeights,
       },
       modelPrices: config.modelPrices,

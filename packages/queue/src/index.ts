@@ -6,6 +6,7 @@
  * traces) is `@cairn/runtime`; the producer's facade is `@cairn/producer`'s
  * `ProducerService`.
  */
+export { startCapacityLine } from './capacity-line.js';
 export { carryOutIntents, jobPortOf } from './carry-out-intents.js';
 export { DEFAULT_JOB_OPTIONS } from './job-catalog.js';
 export { RunQueue, type RunQueueOptions } from './queue-backend.js';

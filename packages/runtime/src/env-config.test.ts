@@ -161,6 +161,14 @@ describe('parseEnvConfig', () => {
     expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_CAPACITY_WAIT_MS: '-1' })).toThrow(
       /^CAIRN_CAPACITY_WAIT_MS/,
     );
+    // Parked runs wait in the model's line unless it is turned off.
+    expect(parseEnvConfig({ DATABASE_URL: DB }).capacityLine).toBe(true);
+    expect(parseEnvConfig({ DATABASE_URL: DB, CAIRN_CAPACITY_LINE: 'off' }).capacityLine).toBe(
+      false,
+    );
+    expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_CAPACITY_LINE: 'yes' })).toThrow(
+      /^CAIRN_CAPACITY_LINE/,
+    );
   });
 
   it('reads tenant day budgets in USD, refusing a malformed entry by its place and text', () => {

@@ -129,6 +129,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_VERSION_GRACE_MS: integerAtLeast(0, DEFAULT_VERSION_GRACE_MS),
   CAIRN_MODEL_LIMITS: optionalString,
   CAIRN_CAPACITY_WAIT_MS: integerAtLeast(0, DEFAULT_CAPACITY_WAIT_MS),
+  CAIRN_CAPACITY_LINE: z.enum(['on', 'off']).default('on'),
   CAIRN_TENANT_WEIGHTS: optionalString,
   CAIRN_MODEL_PRICES: optionalString,
   CAIRN_TENANT_BUDGETS: optionalString,
@@ -227,6 +228,12 @@ export interface CairnEnvConfig {
   modelLimits: ModelLimit[];
   /** `CAIRN_CAPACITY_WAIT_MS`: how long a run waits in place for a model permit before it parks. @defaultValue 1000 */
   capacityWaitMs: number;
+  /**
+   * `CAIRN_CAPACITY_LINE` (`on` or `off`): a run parked for a model's capacity waits in the model's
+   * line and is woken when room frees (`off`: it leaves the line and comes back when the limit
+   * expects room, as before). @defaultValue true
+   */
+  capacityLine: boolean;
   /** `CAIRN_TENANT_WEIGHTS` (`acme:3,globex:1`): tenants' shares of the queue's worker slots and of a limit several wait on; a tenant not listed weighs 1. @defaultValue {} */
   tenantWeights: Record<string, number>;
   /** `CAIRN_MODEL_PRICES`: USD per million tokens by model (they win over a registry's `modelPrices`), as `parseModelPrices` reads them. @defaultValue {} */
@@ -314,6 +321,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     ),
     modelLimits: modelLimitsOf(e.CAIRN_MODEL_LIMITS),
     capacityWaitMs: e.CAIRN_CAPACITY_WAIT_MS,
+    capacityLine: e.CAIRN_CAPACITY_LINE === 'on',
     tenantWeights: tenantWeightsOf(e.CAIRN_TENANT_WEIGHTS),
     modelPrices: modelPricesOf(e.CAIRN_MODEL_PRICES),
     tenantBudgets: tenantBudgetsOf(e.CAIRN_TENANT_BUDGETS),

@@ -39,6 +39,7 @@ import * as m0024 from './migrations/0024_adaptive_ceiling.js';
 import * as m0025 from './migrations/0025_schedules.js';
 import * as m0026 from './migrations/0026_webhooks.js';
 import * as m0027 from './migrations/0027_suspend.js';
+import * as m0028 from './migrations/0028_capacity_line.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -80,6 +81,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0025_schedules': m0025,
   '0026_webhooks': m0026,
   '0027_suspend': m0027,
+  '0028_capacity_line': m0028,
 });
 
 /**

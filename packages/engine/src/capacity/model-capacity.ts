@@ -125,8 +125,24 @@ export interface ModelCapacity {
     info: RateLimitInfo,
     limit: CapacityLimit | undefined,
   ): Promise<number>;
-  /** Takes a waiter out of line (it parked, or was cancelled). */
+  /** Takes a waiter out of line (it parked with `CAIRN_CAPACITY_LINE=off`, or was cancelled). */
   leave(model: string, waiterId: string): Promise<void>;
+  /**
+   * Keeps a waiter that parks in its place in line for `forMs` (when the
+   * limiter expects room for it): it counts as present until then (and for
+   * the waiter TTL after), so the fair order and the waits told to the
+   * waiters behind it include it, and it finds its place when it asks again.
+   * A waiter no longer in line is left out.
+   */
+  hold(model: string, waiterId: string, forMs: number): Promise<void>;
+  /**
+   * The parked waiters held in line ({@link hold}) that room free now lets
+   * in, beyond the waiters asking: at most that many, in fair order, none
+   * while the model is paused. Each is marked as asking now (the room is kept
+   * for it for the waiter TTL); the caller brings their runs back at once.
+   * `limit` is the model's configured limit, as {@link tryAcquire} takes it.
+   */
+  wake(model: string, limit: CapacityLimit | undefined): Promise<string[]>;
   /** The state of each model this limiter has seen, for metrics. */
   snapshot(): Promise<CapacitySnapshot[]>;
 }

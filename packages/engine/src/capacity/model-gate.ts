@@ -15,6 +15,12 @@ export interface CapacitySettings {
   limits: readonly ModelLimit[];
   /** `CAIRN_CAPACITY_WAIT_MS`. @defaultValue {@link DEFAULT_CAPACITY_WAIT_MS} */
   waitMs?: number;
+  /**
+   * `CAIRN_CAPACITY_LINE`: a run that parks stays in the model's line (`ModelCapacity.hold`) until
+   * a worker wakes it into free room, or the limit's expectation and a margin pass; false: it
+   * leaves the line and comes back when the limit expects room. @defaultValue true
+   */
+  line?: boolean;
   /** `CAIRN_TENANT_WEIGHTS`: a tenant's share of a limit when several wait; absent tenants weigh 1. */
   tenantWeights?: ReadonlyMap<string, number>;
   /** The longest a waiter sleeps between two asks (below the limiter's waiter TTL, so it stays in line). @defaultValue 250 */
@@ -24,6 +30,13 @@ export interface CapacitySettings {
   /** A release or renewal failed (the slot's lease ends it instead): reported, never thrown. */
   onError?: (error: unknown) => void;
 }
+
+/**
+ * How long past the limit's expectation a parked run waits in line before it
+ * comes back by itself: the workers wake it as soon as room frees, so this
+ * only bounds a lost wake-up.
+ */
+const PARK_FALLBACK_MARGIN_MS = 2000;
 
 /** How long a tree waited for a permit before this pickup (its parks), until its first permit reports it. */
 export interface CarriedWait {
@@ -99,15 +112,30 @@ export class ModelGate {
         announced = true;
         const wait = { model, retryAfterMs, reason, waitedMs: this.run.carried.ms + waitedHere };
         this.run.onWait(wait);
-        if (this.run.mayPark) {
-          await limiter.leave(model, runId).catch((error: unknown) => this.failed(error));
-          throw new CapacityParkSignal(runId, model, retryAfterMs, wait.waitedMs);
-        }
+        if (this.run.mayPark) throw await this.park(model, retryAfterMs, wait.waitedMs);
       }
       // A little jitter keeps a crowd of waiters from asking in lockstep.
       const sleepMs = Math.max(1, Math.min(retryAfterMs, pollMs) * (0.8 + Math.random() * 0.4));
       await abortableSleep(sleepMs, signal);
     }
+  }
+
+  /**
+   * Parks the run: in line, it waits there while parked (the runs behind it are told to wait for
+   * it too) until a worker wakes it into free room; past the limit's expectation by a margin, it
+   * comes back by itself (a wake-up lost: the limiter's state gone, no worker running). Out of
+   * line, it comes back when the limit expects room.
+   */
+  private async park(model: string, retryAfterMs: number, waitedMs: number) {
+    const { limiter } = this.settings;
+    const { runId } = this.run;
+    if (this.settings.line === false) {
+      await limiter.leave(model, runId).catch((error: unknown) => this.failed(error));
+      return new CapacityParkSignal(runId, model, retryAfterMs, waitedMs);
+    }
+    const parkMs = retryAfterMs + PARK_FALLBACK_MARGIN_MS;
+    await limiter.hold(model, runId, parkMs).catch((error: unknown) => this.failed(error));
+    return new CapacityParkSignal(runId, model, parkMs, waitedMs);
   }
 
   /** Runs `request` holding `permit`, renewing its slot's lease meanwhile. */

@@ -11,6 +11,8 @@ export interface CapacityConfig {
   modelLimits: readonly ModelLimit[];
   /** `CAIRN_CAPACITY_WAIT_MS`. */
   capacityWaitMs: number;
+  /** `CAIRN_CAPACITY_LINE`. */
+  capacityLine: boolean;
   /** `CAIRN_TENANT_WEIGHTS`. */
   tenantWeights: Readonly<Record<string, number>>;
 }
@@ -30,6 +32,7 @@ export function capacitySettingsOf(
     limiter,
     limits: mergeModelLimits(registryLimits, config.modelLimits),
     waitMs: config.capacityWaitMs,
+    line: config.capacityLine,
     tenantWeights: new Map(Object.entries(config.tenantWeights)),
     onError,
   };

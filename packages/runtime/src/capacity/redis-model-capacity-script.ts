@@ -163,11 +163,15 @@ end
 
 if paused > now then return refuse('paused', paused - now) end
 
--- The caller's place (0-based) in fair order among present waiters: tenants by start tag
--- max(vt, gvt), ties by name; within a tenant by priority, then age, then id.
+-- The caller's place (0-based) in fair order among the waiters in line: tenants by start tag
+-- max(vt, gvt), ties by name; within a tenant by priority, then age, then id. Parked waiters held
+-- in line (their last ask recorded in the future) count toward how long the caller is told to
+-- wait, not against a grant while room is free now (\`asking\`: only those that ask).
 local gvt = num(st[4]) or 0
-local function position()
-  local ids = redis.call('ZRANGEBYSCORE', K_WAITERS, ms(now - ttl), '+inf')
+local function position(asking)
+  local upto = '+inf'
+  if asking then upto = ms(now) end
+  local ids = redis.call('ZRANGEBYSCORE', K_WAITERS, ms(now - ttl), upto)
   if #ids <= 1 then return 0 end
   local infos = hmget(K_WINFO, ids)
   local left, weights, names, ahead = {}, {}, {}, 0
@@ -260,9 +264,9 @@ if room <= 0 then
   return refuse(reason, retry)
 end
 
--- Room: granted iff the caller is among the next 'room' picks of fair order.
-if redis.call('ZCOUNT', K_WAITERS, ms(now - ttl), '+inf') > 1 then
-  local pos = position()
+-- Room: granted iff the caller is among the next 'room' picks of fair order among those asking.
+if redis.call('ZCOUNT', K_WAITERS, ms(now - ttl), ms(now)) > 1 then
+  local pos = position(true)
   if pos >= room then return refuse('fairness', math.min(100, 25 * (pos - room + 1))) end
 end
 
@@ -383,6 +387,97 @@ redis.call('ZREM', K_SLOTS, id)
 touch(now, span, lease, model)
 redis.call('PUBLISH', ARGV[7], model)
 return math.max(0, math.ceil(paused - now))
+`;
+
+/**
+ * hold. ARGV: model, waiterId, forMs, windowMs, leaseMs. A waiter still in
+ * line counts as having asked `forMs` from now (present until then plus the
+ * waiter TTL); one that left is not put back.
+ */
+export const HOLD_SCRIPT = `${PRELUDE}
+local model, waiter, hold = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local span, lease = tonumber(ARGV[4]) + MARGIN, tonumber(ARGV[5])
+local now = clock()
+if not redis.call('ZSCORE', K_WAITERS, waiter) then return 0 end
+redis.call('ZADD', K_WAITERS, ms(now + math.max(0, hold)), waiter)
+touch(now, math.max(span, hold), lease, model)
+return 1
+`;
+
+/**
+ * wake. ARGV: model, concurrency, rpm, tpm ('' for none), windowMs,
+ * waiterTtlMs, leaseMs. The parked waiters held in line that the room free
+ * now lets in, beyond the waiters asking: as many as that room, in fair order
+ * (tenants by start tag, then priority, age and id), none while the model is
+ * paused. Each is marked as asking now (the room is kept for it for the
+ * waiter TTL). Returns their ids.
+ */
+export const WAKE_SCRIPT = `${PRELUDE}
+local model = ARGV[1]
+local conc, rpm, tpm = num(ARGV[2]), num(ARGV[3]), num(ARGV[4])
+local span, ttl, lease = tonumber(ARGV[5]) + MARGIN, tonumber(ARGV[6]), tonumber(ARGV[7])
+local now = clock()
+if redis.call('EXISTS', K_STATE) == 0 then return {} end
+local held = redis.call('ZRANGEBYSCORE', K_WAITERS, '(' .. ms(now), '+inf')
+if #held == 0 then return {} end
+local st = redis.call('HMGET', K_STATE, 'paused', 'adaptive', 'gvt', 'tok')
+if (num(st[1]) or 0) > now then return {} end
+prune_slots(now)
+local tok = prune_window(now, span, num(st[4]) or 0)
+local room = #held
+local cap = effective_cap(conc, num(st[2]))
+if cap then room = math.min(room, cap - redis.call('ZCARD', K_SLOTS)) end
+if rpm then room = math.min(room, rpm - redis.call('ZCARD', K_WIN)) end
+if tpm and tok >= tpm then room = 0 end
+room = room - redis.call('ZCOUNT', K_WAITERS, ms(now - ttl), ms(now))
+if room <= 0 then return {} end
+
+-- The held waiters in fair order: per tenant by priority, age, id; tenants by start tag.
+local infos = hmget(K_WINFO, held)
+local lines, weights, names = {}, {}, {}
+for i = 1, #held do
+  local info = infos[i]
+  if info then
+    local p, s, w, t = string.match(info, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+    if lines[t] == nil then
+      lines[t] = {}
+      weights[t] = tonumber(w)
+      names[#names + 1] = t
+    end
+    table.insert(lines[t], { id = held[i], p = tonumber(p), s = tonumber(s) })
+  end
+end
+for _, t in ipairs(names) do
+  table.sort(lines[t], function(a, b)
+    if a.p ~= b.p then return a.p < b.p end
+    if a.s ~= b.s then return a.s < b.s end
+    return a.id < b.id
+  end)
+end
+local gvt = num(st[3]) or 0
+local vts = hmget(K_VT, names)
+local tag, next = {}, {}
+for i, t in ipairs(names) do
+  tag[t] = math.max(num(vts[i]) or 0, gvt)
+  next[t] = 1
+end
+local woken = {}
+while #woken < room do
+  local best
+  for _, t in ipairs(names) do
+    if next[t] <= #lines[t] and (best == nil or tag[t] < tag[best] or (tag[t] == tag[best] and t < best)) then
+      best = t
+    end
+  end
+  if best == nil then break end
+  local id = lines[best][next[best]].id
+  next[best] = next[best] + 1
+  tag[best] = tag[best] + 1 / weights[best]
+  redis.call('ZADD', K_WAITERS, ms(now), id)
+  woken[#woken + 1] = id
+end
+touch(now, span, lease, model)
+return woken
 `;
 
 /** leave. ARGV: waiterId. */

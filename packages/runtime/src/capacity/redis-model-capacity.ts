@@ -13,7 +13,9 @@ import { DEFAULT_CEILING_MEMORY_MS, pauseMsOf } from '@cairn/engine';
 import type { RedisConnection } from '../redis-connection.js';
 import {
   ACQUIRE_SCRIPT,
+  HOLD_SCRIPT,
   LEAVE_SCRIPT,
+  WAKE_SCRIPT,
   MODEL_KEY_SUFFIXES,
   RATE_LIMITED_SCRIPT,
   RELEASE_SCRIPT,
@@ -60,6 +62,8 @@ const RENEW = script(RENEW_SCRIPT);
 const RELEASE = script(RELEASE_SCRIPT);
 const RATE_LIMITED = script(RATE_LIMITED_SCRIPT);
 const LEAVE = script(LEAVE_SCRIPT);
+const HOLD = script(HOLD_SCRIPT);
+const WAKE = script(WAKE_SCRIPT);
 const SNAPSHOT = script(SNAPSHOT_SCRIPT);
 
 const REFUSAL_REASONS = new Set<string>([
@@ -200,6 +204,29 @@ export class RedisModelCapacity implements ModelCapacity {
 
   async leave(model: string, waiterId: string): Promise<void> {
     await this.#run(LEAVE, this.#keys(model), [waiterId]);
+  }
+
+  async hold(model: string, waiterId: string, forMs: number): Promise<void> {
+    await this.#run(HOLD, this.#keys(model), [
+      model,
+      waiterId,
+      String(Math.max(0, Math.round(forMs))),
+      String(this.#windowMs),
+      String(this.#leaseMs),
+    ]);
+  }
+
+  async wake(model: string, limit: CapacityLimit | undefined): Promise<string[]> {
+    const woken = await this.#run(WAKE, this.#keys(model), [
+      model,
+      optional(limit?.concurrency),
+      optional(limit?.requestsPerMinute),
+      optional(limit?.tokensPerMinute),
+      String(this.#windowMs),
+      String(this.#waiterTtlMs),
+      String(this.#leaseMs),
+    ]);
+    return (woken as unknown[]).map(String);
   }
 
   async snapshot(): Promise<CapacitySnapshot[]> {

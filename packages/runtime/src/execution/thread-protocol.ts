@@ -22,7 +22,7 @@ export interface ExecutionThreadConfig extends ExecutorSettings {
   /** The queue's name and prefix, under which the limiter keeps its Redis keys. */
   queueName: string;
   queuePrefix?: string;
-  /** `CAIRN_MODEL_LIMITS`, `CAIRN_CAPACITY_WAIT_MS`, `CAIRN_TENANT_WEIGHTS`. */
+  /** `CAIRN_MODEL_LIMITS`, `CAIRN_CAPACITY_WAIT_MS`, `CAIRN_CAPACITY_LINE`, `CAIRN_TENANT_WEIGHTS`. */
   capacity: CapacityConfig;
   /** `CAIRN_MODEL_PRICES`, as parsed. */
   modelPrices: Record<string, ModelPrice>;

@@ -6,6 +6,7 @@ import type { Permit, PermitAnswer, PermitRequest } from '@cairn/engine';
 import { createDb } from '../create-db.js';
 import * as migration from '../migrations/0009_b_model_capacity.js';
 import * as ceiling from '../migrations/0024_adaptive_ceiling.js';
+import * as line from '../migrations/0028_capacity_line.js';
 import { useStoreTestContext } from '../test-support/store-test-context.js';
 import { PostgresModelCapacity } from './postgres-model-capacity.js';
 
@@ -66,9 +67,12 @@ describe('PostgresModelCapacity', () => {
     const created = await objects();
     // Migrations take a database of no particular schema.
     const db = ctx.db as unknown as Kysely<unknown>;
+    // The later migration's function overload goes first.
+    await line.down(db);
     await migration.down(db);
     expect(await objects()).toBe(0);
     await migration.up(db);
+    await line.up(db);
     expect(await objects()).toBe(created);
     const capacity = new PostgresModelCapacity(ctx.db);
     permitOf(await capacity.tryAcquire(request({ limit: { concurrency: 1 } })));
@@ -94,6 +98,24 @@ describe('PostgresModelCapacity', () => {
     await ceiling.up(db);
     const capacity = new PostgresModelCapacity(ctx.db);
     expect(await capAfter429(capacity)).toBe(1);
+  });
+
+  it('the line goes down to the grant before it (a waiter held in line keeps free room from those asking), and up again', async () => {
+    const db = ctx.db as unknown as Kysely<unknown>;
+    const limit = { concurrency: 1 };
+    /** Whether a waiter that asks gets the free slot while another is held in line ahead of it. */
+    const askingGranted = async (model: string): Promise<boolean> => {
+      const capacity = new PostgresModelCapacity(ctx.db);
+      const holder = permitOf(await capacity.tryAcquire(request({ model, limit })));
+      await capacity.tryAcquire(request({ model, limit, waiterId: 'parked', priority: 1 }));
+      await capacity.hold(model, 'parked', 60_000);
+      await capacity.release(holder, { ok: true });
+      return (await capacity.tryAcquire(request({ model, limit, waiterId: 'asking' }))).granted;
+    };
+    await line.down(db);
+    expect(await askingGranted('before')).toBe(false);
+    await line.up(db);
+    expect(await askingGranted('after')).toBe(true);
   });
 
   it('grants up to the concurrency cap, refuses the next, and grants it after a release', async () => {

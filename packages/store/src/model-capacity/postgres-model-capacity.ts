@@ -123,6 +123,21 @@ export class PostgresModelCapacity implements ModelCapacity {
     await this.call(sql`cairn_capacity_leave`, { model, waiterId });
   }
 
+  async hold(model: string, waiterId: string, forMs: number): Promise<void> {
+    // One row of the waiter (its last ask in the future: migration 0028): no lock on the model's row.
+    await sql`
+      update cairn_capacity_waiters w
+      set last_seen = clock_timestamp() + ${Math.max(0, Math.round(forMs))} * interval '1 millisecond'
+      from cairn_capacity_models m
+      where m.model = ${model} and w.model_id = m.model_id and w.waiter_id = ${waiterId}`.execute(
+      this.db,
+    );
+  }
+
+  wake(model: string, limit: CapacityLimit | undefined): Promise<string[]> {
+    return this.call<string[]>(sql`cairn_capacity_wake`, { model, ...limitArgs(limit) });
+  }
+
   snapshot(): Promise<CapacitySnapshot[]> {
     return this.call<CapacitySnapshot[]>(sql`cairn_capacity_snapshot`, {});
   }
