@@ -71,7 +71,14 @@ const db = await (async () => {
 let exitCode = 1;
 let probe: Redis | undefined;
 try {
-  const compiled = await buildCompiledWorker();
+  const wants = (scenario: ChaosScenarioName) =>
+    options.scenario === undefined || options.scenario === scenario;
+  // Built together from the same sources: a producer built later, from a tree edited meanwhile, could
+  // record definition hashes the workers do not have, and its runs would wait for a deploy.
+  const [compiled, compiledProducer] = await Promise.all([
+    buildCompiledWorker(),
+    wants('schedules-webhooks') ? buildCompiledProducer() : undefined,
+  ]);
   const env = {
     DATABASE_URL: db.url,
     REDIS_URL: services.redis.url,
@@ -123,8 +130,6 @@ try {
   /** A scenario gives up draining once no run has finished for this long. */
   const drainMs = 180_000;
 
-  const wants = (scenario: ChaosScenarioName) =>
-    options.scenario === undefined || options.scenario === scenario;
   let scenarios: ScenarioReport[] = [];
   if (wants('fleet')) {
     log(`scenario fleet: ${options.runs} runs under ${schedule.faults.length} faults`);
@@ -185,7 +190,6 @@ try {
     log(
       `scenario schedules-webhooks: 3 interval schedules (every 1 s, 2 s, 3 s) for ${windowMs / 1000} s, ${kills} SIGKILLs of workers and producers, a webhook receiver failing first attempts and down for a while`,
     );
-    const compiledProducer = await buildCompiledProducer();
     schedulesWebhooks = await runScheduleWebhookScenario(ctx, {
       kills,
       windowMs,
@@ -193,7 +197,7 @@ try {
       drainMs: 60_000,
       fleetWith,
       producersWith: (extra) =>
-        new ChaosProducers({ ...producerEnv, ...extra }, logDir, compiledProducer),
+        new ChaosProducers({ ...producerEnv, ...extra }, logDir, compiledProducer!),
       redisUrl: services.redis.url,
     });
   }
