@@ -124,7 +124,7 @@ export async function startProducer(options: StartProducerOptions = {}): Promise
       maxRunsPerSession: config.maxRunsPerSession,
     },
     events: { maxStreamsPerKey: config.maxStreamsPerKey },
-    mcp: { publicUrl: config.publicUrl },
+    mcp: { publicUrl: config.publicUrl, waitMs: config.mcpWaitMs },
     logger,
   });
   let server: ServerType | undefined;

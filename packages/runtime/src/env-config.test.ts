@@ -161,6 +161,12 @@ describe('parseEnvConfig', () => {
     expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_CAPACITY_WAIT_MS: '-1' })).toThrow(
       /^CAIRN_CAPACITY_WAIT_MS/,
     );
+    // The wait of /mcp's start tools: the producer's default when unset.
+    expect(parseEnvConfig({ DATABASE_URL: DB }).mcpWaitMs).toBeUndefined();
+    expect(parseEnvConfig({ DATABASE_URL: DB, CAIRN_MCP_WAIT_MS: '0' }).mcpWaitMs).toBe(0);
+    expect(() => parseEnvConfig({ DATABASE_URL: DB, CAIRN_MCP_WAIT_MS: '5s' })).toThrow(
+      /^CAIRN_MCP_WAIT_MS/,
+    );
     // Parked runs wait in the model's line unless it is turned off.
     expect(parseEnvConfig({ DATABASE_URL: DB }).capacityLine).toBe(true);
     expect(parseEnvConfig({ DATABASE_URL: DB, CAIRN_CAPACITY_LINE: 'off' }).capacityLine).toBe(

@@ -134,6 +134,7 @@ const ENV_SCHEMA = z.object({
   CAIRN_MODEL_PRICES: optionalString,
   CAIRN_TENANT_BUDGETS: optionalString,
   CAIRN_PUBLIC_URL: url(['http', 'https']),
+  CAIRN_MCP_WAIT_MS: integerAtLeast(0, -1),
   CAIRN_WEBHOOK_MAX_ATTEMPTS: positiveInt(DEFAULT_WEBHOOK_SETTINGS.maxAttempts),
   CAIRN_WEBHOOK_BACKOFF_MS: positiveInt(DEFAULT_WEBHOOK_SETTINGS.backoffMs),
   CAIRN_WEBHOOK_MAX_BACKOFF_MS: positiveInt(DEFAULT_WEBHOOK_SETTINGS.maxBackoffMs),
@@ -245,6 +246,8 @@ export interface CairnEnvConfig {
   tenantBudgets: TenantBudgets;
   /** `CAIRN_PUBLIC_URL`: the producer's address as people reach it, for the links webhooks carry; unset: links are paths. */
   publicUrl?: string;
+  /** `CAIRN_MCP_WAIT_MS`: how long `/mcp`'s start tools wait for their run (docs/mcp.md); unset: the producer's default. */
+  mcpWaitMs?: number;
   /** `CAIRN_WEBHOOK_*`: how workers deliver webhooks, and whether endpoints may target private addresses. */
   webhooks: WebhookSettings;
   /** @defaultValue 'info' */
@@ -326,6 +329,7 @@ export function parseEnvConfig(env: NodeJS.ProcessEnv = process.env): CairnEnvCo
     modelPrices: modelPricesOf(e.CAIRN_MODEL_PRICES),
     tenantBudgets: tenantBudgetsOf(e.CAIRN_TENANT_BUDGETS),
     publicUrl: e.CAIRN_PUBLIC_URL,
+    mcpWaitMs: e.CAIRN_MCP_WAIT_MS >= 0 ? e.CAIRN_MCP_WAIT_MS : undefined,
     webhooks: {
       maxAttempts: e.CAIRN_WEBHOOK_MAX_ATTEMPTS,
       backoffMs: e.CAIRN_WEBHOOK_BACKOFF_MS,
