@@ -377,19 +377,37 @@ export async function attemptTime(
   runIds: readonly string[],
   fromMs: number,
   toMs: number,
-): Promise<{ allMs: number; parkedMs: number }> {
-  const { rows } = await pool.query<{ all_ms: string | null; parked_ms: string | null }>(
+): Promise<{
+  allMs: number;
+  parkedMs: number;
+  /** Of the attempts that ended parked: those that were a run's first pickup (reason `run`), and their time. */
+  parkedFirst: { count: number; ms: number };
+  /** Of the attempts that ended parked: those that came back from a park (reason `capacity`), and their time. */
+  parkedAgain: { count: number; ms: number };
+}> {
+  const { rows } = await pool.query<Record<string, string | null>>(
     `WITH spans AS (
-       SELECT outcome,
+       SELECT outcome, reason,
               extract(epoch FROM least(coalesce(ended_at, to_timestamp($3 / 1000.0)), to_timestamp($3 / 1000.0))
                                - greatest(started_at, to_timestamp($2 / 1000.0))) * 1000 AS ms
          FROM run_attempts
         WHERE run_id = ANY($1) AND started_at < to_timestamp($3 / 1000.0)
           AND coalesce(ended_at, now()) > to_timestamp($2 / 1000.0))
-     SELECT sum(ms) AS all_ms, sum(ms) FILTER (WHERE outcome = 'parked') AS parked_ms FROM spans`,
+     SELECT sum(ms) AS all_ms, sum(ms) FILTER (WHERE outcome = 'parked') AS parked_ms,
+            count(*) FILTER (WHERE outcome = 'parked' AND reason = 'run') AS first_n,
+            sum(ms) FILTER (WHERE outcome = 'parked' AND reason = 'run') AS first_ms,
+            count(*) FILTER (WHERE outcome = 'parked' AND reason = 'capacity') AS again_n,
+            sum(ms) FILTER (WHERE outcome = 'parked' AND reason = 'capacity') AS again_ms
+       FROM spans`,
     [runIds, fromMs, toMs],
   );
-  return { allMs: Number(rows[0]?.all_ms ?? 0), parkedMs: Number(rows[0]?.parked_ms ?? 0) };
+  const n = (key: string) => Number(rows[0]?.[key] ?? 0);
+  return {
+    allMs: n('all_ms'),
+    parkedMs: n('parked_ms'),
+    parkedFirst: { count: n('first_n'), ms: n('first_ms') },
+    parkedAgain: { count: n('again_n'), ms: n('again_ms') },
+  };
 }
 
 /** The whole machine's CPU ticks from /proc/stat: busy (everything but idle and iowait) and total. */
