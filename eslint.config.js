@@ -4,6 +4,12 @@ import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import { noImportCycle } from './scripts/eslint/no-import-cycle.js';
 
+/** No code outside packages/store reaches into a store's `db` (a `no-restricted-syntax` entry). */
+const STORE_DB_IS_THE_STORES = {
+  selector: "MemberExpression[property.name='db']",
+  message: "the store's db is the store's own: give the store a method for this",
+};
+
 /** The one tsconfig that covers every linted TypeScript file; type-aware rules and import resolution both read it. */
 const project = './tsconfig.check.json';
 
@@ -55,13 +61,7 @@ export default tseslint.config(
     files: ['apps/*/src/**/*.ts', 'packages/*/src/**/*.ts', 'examples/*/src/**/*.ts'],
     ignores: ['packages/store/**', '**/*.test.ts', '**/test-support/**'],
     rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "MemberExpression[property.name='db']",
-          message: "the store's db is the store's own: give the store a method for this",
-        },
-      ],
+      'no-restricted-syntax': ['error', STORE_DB_IS_THE_STORES],
     },
   },
   {
@@ -107,6 +107,29 @@ export default tseslint.config(
                 'the pages use the API, never the reverse: move what both need out of ui/ (app.ts mounts the pages)',
             },
           ],
+        },
+      ],
+    },
+  },
+  {
+    // One clock: the lifecycle and the runner read the time from the engine's clock (EngineOptions.clock),
+    // so a rule of time (a deadline, an expiry, a call's times) is decided on the clock a test can set.
+    files: ['packages/engine/src/lifecycle/**/*.ts', 'packages/engine/src/runner/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      // Flat config replaces a rule's options: the store's restriction is restated with this one.
+      'no-restricted-syntax': [
+        'error',
+        STORE_DB_IS_THE_STORES,
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message:
+            "read the time from the engine's clock (resources.clock, state.clock), not Date.now()",
+        },
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message:
+            "read the time from the engine's clock (resources.clock, state.clock), not new Date()",
         },
       ],
     },

@@ -2,7 +2,7 @@ import type { Agent } from './agent.js';
 import type { Team } from './team.js';
 import { canonicalDigest } from './canonical-digest.js';
 import type { CheckpointStore } from './checkpoint-store.js';
-import { SYSTEM_CLOCK, type EngineResources } from './engine-resources.js';
+import { SYSTEM_CLOCK, type Clock, type EngineResources } from './engine-resources.js';
 import type { EntityCatalog } from './entity-catalog.js';
 import { assertDeadlineMs } from './deadline-ms.js';
 import { newRunLimits } from './entity-caps.js';
@@ -54,6 +54,8 @@ export interface EngineOptions {
   model?: Model;
   /** Receives run events, in order. */
   onEvent?: RunEventSink;
+  /** Where every rule this engine applies reads the time (deadlines, expiries, event and call times). @defaultValue the wall clock */
+  clock?: Clock;
   /**
    * Receives what each run sends to its model and tools and gets back, as it
    * happens: for a tracer that records message content on opt-in
@@ -188,7 +190,7 @@ export class Engine {
       registry: options.registry,
       catalog: options.catalog ?? options.registry ?? { describe: () => undefined },
       workerId: options.workerId ?? 'in-process',
-      clock: SYSTEM_CLOCK,
+      clock: options.clock ?? SYSTEM_CLOCK,
       limits: {
         maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
         onAttemptsExhausted: options.onAttemptsExhausted ?? 'error',

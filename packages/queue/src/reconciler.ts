@@ -70,6 +70,7 @@ async function reconcileBatch(
     olderThanMs: options.olderThanMs ?? 15_000,
     limit: options.batchSize ?? DEFAULT_RECONCILE_BATCH,
     after: options.after,
+    now: new Date(),
   });
   for (const { runId, deadlineAt, runIds } of plan.deadlines)
     logger.info(

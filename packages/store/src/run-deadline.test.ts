@@ -103,11 +103,15 @@ describe('deadlines in the store', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
 
     // Within the grace its worker is still expected to end it itself.
-    const early = await recoveryIntents(ctx.store, { olderThanMs: 60_000, limit: 10 });
+    const early = await recoveryIntents(ctx.store, {
+      olderThanMs: 60_000,
+      limit: 10,
+      now: new Date(),
+    });
     expect(early.deadlines).toEqual([]);
     expect((await ctx.store.getRun(team.runId))!.status).toBe('RUNNING');
 
-    const plan = await recoveryIntents(ctx.store, { olderThanMs: 0, limit: 10 });
+    const plan = await recoveryIntents(ctx.store, { olderThanMs: 0, limit: 10, now: new Date() });
     expect(plan.deadlines).toEqual([
       { runId: team.runId, deadlineAt: team.deadlineAt, runIds: [team.runId, member.runId] },
     ]);
@@ -144,7 +148,7 @@ describe('deadlines in the store', () => {
       ctx.store.commitCheckpoint(member.runId, memberEpoch, batchDelta(1)),
     ).rejects.toBeInstanceOf(LeaseLostError);
 
-    const again = await recoveryIntents(ctx.store, { olderThanMs: 0, limit: 10 });
+    const again = await recoveryIntents(ctx.store, { olderThanMs: 0, limit: 10, now: new Date() });
     expect(again.deadlines).toEqual([]);
     expect((await ctx.store.getRun(future.runId))!.status).toBe('PENDING');
   });
@@ -167,9 +171,9 @@ describe('deadlines in the store', () => {
       ids.push((await ctx.store.createRun(newRun({ deadlineMs: 1 }))).runId);
     // A fixed time: the runs' 1 ms deadlines must be past.
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const first = await recoveryIntents(ctx.store, { olderThanMs: 0, limit: 2 });
+    const first = await recoveryIntents(ctx.store, { olderThanMs: 0, limit: 2, now: new Date() });
     expect(first.deadlines.map((d) => d.runId)).toEqual(ids.slice(0, 2));
-    const second = await recoveryIntents(ctx.store, { olderThanMs: 0, limit: 2 });
+    const second = await recoveryIntents(ctx.store, { olderThanMs: 0, limit: 2, now: new Date() });
     expect(second.deadlines.map((d) => d.runId)).toEqual(ids.slice(2));
     for (const id of ids) expect((await ctx.store.getRun(id))!.status).toBe('ERROR');
   });

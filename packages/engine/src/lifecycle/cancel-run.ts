@@ -1,3 +1,4 @@
+import { SYSTEM_CLOCK, type Clock } from '../engine-resources.js';
 import type { CancelStore } from '../run-control-store.js';
 import type { RunRecord } from '../run-types.js';
 import type { JobPort } from './intents.js';
@@ -14,6 +15,8 @@ export interface CancelRunDeps {
   graceMs: number;
   /** How often the run is read while waiting. @defaultValue 100 */
   pollMs?: number;
+  /** Times the grace. @defaultValue the wall clock */
+  clock?: Clock;
 }
 
 /**
@@ -38,11 +41,12 @@ export async function cancelRun(deps: CancelRunDeps, runId: string): Promise<Run
       await jobs.carryOut([{ kind: 'remove-job', runId, jobId: live.jobId, cause: 'cancelled' }]);
     if (cancelled) return cancelled;
   }
-  const deadline = Date.now() + deps.graceMs;
+  const clock = deps.clock ?? SYSTEM_CLOCK;
+  const deadline = clock.now().getTime() + deps.graceMs;
   for (;;) {
     const run = await store.getRun(runId);
     if (!run || isStatusIn(run.status, IDLE_STATUSES)) return run ?? requested;
-    if (Date.now() >= deadline) {
+    if (clock.now().getTime() >= deadline) {
       return (await store.forceCancel(runId)) ?? (await store.getRun(runId)) ?? requested;
     }
     await new Promise((resolve) => setTimeout(resolve, deps.pollMs ?? 100));

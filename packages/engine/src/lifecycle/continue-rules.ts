@@ -38,7 +38,7 @@ export function decideContinue(
   runId: string,
   run: RunRecord | undefined,
   options: { fork?: boolean; input?: string; upgrade?: boolean; deadlineMs?: number },
-  now: Date = new Date(),
+  now: Date,
 ): ContinueDecision {
   if (!run) throw new RunNotFoundError(runId);
   const rule = CONTINUE_RULES[run.status];

@@ -190,7 +190,7 @@ async function parked(
   signal: CapacityParkSignal,
 ): Promise<ExecutionResult> {
   const { model, retryAfterMs, waitedMs } = signal;
-  const until = new Date(Date.now() + retryAfterMs).toISOString();
+  const until = new Date(state.clock.now().getTime() + retryAfterMs).toISOString();
   await checkpointer.park(state.usage, { for: 'capacity', model, until }, { waitedMs });
   return { outcome: 'parked', runId: state.runId, park: { model, retryAfterMs, waitedMs } };
 }

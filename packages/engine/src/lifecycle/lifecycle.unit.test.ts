@@ -31,15 +31,15 @@ describe('the run lifecycle', () => {
 
   it('refuses to continue a PAUSED run and says it resumes by itself', () => {
     const paused = { runId: 'r', status: 'PAUSED' } as RunRecord;
-    expect(() => decideContinue('r', paused, {})).toThrow(
+    expect(() => decideContinue('r', paused, {}, new Date())).toThrow(
       /resumes by itself once its pending actions are decided/,
     );
   });
 
   it('treats a continue of a PENDING run as already queued, and refuses one with an input it would drop', () => {
     const pending = { runId: 'r', status: 'PENDING' } as RunRecord;
-    expect(decideContinue('r', pending, {}).action).toBe('already-queued');
-    expect(() => decideContinue('r', pending, { input: 'also do this' })).toThrow(
+    expect(decideContinue('r', pending, {}, new Date()).action).toBe('already-queued');
+    expect(() => decideContinue('r', pending, { input: 'also do this' }, new Date())).toThrow(
       /has not started yet/,
     );
   });

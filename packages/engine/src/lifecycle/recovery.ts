@@ -13,8 +13,8 @@ export interface RecoveryOptions {
   limit: number;
   /** Where the last scan of live runs stopped. */
   after?: RunCursor;
-  /** The time now, to tell runs past their deadline. @defaultValue the wall clock */
-  now?: Date;
+  /** The time now, to tell runs past their deadline (the caller's clock). */
+  now: Date;
 }
 
 /** What one recovery scan found and did. */
@@ -51,7 +51,7 @@ export async function recoveryIntents(
   options: RecoveryOptions,
 ): Promise<RecoveryPlan> {
   const { olderThanMs, limit } = options;
-  const now = options.now ?? new Date();
+  const { now } = options;
   const deadlines = await endRunsPastDeadline(store, { graceMs: olderThanMs, limit });
   const live = await store.listRunsByStatus(LIVE_STATUSES, olderThanMs, {
     topLevelOnly: true,

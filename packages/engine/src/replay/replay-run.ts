@@ -1,3 +1,4 @@
+import { SYSTEM_CLOCK } from '../engine-resources.js';
 import type { Message } from '../messages.js';
 import type { Registry, Entity } from '../registry.js';
 import type { ExecutableTool } from '../executable-tool.js';
@@ -142,6 +143,7 @@ function turnLoopStateOf(replay: RunReplay): TurnLoopState {
   return {
     runId: stored.run_id,
     epoch: 0,
+    clock: SYSTEM_CLOCK,
     // Given the loop's own history: inputs the stored run took in between turns are added to it.
     model: new ReplayModel(() => replay.answerTurn(messages)),
     // The replay model reads no instructions.

@@ -1,3 +1,4 @@
+import type { Clock } from '../engine-resources.js';
 import { randomUUID } from 'node:crypto';
 import { BudgetExceededError, StoreUnavailableError } from '../errors.js';
 import { actionSummary } from '../hitl/pending-action.js';
@@ -16,6 +17,8 @@ import type { Checkpointer } from './checkpointer.js';
 /** What {@link checkBudget} reads of the turn loop's state. */
 export interface BudgetCheckState {
   runId: string;
+  /** Where a budget action's expiry is read from. */
+  clock: Clock;
   epoch: number;
   model: { name: string };
   messages: readonly Message[];
@@ -70,7 +73,7 @@ export async function checkBudget(
     state.epoch,
     batch,
     args,
-    timeoutMs === undefined ? null : new Date(Date.now() + timeoutMs),
+    timeoutMs === undefined ? null : new Date(state.clock.now().getTime() + timeoutMs),
   );
   state.checkpointer.pause([action]);
   throw new PauseSignal(state.runId, { actions: [actionSummary(action)] });

@@ -1,3 +1,4 @@
+import { SYSTEM_CLOCK, type Clock } from '../engine-resources.js';
 import type { CheckpointStore } from '../checkpoint-store.js';
 import { CheckpointWriteError, ContinueArrivedError, LeaseLostError } from '../errors.js';
 import type { LiveEventType, RunEvent, RunEventSink, RunEventType } from '../events.js';
@@ -48,6 +49,7 @@ export class Checkpointer {
     readonly mode: CheckpointMode,
     private committedIndex: number,
     private readonly publish: RunEventSink = () => undefined,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
   /** Publishes an event live now; the next commit stores it. */
@@ -199,7 +201,7 @@ export class Checkpointer {
             ...open,
             status: 'error',
             result: final.openCallsResult,
-            endedAt: new Date(),
+            endedAt: this.clock.now(),
           });
         }
       }
@@ -229,7 +231,7 @@ export class Checkpointer {
   }
 
   private event(type: RunEventType | LiveEventType, data: Record<string, unknown>): RunEvent {
-    return { type, runId: this.runId, epoch: this.epoch, data, at: new Date().toISOString() };
+    return { type, runId: this.runId, epoch: this.epoch, data, at: this.clock.now().toISOString() };
   }
 
   /** Fencing stays a `LeaseLostError`; any other store failure becomes a {@link CheckpointWriteError}. */

@@ -1,3 +1,4 @@
+import type { Clock } from '../engine-resources.js';
 import { z } from 'zod';
 import type { ToolCallRequest } from '../messages.js';
 import { CheckpointWriteError, LeaseLostError } from '../errors.js';
@@ -23,6 +24,8 @@ export interface ToolBatchContext {
   tools: ReadonlyMap<string, ExecutableTool>;
   /** The app's context, handed to every tool as `ctx.context`. */
   appContext?: unknown;
+  /** Times each call. */
+  clock: Clock;
   /** The idempotency key of a call. @defaultValue {@link idempotencyKeyFor} the run and the call */
   idempotencyKeyOf?(call: ToolCallRequest): string;
   onCallStarted?(call: ToolCallRequest): void;
@@ -65,7 +68,7 @@ async function executeToolCall(
   context: ToolBatchContext,
   fanOut: AbortFanOut,
 ): Promise<ToolCallOutcome> {
-  const startedAt = new Date();
+  const startedAt = context.clock.now();
   context.onCallStarted?.(call);
   let args: unknown = recordedArguments(call);
   let content: string;

@@ -1,3 +1,4 @@
+import { SYSTEM_CLOCK } from '../engine-resources.js';
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -51,6 +52,7 @@ function context(signal = new AbortController().signal): ToolBatchContext {
     batch: 2,
     signal,
     tools: new Map(tools.map((t) => [t.name, executableFromTool(t)])),
+    clock: SYSTEM_CLOCK,
   };
 }
 

@@ -64,6 +64,7 @@ export async function openExecution(
     run.checkpoint,
     run.lastCheckpointAtMessageIndex,
     resources.events,
+    resources.clock,
   );
   // Taking over from an execution that died: clients drop the text it streamed but never committed.
   if (options.reason === 'recovered' || options.reason === 'reconciled') {
@@ -113,7 +114,7 @@ export function turnLoopStateFor(
     retry: resources.limits.retry,
     prices: resources.prices,
     spend: setup.spend,
-    gate: resources.capacity && gateFor(resources.capacity, run, checkpointer, setup),
+    gate: resources.capacity && gateFor(resources, resources.capacity, run, checkpointer, setup),
     tenant: run.tenantId ?? '',
     messages,
     usage: run.usage,
@@ -124,6 +125,7 @@ export function turnLoopStateFor(
     suspend: setup.suspend,
     emit: (type: RunEventType, data: Record<string, unknown>) => checkpointer.emit(type, data),
     content: resources.content,
+    clock: resources.clock,
     actions: {
       list: () => store.listRunActions(run.runId),
       consume: (actionId: string) => store.consumeAction(run.runId, epoch, actionId),
@@ -163,6 +165,7 @@ export async function memberPathOf(store: CheckpointStore, run: RunRecord): Prom
  * the others park.
  */
 function gateFor(
+  resources: Pick<EngineResources, 'clock'>,
   settings: CapacitySettings,
   run: RunRecord,
   checkpointer: Checkpointer,
@@ -178,7 +181,7 @@ function gateFor(
     signal: setup.signal,
     onWait: ({ model, retryAfterMs, reason, waitedMs }) => {
       if (mayPark) return; // the park's own write stores its CapacityWait
-      const until = new Date(Date.now() + retryAfterMs).toISOString();
+      const until = new Date(resources.clock.now().getTime() + retryAfterMs).toISOString();
       checkpointer.emit('CapacityWait', { model, until, reason, waitedMs });
     },
   });

@@ -34,6 +34,7 @@ import type { ExecutableTool } from '../executable-tool.js';
 import type { ModelGate } from '../capacity/model-gate.js';
 import { pauseIfSuspended } from './suspend-boundary.js';
 import type { SuspendSwitch } from '../suspension.js';
+import type { Clock } from '../engine-resources.js';
 
 /** The state one execution of a run loops over. */
 export interface TurnLoopState {
@@ -71,6 +72,8 @@ export interface TurnLoopState {
    */
   pendingContinue?: { requestId: string; input: Message[] };
   emit(type: RunEventType, data: Record<string, unknown>): void;
+  /** Where the loop reads the time (call times, a budget action's expiry). */
+  clock: Clock;
   /** Receives each model exchange and tool result as it happens (never stored); absent: nobody asked for content. */
   content?: RunContentSink;
   /** The run's pending actions: read on resume, consumed before an approved call runs. */
@@ -128,7 +131,7 @@ export async function runTurnLoop(state: TurnLoopState): Promise<TurnLoopResult>
     const turnFirst = commitsTurnFirst(state.checkpointer.mode, message);
     state.checkpointer.add(
       [message],
-      turnFirst ? runningRecords(state.runId, message, batch + 1) : [],
+      turnFirst ? runningRecords(state.runId, message, batch + 1, state.clock.now()) : [],
     );
     if (!hasToolCalls(message)) {
       const checked = state.output?.check(message.content ?? '');
@@ -287,6 +290,7 @@ async function runBatch(
     signal: state.signal,
     tools: state.tools,
     appContext: state.appContext,
+    clock: state.clock,
     onCallStarted: (call) => {
       const mcpServer = state.tools.get(call.name)?.mcpServer;
       state.emit('ToolCallStarted', {
@@ -342,7 +346,7 @@ async function runDecidedCall(
     outcome = executed!;
   } else {
     const content = interruptedMessage(call.name, decided.args, action.actionId);
-    const now = new Date();
+    const now = state.clock.now();
     outcome = {
       message: { role: 'tool', toolCallId: call.id, name: call.name, content, isError: true },
       record: {
@@ -407,7 +411,12 @@ function unfinishedCalls(messages: readonly Message[]): ToolCallRequest[] {
 }
 
 /** `running` rows for a tool-call turn, written ahead of execution in `tool-call` mode. */
-function runningRecords(runId: string, message: AssistantMessage, batch: number): ToolCallRecord[] {
+function runningRecords(
+  runId: string,
+  message: AssistantMessage,
+  batch: number,
+  startedAt: Date,
+): ToolCallRecord[] {
   return (message.toolCalls ?? []).map((call) => ({
     toolCallId: call.id,
     name: call.name,
@@ -417,7 +426,7 @@ function runningRecords(runId: string, message: AssistantMessage, batch: number)
     batch,
     idempotencyKey: idempotencyKeyFor(runId, call.id),
     childRunId: null,
-    startedAt: new Date(),
+    startedAt,
     endedAt: null,
   }));
 }
