@@ -7,8 +7,7 @@ import type { Kysely } from 'kysely';
  * optional entity. `webhook_events`: the outbox, one row per event that some enabled endpoint
  * takes, written in the transaction of the change that causes it; a dispatcher turns each row into
  * delivery jobs and stamps `dispatched_at`. A row with `endpoint_id` is a redelivery of
- * `message_id` to that endpoint alone; a run's events are delivered to each endpoint in their
- * order (`webhook_events_by_run`). `webhook_attempts`: one row per delivery attempt.
+ * `message_id` to that endpoint alone. `webhook_attempts`: one row per delivery attempt.
  *
  * `cairn_webhook_record` is the one rule of what is recorded: nothing unless an enabled endpoint of
  * the tenant (and of the run's entity, when it names one) takes the type. A deferred constraint
@@ -44,10 +43,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     created_at timestamptz not null default now(),
     dispatched_at timestamptz)`.execute(db);
   await sql`create index webhook_events_undispatched on webhook_events (event_id) where dispatched_at is null`.execute(
-    db,
-  );
-  // A run's events in order: a delivery waits for the run's earlier ones to the same endpoint.
-  await sql`create index webhook_events_by_run on webhook_events (run_id, event_id) where run_id is not null`.execute(
     db,
   );
   await sql`create table webhook_attempts (
