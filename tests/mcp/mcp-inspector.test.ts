@@ -1,38 +1,37 @@
 /**
  * Cairn's `/mcp` driven by a published MCP client: the MCP Inspector's command-line mode
  * (`@modelcontextprotocol/inspector-cli` from npm, the `--cli` mode of `@modelcontextprotocol/inspector`),
- * a process of its own over Streamable HTTP with a tenant's key in a header (docs/mcp.md).
+ * a process of its own over Streamable HTTP with a tenant's key in a header, against a producer
+ * process (`npm run producer`, `CAIRN_MCP_WAIT_MS` set) and a worker serving the research team
+ * (docs/mcp.md).
  */
 import { execFile } from 'node:child_process';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  openProducerFixture,
-  type ProducerFixture,
-} from '../../apps/producer/src/test-support/producer-fixture.js';
+import { FLEET_BACKEND, startFleet, type Fleet, type SpawnedProducer } from '../fleet/fleet.js';
 
 const INSPECTOR = fileURLToPath(import.meta.resolve('@modelcontextprotocol/inspector-cli'));
 const ACME = 'acme-key';
 const GLOBEX = 'globex-key';
+/** The producer's bound on a start tool's wait: a research run (its tools take 2 s each) outlasts it. */
+const WAIT_MS = 500;
 
-let fx: ProducerFixture;
-let server: Server;
-let mcpUrl: string;
+let fleet: Fleet;
+let producer: SpawnedProducer;
 beforeAll(async () => {
-  fx = await openProducerFixture({ apiKeys: ['admin-key', `acme:${ACME}`, `globex:${GLOBEX}`] });
-  server = serve({ fetch: fx.app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  mcpUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-});
+  fleet = await startFleet({ backend: FLEET_BACKEND, toolDelayMs: 2000 });
+  await fleet.spawnWorker('mcp-worker');
+  producer = await fleet.spawnProducer('mcp-producer', {
+    env: {
+      CAIRN_API_KEYS: `admin-key,acme:${ACME},globex:${GLOBEX}`,
+      CAIRN_MCP_WAIT_MS: String(WAIT_MS),
+    },
+  });
+}, 120_000);
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await fx.close();
+  await fleet?.stop();
 });
 
 /** Runs the inspector's CLI mode against `/mcp` with `key`; answers the JSON it printed. */
@@ -42,7 +41,7 @@ async function inspect(key: string, ...args: string[]): Promise<Record<string, u
     [
       INSPECTOR,
       '--cli',
-      mcpUrl,
+      `${producer.baseUrl}/mcp`,
       '--transport',
       'http',
       '--header',
@@ -61,7 +60,7 @@ function toolAnswer(printed: Record<string, unknown>) {
   return { isError: printed.isError === true, text: block!.text };
 }
 
-it('lists the start tools, starts a run under the key tenant, and a tenant key cannot see another tenant run', async () => {
+it('lists the start tools, starts a run under the key tenant that outlasts the bound, and a tenant key cannot see another tenant run', async () => {
   const listed = await inspect(ACME, '--method', 'tools/list');
   const tools = listed.tools as { name: string; inputSchema: { properties: object } }[];
   expect(tools.map((t) => t.name).sort()).toEqual([
@@ -75,25 +74,23 @@ it('lists the start tools, starts a run under the key tenant, and a tenant key c
     Object.keys(tools.find((t) => t.name === 'start_agent_researcher')!.inputSchema.properties),
   ).toEqual(expect.arrayContaining(['input', 'idempotency_key', 'wait_ms']));
 
-  // --tool-arg values are read as JSON when they parse: wait_ms=0 is the number 0.
+  // The run takes seconds: the start answers at the bound with its run id and page.
   const call = ['--method', 'tools/call', '--tool-name'];
   const started = toolAnswer(
-    await inspect(
-      ACME,
-      ...call,
-      'start_agent_researcher',
-      '--tool-arg',
-      'input=cairns',
-      'wait_ms=0',
-    ),
+    await inspect(ACME, ...call, 'start_agent_researcher', '--tool-arg', 'input=cairns'),
   );
   expect(started.isError).toBe(false);
-  const { run_id: runId, status } = JSON.parse(started.text) as { run_id: string; status: string };
-  expect(status).toBe('PENDING');
-  expect(await fx.client.runOwner(runId)).toEqual({ tenantId: 'acme' });
+  const answer = JSON.parse(started.text) as Record<string, string>;
+  const runId = answer.run_id!;
+  expect(['PENDING', 'RUNNING']).toContain(answer.status);
+  expect(answer.page_url).toBe(`${producer.baseUrl}/ui/runs/${runId}`);
+  expect(await fleet.client.runOwner(runId)).toEqual({ tenantId: 'acme' });
+  // --tool-arg values are read as JSON when they parse: wait_ms=501 is a number, past the bound.
+  const tooLong = toolAnswer(
+    await inspect(ACME, ...call, 'start_agent_researcher', '--tool-arg', 'input=x', 'wait_ms=501'),
+  );
+  expect(tooLong).toEqual({ isError: true, text: expect.stringContaining('wait_ms') });
 
-  const own = toolAnswer(await inspect(ACME, ...call, 'get_run', '--tool-arg', `run_id=${runId}`));
-  expect(JSON.parse(own.text)).toMatchObject({ run_id: runId, status: 'PENDING' });
   const foreign = toolAnswer(
     await inspect(GLOBEX, ...call, 'get_run', '--tool-arg', `run_id=${runId}`),
   );
@@ -105,4 +102,14 @@ it('lists the start tools, starts a run under the key tenant, and a tenant key c
     await inspect(GLOBEX, ...call, 'list_pending_actions', '--tool-arg', `run_id=${runId}`),
   );
   expect(foreignPending.isError).toBe(true);
-});
+
+  // The worker finishes it; the key's tenant reads its answer.
+  const done = await fleet.client.waitForRun(runId, { timeoutMs: 60_000 });
+  expect(done.status).toBe('COMPLETED');
+  const own = toolAnswer(await inspect(ACME, ...call, 'get_run', '--tool-arg', `run_id=${runId}`));
+  expect(JSON.parse(own.text)).toMatchObject({
+    run_id: runId,
+    status: 'COMPLETED',
+    content: done.content,
+  });
+}, 120_000);
