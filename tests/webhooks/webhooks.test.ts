@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, it } from 'vitest';
 import type { QueueBackendKind } from '@cairn/runtime';
-import { requiresBackend } from '@cairn/services';
+import { freePort, requiresBackend } from '@cairn/services';
 import { PostgresWebhookStore } from '@cairn/store';
 import { QUEUE_BACKENDS, waitFor } from '../fleet/fleet.js';
 import {
@@ -33,9 +33,13 @@ afterAll(async () => {
 });
 
 /** A fleet on the ops registry with quick webhook retries, and a receiver registered as an endpoint of the no-tenant runs. */
-async function fleetWithReceiver(workers: number, backend: QueueBackendKind) {
+async function fleetWithReceiver(
+  workers: number,
+  backend: QueueBackendKind,
+  env: Record<string, string> = {},
+) {
   const [fleet, receiver] = await Promise.all([
-    startOpsFleet({ workers, env: WEBHOOK_ENV, backend }),
+    startOpsFleet({ workers, env: { ...WEBHOOK_ENV, ...env }, backend }),
     (async () => {
       const r = new WebhookReceiver();
       await r.up();
@@ -59,7 +63,10 @@ for (const backend of QUEUE_BACKENDS)
     it('a run paused for approval notifies with its pending actions and links; failed attempts and a receiver down for a while are retried with the same id until delivered, signed, in order', async ({
       expect,
     }) => {
-      const { fleet, receiver, webhooks, endpoint, secret } = await fleetWithReceiver(1, backend);
+      const metricsPort = await freePort();
+      const { fleet, receiver, webhooks, endpoint, secret } = await fleetWithReceiver(1, backend, {
+        CAIRN_METRICS_PORT: String(metricsPort),
+      });
       receiver.failFirst = 2;
       const run = await fleet.client.enqueueRun({ entity: OPS_AGENT, input: 'restart api' });
       const [action] = await pausedWith(fleet, run.runId, 1);
@@ -148,6 +155,24 @@ for (const backend of QUEUE_BACKENDS)
       await waitFor(() => receiver.received.length > before, 30_000, 'the redelivery');
       expect(receiver.received.at(-1)).toMatchObject({ id: completed.id, status: 204 });
       expect(receiver.received.at(-1)!.verified!.data).toEqual(completed.verified!.data);
+
+      // The worker's metrics count every recorded attempt by outcome, with its latency.
+      await waitFor(
+        async () => (await webhooks.listAttempts(endpoint.endpoint_id)).length > attempts.length,
+        30_000,
+        'the redelivery recorded',
+      );
+      attempts = await webhooks.listAttempts(endpoint.endpoint_id);
+      const scrape = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const sample = (name: string) =>
+        Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(scrape)?.[1] ?? NaN);
+      expect(sample('cairn_webhook_attempts_total\\{outcome="delivered"\\}')).toBe(
+        attempts.filter((a) => a.error === null).length,
+      );
+      expect(sample('cairn_webhook_attempts_total\\{outcome="failed"\\}')).toBe(
+        attempts.filter((a) => a.error !== null).length,
+      );
+      expect(sample('cairn_webhook_attempt_seconds_count\\{outcome="delivered"\\}')).toBe(3);
 
       // The secret appears in no worker log.
       for (const worker of fleet.workers)

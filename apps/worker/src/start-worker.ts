@@ -250,6 +250,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       publicUrl: config.publicUrl,
       logger,
       lock: { lockDurationMs: config.lockMs, stalledIntervalMs: config.stalledIntervalMs },
+      observeAttempt: (attempt) => metrics.observeWebhookAttempt(attempt),
     });
     closers.push(() => webhooks.close());
     logger.info(

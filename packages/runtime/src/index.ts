@@ -37,7 +37,7 @@ export {
 export { RedisModelCapacity } from './capacity/redis-model-capacity.js';
 export type { LiveEvent, LiveSubscriber } from './live/live-event.js';
 export { createLiveSubscriber } from './live/create-live.js';
-export { CairnMetrics } from './metrics/cairn-metrics.js';
+export { CairnMetrics, type WebhookAttemptObservation } from './metrics/cairn-metrics.js';
 export { PrometheusMetrics } from './metrics/prometheus-metrics.js';
 export { registerStateGauges, type MetricSources } from './metrics/state-gauges.js';
 export { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';

@@ -13,6 +13,8 @@ export interface DeliverWebhookOptions {
   timeoutMs: number;
   /** `CAIRN_WEBHOOK_ALLOW_PRIVATE`: private, loopback and link-local targets allowed. */
   allowPrivate: boolean;
+  /** Told of each attempt made, once it is recorded: whether the receiver accepted it, and how long it took. */
+  onAttempt?(attempt: { delivered: boolean; seconds: number }): void;
 }
 
 /** An attempt the receiver did not accept: retried by BullMQ until the job's attempts are spent. */
@@ -54,15 +56,17 @@ export async function deliverWebhook(
   } catch (cause) {
     error = describe(cause, options.timeoutMs);
   }
+  const latencyMs = performance.now() - started;
   await options.store.recordAttempt({
     endpointId: data.endpointId,
     messageId: data.messageId,
     eventType: data.type,
     attempt,
     statusCode,
-    latencyMs: performance.now() - started,
+    latencyMs,
     error,
   });
+  options.onAttempt?.({ delivered: error === null, seconds: latencyMs / 1000 });
   if (error !== null) throw new WebhookAttemptFailedError(error);
 }
 

@@ -1,5 +1,5 @@
 import { DelayedError } from 'bullmq';
-import type { WebhookSettings, WorkerLogger } from '@cairn/runtime';
+import type { WebhookAttemptObservation, WebhookSettings, WorkerLogger } from '@cairn/runtime';
 import type { QueueConnectionOptions } from '../open-backend.js';
 import { deliverWebhook, WebhookAttemptFailedError } from './deliver-webhook.js';
 import { earlierDeliveryPending, RUN_ORDER_RECHECK_MS } from './run-order.js';
@@ -15,6 +15,8 @@ export interface WebhookDeliveryOptions {
   /** `CAIRN_PUBLIC_URL`: the base of the links a run's events carry. */
   publicUrl?: string;
   logger: WorkerLogger;
+  /** Told of each attempt (the worker's `cairn_webhook_attempts_total` and `cairn_webhook_attempt_seconds`). */
+  observeAttempt?(attempt: WebhookAttemptObservation): void;
   /** The run queue's lock (`CAIRN_LOCK_MS`, `CAIRN_STALLED_INTERVAL_MS`): a delivery held by a worker that died is attempted again after about as long. */
   lock?: DeliveryLock;
 }
@@ -43,10 +45,20 @@ export async function startWebhookDelivery(
       await job.moveToDelayed(Date.now() + RUN_ORDER_RECHECK_MS, token);
       throw new DelayedError();
     }
-    await deliverWebhook(job.data, job.attemptsMade + 1, {
+    const attempt = job.attemptsMade + 1;
+    await deliverWebhook(job.data, attempt, {
       store: options.store,
       timeoutMs: options.settings.timeoutMs,
       allowPrivate: options.settings.allowPrivate,
+      onAttempt: ({ delivered, seconds }) =>
+        options.observeAttempt?.({
+          outcome: delivered
+            ? 'delivered'
+            : attempt >= (job.opts.attempts ?? 1)
+              ? 'gave_up'
+              : 'failed',
+          seconds,
+        }),
     });
   }, options.lock);
   worker.on('failed', (job, error) => {

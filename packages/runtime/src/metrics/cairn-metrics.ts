@@ -5,6 +5,13 @@ import { registerStateGauges, type MetricSources } from './state-gauges.js';
 import type { RunObservation } from './run-observation.js';
 
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+/** One webhook delivery attempt, as the worker's metrics count it: `delivered` (a 2xx), `failed` (retried later) or `gave_up` (its last attempt failed). */
+export interface WebhookAttemptObservation {
+  outcome: 'delivered' | 'failed' | 'gave_up';
+  /** From the request's start to its answer (or failure). */
+  seconds: number;
+}
 /** Waits for model permits: from a poll or two to a provider's reset minutes away. */
 const WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
@@ -25,6 +32,8 @@ export class CairnMetrics extends PrometheusMetrics {
   private readonly toolCall: Histogram<'tool' | 'status'>;
   private readonly rateLimited: Counter<'model'>;
   private readonly capacityWait: Histogram<'model' | 'tenant'>;
+  private readonly webhookAttempts: Counter<'outcome'>;
+  private readonly webhookAttemptSeconds: Histogram<'outcome'>;
 
   constructor(sources: MetricSources = {}) {
     super();
@@ -91,7 +100,26 @@ export class CairnMetrics extends PrometheusMetrics {
       buckets: WAIT_BUCKETS,
       registers,
     });
+    this.webhookAttempts = new Counter({
+      name: 'cairn_webhook_attempts_total',
+      help: 'Webhook delivery attempts made by this worker, by outcome: delivered (a 2xx), failed (retried later), gave_up (the last attempt failed).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.webhookAttemptSeconds = new Histogram({
+      name: 'cairn_webhook_attempt_seconds',
+      help: "Time of one webhook delivery attempt, from the request's start to its answer or failure, by outcome.",
+      labelNames: ['outcome'],
+      buckets: SECONDS_BUCKETS,
+      registers,
+    });
     registerStateGauges(this.registry, sources);
+  }
+
+  /** Records one webhook delivery attempt. */
+  observeWebhookAttempt(attempt: WebhookAttemptObservation): void {
+    this.webhookAttempts.inc({ outcome: attempt.outcome });
+    this.webhookAttemptSeconds.observe({ outcome: attempt.outcome }, attempt.seconds);
   }
 
   /** Records one observation of a run's work. */
