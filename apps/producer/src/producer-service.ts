@@ -16,17 +16,7 @@ import {
   type RunStatus,
   type TenantBudgets,
 } from '@cairn/engine';
-import {
-  cancelRun,
-  continueIntents,
-  createdRunIntents,
-  decideAndResume,
-  resumeRun,
-  suspendRun,
-  type ResumeOutcome,
-  type SuspendDeps,
-  type SuspendOutcome,
-} from '@cairn/engine/lifecycle';
+import type { ResumeOutcome, SuspendOutcome } from '@cairn/engine/lifecycle';
 import {
   openStore,
   ServedEntityCatalog,
@@ -43,7 +33,7 @@ import {
   type StoreParts,
   type StoredEvent,
 } from '@cairn/store';
-import { carryOutIntents, jobPortOf, RunQueue, type RunQueueOptions } from '@cairn/queue';
+import { RunEngine, RunQueue, type RunQueueOptions } from '@cairn/queue';
 import { openStoreDb } from '@cairn/runtime';
 import { RunWaitTimeoutError } from './errors.js';
 import type { ContinueRunOptions, ContinueRunResult, ProducerClient } from './producer-client.js';
@@ -100,8 +90,9 @@ export class ProducerService implements ProducerClient {
   readonly engine: Engine;
   readonly store: StoreParts;
   readonly runQueue: RunQueue;
+  /** Every move of a run this service makes: decided by the lifecycle, its jobs enqueued. */
+  private readonly runs: RunEngine;
   private readonly onClose?: () => Promise<void>;
-  private readonly cancelGraceMs: number;
   private readonly listServedEntities: () => Promise<EntityRef[]>;
 
   constructor(deps: ProducerServiceDeps) {
@@ -109,7 +100,14 @@ export class ProducerService implements ProducerClient {
     this.store = deps.store;
     this.runQueue = deps.runQueue;
     this.onClose = deps.onClose;
-    this.cancelGraceMs = deps.cancelGraceMs ?? 5000;
+    this.runs = new RunEngine({
+      engine: deps.engine,
+      hitl: deps.store.hitl,
+      cancels: deps.store.writes,
+      runQueue: deps.runQueue,
+      cancelGraceMs: deps.cancelGraceMs ?? 5000,
+      newActionId: () => `act_${randomUUID()}`,
+    });
     this.listServedEntities = deps.servedEntities ?? (() => Promise.resolve([]));
   }
 
@@ -166,10 +164,8 @@ export class ProducerService implements ProducerClient {
    * `TenantBudgetExhaustedError` when the request's tenant has spent its day budget (`tenantBudgets`).
    * A request whose idempotency key created a run before gets that run back (`replayed`), enqueued nothing.
    */
-  async enqueueRun(request: CreateRunRequest): Promise<CreatedRun> {
-    const run = await this.engine.createRun(request);
-    await carryOutIntents(this.runQueue, createdRunIntents(run));
-    return run;
+  enqueueRun(request: CreateRunRequest): Promise<CreatedRun> {
+    return this.runs.createRun(request);
   }
 
   /**
@@ -178,8 +174,8 @@ export class ProducerService implements ProducerClient {
    * `continue` job (a no-op while the run has a live job), `fork` a `run` job
    * for the new run, `already-queued` none.
    */
-  async continueRun(runId: string, options: ContinueRunOptions = {}): Promise<ContinueRunResult> {
-    const decision = await this.engine
+  continueRun(runId: string, options: ContinueRunOptions = {}): Promise<ContinueRunResult> {
+    return this.runs
       .continueRun(runId, {
         fork: options.fork,
         input: options.input,
@@ -187,8 +183,6 @@ export class ProducerService implements ProducerClient {
         deadlineMs: options.deadlineMs,
       })
       .catch((error: unknown) => this.namePendingActions(error));
-    await carryOutIntents(this.runQueue, continueIntents(decision));
-    return decision;
   }
 
   /**
@@ -197,13 +191,8 @@ export class ProducerService implements ProducerClient {
    * enqueues the fork's `run` job; a request whose idempotency key forked
    * before gets that fork back (`replayed`), enqueued nothing.
    */
-  async forkRun(
-    runId: string,
-    request: ForkRequest,
-  ): Promise<CreatedRun & { forkedFrom: ForkedFrom }> {
-    const fork = await this.engine.forkRun(runId, request);
-    await carryOutIntents(this.runQueue, createdRunIntents(fork));
-    return fork;
+  forkRun(runId: string, request: ForkRequest): Promise<CreatedRun & { forkedFrom: ForkedFrom }> {
+    return this.runs.forkRun(runId, request);
   }
 
   /** A continue refused because the run is PAUSED names the actions it waits for. */
@@ -224,10 +213,7 @@ export class ProducerService implements ProducerClient {
    * request. Throws `RunNotFoundError` or `RunAlreadyTerminalError` (from `@cairn/store`).
    */
   cancelRun(runId: string): Promise<RunRecord> {
-    return cancelRun(
-      { store: this.store.writes, jobs: jobPortOf(this.runQueue), graceMs: this.cancelGraceMs },
-      runId,
-    );
+    return this.runs.cancelRun(runId);
   }
 
   /**
@@ -237,7 +223,7 @@ export class ProducerService implements ProducerClient {
    * Throws `RunNotFoundError` or `RunAlreadyTerminalError`.
    */
   suspendRun(runId: string, options: { now?: boolean } = {}): Promise<SuspendOutcome> {
-    return suspendRun(this.suspendDeps(), runId, options);
+    return this.runs.suspendRun(runId, options);
   }
 
   /**
@@ -246,15 +232,7 @@ export class ProducerService implements ProducerClient {
    * `RunNotFoundError`, or `RunNotContinuableError` for a run never suspended or finished.
    */
   resumeRun(runId: string): Promise<ResumeOutcome> {
-    return resumeRun(this.suspendDeps(), runId);
-  }
-
-  private suspendDeps(): SuspendDeps {
-    return {
-      store: this.store.hitl,
-      jobs: jobPortOf(this.runQueue),
-      newActionId: () => `act_${randomUUID()}`,
-    };
+    return this.runs.resumeRun(runId);
   }
 
   /** The undecided actions of the run's tree (a team lists its members', with their `memberPath`); throws `RunNotFoundError`. */
@@ -272,19 +250,12 @@ export class ProducerService implements ProducerClient {
    * `DecisionConflictError`, `ActionExpiredError`, `ArgsDigestMismatchError`,
    * `InvalidDecisionError`, `DecisionForbiddenError` or `CapExceededError`.
    */
-  async decide(
+  decide(
     runId: string,
     decisions: readonly PostedDecision[],
     decider: { tenantId: string | null } = { tenantId: null },
   ): Promise<DecisionsResult> {
-    const { result, intents } = await decideAndResume(
-      this.store.hitl,
-      runId,
-      decisions,
-      await this.engine.decisionValidator(runId, decisions, decider),
-    );
-    await carryOutIntents(this.runQueue, intents);
-    return result;
+    return this.runs.decide(runId, decisions, decider);
   }
 
   /** The run as the API returns it, or undefined. */

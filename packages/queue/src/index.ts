@@ -7,9 +7,9 @@
  * `ProducerService`.
  */
 export { startCapacityLine } from './capacity-line.js';
-export { carryOutIntents, jobPortOf } from './carry-out-intents.js';
 export { DEFAULT_JOB_OPTIONS } from './job-catalog.js';
 export { RunQueue, type RunQueueOptions } from './queue-backend.js';
+export { RunEngine } from './run-engine.js';
 export { openRedisLivenessProbe } from './redis-liveness-probe.js';
 export { startRunWorker } from './run-worker.js';
 export { reconcileOnce, startReconciler } from './reconciler.js';
