@@ -503,7 +503,8 @@ export function describeModelCapacityConformance(
       });
 
       it('weights 3:1 give about three grants to one', async () => {
-        const { cap, grant, refuse, turnOver } = await setup(PATIENT);
+        // The holder's slot outlasts the 32 asks however slow the machine (a lease ended would free it).
+        const { cap, grant, refuse, turnOver } = await setup({ ...PATIENT, leaseMs: 10_000 });
         const limit = { concurrency: 1 };
         const holder = await grant({ limit, tenant: 'holder' });
         const acme = Array.from({ length: 16 }, (_, i) => ({
@@ -588,6 +589,16 @@ export function describeModelCapacityConformance(
         const behind = await refuse('concurrency', { limit, waiterId: 'behind' });
         // One hold time per place ahead: twice the wait of the first in line.
         expect(behind).toBeGreaterThanOrEqual(2 * alone - SLACK_MS);
+      });
+
+      it('a waiter more than a window of requests behind is told to wait a whole window more for each', async () => {
+        const { cap, model, grant, refuse } = await setup();
+        const limit = { requestsPerMinute: 1 };
+        await grant({ limit });
+        const first = await refuse('requests', { limit, waiterId: 'parked', priority: 1 });
+        await cap.hold(model, 'parked', 10 * TIMINGS.windowMs);
+        const behind = await refuse('requests', { limit, waiterId: 'behind' });
+        expect(behind).toBeGreaterThanOrEqual(first + TIMINGS.windowMs - SLACK_MS);
       });
 
       it('while room is free, a held waiter does not keep it from a waiter that asks, and asks again in its place', async () => {

@@ -234,10 +234,12 @@ if room <= 0 then
     reason, retry = 'concurrency', math.max(25, hold * (pos + 1) / cap)
   end
   if rpm and rpm - count <= 0 then
-    -- Enough of the oldest grants must leave the window for this waiter's place.
-    local n = math.min(math.max(count - rpm + 1 + pos, 1), count)
+    -- Enough of the oldest grants must leave the window for this waiter's place; past the
+    -- grants in the window, a whole window per rpm more (as the Postgres limiter counts it).
+    local need = count - rpm + 1 + pos
+    local n = math.min(math.max(need, 1), count)
     local entry = redis.call('ZRANGE', K_WIN, n - 1, n - 1, 'WITHSCORES')
-    local wait = tonumber(entry[2]) + span - now
+    local wait = tonumber(entry[2]) + span - now + span * math.ceil(math.max(0, need - count) / math.max(1, rpm))
     if reason == nil or wait > retry then reason, retry = 'requests', wait end
   end
   if not tokens_fit then
