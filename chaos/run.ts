@@ -164,6 +164,27 @@ try {
     new ChaosFleet({ ...env, ...extra }, logDir, (spawnOptions) =>
       spawnCompiledWorker(compiled.script, spawnOptions),
     );
+  let schedulesWebhooks: ScheduleWebhookScenarioReport | undefined;
+  if (wants('schedules-webhooks')) {
+    // Its own queue, two producers and two workers: a worker or a producer SIGKILLed every few seconds.
+    // Before capacity: the producers pin a new run to the definition the fleet last served, and the
+    // capacity fleet serves the same entities on another model (its runs would wait for that fleet).
+    const kills = Math.max(6, Math.round(options.kills / 5));
+    const windowMs = Math.max(30_000, kills * 4_500);
+    log(
+      `scenario schedules-webhooks: 3 interval schedules (every 1 s, 2 s, 3 s) for ${windowMs / 1000} s, ${kills} SIGKILLs of workers and producers, a webhook receiver failing first attempts and down for a while`,
+    );
+    schedulesWebhooks = await runScheduleWebhookScenario(ctx, {
+      kills,
+      windowMs,
+      seed: options.seed,
+      drainMs: 60_000,
+      fleetWith,
+      producersWith: (extra) =>
+        new ChaosProducers({ ...producerEnv, ...extra }, logDir, compiledProducer!),
+      redisUrl: services.redis.url,
+    });
+  }
   let capacity: CapacityScenarioReport | undefined;
   if (wants('capacity')) {
     // Its own fleet, on an OpenAI-compatible provider with a quota instead of the scripted models.
@@ -182,25 +203,6 @@ try {
     });
   }
 
-  let schedulesWebhooks: ScheduleWebhookScenarioReport | undefined;
-  if (wants('schedules-webhooks')) {
-    // Its own queue, two producers and two workers: a worker or a producer SIGKILLed every few seconds.
-    const kills = Math.max(6, Math.round(options.kills / 5));
-    const windowMs = Math.max(30_000, kills * 4_500);
-    log(
-      `scenario schedules-webhooks: 3 interval schedules (every 1 s, 2 s, 3 s) for ${windowMs / 1000} s, ${kills} SIGKILLs of workers and producers, a webhook receiver failing first attempts and down for a while`,
-    );
-    schedulesWebhooks = await runScheduleWebhookScenario(ctx, {
-      kills,
-      windowMs,
-      seed: options.seed,
-      drainMs: 60_000,
-      fleetWith,
-      producersWith: (extra) =>
-        new ChaosProducers({ ...producerEnv, ...extra }, logDir, compiledProducer!),
-      redisUrl: services.redis.url,
-    });
-  }
   const report = buildReport(options, scenarios, logDir, approvals, capacity, schedulesWebhooks);
   writeReport(RESULTS_FILE, report);
   log(`\n${formatReport(report)}\nwrote ${RESULTS_FILE}`);
