@@ -74,5 +74,9 @@ describe('schedule pages (real producer and worker)', requiresChromium(), () => 
 
     await page.goto(`${stack.baseUrl}${runHref!}`);
     await page.waitForSelector('#run');
+    // The run's page names the schedule and the firing that started it, linked back.
+    expect(await page.textContent('#run-schedule')).toContain(id);
+    expect(await page.getAttribute('#run-schedule a', 'href')).toBe(`/ui/schedules/${id}`);
+    expect(await page.textContent('#run-schedule')).toContain('firing of');
   });
 });

@@ -114,6 +114,11 @@ export class ScheduleService {
     };
   }
 
+  /** The firing that started run `runId` (its schedule and firing time), if a schedule started it: the run's page names it. */
+  firingOfRun(runId: string): Promise<FiringRecord | undefined> {
+    return this.deps.store.firingOfRun(runId);
+  }
+
   /** Changes a schedule and upserts (or, paused, removes) its scheduler. */
   async update(
     scope: ScheduleScope,

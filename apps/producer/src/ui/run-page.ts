@@ -47,6 +47,8 @@ export interface RunPageData {
   mcpServers: ReadonlyMap<string, string>;
   /** True when the live tail may ask for the model's text as it streams (`?include=deltas`). */
   liveText: boolean;
+  /** The schedule and firing time that started the run, when a schedule did. */
+  firing?: { scheduleId: string; fireTime: Date };
 }
 
 /**
@@ -94,6 +96,17 @@ export function runPage(data: RunPageData, viewer: Viewer): Html {
           }
           <dt>Session</dt>
           <dd><code>${run.session_id}</code></dd>
+          ${
+            data.firing
+              ? html`<dt>Schedule</dt>
+                  <dd id="run-schedule">
+                    <a href="/ui/schedules/${encodeURIComponent(data.firing.scheduleId)}"
+                      ><code>${data.firing.scheduleId}</code></a
+                    >
+                    · firing of ${timeTag(data.firing.fireTime.toISOString())}
+                  </dd>`
+              : ''
+          }
           ${
             run.parent_run_id
               ? html`<dt>Team run</dt>

@@ -152,7 +152,7 @@ export function uiRoutes({
       );
     }
     const messagePage = messagePageNumber(first.total, requestedPage);
-    const [messages, memberEvents] = await Promise.all([
+    const [messages, memberEvents, firing] = await Promise.all([
       client.listRunMessages(runId, {
         offset: (messagePage - 1) * MESSAGES_PER_PAGE,
         limit: MESSAGES_PER_PAGE,
@@ -160,6 +160,7 @@ export function uiRoutes({
       Promise.all(
         memberRunIds(run).map((id) => client.listEventsOfTypes(id, WATERFALL_EVENT_TYPES)),
       ),
+      run.parent_run_id === null ? schedules?.firingOfRun(runId) : undefined,
     ]);
     // The waterfall's turns and waits; the timeline's marks are the run's own.
     const events = [...ownEvents, ...memberEvents.flat()];
@@ -179,6 +180,7 @@ export function uiRoutes({
           mcpServers: mcpServersOf(ownStored),
           now,
           liveText,
+          ...(firing && { firing }),
         },
         viewerOf(c),
       ),
