@@ -237,6 +237,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
         limiter: limiter.capacity,
         limits: capacity.limits,
         runQueue,
+        parentOf: async (runId) => (await reads.getRun(runId))?.parentRunId,
         logger,
       });
       closers.push(() => capacityLine.stop());

@@ -5,6 +5,9 @@ import type { RunQueue } from './queue-backend.js';
 /** How often a worker looks for room to wake parked runs into, in ms. */
 const DEFAULT_WAKE_EVERY_MS = 100;
 
+/** How many parents up a woken member run's tree job is looked for. */
+const MAX_TREE_DEPTH = 8;
+
 /** What {@link startCapacityLine} needs. */
 export interface CapacityLineOptions {
   /** The fleet's limiter, where parked runs wait in their models' lines. */
@@ -12,6 +15,11 @@ export interface CapacityLineOptions {
   /** The models' configured limits (`CAIRN_MODEL_LIMITS` over the registry's), as the runs ask with them. */
   limits: readonly ModelLimit[];
   runQueue: RunQueue;
+  /**
+   * A run's parent (a member run's team), to find the job of a member run's tree: its root's.
+   * Without it, a member run that parks is not woken and comes back by its park's delay.
+   */
+  parentOf?: (runId: string) => Promise<string | null | undefined>;
   /** @defaultValue 100 */
   everyMs?: number;
   logger?: WorkerLogger;
@@ -39,11 +47,21 @@ export function startCapacityLine(options: CapacityLineOptions): CapacityLineHan
     for (const { model, waiting } of await limiter.snapshot()) {
       if (waiting === 0) continue;
       for (const runId of await limiter.wake(model, limitFor(limits, model))) {
-        const live = await runQueue.liveJobFor(runId);
+        const live = await treeJobOf(runId);
         // Back already (or gone): it asks in its place, or its run moved on.
         if (live?.state === 'delayed') await live.job.promote().catch(() => undefined);
       }
     }
+  };
+  /** The job that holds the run's tree: the run's own, or (a member run) its root's. */
+  const treeJobOf = async (runId: string) => {
+    let id: string | null | undefined = runId;
+    for (let depth = 0; id; depth++) {
+      const live = await runQueue.liveJobFor(id);
+      if (live || !options.parentOf || depth >= MAX_TREE_DEPTH) return live;
+      id = await options.parentOf(id);
+    }
+    return undefined;
   };
   const timer = setInterval(() => {
     if (running) return;
