@@ -1,5 +1,10 @@
 import { limitFor, type ModelCapacity, type ModelLimit } from '@cairn/engine';
-import { SILENT_LOGGER, type WorkerLogger } from '@cairn/runtime';
+import {
+  SILENT_LOGGER,
+  startPeriodicPass,
+  type PeriodicPass,
+  type WorkerLogger,
+} from '@cairn/runtime';
 import type { RunQueue } from './queue-backend.js';
 
 /** How often a worker looks for room to wake parked runs into, in ms. */
@@ -25,11 +30,6 @@ export interface CapacityLineOptions {
   logger?: WorkerLogger;
 }
 
-/** A running {@link startCapacityLine}. */
-export interface CapacityLineHandle {
-  stop(): Promise<void>;
-}
-
 /**
  * Wakes the runs that wait parked in a model's line (README and docs/operations.md, "Model
  * capacity"): every `everyMs`, for each model with waiters, asks the limiter which held waiters
@@ -38,11 +38,9 @@ export interface CapacityLineHandle {
  * run comes back when a permit can be had rather than when its park's delay ends (that delay
  * stays as the fallback for a wake-up lost). Errors are logged, never thrown.
  */
-export function startCapacityLine(options: CapacityLineOptions): CapacityLineHandle {
+export function startCapacityLine(options: CapacityLineOptions): PeriodicPass {
   const { limiter, limits, runQueue } = options;
   const logger = options.logger ?? SILENT_LOGGER;
-  let current: Promise<unknown> = Promise.resolve();
-  let running = false;
   const wakeAll = async () => {
     for (const { model, waiting } of await limiter.snapshot()) {
       if (waiting === 0) continue;
@@ -63,18 +61,8 @@ export function startCapacityLine(options: CapacityLineOptions): CapacityLineHan
     }
     return undefined;
   };
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    current = wakeAll()
-      .catch((error: unknown) => logger.warn({ err: error }, 'capacity line: a wake failed'))
-      .finally(() => (running = false));
-  }, options.everyMs ?? DEFAULT_WAKE_EVERY_MS);
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await current;
-    },
-  };
+  return startPeriodicPass(wakeAll, {
+    everyMs: options.everyMs ?? DEFAULT_WAKE_EVERY_MS,
+    onError: (error) => logger.warn({ err: error }, 'capacity line: a wake failed'),
+  });
 }
