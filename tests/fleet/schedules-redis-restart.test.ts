@@ -10,24 +10,10 @@ import { FINAL_STATUSES } from '@cairn/engine';
 import { MIN_SCHEDULE_EVERY_MS, ScheduleQueue } from '@cairn/queue';
 import { requiresRedis, startRedis, type RedisService } from '@cairn/services';
 import { describe, it, type TestContext } from 'vitest';
-import { RESEARCHER, startFleet, waitFor, type Fleet } from './fleet.js';
+import { RESEARCHER, startFleet, waitFor } from './fleet.js';
+import { firingsOf } from './schedule-firings.js';
 
 const CASE_TIMEOUT_MS = 120_000;
-
-interface FiringRow {
-  fire_time: Date;
-  outcome: string;
-  run_id: string | null;
-}
-
-function firingsOf(fleet: Fleet, scheduleId: string): Promise<FiringRow[]> {
-  return fleet.store.db
-    .selectFrom('schedule_firings')
-    .select(['fire_time', 'outcome', 'run_id'])
-    .where('schedule_id', '=', scheduleId)
-    .orderBy('fire_time')
-    .execute();
-}
 
 describe('schedules across a Redis restart', requiresRedis(), () => {
   it(

@@ -10,8 +10,8 @@ import {
   RESEARCHER,
   startFleet,
   waitFor,
-  type Fleet,
 } from './fleet.js';
+import { firingsOf } from './schedule-firings.js';
 
 /**
  * Each case starts a fleet of its own (two workers and a producer) and waits on firings a second
@@ -21,21 +21,6 @@ const CASE_TIMEOUT_MS = 120_000;
 
 /** The schedule's interval: short, so that firings come due while processes are down. */
 const EVERY_MS = 1000;
-
-interface FiringRow {
-  fire_time: Date;
-  outcome: string;
-  run_id: string | null;
-}
-
-function firingsOf(fleet: Fleet, scheduleId: string): Promise<FiringRow[]> {
-  return fleet.store.db
-    .selectFrom('schedule_firings')
-    .select(['fire_time', 'outcome', 'run_id'])
-    .where('schedule_id', '=', scheduleId)
-    .orderBy('fire_time')
-    .execute();
-}
 
 describe('schedules on real processes', () => {
   for (const backend of QUEUE_BACKENDS)
