@@ -1,3 +1,12 @@
+/**
+ * `@cairn/client`'s public surface, chosen on purpose: `createClient` and the
+ * types of everything it takes and returns (runs, schedules, webhooks, the
+ * event stream, the API's wire shapes), and the errors it throws. Each export
+ * here is tagged `@public`; knip reports any other export of the entry, so
+ * the package's own modules stay its own.
+ */
+
+/** @public */
 export {
   createClient,
   type CairnClient,
@@ -6,10 +15,11 @@ export {
   type RunsApi,
   type WaitOptions,
 } from './create-client.js';
+/** @public Catch `CairnClientError` for any failure, `CairnApiError` for any error answer. */
+export { CairnApiError, CairnClientError, type ErrorBody } from './errors.js';
+/** @public The error answers by status (README "Client library for apps"). */
 export {
   BadRequest,
-  CairnApiError,
-  CairnClientError,
   Conflict,
   Forbidden,
   Gone,
@@ -22,16 +32,17 @@ export {
   Unauthorized,
   Unprocessable,
   WaitTimeout,
-  type ErrorBody,
 } from './errors.js';
+/** @public */
 export type { ClientOptions, RequestOptions } from './http-transport.js';
+/** @public `EventStreamFailed`: `runs.events` gave up reconnecting. */
 export {
   EventStreamFailed,
   type EventInclude,
   type ReconnectOptions,
   type RunEventsOptions,
 } from './run-events.js';
-export { parseSse, type SseMessage } from './sse-parser.js';
+/** @public */
 export type {
   CreatedWebhookEndpoint,
   CreateWebhookParams,
@@ -41,6 +52,7 @@ export type {
   WebhookEventType,
   WebhooksApi,
 } from './webhooks-api.js';
+/** @public */
 export type {
   CreateScheduleParams,
   Schedule,
@@ -51,4 +63,5 @@ export type {
   SchedulesApi,
   UpdateScheduleParams,
 } from './schedules-api.js';
+/** @public The producer API's wire shapes, as the client's methods take and return them. */
 export type * from './types.js';
