@@ -16,7 +16,7 @@ import { assertUniqueToolNames, type Tool } from './tool.js';
 export const DEFAULT_CHECKPOINT_MODE: CheckpointMode = 'tool-batch';
 
 /** Default bound on model turns per run. */
-export const DEFAULT_MAX_TURNS = 20;
+const DEFAULT_MAX_TURNS = 20;
 
 /** The options agents and teams share: {@link AgentOptions} and {@link TeamOptions} add their own. */
 export interface EntityOptions<Output = unknown> {

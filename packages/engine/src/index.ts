@@ -6,6 +6,7 @@
  * queue carries out are `@cairn/engine/lifecycle`; the scripted model and the
  * fake OpenAI server are `@cairn/engine/testing`.
  */
+/** @public The errors a run ends with, a tool's signal is aborted with, or a caller catches. */
 export {
   CairnError,
   UserError,
@@ -21,7 +22,6 @@ export {
   DefinitionChangedError,
   StoredStateError,
   AttemptsExhaustedError,
-  StoreUnavailableError,
   MemberRunFailedError,
   ContinuePendingError,
   CancelRequestedError,
@@ -38,6 +38,7 @@ export {
   InvalidDecisionError,
   ApprovalTimeoutError,
 } from './errors.js';
+/** @public */
 export type {
   Message,
   UserMessage,
@@ -47,6 +48,7 @@ export type {
   Usage,
   ModelUsage,
 } from './messages.js';
+/** @public What a `Model` implementation takes and returns. */
 export type { Model, ModelRequest, ModelResponse, ModelStreamDelta, ToolSpec } from './model.js';
 export {
   CHECKPOINT_MODES,
@@ -74,6 +76,7 @@ export {
   isStatusIn,
   type RunStatus,
 } from './lifecycle/run-status.js';
+/** @public */
 export {
   RUN_EVENT_TYPES,
   LIVE_EVENT_TYPES,
@@ -84,11 +87,10 @@ export {
   type RunContent,
   type RunContentSink,
 } from './events.js';
+export { jsonSchemaOf, APPROVAL_TIMEOUT_OUTCOMES } from './tool.js';
+/** @public */
 export {
   tool,
-  jsonSchemaOf,
-  DEFAULT_TOOL_TIMEOUT_MS,
-  APPROVAL_TIMEOUT_OUTCOMES,
   type Tool,
   type ToolContext,
   type ToolOptions,
@@ -100,34 +102,38 @@ export {
   type NeedsApproval,
   type ResolvedApproval,
 } from './tool.js';
+/** @public */
 export { Agent, type AgentOptions } from './agent.js';
-export { DEFAULT_MAX_TURNS, type EntityOptions } from './entity.js';
+/** @public */
+export type { EntityOptions } from './entity.js';
 export { MAX_TOOL_CALLS_PER_TURN } from './runner/tool-call-cap.js';
-export { Team, DELEGATE_TOOL_NAME, type TeamOptions } from './team.js';
+/** @public */
+export { Team, type TeamOptions } from './team.js';
+export { DELEGATE_TOOL_NAME } from './team.js';
+/** @public */
 export { Registry, type Entity } from './registry.js';
 export { definitionHashOf } from './definition-hash.js';
+/** @public An entity's `onDefinitionChange` option. */
 export type { DefinitionChangePolicy } from './definition-change-policy.js';
 export { memberEntityName, ownEntityName } from './entity-path.js';
+export { DEFAULT_VERSION_GRACE_MS } from './engine.js';
+/** @public */
 export {
   Engine,
-  DEFAULT_VERSION_GRACE_MS,
   type EngineOptions,
   type CreateRunRequest,
   type RunOptions,
   type RunResult,
 } from './engine.js';
 export { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
-export {
-  ON_ATTEMPTS_EXHAUSTED,
-  SUSPEND_REASONS,
-  type OnAttemptsExhausted,
-  type SuspendReason,
-} from './suspension.js';
+export { ON_ATTEMPTS_EXHAUSTED, type OnAttemptsExhausted } from './suspension.js';
 export { MAX_DEADLINE_MS } from './deadline-ms.js';
 export type { ContinueRequest } from './lifecycle/continue-run.js';
+/** @public */
 export { InvalidForkPointError, type ForkAt, type ForkRequest } from './lifecycle/fork-run.js';
+/** @public What `Engine.execute` takes and returns. */
 export type { ExecuteOptions, ExecutionResult } from './lifecycle/execute-options.js';
-export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
+export type { RetryPolicy } from './runner/model-retry.js';
 export { OpenAIResponsesModel } from './models/openai-responses-model.js';
 export { OpenAIChatModel } from './models/openai-chat-model.js';
 export {
@@ -136,7 +142,6 @@ export {
   type ActionDecision,
   type ActionKind,
   type ActionStatus,
-  type DecisionType,
   type DecisionsResult,
   type NewPendingAction,
   type PendingActionRecord,
@@ -171,13 +176,9 @@ export {
   type ModelPrice,
   type ModelPrices,
 } from './spend/model-prices.js';
-export {
-  usageView,
-  sumUsage,
-  usdOf,
-  type UsageView,
-  type ModelUsageView,
-} from './spend/run-usage.js';
+export { usageView, sumUsage, usdOf } from './spend/run-usage.js';
+/** @public A run's usage as its record and the HTTP API show it. */
+export type { UsageView, ModelUsageView } from './spend/run-usage.js';
 export { estimateRequestSpend, type RequestEstimate } from './spend/request-estimate.js';
 export {
   BudgetExceededError,
@@ -185,9 +186,9 @@ export {
   DecisionForbiddenError,
   TenantBudgetExhaustedError,
 } from './errors.js';
+export { budgetLimitProblem } from './spend/budget-option.js';
+/** @public A budget's option and limits (docs/operations.md names the bounds). */
 export {
-  budgetOf,
-  budgetLimitProblem,
   MAX_BUDGET_TOKENS,
   MAX_BUDGET_USD,
   MIN_BUDGET_USD,
@@ -195,17 +196,11 @@ export {
   type BudgetLimits,
   type BudgetOption,
 } from './spend/budget-option.js';
+/** @public An entity's `caps` option, and the caps it resolves to. */
 export type { EntityCaps, EntityCapsOption } from './entity-caps.js';
 export {
   parseTenantBudgets,
   TENANT_SPEND_REFRESH_MS,
   type TenantBudgets,
-  type TenantBudgetActionArgs,
-  type TenantDaySpend,
 } from './spend/tenant-budget.js';
-export type { BudgetActionArgs } from './spend/budget.js';
-export {
-  pauseMsOf,
-  DEFAULT_CEILING_MEMORY_MS,
-  DEFAULT_RATE_LIMIT_PAUSE_MS,
-} from './capacity/rate-limit-pause.js';
+export { pauseMsOf, DEFAULT_CEILING_MEMORY_MS } from './capacity/rate-limit-pause.js';

@@ -176,17 +176,6 @@ export interface ToolCallRecord {
   endedAt: Date | null;
 }
 
-/** One claim of a run by an execution. */
-export interface AttemptRecord {
-  epoch: number;
-  workerId: string;
-  reason: AttemptReason;
-  startedAt: Date;
-  endedAt: Date | null;
-  /** How the attempt ended: a final status, `lease-lost`, `handover`, or null while open. */
-  outcome: string | null;
-}
-
 /** Where a fork's history came from: its source run and the point it was forked at. */
 export interface ForkedFrom {
   run_id: string;

@@ -16,6 +16,7 @@ export { validateDecision } from './hitl/validate-decision.js';
 export type { TreeResume } from './hitl/pending-action.js';
 // A call's default idempotency key: a store may leave it out of what it stores.
 export { idempotencyKeyFor } from './tool-call-outcome.js';
+/** @public The control ports a store implements (`RecoveryPort` extends `RecoveryStore`). */
 export type {
   CancelStore,
   DecisionStore,
@@ -28,6 +29,7 @@ export type {
   RunPastDeadline,
 } from './run-control-store.js';
 // The lifecycle's rules a store's compare-and-set statements are built from.
+/** @public */
 export {
   judgeDecision,
   normalizeDecision,
@@ -36,12 +38,12 @@ export {
   type DecisionContext,
   type DecisionVerdict,
 } from './lifecycle/decide-actions.js';
+/** @public */
 export { expiryMoveOf, type ExpiryMove } from './lifecycle/expire-actions.js';
 // What the store's rows and statements are typed and built from.
 export { assertNever, ContinueArrivedError } from './errors.js';
 export type {
   AttemptReason,
-  AttemptRecord,
   ContinueRequestRecord,
   EntityRef,
   IdempotencyClaim,
@@ -49,6 +51,7 @@ export type {
   RunWaiting,
 } from './run-types.js';
 export type { Budget } from './spend/budget-option.js';
+/** @public */
 export { budgetApproval, type BudgetApproval } from './spend/budget.js';
 export type { TenantDaySpend } from './spend/tenant-budget.js';
 export type { EntityCatalog, EntityInfo } from './entity-catalog.js';

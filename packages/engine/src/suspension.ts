@@ -13,9 +13,7 @@ import type { SuspendRequest } from './run-types.js';
  */
 
 /** Why a run waits suspended: an operator asked (`operator`), or it used up its attempts under `CAIRN_ON_ATTEMPTS_EXHAUSTED=suspend`. */
-export const SUSPEND_REASONS = ['operator', 'attempts_exhausted'] as const;
-/** One of {@link SUSPEND_REASONS}. */
-export type SuspendReason = (typeof SUSPEND_REASONS)[number];
+export type SuspendReason = 'operator' | 'attempts_exhausted';
 
 /** What a run that used up `CAIRN_MAX_ATTEMPTS` does: end in ERROR (`error`, the default) or wait suspended (`suspend`). */
 export const ON_ATTEMPTS_EXHAUSTED = ['error', 'suspend'] as const;

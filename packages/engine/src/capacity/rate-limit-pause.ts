@@ -1,7 +1,7 @@
 import type { RateLimitInfo } from './model-capacity.js';
 
 /** How long a model is paused after a 429 that names no reset. */
-export const DEFAULT_RATE_LIMIT_PAUSE_MS = 1000;
+const DEFAULT_RATE_LIMIT_PAUSE_MS = 1000;
 
 /**
  * How long the fleet remembers the concurrency cap that drew a model's 429: until then, successes

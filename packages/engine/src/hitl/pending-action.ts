@@ -21,11 +21,6 @@ export const ACTION_STATUSES = ['pending', 'decided', 'expired', 'cancelled'] as
 /** One of {@link ACTION_STATUSES}. */
 export type ActionStatus = (typeof ACTION_STATUSES)[number];
 
-/** The decision types of `POST /v1/runs/:run_id/decisions`. */
-export const DECISION_TYPES = ['approve', 'edit', 'reject', 'result'] as const;
-/** One of {@link DECISION_TYPES}. */
-export type DecisionType = (typeof DECISION_TYPES)[number];
-
 /** What a person decided about one gated call. */
 export type ActionDecision =
   /** For a budget action, `budget` holds the raised limits (each above what was spent). */

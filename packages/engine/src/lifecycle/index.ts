@@ -24,9 +24,12 @@ export {
 } from './intents.js';
 export { decideAndResume } from './decide-actions.js';
 export { expireAndResume, pickupIntents } from './expire-actions.js';
+/** @public */
 export { recoveryIntents, type RecoveryPlan } from './recovery.js';
+/** @public Each deadline a recovery pass ended (`RecoveryPlan.deadlines`). */
 export type { DeadlineEnding } from './deadline.js';
 export { cancelRun } from './cancel-run.js';
+/** @public */
 export {
   firingMove,
   SCHEDULE_OVERLAPS,
@@ -34,6 +37,7 @@ export {
   type FiringSituation,
   type ScheduleOverlap,
 } from './schedule-overlap.js';
+/** @public */
 export {
   resumeRun,
   suspendRun,

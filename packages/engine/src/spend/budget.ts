@@ -9,7 +9,7 @@ import type { TenantBudgetActionArgs, TenantHold } from './tenant-budget.js';
 export type { Budget, BudgetOption } from './budget-option.js';
 
 /** What a budget pause's action shows: what the tree spent and the budget it hit. */
-export interface BudgetActionArgs {
+interface BudgetActionArgs {
   /** The run's own budget (its tree's), as against its tenant's day budget. */
   scope: 'run';
   spent: { tokens: number; cost_usd: number };
