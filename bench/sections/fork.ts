@@ -34,7 +34,7 @@ function historyOf(size: number): Message[] {
 
 /**
  * Forks of a finished run of 10 and of 5,000 messages at its last
- * checkpoint, with an input (README "Forks: time travel at a checkpoint"): the time of
+ * checkpoint, with an input (docs/forks-and-replay.md "Forks: time travel at a checkpoint"): the time of
  * `forkRun` (reads included) and the WAL it writes, flat in the history's
  * length because the fork shares the source's history instead of copying it.
  */

@@ -24,7 +24,7 @@ import {
 const ID = 'pages';
 
 /**
- * The run list page's reads on a store of 100,000 runs (README "Run pages"):
+ * The run list page's reads on a store of 100,000 runs (docs/run-pages.md):
  * the fleet overview (every run's, and one tenant's) and the list's first
  * page, each timed, and whether any of them scanned the runs table; then the
  * run list's routes timed whole, back to back and after a pause.

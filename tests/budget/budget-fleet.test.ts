@@ -1,5 +1,5 @@
 /**
- * A run's budget with real worker and producer processes (README "Spend: usage, prices and budgets"):
+ * A run's budget with real worker and producer processes (docs/spend.md):
  * created over HTTP with a `budget`, paused by its worker before the model
  * request that would pass it, decided through the producer's decisions
  * endpoint, and SIGKILLed while paused and after the approval. The tests

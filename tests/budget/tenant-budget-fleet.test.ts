@@ -1,5 +1,5 @@
 /**
- * Tenant day budgets across a fleet (README "Spend: usage, prices and budgets"): two producer processes
+ * Tenant day budgets across a fleet (docs/spend.md): two producer processes
  * and two worker processes on one database, `CAIRN_TENANT_BUDGETS` on all of
  * them, tenants by their API keys. The day's spend is counted by the
  * workers' commits, whoever created the runs.

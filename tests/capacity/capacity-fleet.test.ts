@@ -1,5 +1,5 @@
 /**
- * Model capacity across a fleet (README and docs/operations.md, "Model capacity"): three worker
+ * Model capacity across a fleet (docs/capacity.md and docs/operations.md, "Model capacity"): three worker
  * processes on each queue backend (and its limiter: Redis, or Postgres with
  * BullMQ's PostgreSQL backend) against a provider-like server that answers
  * 429 past its quota. One fleet and one server per backend serve every case,

@@ -1,5 +1,5 @@
 /**
- * Runs waiting in a model's line across a Redis restart (README and docs/operations.md, "Model
+ * Runs waiting in a model's line across a Redis restart (docs/capacity.md and docs/operations.md, "Model
  * capacity"): two worker processes on a Redis of the test's own (append-only file, so a restart
  * keeps the queue and the limiter's line), a provider that takes one request at a time and a
  * fleet limit equal to it. While runs are parked in line, Redis is restarted: every run

@@ -31,7 +31,7 @@ export interface OpenedCapacity {
 /**
  * The margin every implementation adds to its window, so that it is never
  * less conservative than the provider's window counted from the request's
- * receipt (README and docs/operations.md, "Model capacity": the algorithm both implementations share).
+ * receipt (docs/capacity.md and docs/operations.md, "Model capacity": the algorithm both implementations share).
  */
 const WINDOW_MARGIN_MS = 250;
 

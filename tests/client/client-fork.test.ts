@@ -10,7 +10,7 @@ import {
   type SpawnedProducer,
 } from '../fleet/fleet.js';
 
-// Forks over HTTP (README "Forks: time travel at a checkpoint"): `runs.fork` of @cairn/client against a
+// Forks over HTTP (docs/forks-and-replay.md "Forks: time travel at a checkpoint"): `runs.fork` of @cairn/client against a
 // producer and worker processes, and a fork whose worker is SIGKILLed mid-run. The tests share
 // the database, queue and producer; each starts its own workers, stopped after it.
 

@@ -4,8 +4,8 @@
  * bin of Cairn's own, and every route a `curl` calls on the producer (by its
  * method, checked against the OpenAPI document the routes are built from).
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { REPO_ROOT } from '@cairn/services';
 import { expect, it } from 'vitest';
 import { openApiDocument } from '../../apps/producer/src/openapi/openapi-document.js';
@@ -109,4 +109,56 @@ it('the shell blocks of the README and docs/ name npm scripts, test files, bins 
   }
   expect(routesChecked).toBeGreaterThan(10);
   expect(problems).toEqual([]);
+});
+
+/** A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to dashes. */
+function anchorOf(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\w\- ]/g, '')
+    .replace(/ /g, '-');
+}
+
+/** The lines of a markdown file outside its code blocks. */
+function proseLines(file: string): string[] {
+  let inFence = false;
+  return readFileSync(join(REPO_ROOT, file), 'utf8')
+    .split('\n')
+    .filter((line) => {
+      if (line.startsWith('```')) inFence = !inFence;
+      return !inFence;
+    });
+}
+
+function anchorsOf(file: string): Set<string> {
+  return new Set(
+    proseLines(file).flatMap((line) => {
+      const heading = /^#{1,6} (.*)$/.exec(line)?.[1];
+      return heading === undefined ? [] : [anchorOf(heading)];
+    }),
+  );
+}
+
+it('every relative link of the README and docs/ reaches a file that exists, and its #anchor a heading there', () => {
+  const broken: string[] = [];
+  let checked = 0;
+  for (const file of docFiles()) {
+    for (const line of proseLines(file)) {
+      for (const [, target] of line.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target!)) continue;
+        checked++;
+        const [path, anchor] = target!.split('#') as [string, string | undefined];
+        const linked = path === '' ? file : join(dirname(file), path);
+        if (!existsSync(join(REPO_ROOT, linked))) {
+          broken.push(`${file}: ${target} (no file ${linked})`);
+          continue;
+        }
+        if (anchor && linked.endsWith('.md') && !anchorsOf(linked).has(anchor))
+          broken.push(`${file}: ${target} (no heading with that anchor)`);
+      }
+    }
+  }
+  expect(checked).toBeGreaterThan(50);
+  expect(broken).toEqual([]);
 });

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exportRun, replayRun } from '@cairn/engine/testing';
 import { openTestStore, type TestStore } from '../helpers/test-store.js';
 
-// Forks at a checkpoint (README "Forks: time travel at a checkpoint"), on the real store, with the research
+// Forks at a checkpoint (docs/forks-and-replay.md "Forks: time travel at a checkpoint"), on the real store, with the research
 // team's tools writing every execution to a ledger: what ran before the point never runs again.
 
 process.env.RESEARCH_TOOL_DELAY_MS = '5';

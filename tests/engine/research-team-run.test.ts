@@ -81,7 +81,7 @@ describe('research team, in process', () => {
     });
   });
 
-  it("applies the continue rules of the README's HTTP API", async () => {
+  it('applies the continue rules of docs/http-api.md', async () => {
     await expect(engine.continueRun('00000000-0000-4000-8000-000000000000')).rejects.toBeInstanceOf(
       RunNotFoundError,
     );

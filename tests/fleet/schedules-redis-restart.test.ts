@@ -1,5 +1,5 @@
 /**
- * Schedules across a Redis restart (README and docs/operations.md, "Schedules"): a worker and a
+ * Schedules across a Redis restart (docs/schedules-and-webhooks.md and docs/operations.md, "Schedules"): a worker and a
  * producer on a Redis of the test's own (append-only file, so a restart keeps the job scheduler and
  * its next firing job); an interval schedule at the documented minimum fires while Redis is shut
  * down and started again. Every firing time from the first to the last has exactly one firing

@@ -1,5 +1,5 @@
 /**
- * Cairn as an MCP server (README, "Cairn as an MCP server"): the official MCP client over Streamable
+ * Cairn as an MCP server (docs/http-api.md, "Cairn as an MCP server"): the official MCP client over Streamable
  * HTTP against the producer's `/mcp`, with the keys and tenants of `/v1`; runs executed by an
  * engine in the test on the same store.
  */

@@ -1,5 +1,5 @@
 /**
- * Tools from MCP servers (README, "Tools from MCP servers"): a real MCP server built on the official
+ * Tools from MCP servers (docs/agents-and-teams.md, "Tools from MCP servers"): a real MCP server built on the official
  * SDK, over Streamable HTTP in this process and over stdio as a child process, called by runs of a
  * real engine on a real store.
  */

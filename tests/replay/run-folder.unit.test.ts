@@ -5,7 +5,7 @@ import { createRegistry as researchRegistry } from '@cairn/research-team';
 import { readRunFile, replayRun } from '@cairn/engine/testing';
 import { describe, expect, it } from 'vitest';
 
-// The README's regression suite, for real: every run file kept in tests/fixtures/runs (exported by
+// docs/forks-and-replay.md's regression suite, for real: every run file kept in tests/fixtures/runs (exported by
 // `npm run replay -- --export`) replays clean on the examples' current code, with no database.
 
 const DIR = fileURLToPath(new URL('../fixtures/runs/', import.meta.url));

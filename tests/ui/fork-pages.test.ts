@@ -5,7 +5,7 @@ import { RESEARCHER } from '../fleet/fleet.js';
 import { launchChromium, screenshotPath } from './chromium.js';
 import { startUiStack, type UiStack } from './ui-stack.js';
 
-// "Fork from here" on a run's page (README "Forks: time travel at a checkpoint"), with a real worker.
+// "Fork from here" on a run's page (docs/forks-and-replay.md "Forks: time travel at a checkpoint"), with a real worker.
 
 /** Text as a person reads it: runs of whitespace as one space. */
 const words = (text: string | null) => (text ?? '').replace(/\s+/g, ' ').trim();

@@ -72,7 +72,7 @@ export interface AppDeps {
 }
 
 /**
- * The producer's HTTP API (README "HTTP API") as a Hono app.
+ * The producer's HTTP API (docs/http-api.md) as a Hono app.
  *
  * @example
  * ```ts

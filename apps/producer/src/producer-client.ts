@@ -47,7 +47,7 @@ export interface ProducerClient {
   cancelRun(runId: string): Promise<RunRecord>;
   suspendRun(runId: string, options: { now?: boolean }): Promise<SuspendOutcome>;
   resumeRun(runId: string): Promise<ResumeOutcome>;
-  /** `decider`: the tenant of the deciding key (null: an admin key), which may decide less (README "Spend: usage, prices and budgets"). */
+  /** `decider`: the tenant of the deciding key (null: an admin key), which may decide less (docs/spend.md). */
   decide(
     runId: string,
     decisions: readonly PostedDecision[],

@@ -17,7 +17,7 @@ export {
 } from './create-client.js';
 /** @public Catch `CairnClientError` for any failure, `CairnApiError` for any error answer. */
 export { CairnApiError, CairnClientError, type ErrorBody } from './errors.js';
-/** @public The error answers by status (README "Client library for apps"). */
+/** @public The error answers by status (docs/http-api.md "Client library for apps"). */
 export {
   BadRequest,
   Conflict,

@@ -1,5 +1,5 @@
 /**
- * The producer API's wire shapes (README "HTTP API"), snake_case as the
+ * The producer API's wire shapes (docs/http-api.md), snake_case as the
  * server sends them. They are declared here rather than imported so that the
  * client carries no server package; `client-types.test.ts` checks at compile
  * time that they stay in step with the store's and the engine's types.
@@ -265,7 +265,7 @@ export interface BudgetParams {
   decision_timeout_ms?: number;
 }
 
-/** One human-in-the-loop decision (README "Human in the loop"). */
+/** One human-in-the-loop decision (docs/human-in-the-loop.md). */
 export type Decision = { action_id: string; args_digest?: string } &
   /** For a run's budget action, `budget` raises the run's budget (each limit above what was spent); a tenant's takes none. */
   (

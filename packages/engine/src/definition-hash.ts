@@ -9,8 +9,8 @@ export const DEFINITION_HASH_LENGTH = 16;
 const cache = new WeakMap<Agent | Team, string>();
 
 /**
- * The digest of an entity's definition, as the README lists it ("Defining
- * agents and teams"): kind, name,
+ * The digest of an entity's definition, as docs/agents-and-teams.md lists it ("Definition
+ * changes and in-flight runs"): kind, name,
  * role and instructions (the system prompt), model id (`Model.name`), tool
  * names and the JSON Schemas of their parameters, members (each by its own
  * hash, so a changed member changes its team), checkpoint mode and

@@ -66,7 +66,7 @@ describe('definitionHashOf', () => {
     );
   });
 
-  it('changes with each field the README lists: name, role and instructions, model id, tool names and schemas, checkpoint mode, version', () => {
+  it('changes with each field docs/agents-and-teams.md lists: name, role and instructions, model id, tool names and schemas, checkpoint mode, version', () => {
     const base = definitionHashOf(researcher());
     const changed = [
       researcher({ name: 'researcher2' }),

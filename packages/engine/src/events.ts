@@ -28,7 +28,7 @@ export const RUN_EVENT_TYPES = [
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 
 /**
- * Events that are only published live, never stored (README "HTTP API"):
+ * Events that are only published live, never stored (docs/http-api.md):
  * `ModelDelta { epoch, message_index, offset, text }`, a piece of a model's
  * text as it streams; `AttemptAbandoned { epoch }`, published first by an
  * execution that takes a run over from one that died, so a client drops the

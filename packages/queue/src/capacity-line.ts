@@ -31,7 +31,7 @@ export interface CapacityLineOptions {
 }
 
 /**
- * Wakes the runs that wait parked in a model's line (README and docs/operations.md, "Model
+ * Wakes the runs that wait parked in a model's line (docs/capacity.md and docs/operations.md, "Model
  * capacity"): every `everyMs`, for each model with waiters, asks the limiter which held waiters
  * the room free now lets in (a permit released, the window moving on, a pause over, a dead
  * holder's lease ended: `ModelCapacity.wake`, in fair order) and promotes their delayed jobs, so a

@@ -144,7 +144,7 @@ const ENV_SCHEMA = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
 });
 
-/** Every environment variable Cairn's configuration reads (the README's configuration table lists each). */
+/** Every environment variable Cairn's configuration reads (docs/configuration.md lists each). */
 export const CAIRN_ENV_VARIABLES: readonly string[] = Object.freeze(Object.keys(ENV_SCHEMA.shape));
 
 /** Cairn's configuration, parsed once from the environment at start. */

@@ -64,7 +64,7 @@ export interface AttemptView {
   outcome: string | null;
 }
 
-/** A run as the API returns it (README "HTTP API"): snake_case, as stored. */
+/** A run as the API returns it (docs/http-api.md): snake_case, as stored. */
 export interface RunView {
   run_id: string;
   session_id: string;

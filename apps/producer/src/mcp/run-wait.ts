@@ -16,8 +16,8 @@ interface RunWaitOptions {
 }
 
 /**
- * Waits until the run is idle (finished, or paused for a person: README "Run
- * statuses") or `boundMs` has passed, reading its status and new events
+ * Waits until the run is idle (finished, or paused for a person: docs/architecture.md "Run
+ * statuses and their transitions") or `boundMs` has passed, reading its status and new events
  * every `pollMs`; answers the last status read.
  */
 export async function waitForIdleRun(

@@ -121,7 +121,7 @@ const runBudget = z.object({
   decision_timeout_ms: z.number().nullable(),
 });
 
-/** A run as `GET /v1/runs/{run_id}` answers it (README "HTTP API"). */
+/** A run as `GET /v1/runs/{run_id}` answers it (docs/http-api.md). */
 export const runViewSchema = z.object({
   run_id: z.string(),
   session_id: z.string(),

@@ -8,7 +8,7 @@ function runLink(runId: string): Html {
 }
 
 /**
- * Where a fork came from, and the runs forked from this one (README "Forks:
+ * Where a fork came from, and the runs forked from this one (docs/forks-and-replay.md "Forks:
  * time travel at a checkpoint"); empty for a run that is neither.
  */
 export function forkLinks(run: Pick<RunView, 'forked_from' | 'forks'>): Html | '' {

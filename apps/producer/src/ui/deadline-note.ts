@@ -15,7 +15,7 @@ export function spanInWords(ms: number): string {
 }
 
 /**
- * A run's deadline (README "Deadlines"): when it must have ended, and how
+ * A run's deadline (docs/deadlines.md): when it must have ended, and how
  * long is left ("12:03:04Z (in 3 min 20 s)") or, for a run still live past
  * it, that it has passed; a finished run shows only the time.
  */

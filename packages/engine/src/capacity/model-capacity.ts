@@ -1,6 +1,6 @@
 /**
  * The model capacity port: permits for model requests, taken fleet-wide
- * before each request (see README and docs/operations.md, "Model capacity"). The runner asks; an
+ * before each request (see docs/capacity.md and docs/operations.md, "Model capacity"). The runner asks; an
  * implementation on the queue's Redis or on Postgres answers, each in one
  * round trip. Every duration is relative (ms from now, on the limiter's own
  * clock), so workers' clocks never need to agree.

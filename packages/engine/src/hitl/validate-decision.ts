@@ -5,7 +5,7 @@ import type { ActionDecision, PendingActionRecord } from './pending-action.js';
 import { budgetApproval, isTenantBudgetAction } from '../spend/budget.js';
 import { budgetOf } from '../spend/budget-option.js';
 
-/** Who decides (README "Spend: usage, prices and budgets"): what a tenant key may not decide, an admin key may. */
+/** Who decides (docs/spend.md): what a tenant key may not decide, an admin key may. */
 export interface Decider {
   /** The tenant of the decider's key; null: an admin key (or an API without keys, or code in process). */
   tenantId: string | null;

@@ -10,7 +10,7 @@ export type ContinueDecision =
   | { action: 'fork'; run: RunRecord };
 
 /**
- * The status table for `continue` (README "HTTP API", `POST /v1/runs/:run_id/continue`): `resume` in place, `already-queued`
+ * The status table for `continue` (docs/http-api.md, `POST /v1/runs/:run_id/continue`): `resume` in place, `already-queued`
  * (a no-op), `fork-only` (refused unless `fork: true`), or `refuse`.
  */
 export const CONTINUE_RULES = {

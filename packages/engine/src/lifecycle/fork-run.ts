@@ -33,7 +33,7 @@ export class InvalidForkPointError extends UserError {}
 const TAIL_MESSAGES = 64;
 
 /**
- * The `fork` move (README "Forks: time travel at a checkpoint"): a new run (PENDING) of
+ * The `fork` move (docs/forks-and-replay.md "Forks: time travel at a checkpoint"): a new run (PENDING) of
  * the source's entity, on its current definition, whose history is the
  * source's up to a checkpoint (shared, not copied: the fork writes only its
  * own input) followed by `input`. The source is untouched; tool calls before

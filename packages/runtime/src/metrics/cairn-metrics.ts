@@ -16,7 +16,7 @@ export interface WebhookAttemptObservation {
 const WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
 /**
- * A worker's Prometheus metrics (README "Metrics" and "Traces") on a prom-client
+ * A worker's Prometheus metrics (docs/deployment.md "Metrics" and "Traces") on a prom-client
  * registry: run counters and latency histograms fed by {@link RunObservation}s,
  * and the state gauges (queue depth by state, paused runs, the model limiter's
  * waiters and caps) read at scrape time.

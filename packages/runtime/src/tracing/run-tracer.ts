@@ -64,7 +64,7 @@ interface RunSpans {
 const FINISH_EVENTS = new Set<string>(Object.values(FINISH_EVENT_TYPE));
 
 /**
- * Traces runs from their events (README "Metrics" and "Traces"), in the
+ * Traces runs from their events (docs/deployment.md "Metrics" and "Traces"), in the
  * GenAI conventions' names (`genai-spans.ts`): `invoke_agent {name}` >
  * `cairn.attempt` > `chat {model}` / `execute_tool {name}` / `cairn.checkpoint`.
  * The run and attempt spans have ids derived from the run id and epoch, so

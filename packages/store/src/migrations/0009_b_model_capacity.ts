@@ -3,7 +3,7 @@ import type { Kysely, RawBuilder } from 'kysely';
 
 /**
  * The fleet-wide model capacity limiter on Postgres (`PostgresModelCapacity`,
- * README and docs/operations.md, "Model capacity"): its state tables and one PL/pgSQL function per
+ * docs/capacity.md and docs/operations.md, "Model capacity"): its state tables and one PL/pgSQL function per
  * operation, each called in one statement that locks the model's row and
  * reads the time from `clock_timestamp()` only, so workers' clocks never
  * need to agree.

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 
 /**
- * Forks at a checkpoint (README "Forks: time travel at a checkpoint"):
+ * Forks at a checkpoint (docs/forks-and-replay.md "Forks: time travel at a checkpoint"):
  * - `runs.shared_history_run_id`, `runs.shared_history_length`: a fork's history up to its point is
  *   the first `length` messages of that run's history, read through it, never copied (a fork of a
  *   5,000-message run writes none of them); the fork's own messages follow at indices from `length`.
