@@ -9,7 +9,7 @@ import { pruneWebhookHistory } from './webhooks/prune-webhook-history.js';
 export const DEFAULT_RETAIN_DAYS = 30;
 
 /** Default number of top-level runs (with their member runs) deleted per transaction. */
-export const DEFAULT_PRUNE_BATCH = 500;
+const DEFAULT_PRUNE_BATCH = 500;
 
 /** Options of {@link pruneFinishedRuns}. */
 export interface PruneOptions {

@@ -4,7 +4,7 @@ import type { Database } from '../schema.js';
 import type { WebhookAttemptsTable, WebhookEndpointsTable } from './webhook-tables.js';
 
 /** How many attempts {@link PostgresWebhookStore.listAttempts} answers at most. */
-export const LISTED_ATTEMPTS = 50;
+const LISTED_ATTEMPTS = 50;
 
 /** An endpoint as the API answers it: never its secret. */
 export interface WebhookEndpointView {
