@@ -138,12 +138,7 @@ export class RedisModelCapacity implements ModelCapacity {
       String(request.priority),
       String(Math.max(0, request.waitedMs)),
       String(tokens),
-      optional(limit?.concurrency),
-      optional(limit?.requestsPerMinute),
-      optional(limit?.tokensPerMinute),
-      String(this.#windowMs),
-      String(this.#waiterTtlMs),
-      String(this.#leaseMs),
+      ...this.#limitArgs(limit),
       permitNonce(),
     ])) as [number, string, number, number?];
     const [granted, value, extra, ungoverned] = reply;
@@ -216,16 +211,20 @@ export class RedisModelCapacity implements ModelCapacity {
     ]);
   }
 
-  async wake(model: string, limit: CapacityLimit | undefined): Promise<string[]> {
-    const woken = await this.#run(WAKE, this.#keys(model), [
-      model,
+  /** A limit and the timings every acquire-side script takes after its own arguments, in the scripts' order. */
+  #limitArgs(limit: CapacityLimit | undefined): string[] {
+    return [
       optional(limit?.concurrency),
       optional(limit?.requestsPerMinute),
       optional(limit?.tokensPerMinute),
       String(this.#windowMs),
       String(this.#waiterTtlMs),
       String(this.#leaseMs),
-    ]);
+    ];
+  }
+
+  async wake(model: string, limit: CapacityLimit | undefined): Promise<string[]> {
+    const woken = await this.#run(WAKE, this.#keys(model), [model, ...this.#limitArgs(limit)]);
     return (woken as unknown[]).map(String);
   }
 
