@@ -29,12 +29,12 @@ import {
   agentOn,
   capacityScript,
   createRegistry,
-  epochOfResult,
   modelName,
   readToolLedger,
   teamOn,
   type CapacityModel,
 } from './capacity-registry.js';
+import { expectEachCommittedToolRanOnce } from './committed-once.js';
 
 const REGISTRY = fileURLToPath(new URL('./capacity-registry.ts', import.meta.url));
 /** Each case waits on processes and on a provider's pace: a loaded machine takes its time. */
@@ -312,19 +312,7 @@ for (const backend of QUEUE_BACKENDS)
               .flatMap(allTools)
               .filter((t) => t.name !== DELEGATE_TOOL_NAME && t.status === 'completed');
             expect(committed).toHaveLength(4 * 3);
-            for (const t of committed) {
-              const epoch = epochOfResult(t.result)!;
-              const executions = ledger.filter((e) => e.idempotencyKey === t.idempotency_key);
-              const label = `${t.name} ${t.idempotency_key}`;
-              expect(
-                executions.filter((e) => e.epoch === epoch),
-                label,
-              ).toHaveLength(1);
-              expect(
-                executions.filter((e) => e.epoch > epoch),
-                label,
-              ).toHaveLength(0);
-            }
+            expectEachCommittedToolRanOnce(expect, committed, ledger);
             // The turn the victim had in flight was asked again; its permit was not handed out while that request could still run.
             expect(server.quota.accepted('guarded')).toBeGreaterThan(2 * 4 + 2 * 6);
             expect(server.quota.rejected('guarded')).toBe(0);

@@ -15,10 +15,10 @@ import {
   agentOn,
   capacityScript,
   createRegistry,
-  epochOfResult,
   modelName,
   readToolLedger,
 } from './capacity-registry.js';
+import { expectEachCommittedToolRanOnce } from './committed-once.js';
 
 const REGISTRY = fileURLToPath(new URL('./capacity-registry.ts', import.meta.url));
 const TEST_TIMEOUT_MS = 120_000;
@@ -97,19 +97,7 @@ describe('runs waiting in line across a Redis restart', requiresRedis(), () => {
       const ledger = readToolLedger(f.ledgerFile);
       const committed = views.flatMap(allTools).filter((t) => t.status === 'completed');
       expect(committed).toHaveLength(RUNS * 3);
-      for (const t of committed) {
-        const epoch = epochOfResult(t.result)!;
-        const executions = ledger.filter((e) => e.idempotencyKey === t.idempotency_key);
-        const label = `${t.name} ${t.idempotency_key}`;
-        expect(
-          executions.filter((e) => e.epoch === epoch),
-          label,
-        ).toHaveLength(1);
-        expect(
-          executions.filter((e) => e.epoch > epoch),
-          label,
-        ).toHaveLength(0);
-      }
+      expectEachCommittedToolRanOnce(expect, committed, ledger);
       expect(server!.quota.rejected('single')).toBe(0);
       expect(views.some((v) => v.attempts.some((a) => a.outcome === 'parked'))).toBe(true);
     },
