@@ -40,7 +40,12 @@ export async function packPackages(
   if (options.clean ?? true)
     await run(process.execPath, [tsc, '-b', '--clean', ...PUBLISHED_PACKAGES], { cwd: REPO_ROOT });
   const noCheck = options.check === false ? ['--noCheck'] : [];
-  await run(process.execPath, [tsc, '-b', ...noCheck, ...PUBLISHED_PACKAGES], { cwd: REPO_ROOT });
+  // tsc prints its errors on stdout, which a failed execFile's message leaves out: put them in it.
+  await run(process.execPath, [tsc, '-b', ...noCheck, ...PUBLISHED_PACKAGES], {
+    cwd: REPO_ROOT,
+  }).catch((error: Error & { stdout?: string }) => {
+    throw new Error(`tsc -b failed:\n${error.stdout ?? ''}`, { cause: error });
+  });
   const args = [
     'pack',
     '--json',

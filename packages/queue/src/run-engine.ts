@@ -16,6 +16,7 @@ import {
   decideAndResume,
   resumeRun,
   suspendRun,
+  type ContinueDecision,
   type JobPort,
   type ResumeOutcome,
   type SuspendOutcome,
@@ -62,7 +63,7 @@ export class RunEngine {
   }
 
   /** `continue`: the continue rules, then a `continue` job (a resume in place) or the fork's `run` job. */
-  async continueRun(runId: string, request: ContinueRequest = {}) {
+  async continueRun(runId: string, request: ContinueRequest = {}): Promise<ContinueDecision> {
     const decision = await this.deps.engine.continueRun(runId, request);
     await this.jobs.carryOut(continueIntents(decision));
     return decision;

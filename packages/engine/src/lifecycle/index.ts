@@ -12,6 +12,7 @@ export {
   type SerializedError,
 } from './error-disposition.js';
 export type { Pickup, PickupOutcome } from './pickup-types.js';
+export type { ContinueDecision } from './continue-rules.js';
 export { CONTINUE_JOB_REASONS } from '../run-types.js';
 export type { CapacityPark } from './execute-options.js';
 export {
