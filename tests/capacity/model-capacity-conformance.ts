@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+// Fixed waits on purpose, throughout: what these cases check is the limiters' own timers (a permit's
+// lease, the rate window, a waiter's TTL, a learned pause, the ceiling's memory), set short in
+// TIMINGS; each wait lets the timer under test run out, with a margin, before the next ask.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type {
