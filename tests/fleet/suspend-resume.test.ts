@@ -93,7 +93,13 @@ for (const backend of QUEUE_BACKENDS)
       });
       const [suspended] = await eventsOf(run.runId, 'RunSuspended');
       expect(suspended?.data).toMatchObject({ reason: 'operator', action_id: action.action_id });
-      expect(await fleet.runQueueLiveJob(run.runId)).toBe(false);
+      // The worker slot is given back: the job completes once its finish is written (a moment after
+      // the status, on a loaded machine).
+      await waitFor(
+        async () => !(await fleet.runQueueLiveJob(run.runId)),
+        30_000,
+        'the suspended run to hold no job',
+      );
       // A suspension already waiting: asking again changes nothing.
       expect(await cairn.runs.suspend(run.runId)).toMatchObject({
         suspend: 'already',

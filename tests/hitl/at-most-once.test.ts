@@ -109,9 +109,11 @@ describe('a gated call executes at most once', () => {
         { actionId: byService.get('db')!, decision: { type: 'approve' } },
       ]);
       // api has restarted (its ledger row is written) and its call is still open; db is decided but not yet run.
+      // The resume is picked up, claimed and run: on a loaded machine (two suites at once) that took
+      // over 20 s, so the wait gets the ceiling the other fleet waits have.
       await waitFor(
         async () => (await fleet.ledgerRows()).length === 1,
-        20_000,
+        60_000,
         'the first approved restart',
       );
       const holder = holderOf(await fleet.client.getRun(run.runId));
@@ -137,6 +139,8 @@ describe('a gated call executes at most once', () => {
         `ledger (SIGKILL): ${rows.map((r) => r.args.service).join(', ')} executed once each`,
       );
     },
+    // Its own fleet of two workers, a resume and a takeover after a SIGKILL: processes on a loaded machine.
+    120_000,
   );
 
   it.concurrent(
