@@ -1,4 +1,5 @@
-import type { Fleet } from './fleet.js';
+import type { ScheduleQueue } from '@cairn/queue';
+import { waitFor, type Fleet } from './fleet.js';
 
 /** One firing of a schedule as its table records it. */
 export interface FiringRow {
@@ -15,4 +16,16 @@ export function firingsOf(fleet: Fleet, scheduleId: string): Promise<FiringRow[]
     .where('schedule_id', '=', scheduleId)
     .orderBy('fire_time')
     .execute();
+}
+
+/** Waits until the schedule queue holds no firing job (active, waiting or delayed): a paused schedule has stopped firing. */
+export function waitForNoFiringJob(schedules: ScheduleQueue): Promise<void> {
+  return waitFor(
+    async () => {
+      const counts = await schedules.queue.getJobCounts('active', 'waiting', 'delayed');
+      return (counts.active ?? 0) + (counts.waiting ?? 0) + (counts.delayed ?? 0) === 0;
+    },
+    30_000,
+    'no firing job left',
+  );
 }

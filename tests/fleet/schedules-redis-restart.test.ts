@@ -11,7 +11,7 @@ import { MIN_SCHEDULE_EVERY_MS, ScheduleQueue } from '@cairn/queue';
 import { requiresRedis, startRedis, type RedisService } from '@cairn/services';
 import { describe, it, type TestContext } from 'vitest';
 import { RESEARCHER, startFleet, waitFor } from './fleet.js';
-import { firingsOf } from './schedule-firings.js';
+import { firingsOf, waitForNoFiringJob } from './schedule-firings.js';
 
 const CASE_TIMEOUT_MS = 120_000;
 
@@ -59,14 +59,7 @@ describe('schedules across a Redis restart', requiresRedis(), () => {
       );
 
       expect((await cairn.schedules.update(scheduleId, { paused: true })).paused).toBe(true);
-      await waitFor(
-        async () => {
-          const counts = await schedules.queue.getJobCounts('active', 'waiting', 'delayed');
-          return (counts.active ?? 0) + (counts.waiting ?? 0) + (counts.delayed ?? 0) === 0;
-        },
-        30_000,
-        'no firing job left',
-      );
+      await waitForNoFiringJob(schedules);
       const firings = await firingsOf(fleet, scheduleId);
       const gaps = firings
         .slice(1)

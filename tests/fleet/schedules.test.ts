@@ -11,7 +11,7 @@ import {
   startFleet,
   waitFor,
 } from './fleet.js';
-import { firingsOf } from './schedule-firings.js';
+import { firingsOf, waitForNoFiringJob } from './schedule-firings.js';
 
 /**
  * Each case starts a fleet of its own (two workers and a producer) and waits on firings a second
@@ -106,14 +106,7 @@ describe('schedules on real processes', () => {
         const cairn = createClient({ baseUrl: second.baseUrl });
         expect((await cairn.schedules.update(scheduleId, { paused: true })).paused).toBe(true);
         expect(await schedules.next(scheduleId)).toBeUndefined();
-        await waitFor(
-          async () => {
-            const counts = await schedules.queue.getJobCounts('active', 'waiting', 'delayed');
-            return (counts.active ?? 0) + (counts.waiting ?? 0) + (counts.delayed ?? 0) === 0;
-          },
-          30_000,
-          'no firing job left',
-        );
+        await waitForNoFiringJob(schedules);
 
         const firings = await firingsOf(fleet, scheduleId);
         // Every firing started (overlap allow), each with a run of its own: none doubled.
