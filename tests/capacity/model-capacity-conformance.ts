@@ -579,6 +579,81 @@ export function describeModelCapacityConformance(
       });
     });
 
+    describe('paced grants (docs/capacity.md, "Paced grants")', () => {
+      /** A window long enough that its 250 ms margin costs little quota: 50 requests in 5 s, one every 100 ms, 3 at once. */
+      const PACED: ConformanceTimings = { ...PATIENT, windowMs: 5000 };
+      const limit = { requestsPerMinute: 50 };
+      const STEP_MS = PACED.windowMs / limit.requestsPerMinute;
+      const BURST = 3;
+
+      it('grants the burst allowance at once, then one a step apart; a refused waiter is told its paced slot', async () => {
+        const { grant, refuse } = await setup(PACED);
+        const firstAsked = Date.now();
+        for (let i = 0; i < BURST; i++) await grant({ limit, waiterId: `burst-${i}` });
+        const refusedAnswered = Date.now();
+        const first = await refuse('requests', { limit, waiterId: 'first-in-line' });
+        // The next paced grant is BURST steps after the first, less the burst's tolerance.
+        expect(first).toBeLessThanOrEqual(STEP_MS + SLACK_MS);
+        expect(first).toBeGreaterThanOrEqual(STEP_MS - (refusedAnswered - firstAsked) - SLACK_MS);
+        // One step more for each waiter ahead.
+        const second = await refuse('requests', { limit, waiterId: 'second-in-line' });
+        expect(second).toBeGreaterThanOrEqual(
+          first + STEP_MS - (Date.now() - refusedAnswered) - SLACK_MS,
+        );
+        await sleep(first + 20);
+        await grant({ limit, waiterId: 'first-in-line' });
+      });
+
+      it('a backlog is granted at the paced rate: at least 90 % of the limit over a window, never more than the limit in any window, no burst', async () => {
+        const { cap, ask } = await setup(PACED);
+        const start = Date.now();
+        const grants: number[] = [];
+        const backlog = Array.from(
+          { length: 3 * limit.requestsPerMinute },
+          (_, i) => `backlog-${i}`,
+        );
+        // Each waiter of the backlog asks in turn when told to; a permit is released at once.
+        let retryAt = start;
+        while (Date.now() - start < PACED.windowMs) {
+          await sleep(Math.max(0, retryAt - Date.now()));
+          const answer = await ask({ limit, waiterId: backlog[grants.length]! });
+          if (answer.granted) {
+            grants.push(Date.now() - start);
+            await cap.release(answer.permit, { ok: true });
+            retryAt = Date.now();
+          } else retryAt = Date.now() + answer.retryAfterMs;
+        }
+        // Quota used while the backlog waits: the window's worth, less the margin and the asks' own time.
+        expect(grants.length).toBeGreaterThanOrEqual(0.9 * limit.requestsPerMinute);
+        // A provider counting the same window sees no more than the limit: no 429.
+        for (const [i, at] of grants.entries()) {
+          expect(
+            grants.filter((t) => t >= at && t < at + PACED.windowMs).length,
+            `window from grant ${i}`,
+          ).toBeLessThanOrEqual(limit.requestsPerMinute);
+        }
+        // Spread across the window: its first fifth holds a fifth of the grants and the burst, not the window's worth.
+        expect(grants.filter((t) => t < PACED.windowMs / 5).length).toBeLessThanOrEqual(
+          limit.requestsPerMinute / 5 + BURST,
+        );
+      });
+
+      it('wake() lets in only as many held waiters as the pacing lets go now', async () => {
+        const { cap, model, grant, refuse } = await setup(PACED);
+        // One every 500 ms, 2 at once: after the two, the next goes 500 ms after the first and a second 500 ms later.
+        const slow = { requestsPerMinute: 10 };
+        const firstAsked = Date.now();
+        for (let i = 0; i < 2; i++) await grant({ limit: slow, waiterId: `burst-${i}` });
+        for (const waiterId of ['a', 'b', 'c']) {
+          await refuse('requests', { limit: slow, waiterId });
+          await cap.hold(model, waiterId, 60_000);
+        }
+        expect(await cap.wake(model, slow)).toEqual([]);
+        await sleep(Math.max(0, firstAsked + 600 - Date.now()));
+        expect(await cap.wake(model, slow)).toEqual(['a']);
+      });
+    });
+
     describe('a parked waiter held in line', () => {
       it('hold() keeps it in line past the waiter TTL: the waiters behind it are told to wait for its turn too', async () => {
         const { cap, model, grant, refuse, snapshotOf } = await setup();

@@ -204,3 +204,4 @@ export {
   type TenantBudgets,
 } from './spend/tenant-budget.js';
 export { pauseMsOf, DEFAULT_CEILING_MEMORY_MS } from './capacity/rate-limit-pause.js';
+export { requestPacing } from './capacity/request-pacing.js';

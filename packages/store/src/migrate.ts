@@ -41,6 +41,7 @@ import * as m0026 from './migrations/0026_webhooks.js';
 import * as m0027 from './migrations/0027_suspend.js';
 import * as m0028 from './migrations/0028_capacity_line.js';
 import * as m0029 from './migrations/0029_webhook_run_order.js';
+import * as m0030 from './migrations/0030_paced_grants.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -84,6 +85,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0027_suspend': m0027,
   '0028_capacity_line': m0028,
   '0029_webhook_run_order': m0029,
+  '0030_paced_grants': m0030,
 });
 
 /**

@@ -10,7 +10,8 @@
  * - `state` (hash): `paused` (until, ms), `adaptive` (float cap after 429s),
  *   `ceil` and `ceil_until` (the cap that drew the last 429, remembered until, ms),
  *   `conc` (the configured cap, for release), `hold` (EWMA of hold time, ms),
- *   `gvt` (global virtual time), `tok` (tokens in the window);
+ *   `gvt` (global virtual time), `tok` (tokens in the window), `paced` (the paced time of the
+ *   next grant, ms: the pacing of `requestPacing` in @cairn/engine);
  * - `slots` (zset): permit id → lease end;
  * - `window` (zset): permit id → grant time; `window-tokens` (hash): permit id → tokens;
  * - `waiters` (zset): waiter id → last ask; `waiter-info` (hash): waiter id →
@@ -79,6 +80,14 @@ local function effective_cap(conc, adaptive)
   return nil
 end
 
+-- How many grants the pacing lets go now, and the paced time of the next (nil step: not paced).
+local function paced_room(now, paced, step, tolerance)
+  if step == nil then return math.huge, now end
+  local next_at = math.max(paced or now, now)
+  if next_at - now > tolerance then return 0, next_at end
+  return math.floor((tolerance - (next_at - now)) / step) + 1, next_at
+end
+
 local function prune_slots(now)
   redis.call('ZREMRANGEBYSCORE', K_SLOTS, '-inf', ms(now))
 end
@@ -116,7 +125,7 @@ end
 /**
  * tryAcquire. ARGV: model, waiterId, tenant, weight, priority, waitedMs,
  * tokens, concurrency, rpm, tpm ('' for none), windowMs, waiterTtlMs,
- * leaseMs, a random nonce for the permit id. Returns `{1, permitId,
+ * leaseMs, the pacing's step and tolerance ('' for none), a random nonce for the permit id. Returns `{1, permitId,
  * holdsSlot}`, `{1, permitId, 0, 1}` when nothing governs the model (no
  * limit, no adaptive cap, no pause), or `{0, reason, retryAfterMs}`.
  */
@@ -125,11 +134,12 @@ local model, waiter, tenant = ARGV[1], ARGV[2], ARGV[3]
 local weight, priority, waited, tokens = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local conc, rpm, tpm = num(ARGV[8]), num(ARGV[9]), num(ARGV[10])
 local span, ttl, lease = tonumber(ARGV[11]) + MARGIN, tonumber(ARGV[12]), tonumber(ARGV[13])
+local step, tolerance = num(ARGV[14]), num(ARGV[15]) or 0
 local now = clock()
 -- The grant time rides in the id, for the hold time at release.
-local id = ARGV[14] .. ':' .. string.format('%d', math.floor(now))
+local id = ARGV[16] .. ':' .. string.format('%d', math.floor(now))
 
-local st = redis.call('HMGET', K_STATE, 'paused', 'adaptive', 'hold', 'gvt', 'tok')
+local st = redis.call('HMGET', K_STATE, 'paused', 'adaptive', 'hold', 'gvt', 'tok', 'paced')
 local paused, adaptive = num(st[1]) or 0, num(st[2])
 
 -- Fast path: nothing governs the model (the 4th element says so: the caller may remember it until a 429 is published).
@@ -223,11 +233,13 @@ if cap then room = math.min(room, cap - inflight) end
 if rpm then room = math.min(room, rpm - count) end
 local tokens_fit = tpm == nil or tok <= 0 or tok + tokens <= tpm
 if not tokens_fit then room = 0 end
+local paced, next_at = paced_room(now, num(st[6]), step, tolerance)
+room = math.min(room, paced)
 
 if room <= 0 then
   -- Refused: the kind that keeps the caller waiting longest binds.
   local pos = 0
-  if (cap and cap - inflight <= 0) or (rpm and rpm - count <= 0) then pos = position() end
+  if (cap and cap - inflight <= 0) or (rpm and rpm - count <= 0) or paced <= 0 then pos = position() end
   local reason, retry = nil, 0
   if cap and cap - inflight <= 0 then
     local hold = num(st[3]) or 1000
@@ -240,6 +252,11 @@ if room <= 0 then
     local n = math.min(math.max(need, 1), count)
     local entry = redis.call('ZRANGE', K_WIN, n - 1, n - 1, 'WITHSCORES')
     local wait = tonumber(entry[2]) + span - now + span * math.ceil(math.max(0, need - count) / math.max(1, rpm))
+    if reason == nil or wait > retry then reason, retry = 'requests', wait end
+  end
+  if paced <= 0 then
+    -- The caller's paced slot: as many steps after the next paced grant as waiters ahead of it.
+    local wait = next_at - tolerance - now + pos * step
     if reason == nil or wait > retry then reason, retry = 'requests', wait end
   end
   if not tokens_fit then
@@ -269,7 +286,12 @@ end
 -- Room: granted iff the caller is among the next 'room' picks of fair order among those asking.
 if redis.call('ZCOUNT', K_WAITERS, ms(now - ttl), ms(now)) > 1 then
   local pos = position(true)
-  if pos >= room then return refuse('fairness', math.min(100, 25 * (pos - room + 1))) end
+  if pos >= room then
+    local retry = math.min(100, 25 * (pos - room + 1))
+    -- Paced: the caller's slot, as many steps after the room free now as the picks ahead of it beyond it.
+    if step and room == paced then retry = math.max(retry, next_at - tolerance - now + pos * step) end
+    return refuse('fairness', retry)
+  end
 end
 
 redis.call('HDEL', K_WINFO, waiter)
@@ -285,6 +307,7 @@ if redis.call('HLEN', K_VT) > 64 then
   end
 end
 if cap then redis.call('ZADD', K_SLOTS, ms(now + lease), id) end
+if step then redis.call('HSET', K_STATE, 'paced', ms(next_at + step)) end
 if rpm or tpm then
   redis.call('ZADD', K_WIN, ms(now), id)
   redis.call('HSET', K_WTOK, id, tokens)
@@ -408,7 +431,7 @@ return 1
 
 /**
  * wake. ARGV: model, concurrency, rpm, tpm ('' for none), windowMs,
- * waiterTtlMs, leaseMs. The parked waiters held in line that the room free
+ * waiterTtlMs, leaseMs, the pacing's step and tolerance ('' for none). The parked waiters held in line that the room free
  * now lets in, beyond the waiters asking: as many as that room, in fair order
  * (tenants by start tag, then priority, age and id), none while the model is
  * paused. Each is marked as asking now (the room is kept for it for the
@@ -418,11 +441,12 @@ export const WAKE_SCRIPT = `${PRELUDE}
 local model = ARGV[1]
 local conc, rpm, tpm = num(ARGV[2]), num(ARGV[3]), num(ARGV[4])
 local span, ttl, lease = tonumber(ARGV[5]) + MARGIN, tonumber(ARGV[6]), tonumber(ARGV[7])
+local step, tolerance = num(ARGV[8]), num(ARGV[9]) or 0
 local now = clock()
 if redis.call('EXISTS', K_STATE) == 0 then return {} end
 local held = redis.call('ZRANGEBYSCORE', K_WAITERS, '(' .. ms(now), '+inf')
 if #held == 0 then return {} end
-local st = redis.call('HMGET', K_STATE, 'paused', 'adaptive', 'gvt', 'tok')
+local st = redis.call('HMGET', K_STATE, 'paused', 'adaptive', 'gvt', 'tok', 'paced')
 if (num(st[1]) or 0) > now then return {} end
 prune_slots(now)
 local tok = prune_window(now, span, num(st[4]) or 0)
@@ -431,6 +455,7 @@ local cap = effective_cap(conc, num(st[2]))
 if cap then room = math.min(room, cap - redis.call('ZCARD', K_SLOTS)) end
 if rpm then room = math.min(room, rpm - redis.call('ZCARD', K_WIN)) end
 if tpm and tok >= tpm then room = 0 end
+room = math.min(room, (paced_room(now, num(st[5]), step, tolerance)))
 room = room - redis.call('ZCOUNT', K_WAITERS, ms(now - ttl), ms(now))
 if room <= 0 then return {} end
 

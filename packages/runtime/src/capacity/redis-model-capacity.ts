@@ -9,7 +9,7 @@ import type {
   PermitRequest,
   RateLimitInfo,
 } from '@cairn/engine';
-import { DEFAULT_CEILING_MEMORY_MS, pauseMsOf } from '@cairn/engine';
+import { DEFAULT_CEILING_MEMORY_MS, pauseMsOf, requestPacing } from '@cairn/engine';
 import type { RedisConnection } from '../redis-connection.js';
 import {
   ACQUIRE_SCRIPT,
@@ -211,8 +211,9 @@ export class RedisModelCapacity implements ModelCapacity {
     ]);
   }
 
-  /** A limit and the timings every acquire-side script takes after its own arguments, in the scripts' order. */
+  /** A limit, the timings and the pacing every acquire-side script takes after its own arguments, in the scripts' order. */
   #limitArgs(limit: CapacityLimit | undefined): string[] {
+    const pacing = requestPacing(limit, this.#windowMs);
     return [
       optional(limit?.concurrency),
       optional(limit?.requestsPerMinute),
@@ -220,6 +221,8 @@ export class RedisModelCapacity implements ModelCapacity {
       String(this.#windowMs),
       String(this.#waiterTtlMs),
       String(this.#leaseMs),
+      optional(pacing?.stepMs),
+      optional(pacing?.toleranceMs),
     ];
   }
 

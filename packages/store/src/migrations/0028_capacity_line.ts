@@ -86,7 +86,7 @@ const POSITION_ASKING_BY = sql`
     end $$`;
 
 /** The grant decides by the waiters asking; a refusal's wait counts every waiter in line. */
-const TRY_ACQUIRE_IN_LINE = sql`
+export const TRY_ACQUIRE_IN_LINE = sql`
     create or replace function cairn_capacity_try_acquire(a jsonb) returns jsonb
     language plpgsql as $$
     declare
@@ -402,7 +402,7 @@ const TRY_ACQUIRE_BEFORE = sql`
  * lets in beyond the waiters asking, in fair order (the order of `cairn_capacity_position`), none
  * while the model is paused; each marked as asking now. Returns their ids as a JSON array.
  */
-const WAKE = sql`
+export const WAKE = sql`
     create function cairn_capacity_wake(a jsonb) returns jsonb
     language plpgsql as $$
     declare

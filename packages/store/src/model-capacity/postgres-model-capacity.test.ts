@@ -7,6 +7,7 @@ import { createDb } from '../create-db.js';
 import * as migration from '../migrations/0009_b_model_capacity.js';
 import * as ceiling from '../migrations/0024_adaptive_ceiling.js';
 import * as line from '../migrations/0028_capacity_line.js';
+import * as paced from '../migrations/0030_paced_grants.js';
 import { useStoreTestContext } from '../test-support/store-test-context.js';
 import { PostgresModelCapacity } from './postgres-model-capacity.js';
 
@@ -67,15 +68,24 @@ describe('PostgresModelCapacity', () => {
     const created = await objects();
     // Migrations take a database of no particular schema.
     const db = ctx.db as unknown as Kysely<unknown>;
-    // The later migration's function overload goes first.
+    // The later migrations' functions go first.
+    await paced.down(db);
     await line.down(db);
     await migration.down(db);
     expect(await objects()).toBe(0);
     await migration.up(db);
     await line.up(db);
+    await paced.up(db);
     expect(await objects()).toBe(created);
     const capacity = new PostgresModelCapacity(ctx.db);
     permitOf(await capacity.tryAcquire(request({ limit: { concurrency: 1 } })));
+    // A requests limit goes through the restated functions: two at once, the third refused.
+    const limit = { requestsPerMinute: 2 };
+    permitOf(await capacity.tryAcquire(request({ limit, waiterId: 'paced-1' })));
+    permitOf(await capacity.tryAcquire(request({ limit, waiterId: 'paced-2' })));
+    expect(await capacity.tryAcquire(request({ limit, waiterId: 'paced-3' }))).toMatchObject({
+      granted: false,
+    });
   });
 
   it('the remembered ceiling goes down to the functions before it (a cap grows back to the configured one), and up again', async () => {

@@ -10,7 +10,7 @@ import type {
   PermitRequest,
   RateLimitInfo,
 } from '@cairn/engine';
-import { DEFAULT_CEILING_MEMORY_MS, pauseMsOf } from '@cairn/engine';
+import { DEFAULT_CEILING_MEMORY_MS, pauseMsOf, requestPacing } from '@cairn/engine';
 import type { Database } from '../schema.js';
 
 /** Options of {@link PostgresModelCapacity}. */
@@ -80,7 +80,7 @@ export class PostgresModelCapacity implements ModelCapacity {
     const { model, limit, waiterId, tenant, weight, priority, waitedMs, tokens } = request;
     const result = await this.call<TryAcquireResult>(sql`cairn_capacity_try_acquire`, {
       model,
-      ...limitArgs(limit),
+      ...this.pacedLimitArgs(limit),
       waiterId,
       tenant,
       weight,
@@ -135,7 +135,17 @@ export class PostgresModelCapacity implements ModelCapacity {
   }
 
   wake(model: string, limit: CapacityLimit | undefined): Promise<string[]> {
-    return this.call<string[]>(sql`cairn_capacity_wake`, { model, ...limitArgs(limit) });
+    return this.call<string[]>(sql`cairn_capacity_wake`, { model, ...this.pacedLimitArgs(limit) });
+  }
+
+  /** A limit as the acquire-side functions read it, with its pacing (migration 0030: `requestPacing`'s step and tolerance). */
+  private pacedLimitArgs(limit: CapacityLimit | undefined) {
+    const pacing = requestPacing(limit, this.settings.windowMs);
+    return {
+      ...limitArgs(limit),
+      paceStepMs: pacing?.stepMs,
+      paceToleranceMs: pacing?.toleranceMs,
+    };
   }
 
   snapshot(): Promise<CapacitySnapshot[]> {
