@@ -112,9 +112,14 @@ export default tseslint.config(
     },
   },
   {
-    // One clock: the lifecycle and the runner read the time from the engine's clock (EngineOptions.clock),
-    // so a rule of time (a deadline, an expiry, a call's times) is decided on the clock a test can set.
-    files: ['packages/engine/src/lifecycle/**/*.ts', 'packages/engine/src/runner/**/*.ts'],
+    // One clock: the lifecycle, the runner and human in the loop read the time from the engine's clock
+    // (EngineOptions.clock), so a rule of time (a deadline, an expiry, a call's times) is decided on the
+    // clock a test can set (TestClock in @cairn/engine/testing).
+    files: [
+      'packages/engine/src/lifecycle/**/*.ts',
+      'packages/engine/src/runner/**/*.ts',
+      'packages/engine/src/hitl/**/*.ts',
+    ],
     ignores: ['**/*.test.ts'],
     rules: {
       // Flat config replaces a rule's options: the store's restriction is restated with this one.

@@ -23,13 +23,24 @@ export interface EngineLimits {
   retry: RetryPolicy;
 }
 
-/** Where the engine reads the time. */
+/**
+ * Where the engine reads the time, and what its timers of a rule (an
+ * execution's deadline) count on: a test clock moves both without waiting.
+ */
 export interface Clock {
   now(): Date;
+  /** Calls `fn` once this clock has moved `ms` on; the returned function cancels it. */
+  setTimer(ms: number, fn: () => void): () => void;
 }
 
-/** The wall clock. */
-export const SYSTEM_CLOCK: Clock = { now: () => new Date() };
+/** The wall clock, with Node's timers. */
+export const SYSTEM_CLOCK: Clock = {
+  now: () => new Date(),
+  setTimer: (ms, fn) => {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
+  },
+};
 
 /**
  * What the engine's parts run on, built once by `Engine` and passed as is to

@@ -9,9 +9,15 @@ const TEAM = { kind: 'team', name: 'research-team' } as const;
 const MEMBER = { kind: 'agent', name: 'research-team/researcher' } as const;
 const LIVE = ['PENDING', 'RUNNING'] as const;
 
+/**
+ * A deadline already past by Postgres's clock (the sweep reads `now()`), passed in to the create
+ * statement rather than waited for; `ms` ago by this process's clock, which shares the machine's.
+ */
+const passedMsAgo = (ms: number) => new Date(Date.now() - ms);
+
 /** A team run claimed by `w1` with a member run claimed under it, both RUNNING; the member has a tool call running. */
-async function runningTree(deadlineMs: number) {
-  const team = await ctx.store.createRun(newRun({ entity: TEAM, deadlineMs }));
+async function runningTree(deadline: { deadlineMs: number } | { deadlineAt: Date }) {
+  const team = await ctx.store.createRun(newRun({ entity: TEAM, ...deadline }));
   const { epoch } = await ctx.store.claimRun(team.runId, { workerId: 'w1', reason: 'run' });
   const member = await ctx.store.createRun(
     newRun({
@@ -38,7 +44,7 @@ async function runningTree(deadlineMs: number) {
 
 describe('deadlines in the store', () => {
   it("counts a run's deadline from its creation, and a member run's is its team's at every claim, also once a continue moved it", async () => {
-    const { team, teamEpoch, member } = await runningTree(60_000);
+    const { team, teamEpoch, member } = await runningTree({ deadlineMs: 60_000 });
     expect(team.deadlineAt!.getTime() - team.createdAt.getTime()).toBe(60_000);
     expect((await ctx.store.getRun(member.runId))!.deadlineAt).toEqual(team.deadlineAt);
     expect((await ctx.store.getRunView(team.runId))!.deadline_at).toBe(
@@ -97,10 +103,10 @@ describe('deadlines in the store', () => {
   });
 
   it('ends a tree past its deadline that no execution ended, by a fenced write its worker then loses to', async () => {
-    const { team, teamEpoch, member, memberEpoch } = await runningTree(1);
+    const { team, teamEpoch, member, memberEpoch } = await runningTree({
+      deadlineAt: passedMsAgo(1000),
+    });
     const future = await ctx.store.createRun(newRun({ deadlineMs: 3_600_000 }));
-    // A fixed time: the tree's 1 ms deadline must be past.
-    await new Promise((resolve) => setTimeout(resolve, 20));
 
     // Within the grace its worker is still expected to end it itself.
     const early = await recoveryIntents(ctx.store, {
@@ -167,10 +173,12 @@ describe('deadlines in the store', () => {
 
   it('sweeps runs past their deadline in small batches, earliest deadline first', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++)
-      ids.push((await ctx.store.createRun(newRun({ deadlineMs: 1 }))).runId);
-    // A fixed time: the runs' 1 ms deadlines must be past.
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Created latest deadline first, so the sweep's order is the deadline's, not the creation's.
+    const passed = passedMsAgo(1000).getTime();
+    for (let i = 0; i < 3; i++) {
+      const run = await ctx.store.createRun(newRun({ deadlineAt: new Date(passed - i) }));
+      ids.unshift(run.runId);
+    }
     const first = await recoveryIntents(ctx.store, { olderThanMs: 0, limit: 2, now: new Date() });
     expect(first.deadlines.map((d) => d.runId)).toEqual(ids.slice(0, 2));
     const second = await recoveryIntents(ctx.store, { olderThanMs: 0, limit: 2, now: new Date() });

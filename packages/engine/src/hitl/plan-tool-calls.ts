@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ToolCallRequest } from '../messages.js';
 import type { ExecutableTool, ToolGate } from '../executable-tool.js';
+import type { Clock } from '../engine-resources.js';
 import {
   finishedOutcome,
   idempotencyKeyFor,
@@ -43,6 +44,8 @@ export interface PlanContext {
   actions: ReadonlyMap<string, PendingActionRecord>;
   /** Entity names from the root run down to this one. */
   memberPath(): Promise<string[]>;
+  /** The engine's clock: a new action's `expiresAt`, a settled call's times. */
+  clock: Clock;
 }
 
 /**
@@ -60,7 +63,7 @@ export async function planToolCalls(
   for (const call of calls) {
     const action = context.actions.get(call.id);
     if (action) {
-      followDecision(plan, call, action, context.batch);
+      followDecision(plan, call, action, context.batch, context.clock.now());
       continue;
     }
     const tool = context.tools.get(call.name);
@@ -85,6 +88,7 @@ export async function planToolCalls(
           context.batch,
           `Tool "${call.name}" was not run: its approval check failed: ${reason}`,
           true,
+          context.clock.now(),
         ),
       );
       continue;
@@ -102,6 +106,7 @@ export async function planToolCalls(
         tool,
         context.batch,
         await context.memberPath(),
+        context.clock.now(),
       ),
     });
   }
@@ -116,6 +121,7 @@ function followDecision(
   call: ToolCallRequest,
   action: PendingActionRecord,
   batch: number,
+  now: Date,
 ): void {
   const settle = (content: string, isError: boolean) =>
     plan.settled.push(
@@ -125,6 +131,7 @@ function followDecision(
         batch,
         content,
         isError,
+        now,
         actionIdempotencyKey(action.actionId),
       ),
     );
@@ -193,6 +200,7 @@ function newAction(
   tool: ExecutableTool,
   batch: number,
   memberPath: string[],
+  now: Date,
 ): NewPendingAction {
   const { timeoutMs, onTimeout } = gate.approval;
   return {
@@ -206,7 +214,7 @@ function newAction(
     argsSchema: tool.spec.parameters,
     batch,
     onTimeout,
-    expiresAt: timeoutMs === null ? null : new Date(Date.now() + timeoutMs),
+    expiresAt: timeoutMs === null ? null : new Date(now.getTime() + timeoutMs),
   };
 }
 
@@ -216,9 +224,9 @@ function settledOutcome(
   batch: number,
   content: string,
   isError: boolean,
+  now: Date,
   idempotencyKey = idempotencyKeyFor(runId, call.id),
 ): ToolCallOutcome {
-  const now = new Date();
   return finishedOutcome(call, {
     args: recordedArguments(call),
     content,

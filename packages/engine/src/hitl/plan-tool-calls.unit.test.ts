@@ -4,6 +4,7 @@ import { tool } from '../tool.js';
 import { executableFromTool } from '../executable-tool.js';
 import { digestArgs, type PendingActionRecord } from './pending-action.js';
 import { planToolCalls } from './plan-tool-calls.js';
+import { TestClock } from '../testing/test-clock.js';
 
 const restart = tool({
   name: 'restart',
@@ -28,6 +29,7 @@ const call = (id: string, name: string, args: unknown) => ({
   name,
   arguments: typeof args === 'string' ? args : JSON.stringify(args),
 });
+const clock = new TestClock();
 const context = (actions: PendingActionRecord[] = []) => ({
   runId: 'run-1',
   batch: 2,
@@ -35,6 +37,7 @@ const context = (actions: PendingActionRecord[] = []) => ({
   tools,
   actions: new Map(actions.map((a) => [a.toolCallId, a])),
   memberPath: () => Promise.resolve(['ops-team', 'ops-agent']),
+  clock,
 });
 
 describe('planToolCalls', () => {
@@ -58,7 +61,8 @@ describe('planToolCalls', () => {
     ]);
     const [first] = plan.gated;
     expect(first!.action.argsDigest).toBe(digestArgs({ service: 'api' }));
-    expect(first!.action.expiresAt!.getTime()).toBeGreaterThan(Date.now() + 59_000);
+    // `approval.timeoutMs` from the engine's clock.
+    expect(first!.action.expiresAt).toEqual(clock.in(60_000));
     expect(first!.action.argsSchema).toEqual(restart.spec.parameters);
     expect(plan.gated[1]!.action.expiresAt).toBeNull();
   });

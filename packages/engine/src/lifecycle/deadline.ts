@@ -34,23 +34,23 @@ export function deadlineSignal(
   clock: Clock,
 ): ExecutionSignal {
   const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
+  let cancelTimer: (() => void) | undefined;
   let stopped = false;
   const onOuter = () => controller.abort(restated(run.runId, outer?.reason));
   const stop = () => {
     stopped = true;
-    clearTimeout(timer);
+    cancelTimer?.();
     outer?.removeEventListener('abort', onOuter);
   };
   if (outer?.aborted) onOuter();
   else outer?.addEventListener('abort', onOuter, { once: true });
   let { deadlineAt } = run;
   const arm = () => {
-    clearTimeout(timer);
+    cancelTimer?.();
     if (stopped || controller.signal.aborted || deadlineAt === null) return;
     const leftMs = deadlineAt.getTime() - clock.now().getTime();
     if (leftMs <= 0) controller.abort(new DeadlineExceededError(run.runId, deadlineAt));
-    else timer = setTimeout(arm, Math.min(leftMs, MAX_TIMER_MS));
+    else cancelTimer = clock.setTimer(Math.min(leftMs, MAX_TIMER_MS), arm);
   };
   arm();
   const moveTo = (to: Date | null) => {

@@ -272,6 +272,7 @@ async function runBatch(
     tools: state.tools,
     actions,
     memberPath: state.memberPath,
+    clock: state.clock,
   });
   const toolCallMode = state.checkpointer.mode === 'tool-call';
   const commits: Promise<void>[] = [];

@@ -1,6 +1,7 @@
 /**
- * `@cairn/engine/testing`: a scripted model, a fake OpenAI server, and a
- * run's export and replay, for tests of agents and of apps built on them.
+ * `@cairn/engine/testing`: a scripted model, a fake OpenAI server, a test
+ * clock, and a run's export and replay, for tests of agents and of apps built
+ * on them.
  */
 
 /** @public */
@@ -20,6 +21,8 @@ export {
   type FakeOpenAIRequest,
   type FakeStreaming,
 } from './fake-openai-server.js';
+/** @public A clock a test moves (`EngineOptions.clock`): deadlines and expiries without waits. */
+export { TestClock } from './test-clock.js';
 /** @public What the fake OpenAI server answers with. */
 export type { FakeOpenAIReply, FakeToolCall, FakeUsage } from './fake-openai-reply.js';
 /** @public The fake OpenAI server's quota option and its ledger. */

@@ -1,18 +1,20 @@
-import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { SYSTEM_CLOCK } from '../engine-resources.js';
 import { CancelRequestedError, DeadlineExceededError } from '../errors.js';
+import { TestClock } from '../testing/test-clock.js';
 import { deadlineSignal, deadlinePassed } from './deadline.js';
 import { dispositionOfError, serializeError } from './error-disposition.js';
 import { endingOfError } from './run-ending.js';
 
-const inMs = (ms: number) => new Date(Date.now() + ms);
-
+// Time is the test clock's: it moves when a test advances it, and the deadline's timer fires then.
 describe("an execution's deadline", () => {
-  it('aborts the execution with DeadlineExceededError naming the run and its deadline, and ends the run in ERROR', async () => {
-    const deadlineAt = inMs(30);
-    const execution = deadlineSignal({ runId: 'r1', deadlineAt }, undefined, SYSTEM_CLOCK);
-    await once(execution.signal, 'abort');
+  it('aborts the execution with DeadlineExceededError naming the run and its deadline, and ends the run in ERROR', () => {
+    const clock = new TestClock();
+    const deadlineAt = clock.in(30);
+    const execution = deadlineSignal({ runId: 'r1', deadlineAt }, undefined, clock);
+    clock.advance(29);
+    expect(execution.signal.aborted).toBe(false);
+    clock.advance(1);
+    expect(execution.signal.aborted).toBe(true);
     execution.stop();
 
     const reason = execution.signal.reason as DeadlineExceededError;
@@ -32,34 +34,36 @@ describe("an execution's deadline", () => {
   });
 
   it('is aborted from the start when the deadline passed before the claim', () => {
+    const clock = new TestClock();
     const execution = deadlineSignal(
-      { runId: 'r1', deadlineAt: inMs(-1000) },
+      { runId: 'r1', deadlineAt: clock.in(-1000) },
       undefined,
-      SYSTEM_CLOCK,
+      clock,
     );
     expect(execution.signal.aborted).toBe(true);
     expect(execution.signal.reason).toBeInstanceOf(DeadlineExceededError);
-    expect(deadlinePassed({ deadlineAt: inMs(-1) }, new Date())).toBe(true);
-    expect(deadlinePassed({ deadlineAt: null }, new Date())).toBe(false);
+    expect(deadlinePassed({ deadlineAt: clock.in(-1) }, clock.now())).toBe(true);
+    expect(deadlinePassed({ deadlineAt: null }, clock.now())).toBe(false);
   });
 
   it("restates its team's deadline as the member run's own, and passes a cancel on as a cancel", () => {
+    const clock = new TestClock();
     const team = new AbortController();
     const member = deadlineSignal(
-      { runId: 'm1', deadlineAt: inMs(60_000) },
+      { runId: 'm1', deadlineAt: clock.in(60_000) },
       team.signal,
-      SYSTEM_CLOCK,
+      clock,
     );
-    const teamDeadline = inMs(-5);
+    const teamDeadline = clock.in(-5);
     team.abort(new DeadlineExceededError('t1', teamDeadline));
     expect(member.signal.reason).toMatchObject({ runId: 'm1', deadlineAt: teamDeadline });
     member.stop();
 
     const cancelled = new AbortController();
     const execution = deadlineSignal(
-      { runId: 'r2', deadlineAt: inMs(60_000) },
+      { runId: 'r2', deadlineAt: clock.in(60_000) },
       cancelled.signal,
-      SYSTEM_CLOCK,
+      clock,
     );
     cancelled.abort(new CancelRequestedError('r2'));
     expect(execution.signal.reason).toBeInstanceOf(CancelRequestedError);
@@ -67,28 +71,27 @@ describe("an execution's deadline", () => {
     execution.stop();
   });
 
-  it('follows a deadline a continue moved while the execution runs: it aborts at the new one', async () => {
-    const execution = deadlineSignal(
-      { runId: 'r1', deadlineAt: inMs(40) },
-      undefined,
-      SYSTEM_CLOCK,
-    );
-    const later = inMs(150);
+  it('follows a deadline a continue moved while the execution runs: it aborts at the new one', () => {
+    const clock = new TestClock();
+    const execution = deadlineSignal({ runId: 'r1', deadlineAt: clock.in(40) }, undefined, clock);
+    const later = clock.in(150);
     execution.moveTo(later);
-    // A fixed time: past the old deadline, the claim is that it does NOT abort there.
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    // Past the old deadline, it does NOT abort there.
+    clock.advance(80);
     expect(execution.signal.aborted).toBe(false);
-    await once(execution.signal, 'abort');
+    clock.advance(70);
+    expect(execution.signal.aborted).toBe(true);
     expect(execution.signal.reason).toMatchObject({ runId: 'r1', deadlineAt: later });
     execution.stop();
   });
 
-  it('never aborts a run without a deadline, nor once its execution stopped', async () => {
-    const free = deadlineSignal({ runId: 'r1', deadlineAt: null }, undefined, SYSTEM_CLOCK);
-    const stopped = deadlineSignal({ runId: 'r2', deadlineAt: inMs(20) }, undefined, SYSTEM_CLOCK);
+  it('never aborts a run without a deadline, nor once its execution stopped', () => {
+    const clock = new TestClock();
+    const free = deadlineSignal({ runId: 'r1', deadlineAt: null }, undefined, clock);
+    const stopped = deadlineSignal({ runId: 'r2', deadlineAt: clock.in(20) }, undefined, clock);
     stopped.stop();
-    // A fixed window: past the 20 ms deadline, the claim is that neither signal aborts.
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    // Past the 20 ms deadline, neither signal aborts.
+    clock.advance(80);
     expect(free.signal.aborted).toBe(false);
     expect(stopped.signal.aborted).toBe(false);
     free.stop();
