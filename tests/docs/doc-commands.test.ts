@@ -4,37 +4,18 @@
  * bin of Cairn's own, and every route a `curl` calls on the producer (by its
  * method, checked against the OpenAPI document the routes are built from).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { REPO_ROOT } from '@cairn/services';
 import { expect, it } from 'vitest';
 import { openApiDocument } from '../../apps/producer/src/openapi/openapi-document.js';
+import { commandsOf, docFiles, shellBlocks } from './shell-blocks.js';
 
-/** The markdown files whose shell blocks users copy. */
-function docFiles(): string[] {
-  const docs = readdirSync(join(REPO_ROOT, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => `docs/${name}`);
-  return ['README.md', ...docs];
-}
-
-/** Each command of each `sh`/`bash` block (continued lines joined, comments and prompts dropped), with where it is. */
+/** Each command of each shell block, with where it is. */
 function shellCommands(): { file: string; command: string }[] {
-  const commands: { file: string; command: string }[] = [];
-  for (const file of docFiles()) {
-    const text = readFileSync(join(REPO_ROOT, file), 'utf8');
-    for (const block of text.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)) {
-      const joined = block[1]!.replace(/\\\n\s*/g, ' ');
-      for (const line of joined.split('\n')) {
-        const command = line
-          .replace(/\s#\s.*$/, '')
-          .replace(/^#.*$/, '')
-          .trim();
-        if (command !== '') commands.push({ file, command });
-      }
-    }
-  }
-  return commands;
+  return shellBlocks().flatMap((block) =>
+    commandsOf(block).map((command) => ({ file: block.file, command })),
+  );
 }
 
 /** The simple commands of a line: split at `&&`, `;`, `|` and `&`, subshell parentheses dropped. */
