@@ -654,6 +654,42 @@ export function describeModelCapacityConformance(
       });
     });
 
+    describe('ready(): would a permit be granted now', () => {
+      it('answers as tryAcquire would, taking nothing: no slot, no window entry, no paced step', async () => {
+        const { cap, model, grant, snapshotOf, request } = await setup(PATIENT);
+        const limit = { concurrency: 1, requestsPerMinute: 2 };
+        // Asked as often as wanted, it takes nothing: the two requests a window are still there.
+        for (let i = 0; i < 3; i++)
+          expect(await cap.ready(request({ limit, waiterId: 'a' }))).toBeUndefined();
+        expect((await snapshotOf())?.inFlight).toBe(0);
+        const held = await grant({ limit, waiterId: 'a' });
+        expect(await cap.ready(request({ limit, waiterId: 'b' }))).toMatchObject({
+          reason: 'concurrency',
+        });
+        await cap.release(held, { ok: true });
+        expect(await cap.ready(request({ limit, waiterId: 'b' }))).toBeUndefined();
+        await grant({ limit, waiterId: 'b' });
+        // Both a slot and the window's two requests are taken now.
+        expect(await cap.ready(request({ limit, waiterId: 'c' }))).toMatchObject({
+          granted: false,
+        });
+        expect((await snapshotOf(model))?.inFlight).toBe(1);
+      });
+
+      it('leaves the waiter in line as asking: a newcomer is refused for fairness behind it', async () => {
+        const { cap, grant, refuse, request } = await setup(PATIENT);
+        const limit = { concurrency: 1 };
+        const holder = await grant({ limit });
+        expect(await cap.ready(request({ limit, waiterId: 'back', priority: 1 }))).toMatchObject({
+          reason: 'concurrency',
+        });
+        await cap.release(holder, { ok: true });
+        expect(await cap.ready(request({ limit, waiterId: 'back', priority: 1 }))).toBeUndefined();
+        await refuse('fairness', { limit, waiterId: 'newcomer' });
+        await grant({ limit, waiterId: 'back', priority: 1 });
+      });
+    });
+
     describe('a parked waiter held in line', () => {
       it('hold() keeps it in line past the waiter TTL: the waiters behind it are told to wait for its turn too', async () => {
         const { cap, model, grant, refuse, snapshotOf } = await setup();

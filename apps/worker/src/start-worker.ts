@@ -221,6 +221,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       stalledIntervalMs: config.stalledIntervalMs,
       deathSignal: config.deathSignal,
       logger,
+      ...(config.capacityLine && { capacity }),
     });
     closers.push(() => worker.close());
     const reconciler = startReconciler({

@@ -205,3 +205,4 @@ export {
 } from './spend/tenant-budget.js';
 export { pauseMsOf, DEFAULT_CEILING_MEMORY_MS } from './capacity/rate-limit-pause.js';
 export { requestPacing } from './capacity/request-pacing.js';
+export { parkAgainFor } from './capacity/parked-pickup.js';

@@ -19,6 +19,17 @@ const handoverAttempt = z.number().int().nonnegative().optional();
 const parked = {
   parkedAttempt: z.number().int().nonnegative().optional(),
   waitingSince: z.number().int().nonnegative().optional(),
+  /** The model and its waiter in line (a member run's, for a team): asked of the limiter before the next pickup claims the run. */
+  parkedFor: z
+    .object({
+      model: z.string().min(1),
+      waiter: z.object({
+        id: z.string().min(1),
+        tenant: z.string(),
+        priority: z.number().int().min(1).max(10),
+      }),
+    })
+    .optional(),
 };
 
 /** The run's priority, 1 (highest) to 10: its order within its tenant's fair line. */

@@ -6,6 +6,7 @@ import {
   type CapacityPark,
   type JobIntent,
 } from '@cairn/engine/lifecycle';
+import { parkAgainFor, type CapacitySettings } from '@cairn/engine';
 import type { RunExecutor, RunJobOutcome, RunJobRequest, WorkerLogger } from '@cairn/runtime';
 import { InvalidJobError } from './errors.js';
 import { parseJob, type CatalogJob } from './job-catalog.js';
@@ -46,6 +47,12 @@ export interface RunProcessorDeps {
   carryOut(intents: readonly JobIntent[]): Promise<unknown>;
   /** True once the worker is shutting down: new pickups are handed straight back. */
   isClosing(): boolean;
+  /**
+   * The fleet's model capacity: a job back from a park whose waiter could not have its permit
+   * within the capacity wait is delayed again without a claim (`parkAgainFor`). Without it, every
+   * such pickup claims the run.
+   */
+  capacity?: CapacitySettings;
 }
 
 /**
@@ -65,6 +72,8 @@ export function createRunProcessor(deps: RunProcessorDeps) {
       throw error;
     }
     if (deps.isClosing()) return handBack(job, token, false);
+    const again = await parkAgainMs(job, parsed);
+    if (again !== undefined) return parkAgain(job, token, again);
     const outcome = await executor
       .execute({
         work: workOf(parsed, job.attemptsStarted),
@@ -121,11 +130,37 @@ export function createRunProcessor(deps: RunProcessorDeps) {
       ...(job.data as object),
       parkedAttempt: job.attemptsStarted,
       waitingSince: Math.round(now - park.waitedMs),
+      parkedFor: { model: park.model, waiter: park.waiter },
     });
     await job.moveToDelayed(now + park.retryAfterMs, token);
     logger.info(
       { runId: (job.data as { runId?: string }).runId, jobId: job.id, ...park },
       'run parked for model capacity',
+    );
+    throw new DelayedError();
+  }
+
+  /** For a pickup back from a park (its next claim's reason `capacity`): how long to delay it again, or undefined to claim it. */
+  async function parkAgainMs(job: Job, parsed: CatalogJob): Promise<number | undefined> {
+    if (!deps.capacity || parsed.name === 'expire') return undefined;
+    const { parkedAttempt, parkedFor, waitingSince } = parsed.data;
+    if (!parkedFor || parkedAttempt === undefined || job.attemptsStarted !== parkedAttempt + 1) {
+      return undefined;
+    }
+    const waitedMs = waitingSince === undefined ? 0 : Math.max(0, Date.now() - waitingSince);
+    return parkAgainFor(deps.capacity, { ...parkedFor, waitedMs });
+  }
+
+  /**
+   * Delays a job back from a park again, unclaimed: the run is untouched (still RUNNING, parked at
+   * its checkpoint), and the mark moves to this pickup so the next one claims with reason `capacity`.
+   */
+  async function parkAgain(job: Job, token: string | undefined, delayMs: number): Promise<never> {
+    await job.updateData({ ...(job.data as object), parkedAttempt: job.attemptsStarted });
+    await job.moveToDelayed(Date.now() + delayMs, token);
+    logger.debug(
+      { runId: (job.data as { runId?: string }).runId, jobId: job.id, delayMs },
+      'run still waits for model capacity: parked again before its claim',
     );
     throw new DelayedError();
   }

@@ -1,4 +1,4 @@
-import type { Model, Registry } from '@cairn/engine';
+import type { CapacitySettings, Model, Registry } from '@cairn/engine';
 import {
   createInlineExecutor,
   DEFAULT_LOCK_MS,
@@ -42,6 +42,8 @@ export interface RunWorkerOptions {
   /** For the default inline executor: how often an execution re-reads its run row (epoch, cancel). @defaultValue lockDurationMs / 2 */
   leaseCheckMs?: number;
   logger?: WorkerLogger;
+  /** The fleet's model capacity, with `CAIRN_CAPACITY_LINE`: a job back from a park asks it before its claim. */
+  capacity?: CapacitySettings;
 }
 
 /** A started run worker. */
@@ -76,6 +78,7 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
     logger,
     isClosing: () => closing,
     carryOut: (intents) => carryOutIntents(options.runQueue, intents),
+    ...(options.capacity && { capacity: options.capacity }),
   });
   const worker = options.runQueue.createWorker(
     processor,

@@ -42,6 +42,8 @@ import * as m0027 from './migrations/0027_suspend.js';
 import * as m0028 from './migrations/0028_capacity_line.js';
 import * as m0029 from './migrations/0029_webhook_run_order.js';
 import * as m0030 from './migrations/0030_paced_grants.js';
+import * as m0031 from './migrations/0031_capacity_probe.js';
+import * as m0031w from './migrations/0031_w_run_states.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -86,6 +88,8 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0028_capacity_line': m0028,
   '0029_webhook_run_order': m0029,
   '0030_paced_grants': m0030,
+  '0031_capacity_probe': m0031,
+  '0031_w_run_states': m0031w,
 });
 
 /**

@@ -1,3 +1,12 @@
+/** Who waits in the model's line for a parked run: the run that asked (a member run, for a team), as it asked. */
+export interface ParkedWaiter {
+  /** The waiter's id in the line: that run's id. */
+  id: string;
+  /** '' for none. */
+  tenant: string;
+  priority: number;
+}
+
 /**
  * Thrown by a model request that got no permit within the capacity wait:
  * the execution stops at its last checkpoint and gives its worker slot back
@@ -12,6 +21,8 @@ export class CapacityParkSignal extends Error {
     readonly retryAfterMs: number,
     /** How long the run has waited for this permit so far, across parks. */
     readonly waitedMs: number,
+    /** Who waits in the model's line (the run whose request asked). */
+    readonly waiter: ParkedWaiter,
   ) {
     super(`run ${runId} parked: no capacity for model ${model} for ${retryAfterMs} ms`);
     this.name = 'CapacityParkSignal';

@@ -106,6 +106,13 @@ export interface ModelCapacity {
    */
   tryAcquire(request: PermitRequest): Promise<PermitAnswer>;
   /**
+   * Whether {@link tryAcquire} would grant `request` now, taking nothing (no permit, no slot, no
+   * window entry, no turn of the fair order): undefined when it would, else its refusal. Either
+   * way the waiter is in line as asking now, as {@link tryAcquire} leaves it: a run brought back
+   * from a park asks this before its worker claims it, and asks for the permit at once if so.
+   */
+  ready(request: PermitRequest): Promise<Extract<PermitAnswer, { granted: false }> | undefined>;
+  /**
    * Extends the lease of the permit's slot while its request runs (a slot
    * whose holder died is free again once its lease ends). The runner renews
    * every third of the lease.

@@ -38,6 +38,27 @@ export interface CapacitySettings {
  */
 const PARK_FALLBACK_MARGIN_MS = 2000;
 
+/**
+ * Parks a waiter: in line (`CAIRN_CAPACITY_LINE`), held there until the limit's expectation and
+ * {@link PARK_FALLBACK_MARGIN_MS}; out of line, it leaves. Resolves with how long its job is delayed.
+ * A limiter error is reported to the settings' `onError`, never thrown (the job's delay brings it back).
+ */
+export async function parkInLine(
+  settings: CapacitySettings,
+  model: string,
+  waiterId: string,
+  retryAfterMs: number,
+): Promise<number> {
+  const failed = (error: unknown) => settings.onError?.(error);
+  if (settings.line === false) {
+    await settings.limiter.leave(model, waiterId).catch(failed);
+    return retryAfterMs;
+  }
+  const parkMs = retryAfterMs + PARK_FALLBACK_MARGIN_MS;
+  await settings.limiter.hold(model, waiterId, parkMs).catch(failed);
+  return parkMs;
+}
+
 /** How long a tree waited for a permit before this pickup (its parks), until its first permit reports it. */
 export interface CarriedWait {
   ms: number;
@@ -127,15 +148,9 @@ export class ModelGate {
    * line, it comes back when the limit expects room.
    */
   private async park(model: string, retryAfterMs: number, waitedMs: number) {
-    const { limiter } = this.settings;
-    const { runId } = this.run;
-    if (this.settings.line === false) {
-      await limiter.leave(model, runId).catch((error: unknown) => this.failed(error));
-      return new CapacityParkSignal(runId, model, retryAfterMs, waitedMs);
-    }
-    const parkMs = retryAfterMs + PARK_FALLBACK_MARGIN_MS;
-    await limiter.hold(model, runId, parkMs).catch((error: unknown) => this.failed(error));
-    return new CapacityParkSignal(runId, model, parkMs, waitedMs);
+    const { runId, tenant, priority } = this.run;
+    const parkMs = await parkInLine(this.settings, model, runId, retryAfterMs);
+    return new CapacityParkSignal(runId, model, parkMs, waitedMs, { id: runId, tenant, priority });
   }
 
   /** Runs `request` holding `permit`, renewing its slot's lease meanwhile. */

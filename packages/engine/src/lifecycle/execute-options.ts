@@ -1,5 +1,6 @@
 import type { Entity } from '../registry.js';
 import type { CarriedWait } from '../capacity/model-gate.js';
+import type { ParkedWaiter } from '../capacity/capacity-park-signal.js';
 import type { TreeSpend } from '../spend/budget.js';
 import type { AttemptReason, RunRecord } from '../run-types.js';
 import type { RunStatus } from './run-status.js';
@@ -19,6 +20,8 @@ export interface CapacityPark {
   retryAfterMs: number;
   /** How long the run has waited for its permit so far, across parks. */
   waitedMs: number;
+  /** Who waits in the model's line: the queue asks for it before the run's next pickup claims it. */
+  waiter: ParkedWaiter;
 }
 
 /** Options of one execution of a run. */

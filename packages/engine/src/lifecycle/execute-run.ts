@@ -189,10 +189,10 @@ async function parked(
   state: TurnLoopState,
   signal: CapacityParkSignal,
 ): Promise<ExecutionResult> {
-  const { model, retryAfterMs, waitedMs } = signal;
+  const { model, retryAfterMs, waitedMs, waiter } = signal;
   const until = new Date(state.clock.now().getTime() + retryAfterMs).toISOString();
   await checkpointer.park(state.usage, { for: 'capacity', model, until }, { waitedMs });
-  return { outcome: 'parked', runId: state.runId, park: { model, retryAfterMs, waitedMs } };
+  return { outcome: 'parked', runId: state.runId, park: { model, retryAfterMs, waitedMs, waiter } };
 }
 
 function finished(run: RunRecord): ExecutionResult {

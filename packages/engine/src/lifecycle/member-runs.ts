@@ -106,8 +106,8 @@ export function memberRunner(
     if (result.outcome === 'handed-over') throw new HandoverSignal(child.runId);
     // A member parked for model capacity parks its whole tree: the team's job waits, then resumes it.
     if (result.outcome === 'parked') {
-      const { model, retryAfterMs, waitedMs } = result.park;
-      throw new CapacityParkSignal(child.runId, model, retryAfterMs, waitedMs);
+      const { model, retryAfterMs, waitedMs, waiter } = result.park;
+      throw new CapacityParkSignal(child.runId, model, retryAfterMs, waitedMs, waiter);
     }
     const { run } = result;
     if (run.status === 'COMPLETED') return { output: run.content ?? '', childRunId: run.runId };

@@ -125,7 +125,8 @@ end
 /**
  * tryAcquire. ARGV: model, waiterId, tenant, weight, priority, waitedMs,
  * tokens, concurrency, rpm, tpm ('' for none), windowMs, waiterTtlMs,
- * leaseMs, the pacing's step and tolerance ('' for none), a random nonce for the permit id. Returns `{1, permitId,
+ * leaseMs, the pacing's step and tolerance ('' for none), a random nonce for the permit id, '1' for a
+ * probe (`ModelCapacity.ready`: a grant takes nothing and answers `{1, ''}`). Returns `{1, permitId,
  * holdsSlot}`, `{1, permitId, 0, 1}` when nothing governs the model (no
  * limit, no adaptive cap, no pause), or `{0, reason, retryAfterMs}`.
  */
@@ -138,6 +139,7 @@ local step, tolerance = num(ARGV[14]), num(ARGV[15]) or 0
 local now = clock()
 -- The grant time rides in the id, for the hold time at release.
 local id = ARGV[16] .. ':' .. string.format('%d', math.floor(now))
+local probe = ARGV[17] == '1'
 
 local st = redis.call('HMGET', K_STATE, 'paused', 'adaptive', 'hold', 'gvt', 'tok', 'paced')
 local paused, adaptive = num(st[1]) or 0, num(st[2])
@@ -294,6 +296,11 @@ if redis.call('ZCOUNT', K_WAITERS, ms(now - ttl), ms(now)) > 1 then
   end
 end
 
+-- A probe takes nothing: the caller stays in line as asking now, and asks for the permit at once.
+if probe then
+  touch(now, span, lease, model)
+  return {1, ''}
+end
 redis.call('HDEL', K_WINFO, waiter)
 redis.call('ZREM', K_WAITERS, waiter)
 local tag = math.max(num(redis.call('HGET', K_VT, tenant)) or 0, gvt)

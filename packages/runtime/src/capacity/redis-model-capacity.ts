@@ -122,6 +122,18 @@ export class RedisModelCapacity implements ModelCapacity {
   }
 
   async tryAcquire(request: PermitRequest): Promise<PermitAnswer> {
+    return this.#acquire(request, false);
+  }
+
+  async ready(
+    request: PermitRequest,
+  ): Promise<Extract<PermitAnswer, { granted: false }> | undefined> {
+    const answer = await this.#acquire(request, true);
+    return answer.granted ? undefined : answer;
+  }
+
+  /** The acquire script; a `probe` grant takes nothing (its permit is not one to release). */
+  async #acquire(request: PermitRequest, probe: boolean): Promise<PermitAnswer> {
     const { model, limit } = request;
     const weight = request.weight > 0 && Number.isFinite(request.weight) ? request.weight : 1;
     const tokens = Math.max(0, request.tokens);
@@ -140,6 +152,7 @@ export class RedisModelCapacity implements ModelCapacity {
       String(tokens),
       ...this.#limitArgs(limit),
       permitNonce(),
+      probe ? '1' : '0',
     ])) as [number, string, number, number?];
     const [granted, value, extra, ungoverned] = reply;
     if (granted === 1) {

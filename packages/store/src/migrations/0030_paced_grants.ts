@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Kysely } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
 import { TRY_ACQUIRE_IN_LINE, WAKE } from './0028_capacity_line.js';
 
 /**
@@ -15,7 +15,7 @@ import { TRY_ACQUIRE_IN_LINE, WAKE } from './0028_capacity_line.js';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table cairn_capacity_models add column paced_until timestamptz`.execute(db);
   await PACED_ROOM.execute(db);
-  await TRY_ACQUIRE_PACED.execute(db);
+  await tryAcquirePaced(false).execute(db);
   await WAKE_PACED.execute(db);
 }
 
@@ -47,8 +47,12 @@ const PACED_ROOM = sql`
 /**
  * `cairn_capacity_try_acquire` of `0028_capacity_line`, paced: the room is also what the pacing lets
  * go now, a refusal by the pacing tells the caller its paced slot, and a grant moves the paced time on.
+ * `probe` (`0031_capacity_probe`): a call with `probe` true that would be granted takes nothing and
+ * answers granted with no permit id (`PostgresModelCapacity.ready`); false, the function as this
+ * migration made it.
  */
-const TRY_ACQUIRE_PACED = sql`
+export function tryAcquirePaced(probe: boolean): RawBuilder<unknown> {
+  return sql`
     create or replace function cairn_capacity_try_acquire(a jsonb) returns jsonb
     language plpgsql as $$
     declare
@@ -209,7 +213,7 @@ const TRY_ACQUIRE_PACED = sql`
             then cairn_capacity_ms(v_next - v_now) - v_tolerance + v_position * v_step else 0 end));
       end if;
 
-      -- Granted.
+${sql.raw(probe ? PROBE : '')}      -- Granted.
       delete from cairn_capacity_waiters where model_id = r.model_id and waiter_id = v_waiter;
       select greatest(vt, r.global_vt) into v_start
       from cairn_capacity_tenants where model_id = r.model_id and tenant = v_tenant;
@@ -236,6 +240,13 @@ const TRY_ACQUIRE_PACED = sql`
       where model_id = r.model_id;
       return jsonb_build_object('granted', true, 'id', v_permit::text, 'holdsSlot', v_cap is not null);
     end $$`;
+}
+
+/** A probe that would be granted takes nothing: the caller stays in line as asking now. */
+const PROBE = `      if coalesce((a->>'probe')::boolean, false) then
+        return jsonb_build_object('granted', true, 'id', '', 'holdsSlot', false);
+      end if;
+`;
 
 /** `cairn_capacity_wake` of `0028_capacity_line`, its room also what the pacing lets go now. */
 const WAKE_PACED = sql`

@@ -8,6 +8,7 @@ import * as migration from '../migrations/0009_b_model_capacity.js';
 import * as ceiling from '../migrations/0024_adaptive_ceiling.js';
 import * as line from '../migrations/0028_capacity_line.js';
 import * as paced from '../migrations/0030_paced_grants.js';
+import * as probe from '../migrations/0031_capacity_probe.js';
 import { useStoreTestContext } from '../test-support/store-test-context.js';
 import { PostgresModelCapacity } from './postgres-model-capacity.js';
 
@@ -69,6 +70,7 @@ describe('PostgresModelCapacity', () => {
     // Migrations take a database of no particular schema.
     const db = ctx.db as unknown as Kysely<unknown>;
     // The later migrations' functions go first.
+    await probe.down(db);
     await paced.down(db);
     await line.down(db);
     await migration.down(db);
@@ -76,6 +78,7 @@ describe('PostgresModelCapacity', () => {
     await migration.up(db);
     await line.up(db);
     await paced.up(db);
+    await probe.up(db);
     expect(await objects()).toBe(created);
     const capacity = new PostgresModelCapacity(ctx.db);
     permitOf(await capacity.tryAcquire(request({ limit: { concurrency: 1 } })));

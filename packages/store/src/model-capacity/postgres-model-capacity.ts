@@ -77,8 +77,23 @@ export class PostgresModelCapacity implements ModelCapacity {
   }
 
   async tryAcquire(request: PermitRequest): Promise<PermitAnswer> {
+    const result = await this.acquire(request, false);
+    if (!result.granted) return result;
+    const { model, tokens } = request;
+    return { granted: true, permit: { id: result.id, model, tokens, holdsSlot: result.holdsSlot } };
+  }
+
+  async ready(
+    request: PermitRequest,
+  ): Promise<Extract<PermitAnswer, { granted: false }> | undefined> {
+    const result = await this.acquire(request, true);
+    return result.granted ? undefined : result;
+  }
+
+  /** `cairn_capacity_try_acquire`; a `probe` grant takes nothing (migration 0031). */
+  private acquire(request: PermitRequest, probe: boolean): Promise<TryAcquireResult> {
     const { model, limit, waiterId, tenant, weight, priority, waitedMs, tokens } = request;
-    const result = await this.call<TryAcquireResult>(sql`cairn_capacity_try_acquire`, {
+    return this.call<TryAcquireResult>(sql`cairn_capacity_try_acquire`, {
       model,
       ...this.pacedLimitArgs(limit),
       waiterId,
@@ -87,9 +102,8 @@ export class PostgresModelCapacity implements ModelCapacity {
       priority,
       waitedMs: Math.max(0, waitedMs),
       tokens,
+      probe,
     });
-    if (!result.granted) return result;
-    return { granted: true, permit: { id: result.id, model, tokens, holdsSlot: result.holdsSlot } };
   }
 
   async renew(permit: Permit): Promise<void> {
