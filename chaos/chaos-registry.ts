@@ -128,6 +128,7 @@ function teamScript({ messages }: ScriptContext): ScriptedReply {
  * on scripted models with fresh tool-call ids (as a real model returns them),
  * whose tools sleep `CHAOS_TOOL_DELAY_MS` and record each execution in the
  * Postgres ledger at `CHAOS_LEDGER_URL`.
+ * @public
  */
 export function createRegistry(options: { model?: Model } = {}): Registry {
   const latencyMs = envMs('CHAOS_MODEL_LATENCY_MS', 30);

@@ -4,11 +4,11 @@
  */
 import { createRegistry as researchTeam } from '@cairn/research-team';
 
-/** A registry module's limits, in `CAIRN_MODEL_LIMITS`'s shape. */
+/** @public A registry module's limits, in `CAIRN_MODEL_LIMITS`'s shape. */
 export const modelLimits = [
   { model: 'scripted', concurrency: 4 },
   { model: 'openai-chat:*', requests_per_minute: -60 },
 ];
 
-/** The research team, unchanged. */
+/** @public The research team, unchanged. */
 export const createRegistry = researchTeam;

@@ -19,7 +19,7 @@ const blockFor = tool({
   },
 });
 
-/** `blocker`: one blocking tool call, then a final answer. */
+/** @public `blocker`: one blocking tool call, then a final answer. */
 export function createRegistry(): Registry {
   const ms = Number(process.env.BLOCKING_TOOL_MS ?? 3000);
   const model = new ScriptedModel({

@@ -62,7 +62,7 @@ export function registryOf(variant: DefinitionVariant): Registry {
   return new Registry({ agents: [drafter] });
 }
 
-/** The registry a worker loads: the variant `DEFINITION_VARIANT` names (default `v1`). */
+/** @public The registry a worker loads: the variant `DEFINITION_VARIANT` names (default `v1`). */
 export function createRegistry(): Registry {
   const variant = (process.env.DEFINITION_VARIANT ?? 'v1') as DefinitionVariant;
   if (!DEFINITION_VARIANTS.includes(variant))

@@ -73,7 +73,7 @@ function pairScript({ messages }: ScriptContext): ScriptedReply {
   return { text: results.map((r) => r.content).join(' | ') };
 }
 
-/** The registry the lifecycle scenarios' workers load (`CAIRN_REGISTRY`). */
+/** @public The registry the lifecycle scenarios' workers load (`CAIRN_REGISTRY`). */
 export function createRegistry(): Registry {
   const fresh = { toolCallIds: 'fresh' as const, latencyMs: 50 };
   const echoModel = new ScriptedModel({

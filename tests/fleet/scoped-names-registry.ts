@@ -79,7 +79,7 @@ function team(name: string, member: Agent): Team {
   });
 }
 
-/** The registry the scoped-names scenario's workers load (`CAIRN_REGISTRY`). */
+/** @public The registry the scoped-names scenario's workers load (`CAIRN_REGISTRY`). */
 export function createRegistry(): Registry {
   return new Registry({
     teams: [

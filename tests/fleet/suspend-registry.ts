@@ -64,7 +64,7 @@ function waiterScript({ messages }: ScriptContext) {
   return { text: 'waited long enough' };
 }
 
-/** The registry the suspend scenarios' workers load (`CAIRN_REGISTRY`). */
+/** @public The registry the suspend scenarios' workers load (`CAIRN_REGISTRY`). */
 export function createRegistry(): Registry {
   const waiter = new Agent({
     name: 'waiter',

@@ -44,7 +44,7 @@ export function opsRegistryOf(definition: OpsDefinition): Registry {
   return new Registry({ teams: [opsTeam], agents: [opsAgent] });
 }
 
-/** The registry a worker loads: the definition `OPS_DEFINITION` names (default `v1`). */
+/** @public The registry a worker loads: the definition `OPS_DEFINITION` names (default `v1`). */
 export function createRegistry(): Registry {
   const definition = (process.env.OPS_DEFINITION ?? 'v1') as OpsDefinition;
   if (!OPS_DEFINITIONS.includes(definition))

@@ -30,7 +30,7 @@ export const FILESYSTEM_SERVER = fileURLToPath(
   import.meta.resolve('@modelcontextprotocol/server-filesystem/dist/index.js'),
 );
 
-/** The registry: the filesystem server's `edit_file` and `read_text_file` as `fs_*`. */
+/** @public The registry: the filesystem server's `edit_file` and `read_text_file` as `fs_*`. */
 export async function createRegistry(): Promise<Registry> {
   const dir = process.env.MCP_FS_DIR;
   if (!dir) throw new Error('MCP_FS_DIR must name the directory the filesystem server may use');

@@ -11,7 +11,7 @@ import { firstUserInput, ScriptedModel, toolResults } from '@cairn/engine/testin
 /** Lookups a run makes, one a turn. */
 export const MCP_STEPS = 3;
 
-/** The registry: the knowledge base's `lookup` as `kb_lookup`. */
+/** @public The registry: the knowledge base's `lookup` as `kb_lookup`. */
 export async function createRegistry(): Promise<Registry> {
   const script = process.env.MCP_KB_SERVER;
   if (!script) throw new Error('MCP_KB_SERVER must name the knowledge-base server script');

@@ -3,7 +3,7 @@ import { ScriptedModel } from '@cairn/engine/testing';
 import { researcherScript, teamScript } from '@cairn/research-team';
 import { z } from 'zod';
 
-/** The research team after a change that breaks its stored runs: `slow_fetch_detail` takes a number. */
+/** @public The research team after a change that breaks its stored runs: `slow_fetch_detail` takes a number. */
 export function createRegistry(): Registry {
   const tools = [
     tool({

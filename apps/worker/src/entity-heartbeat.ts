@@ -2,9 +2,6 @@ import type { Registry } from '@cairn/engine';
 import { startPeriodicPass, type PeriodicPass, type WorkerLogger } from '@cairn/runtime';
 import { ENTITY_HEARTBEAT_MS, type ServedEntityCatalog } from '@cairn/store';
 
-/** How often a worker refreshes the last-seen time of the entities it serves (the store's constant, which judges liveness by it). */
-export { ENTITY_HEARTBEAT_MS };
-
 /** A running heartbeat; `stop()` ends it. */
 export type EntityHeartbeat = PeriodicPass;
 

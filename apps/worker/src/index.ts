@@ -1,3 +1,9 @@
-/** `@cairn/worker`: start a Cairn worker from your own process. */
+/**
+ * `@cairn/worker`'s public surface, chosen on purpose: start a Cairn worker
+ * from your own process (`startWorker`). Each export here is tagged
+ * `@public`; knip reports any other export of the entry, so the package's own
+ * modules stay its own.
+ */
+
+/** @public */
 export { startWorker, type StartWorkerOptions, type CairnWorker } from './start-worker.js';
-export { ENTITY_HEARTBEAT_MS } from './entity-heartbeat.js';
