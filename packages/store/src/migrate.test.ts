@@ -61,6 +61,7 @@ describe('migrate', () => {
       'run_idempotency_keys',
       'run_messages',
       'run_search_texts',
+      'run_states',
       'runs',
       'schedule_firings',
       'schedules',
