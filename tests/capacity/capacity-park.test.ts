@@ -2,9 +2,11 @@ import {
   Agent,
   Engine,
   OpenAIChatModel,
+  parkAgainFor,
   Registry,
   tool,
   type CapacityLimit,
+  type CapacitySettings,
   type ModelCapacity,
   type Permit,
 } from '@cairn/engine';
@@ -74,18 +76,23 @@ function pinger(onPing: () => Promise<void> | void = () => undefined) {
   return { agent: new Agent({ name: 'pinger', model, tools: [ping] }), executions };
 }
 
+/** The engine's capacity settings: the Postgres limiter, one request at a time, a short capacity wait. */
+function capacityOf(waitMs = 150): CapacitySettings {
+  return {
+    limiter: t.store.modelCapacity,
+    limits: [{ model: MODEL, ...ONE_AT_A_TIME }],
+    waitMs,
+    pollMs: 25,
+  };
+}
+
 function engineFor(agent: Agent, options: { waitMs?: number; maxAttempts?: number } = {}) {
   return new Engine({
     store: t.store,
     registry: new Registry({ agents: [agent] }),
     workerId: 'w',
     maxAttempts: options.maxAttempts,
-    capacity: {
-      limiter: t.store.modelCapacity,
-      limits: [{ model: MODEL, ...ONE_AT_A_TIME }],
-      waitMs: options.waitMs ?? 150,
-      pollMs: 25,
-    },
+    capacity: capacityOf(options.waitMs),
   });
 }
 
@@ -128,6 +135,42 @@ describe('a run with no model permit within the capacity wait', () => {
     ]);
     expect(done.messages.filter((m) => m.role === 'user')).toHaveLength(1);
     expect(executions).toHaveLength(1);
+  });
+
+  it('back from its park while there is still no room, it parks again before any claim: no attempt, no event', async () => {
+    const { agent } = pinger();
+    const engine = engineFor(agent);
+    const holder = await holdTheSlot(t.store.modelCapacity);
+    const run = await engine.createRun({ entity: { kind: 'agent', name: 'pinger' }, input: 'go' });
+    const first = await engine.execute(run.runId, { reason: 'run' });
+    if (first.outcome !== 'parked') throw new Error(`expected a park, got ${first.outcome}`);
+    // The park names its waiter in the model's line, as the queue records it on the job.
+    expect(first.park.waiter).toEqual({ id: run.runId, tenant: '', priority: run.priority });
+    const before = (await t.store.getRunView(run.runId))!;
+    const eventsBefore = (await t.store.listEvents(run.runId)).length;
+
+    // Its job is picked up with the slot still held: asked first, it is delayed again, the run untouched.
+    const pickup = { model: MODEL, waiter: first.park.waiter, waitedMs: first.park.waitedMs };
+    const again = await parkAgainFor(capacityOf(), pickup);
+    expect(again).toBeGreaterThan(150);
+    const still = (await t.store.getRunView(run.runId))!;
+    expect(still.attempts).toEqual(before.attempts);
+    expect(still.epoch).toBe(before.epoch);
+    expect(await t.store.listEvents(run.runId)).toHaveLength(eventsBefore);
+
+    // Room: the next pickup claims it, with reason capacity, and it completes.
+    await holder.release();
+    expect(await parkAgainFor(capacityOf(), pickup)).toBeUndefined();
+    const second = await engine.execute(run.runId, {
+      reason: 'capacity',
+      capacityWaitedMs: first.park.waitedMs,
+    });
+    expect(second.outcome === 'finished' && second.run.status).toBe('COMPLETED');
+    const done = (await t.store.getRunView(run.runId))!;
+    expect(done.attempts.map((a) => [a.reason, a.outcome])).toEqual([
+      ['run', 'parked'],
+      ['capacity', 'completed'],
+    ]);
   });
 
   it('parks after a committed tool batch without running the batch again', async () => {

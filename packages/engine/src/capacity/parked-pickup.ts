@@ -1,5 +1,5 @@
 import type { ParkedWaiter } from './capacity-park-signal.js';
-import { DEFAULT_CAPACITY_WAIT_MS, parkInLine, type CapacitySettings } from './model-gate.js';
+import { parkInLine, type CapacitySettings } from './model-gate.js';
 import { limitFor } from './model-limits.js';
 
 /** A run's job back from a park for `model`, before its worker claims the run. */
@@ -12,11 +12,12 @@ export interface ParkedPickup {
 
 /**
  * Whether a run back from a park should be claimed now (docs/capacity.md, "Back from a park"): asks
- * the limiter whether its waiter could have a permit within the capacity wait
- * (`ModelCapacity.ready`, which takes nothing). Resolves with undefined when it could (the pickup
- * claims the run, which asks at once), else with how long to delay its job again, the waiter held
- * in line as a park holds it: no claim, no attempt and no worker slot spent on a run that would
- * park again. A limiter error resolves undefined (the pickup goes on as without this check).
+ * the limiter whether its waiter could have a permit now (`ModelCapacity.ready`, which takes
+ * nothing). Resolves with undefined when it could (the pickup claims the run, which asks at once in
+ * the place kept for it), else with how long to delay its job again, the waiter held in line as a
+ * park holds it (a worker wakes it when its room frees): no claim, no attempt and no worker slot
+ * spent on a run that would wait. A limiter error resolves undefined (the pickup goes on as
+ * without this check).
  */
 export async function parkAgainFor(
   settings: CapacitySettings,
@@ -39,8 +40,6 @@ export async function parkAgainFor(
       settings.onError?.(error);
       return undefined;
     });
-  if (!refusal || refusal.retryAfterMs <= (settings.waitMs ?? DEFAULT_CAPACITY_WAIT_MS)) {
-    return undefined;
-  }
+  if (!refusal) return undefined;
   return parkInLine(settings, model, waiter.id, refusal.retryAfterMs);
 }
