@@ -15,16 +15,20 @@ interface PendingTimer {
  *
  * @example
  * const clock = new TestClock();
- * const execution = deadlineSignal({ runId, deadlineAt: clock.in(30) }, undefined, clock);
- * clock.advance(30); // execution.signal is aborted now, without a wait
+ * clock.setTimer(30_000, () => console.log('due'));
+ * clock.advance(30_000); // prints "due" at once; clock.now() is 30 s later
  */
 export class TestClock implements Clock {
   #now: number;
   #seq = 0;
   readonly #timers = new Set<PendingTimer>();
 
-  /** @param start the time the clock shows until it is moved. @defaultValue 2026-01-01T00:00:00Z */
-  constructor(start: Date = new Date('2026-01-01T00:00:00.000Z')) {
+  /**
+   * @param start the time the clock shows until it is moved: the wall time by
+   * default, so times the store writes (a deadline Postgres counts from a
+   * run's creation) compare with it as they would in production.
+   */
+  constructor(start: Date = new Date()) {
     this.#now = start.getTime();
   }
 
