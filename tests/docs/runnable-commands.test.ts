@@ -8,8 +8,7 @@
  * run paused for a person) stay unmarked; the counts of both are printed.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
@@ -26,7 +25,12 @@ const exec = promisify(execFile);
 process.env.RESEARCH_TOOL_DELAY_MS = '0';
 process.env.RESEARCH_MODEL_LATENCY_MS = '0';
 
-const dir = mkdtempSync(join(tmpdir(), 'cairn-doc-commands-'));
+// Where the blocks run and write their files: a folder of its own inside the repository, so `npx`
+// finds the repository's bins and `npm run` its scripts, under node_modules/ so that neither git nor
+// prettier sees what the blocks write there.
+const cacheDir = join(REPO_ROOT, 'node_modules', '.cache');
+mkdirSync(cacheDir, { recursive: true });
+const dir = mkdtempSync(join(cacheDir, 'cairn-doc-commands-'));
 // curl exits 0 on a 4xx or 5xx answer; with this `.curlrc` (curl reads `$CURL_HOME/.curlrc`) it
 // exits 22 and prints the body, so a documented call the API refuses fails the block.
 writeFileSync(join(dir, '.curlrc'), '--fail-with-body\n');
@@ -107,7 +111,7 @@ it('runs every shell block of the docs marked runnable: each exits 0 and prints 
     let stdout: string;
     try {
       ({ stdout } = await exec('bash', ['-e', '-o', 'pipefail', '-c', script], {
-        cwd: REPO_ROOT,
+        cwd: dir,
         env: {
           ...process.env,
           DATABASE_URL: t.database.url,
