@@ -36,7 +36,7 @@ const dir = mkdtempSync(join(cacheDir, 'cairn-doc-commands-'));
 writeFileSync(join(dir, '.curlrc'), '--fail-with-body\n');
 let t: TestStore;
 let producer: CairnProducer;
-/** A finished research-team run in the test store: what `run_2f6c…` and `<run_id>` name in the docs. */
+/** A finished research-team run in the test store: what `run_2f6c…`, `<run_id>` and `$RUN` name in the docs. */
 let finishedRunId: string;
 
 beforeAll(async () => {
@@ -117,6 +117,8 @@ it('runs every shell block of the docs marked runnable: each exits 0 and prints 
           DATABASE_URL: t.database.url,
           CAIRN_REGISTRY: undefined,
           CURL_HOME: dir,
+          // `$RUN` in the docs: the run to fork.
+          RUN: finishedRunId,
         },
         timeout: 30_000,
       }));
