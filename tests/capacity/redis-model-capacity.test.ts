@@ -90,6 +90,7 @@ describe('RedisModelCapacity', requiresRedis(), () => {
           runId: `run-${randomUUID()}`,
           tenant: '',
           priority: 5,
+          createdAt: Date.now(),
           mayPark: true,
           carried: { ms: 0 },
           signal: new AbortController().signal,

@@ -70,6 +70,12 @@ export interface GatedRun {
   /** '' for none. */
   tenant: string;
   priority: number;
+  /**
+   * When the run was created (ms since the epoch, the store's clock): its age orders it among its
+   * tenant's waiters (after priority), for every request, so a run past its first request keeps
+   * its place for the next rather than going behind the runs not yet started.
+   */
+  createdAt: number;
   /** False in `run` mode (no checkpoint to stand on): the run waits in place instead of parking. */
   mayPark: boolean;
   /** How long the tree had waited for a permit before this pickup (a park's wait, carried by its job), shared by its executions. */
@@ -113,6 +119,8 @@ export class ModelGate {
       signal.throwIfAborted();
       // Granted at the first ask, the run waited for nothing here (a clock tick is not a wait).
       const waitedHere = ask === 1 ? 0 : Date.now() - started;
+      // Its place in line: as old as the run (or its wait, if longer: a clock apart from the store's).
+      const age = Math.max(this.run.carried.ms + waitedHere, Date.now() - this.run.createdAt);
       const answer = await limiter.tryAcquire({
         model,
         limit,
@@ -120,7 +128,7 @@ export class ModelGate {
         tenant,
         weight: tenantWeights?.get(tenant) ?? 1,
         priority,
-        waitedMs: this.run.carried.ms + waitedHere,
+        waitedMs: age,
         tokens: estimate,
       });
       if (answer.granted) {

@@ -176,6 +176,7 @@ function gateFor(
     runId: run.runId,
     tenant: run.tenantId ?? '',
     priority: run.priority,
+    createdAt: run.createdAt.getTime(),
     mayPark,
     carried: setup.carriedWait,
     signal: setup.signal,
