@@ -41,7 +41,7 @@ type Counts = Record<string, number> | null;
  * The last hour of top-level runs (a tenant's, or every one), per minute, by
  * the database's clock, in one statement (so every part has the same hour):
  * creations through the creation indexes, ends (COMPLETED, ERROR) through
- * `run_states_top_level_status_updated_idx` (a finished run's last update is its
+ * `runs_top_level_status_updated_idx` (a finished run's last update is its
  * end), and recoveries through `run_attempts_recovered_idx`. Each reads the
  * hour's rows only.
  */
@@ -69,10 +69,10 @@ export async function readFleetHour(
     -- The hour's ends, read by (status, updated_at); a tenant's are picked from these (materialized:
     -- a tenant index holds all of the tenant's runs, the hour's ends are few).
     ended as materialized (
-      select s.status, s.tenant_id, extract(epoch from date_trunc('minute', s.updated_at))::bigint as m,
-             extract(epoch from (s.updated_at - r.created_at)) * 1000 as ms
-        from run_states s join runs r on r.run_id = s.run_id, win
-       where s.top_level and s.status in ('COMPLETED', 'ERROR') and s.updated_at >= win.since),
+      select r.status, r.tenant_id, extract(epoch from date_trunc('minute', r.updated_at))::bigint as m,
+             extract(epoch from (r.updated_at - r.created_at)) * 1000 as ms
+        from runs r, win
+       where r.parent_run_id is null and r.status in ('COMPLETED', 'ERROR') and r.updated_at >= win.since),
     ended_here as (select * from ended where true ${ofTenant('tenant_id')}),
     recovered as (
       select extract(epoch from date_trunc('minute', a.started_at))::bigint as m, count(*)::int as n

@@ -31,12 +31,12 @@ const listOf = (statuses: readonly RunStatus[]) => sql.join(statuses.map((s) => 
 /**
  * The fleet overview, for every run or one tenant's (a tenant-bound key's
  * view). Every read is bounded by what it counts, through an index:
- * unfinished runs through `run_states_top_level_unfinished_idx` (index only), the
+ * unfinished runs through `runs_top_level_unfinished_idx` (index only), the
  * day's finished runs and the hour's ends through
- * `run_states_top_level_status_updated_idx`, the hour's creations through the
+ * `runs_top_level_status_updated_idx`, the hour's creations through the
  * creation indexes, recoveries through `run_attempts_recovered_idx`, pending
  * actions through `pending_actions_undecided_expiry_idx`, parked runs through
- * `run_states_top_level_held_idx`, today's spend through `tenant_day_spend_day_idx` and
+ * `runs_status_idx`, today's spend through `tenant_day_spend_day_idx` and
  * the model ledger's primary key (day first).
  */
 export async function readFleetOverview(
@@ -48,8 +48,8 @@ export async function readFleetOverview(
   const [unfinished, finished, lastHour, pending, waiting, spend, modelSpend] = await Promise.all([
     // Literal statuses: the partial index's predicate is proven from them.
     sql<{ status: RunStatus; n: number }>`
-      select status, count(*)::int as n from run_states
-       where top_level and status in (${listOf(UNFINISHED)}) ${ofTenant}
+      select status, count(*)::int as n from runs
+       where parent_run_id is null and status in (${listOf(UNFINISHED)}) ${ofTenant}
        group by status`.execute(db),
     readFinishedLastDay(db, tenant),
     readFleetHour(db, tenant),
@@ -62,9 +62,8 @@ export async function readFleetOverview(
       db,
     ),
     sql<{ model: string; n: number }>`
-      select r.waiting->>'model' as model, count(*)::int as n
-        from run_states s join runs r on r.run_id = s.run_id
-       where s.top_level and s.status = 'RUNNING' and s.waiting ${tenant === undefined ? sql`` : sql`and s.tenant_id = ${tenant}`}
+      select waiting->>'model' as model, count(*)::int as n from runs
+       where parent_run_id is null and status = 'RUNNING' and waiting is not null ${ofTenant}
        group by 1 order by 2 desc, 1`.execute(db),
     sql<{ tenant_id: string; cost_micro_usd: string }>`
       select tenant_id, cost_micro_usd from tenant_day_spend
@@ -95,20 +94,18 @@ export async function readFleetOverview(
 /**
  * Top-level runs that ended in a final status in the last
  * {@link FINISHED_WINDOW_HOURS} hours, by status: every run's from
- * `run_states_top_level_status_updated_idx` alone (index only); a tenant's picked
+ * `runs_top_level_status_updated_idx` alone (index only); a tenant's picked
  * from those rows (materialized: a tenant index would hold all of the
  * tenant's runs, the day's ends are few).
  */
 function readFinishedLastDay(db: Kysely<Database>, tenant: string | undefined) {
-  const finished = sql`top_level and status in (${listOf(FINAL_STATUSES)})
+  const finished = sql`parent_run_id is null and status in (${listOf(FINAL_STATUSES)})
     and updated_at >= now() - ${`${FINISHED_WINDOW_HOURS} hours`}::interval`;
   return tenant === undefined
     ? sql<{ status: RunStatus; n: number }>`
-        select status, count(*)::int as n from run_states where ${finished} group by status`.execute(
-        db,
-      )
+        select status, count(*)::int as n from runs where ${finished} group by status`.execute(db)
     : sql<{ status: RunStatus; n: number }>`
-        with finished as materialized (select status, tenant_id from run_states where ${finished})
+        with finished as materialized (select status, tenant_id from runs where ${finished})
         select status, count(*)::int as n from finished where tenant_id = ${tenant}
          group by status`.execute(db);
 }

@@ -61,7 +61,6 @@ describe('migrate', () => {
       'run_idempotency_keys',
       'run_messages',
       'run_search_texts',
-      'run_states',
       'runs',
       'schedule_firings',
       'schedules',

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Kysely, SqlBool } from 'kysely';
+import type { Kysely } from 'kysely';
 import {
   ActionNotFoundError,
   DecisionConflictError,
@@ -438,14 +438,12 @@ export async function listResumablePausedRuns(
   olderThanMs: number,
   limit?: number,
 ): Promise<TreeResume[]> {
-  // Found through run_states' (status, updated_at) index of top-level runs (migration 0031_w).
   let query = db
-    .selectFrom('run_states as s')
-    .innerJoin('runs', 'runs.run_id', 's.run_id')
-    .select(['runs.run_id', 'runs.epoch', 'runs.tenant_id', 'runs.priority'])
-    .where('s.status', 'in', RUN_TRANSITIONS.resumeFromPause.from)
-    .where(sql<SqlBool>`s.top_level`)
-    .where('s.updated_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
+    .selectFrom('runs')
+    .select(['run_id', 'epoch', 'tenant_id', 'priority'])
+    .where('status', 'in', RUN_TRANSITIONS.resumeFromPause.from)
+    .where('parent_run_id', 'is', null)
+    .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(
@@ -456,7 +454,7 @@ export async function listResumablePausedRuns(
         ),
       ),
     )
-    .orderBy('s.updated_at');
+    .orderBy('updated_at');
   if (limit !== undefined) query = query.limit(limit);
   const rows = await query.execute();
   return rows.map((r) => ({

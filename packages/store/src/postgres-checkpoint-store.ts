@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Kysely, SqlBool } from 'kysely';
+import type { Kysely } from 'kysely';
 import { LeaseLostError, RunNotFoundError } from '@cairn/engine';
 import type {
   CheckpointRecord,
@@ -390,13 +390,10 @@ export class PostgresCheckpointStore
     return readFleetOverview(this.db, scope);
   }
 
-  /**
-   * How many runs (member runs included) are in `status` now: for the `cairn_runs_paused` gauge
-   * (PAUSED is read through `run_states_paused_idx`, another status by a scan of `run_states`).
-   */
+  /** How many runs (member runs included) are in `status` now: for the `cairn_runs_paused` gauge. */
   async countRunsByStatus(status: RunStatus): Promise<number> {
     const row = await this.db
-      .selectFrom('run_states')
+      .selectFrom('runs')
       .select((eb) => eb.fn.countAll<string>().as('count'))
       .where('status', '=', status)
       .executeTakeFirstOrThrow();
@@ -415,29 +412,24 @@ export class PostgresCheckpointStore
     options: { topLevelOnly?: boolean; limit?: number; after?: RunCursor } = {},
   ): Promise<RunRecord[]> {
     if (statuses.length === 0) return [];
-    // Found through run_states' indexes (migration 0031_w): (status), or top-level only its partial
-    // run_states_top_level_status_updated_idx (status, updated_at).
-    let query = this.db
-      .selectFrom('run_states as s')
-      .innerJoin('runs', 'runs.run_id', 's.run_id')
-      .selectAll('runs')
-      .where('s.status', 'in', statuses);
-    if (options.topLevelOnly) query = query.where(sql<SqlBool>`s.top_level`);
+    let query = this.db.selectFrom('runs').selectAll().where('status', 'in', statuses);
+    // Top-level only reads the partial index runs_top_level_status_updated_idx (status, updated_at).
+    if (options.topLevelOnly) query = query.where('parent_run_id', 'is', null);
     if (options.limit !== undefined) query = query.limit(options.limit);
     // Paged by (updated_at to the millisecond, run_id): a cursor holds a JS Date, which has no microseconds.
-    const updatedMs = sql<Date>`date_trunc('milliseconds', s.updated_at)`;
+    const updatedMs = sql<Date>`date_trunc('milliseconds', updated_at)`;
     if (options.after)
       query = query.where(
-        sql<boolean>`(${updatedMs}, s.run_id) > (${options.after.updatedAt}, ${options.after.runId})`,
+        sql<boolean>`(${updatedMs}, run_id) > (${options.after.updatedAt}, ${options.after.runId})`,
       );
     if (olderThanMs !== undefined) {
       query = query.where(
-        's.updated_at',
+        'updated_at',
         '<',
         sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`,
       );
     }
-    const rows = await query.orderBy(updatedMs).orderBy('s.run_id').execute();
+    const rows = await query.orderBy(updatedMs).orderBy('run_id').execute();
     return rows.map(toRunRecord);
   }
 

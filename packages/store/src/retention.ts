@@ -72,19 +72,16 @@ async function deleteBatch(
   return db.transaction().execute(async (trx) => {
     const { rows } = await sql<{ runs: number; sessions: SessionRef[] | null }>`
       with recursive candidates as (
-        -- Found by run_states' (status, updated_at) index; the run's own status is checked again once
-        -- its row is locked (a run moved meanwhile is left).
-        select r.run_id from run_states s join runs r on r.run_id = s.run_id
-        where s.top_level and s.status in (${finals}) and s.updated_at < ${olderThan}
-          and r.status in (${finals}) and r.updated_at < ${olderThan}
+        select run_id from runs
+        where parent_run_id is null and status in (${finals}) and updated_at < ${olderThan}
           and not exists (
-            select 1 from runs m where m.parent_run_id = r.run_id and m.status not in (${finals})
+            select 1 from runs m where m.parent_run_id = runs.run_id and m.status not in (${finals})
           )
           -- A fork reads its history through its source: the source goes once its forks have.
-          and not exists (select 1 from runs f where f.shared_history_run_id = r.run_id)
-        order by s.updated_at
+          and not exists (select 1 from runs f where f.shared_history_run_id = runs.run_id)
+        order by updated_at
         limit ${batchSize}
-        for update of r skip locked
+        for update skip locked
       ),
       tree as (
         select run_id as root_id, run_id from candidates

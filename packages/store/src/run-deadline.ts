@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Kysely, SqlBool } from 'kysely';
+import type { Kysely } from 'kysely';
 import { FINISH_EVENT_TYPE, type RunErrorInfo, type RunStatus } from '@cairn/engine';
 import { RUN_TRANSITIONS, type RunPastDeadline } from '@cairn/engine/store';
 import { closeRunningToolCalls } from './close-tool-calls.js';
@@ -42,7 +42,7 @@ export interface DeadlineFence {
 /**
  * Top-level runs in one of `statuses` whose deadline passed at least `graceMs`
  * ago (by the store's clock), earliest first, at most `limit`: read through
- * the partial index `run_states_deadline_idx` (migration 0031_w).
+ * the partial index `runs_deadline_idx`.
  */
 export async function listRunsPastDeadline(
   db: Kysely<Database>,
@@ -52,17 +52,16 @@ export async function listRunsPastDeadline(
 ): Promise<RunPastDeadline[]> {
   if (statuses.length === 0) return [];
   const rows = await db
-    .selectFrom('run_states as s')
-    .innerJoin('runs as r', 'r.run_id', 's.run_id')
-    .select(['r.run_id', 'r.epoch', 's.deadline_at'])
+    .selectFrom('runs')
+    .select(['run_id', 'epoch', 'deadline_at'])
     .where(
-      's.deadline_at',
+      'deadline_at',
       '<',
       sql<Date>`now() - ${graceMs}::double precision * interval '1 millisecond'`,
     )
-    .where(sql<SqlBool>`s.top_level`)
-    .where('s.status', 'in', statuses)
-    .orderBy('s.deadline_at')
+    .where('parent_run_id', 'is', null)
+    .where('status', 'in', statuses)
+    .orderBy('deadline_at')
     .limit(limit)
     .execute();
   return rows.map((r) => ({ runId: r.run_id, epoch: r.epoch, deadlineAt: r.deadline_at! }));

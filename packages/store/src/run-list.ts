@@ -87,51 +87,42 @@ export interface RunListPage {
 
 /** The columns each sort orders by, the run id last: a total order, so offset pages neither skip nor repeat a run. */
 const SORT_COLUMNS = {
-  created: ['runs.created_at', 'runs.run_id'],
-  updated: ['s.updated_at', 's.run_id'],
-  // The top-level (status, updated_at) index of run_states hands rows out in this order.
-  status: ['s.status', 's.updated_at', 's.run_id'],
-  entity: ['runs.entity_name', 'runs.created_at', 'runs.run_id'],
+  created: ['created_at', 'run_id'],
+  updated: ['updated_at', 'run_id'],
+  // The top-level (status, updated_at) index hands rows out in this order.
+  status: ['status', 'updated_at', 'run_id'],
+  entity: ['entity_name', 'created_at', 'run_id'],
 } as const satisfies Record<RunListSortKey, readonly string[]>;
 
 /**
  * A page of run summaries matching `filter`, in its order (one query). Every
  * filter and sort is answered from an index of migrations 0005_b, 0007_e,
- * 0013_l and 0014_o; those keyed on the lifecycle (status, `updated_at`,
- * waiting) are `run_states`' (migration 0031_w), joined by run id.
+ * 0013_l and 0014_o.
  */
 export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Promise<RunListPage> {
-  let query = db
-    .selectFrom('runs')
-    .innerJoin('run_states as s', 's.run_id', 'runs.run_id')
-    .selectAll('runs');
+  let query = db.selectFrom('runs').selectAll();
   if (filter.statuses && filter.statuses.length > 0)
-    query = query.where('s.status', 'in', filter.statuses);
-  if (filter.entityName !== undefined)
-    query = query.where('runs.entity_name', '=', filter.entityName);
-  if (filter.entityKind !== undefined)
-    query = query.where('runs.entity_kind', '=', filter.entityKind);
-  if (filter.tenantId !== undefined) query = query.where('runs.tenant_id', '=', filter.tenantId);
+    query = query.where('status', 'in', filter.statuses);
+  if (filter.entityName !== undefined) query = query.where('entity_name', '=', filter.entityName);
+  if (filter.entityKind !== undefined) query = query.where('entity_kind', '=', filter.entityKind);
+  if (filter.tenantId !== undefined) query = query.where('tenant_id', '=', filter.tenantId);
   if (filter.runIds !== undefined)
     query =
       filter.runIds.length > 0
-        ? query.where('runs.run_id', 'in', filter.runIds)
+        ? query.where('run_id', 'in', filter.runIds)
         : query.where(sql<SqlBool>`false`);
-  // Both tables' way of saying it: the partial indexes of either side then apply.
-  if (filter.topLevelOnly !== false)
-    query = query.where('runs.parent_run_id', 'is', null).where(sql<SqlBool>`s.top_level`);
-  if (filter.createdFrom !== undefined)
-    query = query.where('runs.created_at', '>=', filter.createdFrom);
+  if (filter.topLevelOnly !== false) query = query.where('parent_run_id', 'is', null);
+  if (filter.createdFrom !== undefined) query = query.where('created_at', '>=', filter.createdFrom);
   if (filter.createdBefore !== undefined)
-    query = query.where('runs.created_at', '<', filter.createdBefore);
+    query = query.where('created_at', '<', filter.createdBefore);
   if (filter.endedFrom !== undefined || filter.endedBefore !== undefined) {
-    // Literal statuses: `run_states_top_level_status_updated_idx` (status, updated_at) reads the range.
+    // Literal statuses: `runs_top_level_status_updated_idx` (status, updated_at) reads the range.
     query = query.where(
-      sql<SqlBool>`s.status in (${sql.join(FINAL_STATUSES.map((s) => sql.lit(s)))})`,
+      sql<SqlBool>`status in (${sql.join(FINAL_STATUSES.map((s) => sql.lit(s)))})`,
     );
-    if (filter.endedFrom !== undefined) query = query.where('s.updated_at', '>=', filter.endedFrom);
+    if (filter.endedFrom !== undefined) query = query.where('updated_at', '>=', filter.endedFrom);
     if (filter.endedBefore !== undefined)
-      query = query.where('s.updated_at', '<', filter.endedBefore);
+      query = query.where('updated_at', '<', filter.endedBefore);
   }
   if (filter.recovered !== undefined) {
     const { from, before } = filter.recovered;
@@ -139,7 +130,7 @@ export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Pro
     // recovered runs (few) are read from it once, as an array, and then by the runs' primary key
     // (`= any`), which keeps any other filter (a text search too) from scanning runs.
     query = query.where(
-      sql<SqlBool>`runs.run_id = any(array(select a.run_id from run_attempts a where a.reason = 'recovered'${
+      sql<SqlBool>`run_id = any(array(select a.run_id from run_attempts a where a.reason = 'recovered'${
         from === undefined ? sql`` : sql` and a.started_at >= ${from}`
       }${before === undefined ? sql`` : sql` and a.started_at < ${before}`}))`,
     );
@@ -147,8 +138,8 @@ export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Pro
   if (filter.waitingFor !== undefined) {
     const waitingFor = filter.waitingFor;
     query = query.where((eb) => {
-      const person = eb('s.status', '=', 'PAUSED');
-      const capacity = sql<SqlBool>`s.waiting`;
+      const person = eb('status', '=', 'PAUSED');
+      const capacity = eb('waiting', 'is not', null);
       if (waitingFor === 'person') return person;
       if (waitingFor === 'capacity') return capacity;
       return eb.or([person, capacity]);
@@ -157,11 +148,11 @@ export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Pro
   if (filter.search !== undefined && filter.search !== '') {
     const search = filter.search;
     query = query.where((eb) => {
-      const byId: Expression<SqlBool> = sql<SqlBool>`runs.run_id like ${`${likeEscaped(search)}%`}`;
+      const byId: Expression<SqlBool> = sql<SqlBool>`run_id like ${`${likeEscaped(search)}%`}`;
       if (search.length < MIN_INPUT_SEARCH_CHARS) return byId;
       return eb.or([
         byId,
-        sql<SqlBool>`runs.run_id in (select run_id from run_search_texts where input_head ilike ${`%${likeEscaped(search)}%`})`,
+        sql<SqlBool>`run_id in (select run_id from run_search_texts where input_head ilike ${`%${likeEscaped(search)}%`})`,
       ]);
     });
   }

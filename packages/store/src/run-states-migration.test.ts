@@ -1,12 +1,11 @@
-import { Migrator, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrate, MIGRATIONS } from './migrate.js';
 import { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
 import type { Database } from './schema.js';
 import { migrateOnly, useMigrationDatabase } from './test-support/migration-database.js';
-import { newRun } from './test-support/store-test-context.js';
 
 const MIGRATION = '0031_w_run_states';
+const BACK = '0032_w_run_states_back';
 
 /** The lifecycle columns `run_states` copies, as `runs` has them. */
 async function lifecycleOfRuns(db: Kysely<Database>) {
@@ -22,6 +21,12 @@ async function lifecycleOfStates(db: Kysely<Database>) {
     select run_id, status, updated_at, top_level, tenant_id, waiting, deadline_at
       from run_states order by run_id`.execute(db);
   return rows;
+}
+
+async function tableExists(db: Kysely<Database>, table: string): Promise<boolean> {
+  const { rows } = await sql<{ found: boolean }>`
+    select to_regclass(${table}) is not null as found`.execute(db);
+  return rows[0]!.found;
 }
 
 async function indexesOf(db: Kysely<Database>, table: string): Promise<string[]> {
@@ -68,13 +73,13 @@ async function oldFixture(db: Kysely<Database>): Promise<void> {
 describe(`migration ${MIGRATION}`, () => {
   const database = useMigrationDatabase();
 
-  it('copies every run’s lifecycle into run_states, which the reads go through; down puts the indexes back on runs', async () => {
+  it('copies every run’s lifecycle into run_states and keeps it there as runs move; 0032_w puts the indexes back on runs', async () => {
     const db = await database.open();
     await migrateOnly(db, (name) => name < MIGRATION);
     await oldFixture(db);
     const before = await lifecycleOfRuns(db);
 
-    await migrate(db);
+    await migrateOnly(db, (name) => name <= MIGRATION);
     expect(await lifecycleOfStates(db)).toEqual(before);
     expect(before).toHaveLength(10);
     const runsIndexes = await indexesOf(db, 'runs');
@@ -105,13 +110,11 @@ describe(`migration ${MIGRATION}`, () => {
     await sql`delete from runs where run_id = 'fork'`.execute(db);
     expect(await lifecycleOfStates(db)).toEqual(await lifecycleOfRuns(db));
 
-    const { error } = await new Migrator({
-      db,
-      provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
-      allowUnorderedMigrations: true,
-    }).migrateDown();
-    expect(error).toBeUndefined();
-    expect(await indexesOf(db, 'run_states')).toEqual([]);
+    // 0032_w takes it back: the indexes on runs again, run_states gone, the reads the same.
+    await migrateOnly(db, (name) => name <= BACK);
+    expect(await tableExists(db, 'run_states')).toBe(false);
+    expect(await store.countRunsByStatus('PAUSED')).toBe(2);
+    expect((await store.listRuns({ waitingFor: 'either', limit: 10 })).runs).toHaveLength(1);
     expect(await indexesOf(db, 'runs')).toEqual(
       expect.arrayContaining([
         'runs_deadline_idx',
@@ -122,36 +125,5 @@ describe(`migration ${MIGRATION}`, () => {
         'runs_top_level_updated_idx',
       ]),
     );
-  });
-
-  it('claims and finishes a run with heap-only (HOT) updates of runs, its copy in run_states following', async () => {
-    const db = await database.open();
-    await migrate(db);
-    const store = new PostgresCheckpointStore(db);
-    const { runId } = await store.createRun(newRun());
-    const { epoch } = await store.claimRun(runId, { workerId: 'w1', reason: 'run' });
-    await store.finishRun(runId, epoch, {
-      status: 'COMPLETED',
-      content: 'done',
-      error: null,
-      delta: {
-        messages: [{ role: 'assistant', content: 'done' }],
-        toolCalls: [],
-        usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
-      },
-    });
-    expect(await lifecycleOfStates(db)).toEqual(await lifecycleOfRuns(db));
-    // The statistics reach pg_stat_user_tables when each backend reports them: polled.
-    await expect
-      .poll(
-        async () => {
-          const { rows } = await sql<{ updates: number; hot: number }>`
-            select n_tup_upd::int as updates, n_tup_hot_upd::int as hot
-              from pg_stat_user_tables where relname = 'runs'`.execute(db);
-          return rows[0];
-        },
-        { timeout: 15_000, interval: 200 },
-      )
-      .toEqual({ updates: 2, hot: 2 });
   });
 });

@@ -234,7 +234,6 @@ export interface RunContinueRequestsTable {
 export interface Database {
   sessions: SessionsTable;
   runs: RunsTable;
-  run_states: RunStatesTable;
   run_messages: RunMessagesTable;
   tool_calls: ToolCallsTable;
   tool_call_rows: ToolCallsTable;
@@ -253,24 +252,6 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   schedules: SchedulesTable;
   schedule_firings: ScheduleFiringsTable;
-}
-
-/**
- * The `run_states` table (migration 0031_w): a run's lifecycle columns, copied
- * from `runs` by triggers, so that the indexes keyed on them leave `runs`'
- * claim and finish HOT. Read-only for the store: a reader joins it to filter
- * or order by status, `updated_at`, waiting or deadline through its indexes.
- */
-export interface RunStatesTable {
-  run_id: ColumnType<string, never, never>;
-  status: ColumnType<RunStatus, never, never>;
-  updated_at: ColumnType<Date, never, never>;
-  /** `parent_run_id is null`. */
-  top_level: ColumnType<boolean, never, never>;
-  tenant_id: ColumnType<string | null, never, never>;
-  /** `waiting is not null`: parked for model capacity. */
-  waiting: ColumnType<boolean, never, never>;
-  deadline_at: ColumnType<Date | null, never, never>;
 }
 
 /** The `tenant_day_spend` table: what each tenant's runs cost per UTC day, counted by the commits of their turns. */
