@@ -45,6 +45,7 @@ import * as m0030 from './migrations/0030_paced_grants.js';
 import * as m0031 from './migrations/0031_capacity_probe.js';
 import * as m0031w from './migrations/0031_w_run_states.js';
 import * as m0032w from './migrations/0032_w_run_states_back.js';
+import * as m0033w from './migrations/0033_w_paused_index.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -92,6 +93,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0031_capacity_probe': m0031,
   '0031_w_run_states': m0031w,
   '0032_w_run_states_back': m0032w,
+  '0033_w_paused_index': m0033w,
 });
 
 /**

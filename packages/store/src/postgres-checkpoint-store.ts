@@ -390,7 +390,10 @@ export class PostgresCheckpointStore
     return readFleetOverview(this.db, scope);
   }
 
-  /** How many runs (member runs included) are in `status` now: for the `cairn_runs_paused` gauge. */
+  /**
+   * How many runs (member runs included) are in `status` now: for the `cairn_runs_paused` gauge
+   * (PAUSED is counted from the partial index `runs_paused_idx`, migration 0033_w).
+   */
   async countRunsByStatus(status: RunStatus): Promise<number> {
     const row = await this.db
       .selectFrom('runs')
