@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { migrate } from './migrate.js';
 import { PostgresCheckpointStore } from './postgres-checkpoint-store.js';
 import type { Database } from './schema.js';
 import { migrateOnly, useMigrationDatabase } from './test-support/migration-database.js';
@@ -125,5 +126,13 @@ describe(`migration ${MIGRATION}`, () => {
         'runs_top_level_updated_idx',
       ]),
     );
+  });
+
+  it('leaves runs with the fillfactor of 0004_lean_commit once every migration ran (0035_w puts back what 0032_w reset)', async () => {
+    const db = await database.open();
+    await migrate(db);
+    const { rows } = await sql<{ options: string[] | null }>`
+      select reloptions as options from pg_class where relname = 'runs'`.execute(db);
+    expect(rows[0]!.options).toEqual(['fillfactor=80']);
   });
 });
