@@ -173,6 +173,44 @@ describe('a run with no model permit within the capacity wait', () => {
     ]);
   });
 
+  it('parked again before its claim, it shows the new time its job is due, and is ended by the pickup that finds its deadline past', async () => {
+    const { agent } = pinger();
+    const engine = engineFor(agent);
+    const holder = await holdTheSlot(t.store.modelCapacity);
+    const run = await engine.createRun({ entity: { kind: 'agent', name: 'pinger' }, input: 'go' });
+    const first = await engine.execute(run.runId, { reason: 'run' });
+    if (first.outcome !== 'parked') throw new Error(`expected a park, got ${first.outcome}`);
+    const parkedUntil = (await t.store.getRunView(run.runId))!.waiting!.until;
+
+    // Its job is delayed again (the queue's pickup, refused by the limiter): the view shows the new time, never a past one.
+    const later = new Date(Date.parse(parkedUntil) + 60_000);
+    expect(await t.store.recordParkedAgain(run.runId, later)).toBe(false);
+    const view = (await t.store.getRunView(run.runId))!;
+    expect(view.waiting).toEqual({ for: 'capacity', model: MODEL, until: later.toISOString() });
+    expect(view.attempts.map((a) => [a.reason, a.outcome])).toEqual([['run', 'parked']]);
+    // A run never claimed has nothing parked to show: nothing is written.
+    const pending = await engine.createRun({
+      entity: { kind: 'agent', name: 'pinger' },
+      input: 'queued',
+    });
+    expect(await t.store.recordParkedAgain(pending.runId, later)).toBe(false);
+    expect((await t.store.getRunView(pending.runId))!.waiting).toBeNull();
+
+    // Its deadline passes while it waits: the next park again says so, and the claim ends the run.
+    await t.db
+      .updateTable('runs')
+      .set({ deadline_at: new Date(Date.now() - 1000) })
+      .where('run_id', '=', run.runId)
+      .execute();
+    expect(await t.store.recordParkedAgain(run.runId, later)).toBe(true);
+    const ended = await engine.execute(run.runId, { reason: 'capacity' });
+    expect(ended.outcome === 'finished' && ended.run.status).toBe('ERROR');
+    const done = (await t.store.getRunView(run.runId))!;
+    expect(done.error?.name).toBe('DeadlineExceededError');
+    expect(done.waiting).toBeNull();
+    await holder.release();
+  });
+
   it('parks after a committed tool batch without running the batch again', async () => {
     let holder: { release(): Promise<void> } | undefined;
     // The tool takes the slot (another run's request) while the run's own permit is back.

@@ -2,6 +2,7 @@ import {
   mergeModelPrices,
   Registry,
   type CapacitySettings,
+  type EntityRef,
   type Model,
   type ModelPrices,
 } from '@cairn/engine';
@@ -221,7 +222,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
       stalledIntervalMs: config.stalledIntervalMs,
       deathSignal: config.deathSignal,
       logger,
-      ...(config.capacityLine && { capacity }),
+      ...(config.capacityLine && {
+        capacity,
+        // A run's first model request is its entity's own (a team's lead), on CAIRN_MODEL when it replaces them.
+        modelOf: (ref: EntityRef) =>
+          registry.has(ref) ? (model ?? registry.get(ref).model).name : undefined,
+        parkedAgain: (runId: string, until: Date) => ops.recordParkedAgain(runId, until),
+      }),
     });
     closers.push(() => worker.close());
     const reconciler = startReconciler({

@@ -52,6 +52,7 @@ export type {
 export type { Model, ModelRequest, ModelResponse, ModelStreamDelta, ToolSpec } from './model.js';
 export {
   CHECKPOINT_MODES,
+  ENTITY_KINDS,
   type CheckpointMode,
   type CheckpointRecord,
   type CreatedRun,

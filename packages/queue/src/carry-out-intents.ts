@@ -14,7 +14,11 @@ export function catalogJobOf(spec: JobSpec): CatalogJob {
     case 'run':
       return {
         name: 'run',
-        data: { runId: spec.runId, ...fairLineOf(spec) },
+        data: {
+          runId: spec.runId,
+          ...fairLineOf(spec),
+          ...(spec.entity && { entity: { kind: spec.entity.kind, name: spec.entity.name } }),
+        },
       };
     case 'continue':
       return spec.resumeOf !== undefined

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import { z } from 'zod';
+import { ENTITY_KINDS } from '@cairn/engine';
 import { CONTINUE_JOB_REASONS } from '@cairn/engine/lifecycle';
 import { InvalidJobError } from './errors.js';
 
@@ -38,30 +39,41 @@ const priority = z.number().int().min(1).max(10).optional();
 /** The run's tenant (null: an admin key's): set on a job that joins its tenant's fair line (`fair-line.ts`). */
 const tenant = z.string().nullable().optional();
 
-/** Every job the run queue carries: its data schema and its options. */
+/**
+ * The run's entity, on its first job: its worker asks the limiter for the entity's model (a team's
+ * own, its first request) before the first claim (docs/capacity.md, "Before the first claim").
+ */
+const entity = z.object({ kind: z.enum(ENTITY_KINDS), name: z.string().min(1) }).optional();
+
+/**
+ * Every job the run queue carries: its data schema and its options. A schema tolerates fields it
+ * does not know (zod's default: they are left out of the parsed data, and kept on the job itself),
+ * so during a rolling deploy an older worker runs a job a newer producer or worker added a field to
+ * (docs/operations.md, "Upgrading with runs in flight"); a field it knows is still checked.
+ */
 export const JOB_CATALOG = {
   run: {
-    schema: z.object({ runId: z.uuid(), handoverAttempt, ...parked, tenant, priority }),
+    schema: z.object({ runId: z.uuid(), handoverAttempt, ...parked, tenant, priority, entity }),
   },
   continue: {
-    schema: z
-      .object({
-        runId: z.uuid(),
-        reason: z.enum(CONTINUE_JOB_REASONS),
-        /** Set on the resume a decision enqueues: the epoch the run paused in, which the job id is derived from. */
-        resumeOf: z.number().int().nonnegative().optional(),
-        handoverAttempt,
-        ...parked,
-        tenant,
-        priority,
-      })
-      .strict(),
+    schema: z.object({
+      runId: z.uuid(),
+      reason: z.enum(CONTINUE_JOB_REASONS),
+      /** Set on the resume a decision enqueues: the epoch the run paused in, which the job id is derived from. */
+      resumeOf: z.number().int().nonnegative().optional(),
+      handoverAttempt,
+      ...parked,
+      tenant,
+      priority,
+    }),
   },
   /** Expires a pending action at its `expires_at` (delayed until then); `runId` is its tree's root run. */
   expire: {
-    schema: z
-      .object({ runId: z.uuid(), actionId: z.string().min(1), expiresAt: z.iso.datetime() })
-      .strict(),
+    schema: z.object({
+      runId: z.uuid(),
+      actionId: z.string().min(1),
+      expiresAt: z.iso.datetime(),
+    }),
   },
 } as const;
 

@@ -6,7 +6,7 @@ import {
   type CapacityPark,
   type JobIntent,
 } from '@cairn/engine/lifecycle';
-import { parkAgainFor, type CapacitySettings } from '@cairn/engine';
+import { parkAgainFor, type CapacitySettings, type EntityRef } from '@cairn/engine';
 import type { RunExecutor, RunJobOutcome, RunJobRequest, WorkerLogger } from '@cairn/runtime';
 import { InvalidJobError } from './errors.js';
 import { parseJob, type CatalogJob } from './job-catalog.js';
@@ -39,6 +39,15 @@ export function workOf(
   return { job: 'continue', runId, reason: job.data.reason, attemptsStarted, ...marks };
 }
 
+/** A pickup delayed again before its claim: for how long, and what its job's data gains (a first pickup's park). */
+interface ParkAgain {
+  delayMs: number;
+  marks?: { waitingSince: number; parkedFor: ParkedFor };
+}
+
+/** A parked job's model and waiter in line. */
+type ParkedFor = NonNullable<Extract<CatalogJob, { name: 'run' }>['data']['parkedFor']>;
+
 /** What {@link createRunProcessor} needs. */
 export interface RunProcessorDeps {
   executor: RunExecutor;
@@ -53,6 +62,17 @@ export interface RunProcessorDeps {
    * such pickup claims the run.
    */
   capacity?: CapacitySettings;
+  /**
+   * The model of an entity this worker serves (a team's own): a run's first pickup asks the limiter
+   * for it before the claim. Undefined (an entity it does not serve): the pickup claims the run.
+   */
+  modelOf?: (entity: EntityRef) => string | undefined;
+  /**
+   * Records that a job back from a park is delayed again before its claim: the run's view shows
+   * its new `until` (a RUNNING run parked for capacity; a PENDING run is left as it is). Resolves
+   * true when the run's deadline has passed: the pickup then claims it, and the claim ends it.
+   */
+  parkedAgain?: (runId: string, until: Date) => Promise<boolean>;
 }
 
 /**
@@ -140,23 +160,72 @@ export function createRunProcessor(deps: RunProcessorDeps) {
     throw new DelayedError();
   }
 
-  /** For a pickup back from a park (its next claim's reason `capacity`): how long to delay it again, or undefined to claim it. */
-  async function parkAgainMs(job: Job, parsed: CatalogJob): Promise<number | undefined> {
+  /**
+   * For a pickup back from a park (its next claim's reason `capacity`), or a run's first pickup
+   * (docs/capacity.md, "Before the first claim"): how long to delay it again, or undefined to
+   * claim it.
+   */
+  async function parkAgainMs(job: Job, parsed: CatalogJob): Promise<ParkAgain | undefined> {
     if (!deps.capacity || parsed.name === 'expire') return undefined;
-    const { parkedAttempt, parkedFor, waitingSince } = parsed.data;
-    if (!parkedFor || parkedAttempt === undefined || job.attemptsStarted !== parkedAttempt + 1) {
+    const ask = askOf(job, parsed);
+    if (!ask) return undefined;
+    const now = Date.now();
+    // Its place in line: as old as its job (a run's first is its creation), or its wait if longer, as the gate asks.
+    const waitedMs = Math.max(0, now - (ask.waitingSince ?? now), now - job.timestamp);
+    const delayMs = await parkAgainFor(deps.capacity, { ...ask.parkedFor, waitedMs });
+    if (delayMs === undefined) return undefined;
+    const runId = parsed.data.runId;
+    const pastDeadline = await deps
+      .parkedAgain?.(runId, new Date(now + delayMs))
+      .catch((error: unknown) => {
+        logger.debug({ err: error, runId }, 'could not record a park again before the claim');
+        return false;
+      });
+    if (pastDeadline) {
+      // Claimed, the run is ended at its deadline (the pickup's own check): it leaves the line first.
+      await deps.capacity.limiter
+        .leave(ask.parkedFor.model, ask.parkedFor.waiter.id)
+        .catch(() => {});
       return undefined;
     }
-    const waitedMs = waitingSince === undefined ? 0 : Math.max(0, Date.now() - waitingSince);
-    return parkAgainFor(deps.capacity, { ...parkedFor, waitedMs });
+    // A first pickup's park: its wait for the permit begins now, and its next pickup asks again.
+    return parsed.data.parkedFor
+      ? { delayMs }
+      : { delayMs, marks: { waitingSince: now, parkedFor: ask.parkedFor } };
   }
 
   /**
-   * Delays a job back from a park again, unclaimed: the run is untouched (still RUNNING, parked at
-   * its checkpoint), and the mark moves to this pickup so the next one claims with reason `capacity`.
+   * What a pickup asks the limiter before its claim: a job back from a park, its park's model and
+   * waiter; a run's first pickup (a `run` job's first attempt), its entity's model with the run as
+   * waiter. Undefined: nothing to ask (the pickup claims).
    */
-  async function parkAgain(job: Job, token: string | undefined, delayMs: number): Promise<never> {
-    await job.updateData({ ...(job.data as object), parkedAttempt: job.attemptsStarted });
+  function askOf(
+    job: Job,
+    parsed: Exclude<CatalogJob, { name: 'expire' }>,
+  ): { parkedFor: ParkedFor; waitingSince?: number } | undefined {
+    const { parkedAttempt, parkedFor, waitingSince } = parsed.data;
+    if (parkedFor && parkedAttempt !== undefined && job.attemptsStarted === parkedAttempt + 1) {
+      return { parkedFor, ...(waitingSince !== undefined && { waitingSince }) };
+    }
+    if (parsed.name !== 'run' || job.attemptsStarted !== 1 || parkedAttempt !== undefined) return;
+    const { entity, runId, tenant, priority } = parsed.data;
+    const model = entity && deps.modelOf?.(entity);
+    // A job without its run's place in line (an older producer's) claims as before.
+    if (!model || priority === undefined) return undefined;
+    return { parkedFor: { model, waiter: { id: runId, tenant: tenant ?? '', priority } } };
+  }
+
+  /**
+   * Delays a job back from a park (or a run's first) again, unclaimed: the run is untouched (still
+   * RUNNING parked at its checkpoint, or PENDING), and the mark moves to this pickup so the next one
+   * claims with reason `capacity` (a never-claimed run's with reason `run`).
+   */
+  async function parkAgain(
+    job: Job,
+    token: string | undefined,
+    { delayMs, marks }: ParkAgain,
+  ): Promise<never> {
+    await job.updateData({ ...(job.data as object), ...marks, parkedAttempt: job.attemptsStarted });
     await job.moveToDelayed(Date.now() + delayMs, token);
     logger.debug(
       { runId: (job.data as { runId?: string }).runId, jobId: job.id, delayMs },

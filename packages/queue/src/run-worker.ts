@@ -12,7 +12,7 @@ import {
 import type { AnyWorker } from './backend-handle.js';
 import { carryOutIntents } from './carry-out-intents.js';
 import type { RunQueue } from './queue-backend.js';
-import { createRunProcessor } from './run-processor.js';
+import { createRunProcessor, type RunProcessorDeps } from './run-processor.js';
 
 /** Options of {@link startRunWorker}. */
 export interface RunWorkerOptions {
@@ -42,8 +42,12 @@ export interface RunWorkerOptions {
   /** For the default inline executor: how often an execution re-reads its run row (epoch, cancel). @defaultValue lockDurationMs / 2 */
   leaseCheckMs?: number;
   logger?: WorkerLogger;
-  /** The fleet's model capacity, with `CAIRN_CAPACITY_LINE`: a job back from a park asks it before its claim. */
+  /** The fleet's model capacity, with `CAIRN_CAPACITY_LINE`: a job back from a park, or a run's first, asks it before its claim. */
   capacity?: CapacitySettings;
+  /** With `capacity`: the model of an entity this worker serves, asked for before a run's first claim (`RunProcessorDeps.modelOf`). */
+  modelOf?: RunProcessorDeps['modelOf'];
+  /** With `capacity`: records a park again before the claim (`RunProcessorDeps.parkedAgain`). */
+  parkedAgain?: RunProcessorDeps['parkedAgain'];
 }
 
 /** A started run worker. */
@@ -79,6 +83,8 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
     isClosing: () => closing,
     carryOut: (intents) => carryOutIntents(options.runQueue, intents),
     ...(options.capacity && { capacity: options.capacity }),
+    ...(options.modelOf && { modelOf: options.modelOf }),
+    ...(options.parkedAgain && { parkedAgain: options.parkedAgain }),
   });
   const worker = options.runQueue.createWorker(
     processor,

@@ -77,6 +77,7 @@ import {
   type DeadlineFence,
 } from './run-deadline.js';
 import { listRuns } from './run-list.js';
+import { recordParkedAgain } from './run-parked-again.js';
 import { readFleetOverview, type FleetOverview } from './fleet-overview.js';
 import type { RunListFilter, RunListPage } from './run-list.js';
 import { listRunMessages } from './run-messages-page.js';
@@ -249,6 +250,11 @@ export class PostgresCheckpointStore
     request: { deadlineMs: number; statuses: readonly RunStatus[] },
   ): Promise<boolean> {
     return moveDeadline(this.db, runId, request.deadlineMs, request.statuses);
+  }
+
+  /** A parked run's job delayed again before its claim: its view's new `until`; true when past its deadline (`recordParkedAgain`). */
+  recordParkedAgain(runId: string, until: Date): Promise<boolean> {
+    return recordParkedAgain(this.db, runId, until);
   }
 
   readContinueRequest(runId: string, requestId: string): Promise<ContinueRequestRecord | null> {

@@ -40,13 +40,18 @@ export type StoreHitl = DecisionStore &
 
 /**
  * The operations the apps run beside runs: the reconciler's recovery port,
- * retention, session deletion, readiness, sign-outs and the PostgreSQL
- * backend's model limiter.
+ * retention, session deletion, readiness, sign-outs, the PostgreSQL
+ * backend's model limiter and a parked run's job delayed again before its claim.
  */
 export type StoreOps = RecoveryPort &
   Pick<
     PostgresCheckpointStore,
-    'pruneFinishedRuns' | 'deleteSession' | 'ping' | 'browserSessions' | 'modelCapacity'
+    | 'pruneFinishedRuns'
+    | 'deleteSession'
+    | 'ping'
+    | 'browserSessions'
+    | 'modelCapacity'
+    | 'recordParkedAgain'
   >;
 
 /** The store as its parts (`openStore`): each consumer takes the one it uses. */

@@ -1,6 +1,6 @@
 import { assertNever } from '../errors.js';
 import type { TreeResume } from '../hitl/pending-action.js';
-import type { AttemptReason, CreatedRun, RunRecord } from '../run-types.js';
+import type { AttemptReason, CreatedRun, EntityRef, RunRecord } from '../run-types.js';
 import type { ContinueDecision } from './continue-rules.js';
 
 /**
@@ -17,6 +17,8 @@ export type JobSpec =
       tenant?: string | null;
       /** The run's priority (1 highest to 10): its order within its tenant's line. */
       priority?: number;
+      /** The run's entity: its pickup asks the limiter for the entity's model before the first claim. */
+      entity?: EntityRef;
     }
   /**
    * Another execution of a run. `resumeOf`: the resume of a paused tree whose
@@ -134,7 +136,7 @@ export function createdRunIntents(run: CreatedRun): JobIntent[] {
     : [
         {
           kind: 'enqueue',
-          job: { name: 'run', runId: run.runId, ...fairLinePlaceOf(run) },
+          job: { name: 'run', runId: run.runId, ...fairLinePlaceOf(run), entity: run.entity },
           cause: 'created',
         },
       ];
@@ -169,6 +171,7 @@ export function continueIntents(decision: ContinueDecision): JobIntent[] {
             name: 'run',
             runId: decision.run.runId,
             ...fairLinePlaceOf(decision.run),
+            entity: decision.run.entity,
           },
           cause: 'forked',
         },
