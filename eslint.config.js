@@ -10,6 +10,20 @@ const STORE_DB_IS_THE_STORES = {
   message: "the store's db is the store's own: give the store a method for this",
 };
 
+/**
+ * The packages' layers (docs/architecture.md): engine <- store <- runtime <- queue <- apps, the client
+ * standalone beside them. For each package, the `@cairn/*` packages above it, which it must not import.
+ */
+const LAYERS_ABOVE = {
+  'packages/engine': ['store', 'runtime', 'queue', 'producer', 'worker', 'client'],
+  'packages/store': ['runtime', 'queue', 'producer', 'worker', 'client'],
+  'packages/runtime': ['queue', 'producer', 'worker', 'client'],
+  'packages/queue': ['store', 'producer', 'worker', 'client'],
+  'packages/client': ['engine', 'store', 'runtime', 'queue', 'producer', 'worker', 'services'],
+  'apps/producer': ['worker'],
+  'apps/worker': ['producer'],
+};
+
 /** The one tsconfig that covers every linted TypeScript file; type-aware rules and import resolution both read it. */
 const project = './tsconfig.check.json';
 
@@ -139,17 +153,30 @@ export default tseslint.config(
       ],
     },
   },
-  // The packages' layers (docs/architecture.md): engine <- store <- runtime <- queue <- apps, the client
-  // standalone beside them. A package imports only from the layers below it, type imports included.
-  ...packageLayers({
-    'packages/engine': ['store', 'runtime', 'queue', 'producer', 'worker', 'client'],
-    'packages/store': ['runtime', 'queue', 'producer', 'worker', 'client'],
-    'packages/runtime': ['queue', 'producer', 'worker', 'client'],
-    'packages/queue': ['store', 'producer', 'worker', 'client'],
-    'packages/client': ['engine', 'store', 'runtime', 'queue', 'producer', 'worker', 'services'],
-    'apps/producer': ['worker'],
-    'apps/worker': ['producer'],
-  }),
+  // A package imports only from the layers below it (LAYERS_ABOVE), type imports included.
+  ...packageLayers(LAYERS_ABOVE),
+  {
+    // One owner carries out the moves (docs/architecture.md, "The walk of a run"): in the queue, only
+    // RunEngine carries out the lifecycle's job intents; the worker's processor and the reconciler call it.
+    // Flat config replaces a rule's options: the queue's layer patterns are restated with this one.
+    files: ['packages/queue/src/**/*.ts'],
+    ignores: ['**/*.test.ts', 'packages/queue/src/run-engine.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            layerPattern('packages/queue', LAYERS_ABOVE['packages/queue']),
+            {
+              group: ['**/carry-out-intents.js'],
+              message:
+                "the lifecycle's intents are carried out by RunEngine (run-engine.ts): make the move a call on it",
+            },
+          ],
+        },
+      ],
+    },
+  },
 );
 
 /** One config per package: the `@cairn/*` packages above it, which it must not import. */
@@ -159,17 +186,15 @@ function packageLayers(above) {
     // A package's tests may reach across the layers to check them working together.
     ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: names.flatMap((name) => [`@cairn/${name}`, `@cairn/${name}/*`]),
-              message: `${dir} does not import this package (docs/architecture.md, "Layers"): move what both need down a layer, or take it through a port`,
-            },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { patterns: [layerPattern(dir, names)] }],
     },
   }));
+}
+
+/** The `no-restricted-imports` pattern that keeps `dir` from importing the packages `names` above it. */
+function layerPattern(dir, names) {
+  return {
+    group: names.flatMap((name) => [`@cairn/${name}`, `@cairn/${name}/*`]),
+    message: `${dir} does not import this package (docs/architecture.md, "Layers"): move what both need down a layer, or take it through a port`,
+  };
 }

@@ -107,6 +107,7 @@ export class ProducerService implements ProducerClient {
       runQueue: deps.runQueue,
       cancelGraceMs: deps.cancelGraceMs ?? 5000,
       newActionId: () => `act_${randomUUID()}`,
+      recovery: deps.store.ops,
     });
     this.listServedEntities = deps.servedEntities ?? (() => Promise.resolve([]));
   }

@@ -1,4 +1,3 @@
-import { recoveryIntents } from '@cairn/engine/lifecycle';
 import type { RecoveryPort, RunCursor } from '@cairn/engine/store';
 import {
   SILENT_LOGGER,
@@ -6,8 +5,8 @@ import {
   type PeriodicPass,
   type WorkerLogger,
 } from '@cairn/runtime';
-import { carryOutIntents } from './carry-out-intents.js';
 import type { RunQueue } from './queue-backend.js';
+import { RunEngine } from './run-engine.js';
 
 /** Default number of runs (or overdue actions) one reconcile pass looks at, of each kind (live, decided paused, overdue). */
 export const DEFAULT_RECONCILE_BATCH = 100;
@@ -41,10 +40,9 @@ export interface ReconcileResult {
 }
 
 /**
- * One pass of the lifecycle's `recover` move (`recoveryIntents`: the runs
- * past their deadline it ends, which runs need a job, and the overdue
- * actions it expires), whose intents this
- * carries out on the run queue: a `continue` with reason `reconciled` for
+ * One pass of the `recover` move ({@link RunEngine.recover}: the runs past
+ * their deadline it ends, which runs need a job, and the overdue actions it
+ * expires), logged: a `continue` with reason `reconciled` for
  * top-level runs left PENDING or RUNNING with no live job (Redis lost,
  * enqueue failed after the row was written), the resume of PAUSED ones with
  * every action decided and no resume job; idempotent.
@@ -64,9 +62,9 @@ export async function reconcileOnce(
 async function reconcileBatch(
   options: ReconcileOptions & { after?: RunCursor },
 ): Promise<ReconcileResult> {
-  const { store, runQueue } = options;
   const logger = options.logger ?? SILENT_LOGGER;
-  const plan = await recoveryIntents(store, {
+  const runs = new RunEngine({ runQueue: options.runQueue, recovery: options.store });
+  const { plan, results } = await runs.recover({
     olderThanMs: options.olderThanMs ?? 15_000,
     limit: options.batchSize ?? DEFAULT_RECONCILE_BATCH,
     after: options.after,
@@ -79,7 +77,6 @@ async function reconcileBatch(
     );
   for (const { actionId, result } of plan.expired)
     logger.info({ actionId, result }, 'reconciled an overdue action whose expiry never ran');
-  const results = await carryOutIntents(runQueue, plan.intents);
   const enqueued: string[] = [];
   let checked = 0;
   plan.intents.forEach((intent, i) => {

@@ -14,56 +14,86 @@ import {
   continueIntents,
   createdRunIntents,
   decideAndResume,
+  recoveryIntents,
   resumeRun,
   suspendRun,
   type ContinueDecision,
+  type IntentResult,
+  type JobIntent,
   type JobPort,
+  type RecoveryOptions,
+  type RecoveryPlan,
   type ResumeOutcome,
   type SuspendOutcome,
 } from '@cairn/engine/lifecycle';
-import type { CancelStore, DecisionStore, SuspendStore } from '@cairn/engine/store';
+import type { CancelStore, DecisionStore, RecoveryStore, SuspendStore } from '@cairn/engine/store';
 import { jobPortOf } from './carry-out-intents.js';
 import type { RunQueue } from './queue-backend.js';
 
-/** What a {@link RunEngine} runs on. */
+/**
+ * What a {@link RunEngine} runs on, by side: the run queue always, each other
+ * part only for the moves that use it. The producer gives every part; the
+ * worker's processor (whose engine runs in its execution threads) the run
+ * queue alone; the reconciler the run queue and `recovery`.
+ */
 export interface RunEngineDeps {
-  /** Decides create, continue and fork, and validates decisions (the lifecycle's moves). */
-  engine: Engine;
-  /** The store's decision and suspend primitives (its `hitl` part). */
-  hitl: DecisionStore & SuspendStore;
-  /** The store's cancel primitives (its `writes` part). */
-  cancels: CancelStore;
   runQueue: RunQueue;
-  /** How long a cancel waits for the worker holding a running run before it cancels the run itself. */
-  cancelGraceMs: number;
-  /** Makes a new pending action's id (a suspension's). */
-  newActionId(): string;
+  /** For create, continue, fork and decide: the engine's rules (the catalog, the continue rules, the decisions' validation). */
+  engine?: Engine;
+  /** For decide, suspend and resume: the store's decision and suspend primitives (its `hitl` part). */
+  hitl?: DecisionStore & SuspendStore;
+  /** For suspend: makes a new pending action's id (a suspension's). */
+  newActionId?(): string;
+  /** For cancel: the store's cancel primitives (its `writes` part). */
+  cancels?: CancelStore;
+  /** For cancel: how long it waits for the worker holding a running run before it cancels the run itself. */
+  cancelGraceMs?: number;
+  /** For recover: the store's recovery reads and moves (its `ops` part). */
+  recovery?: RecoveryStore;
 }
 
+/** A RunEngine's deps with the parts `K` given: what a move that uses them asks of its engine. */
+type Having<K extends keyof RunEngineDeps> = RunEngineDeps & Required<Pick<RunEngineDeps, K>>;
+
 /**
- * The fleet's moves of a run from outside an execution, each one call:
- * decided by the lifecycle (`@cairn/engine`'s `lifecycle/`), then its job
- * intents carried out on the run queue, here and nowhere else. The
- * producer's API, its MCP tools and its pages make every such move through
- * it; the worker's processor and the reconciler carry out the intents of
- * the moves they make (a pickup, a recovery) on the same queue.
+ * The fleet's moves of a run, each one call: decided by the lifecycle
+ * (`@cairn/engine`'s `lifecycle/`), then its job intents carried out on the
+ * run queue, here and nowhere else (a lint rule holds it). The producer's
+ * API, its MCP tools and its pages make every move from outside an
+ * execution through it; the worker's processor carries out through it the
+ * intents of an execution's moves, and the reconciler makes its `recover`.
+ * The moves an execution makes on the run itself (claim, checkpoint, pause,
+ * finish) are its engine's, in its execution thread.
+ *
+ * Each move asks only for the parts of {@link RunEngineDeps} it uses (its
+ * `this` type says which): `new RunEngine({ runQueue })` has the worker's
+ * moves, and calling `createRun` on it does not compile.
+ *
+ * @typeParam D - the parts this engine was given; by default every part (the producer's).
  */
-export class RunEngine {
+export class RunEngine<D extends RunEngineDeps = Required<RunEngineDeps>> {
   private readonly jobs: JobPort;
 
-  constructor(private readonly deps: RunEngineDeps) {
+  constructor(private readonly deps: D) {
     this.jobs = jobPortOf(deps.runQueue);
   }
 
   /** `create`: the run (PENDING) and its `run` job; a replayed idempotency key enqueues nothing new. */
-  async createRun(request: CreateRunRequest): Promise<CreatedRun> {
+  async createRun(
+    this: RunEngine<Having<'engine'>>,
+    request: CreateRunRequest,
+  ): Promise<CreatedRun> {
     const run = await this.deps.engine.createRun(request);
     await this.jobs.carryOut(createdRunIntents(run));
     return run;
   }
 
   /** `continue`: the continue rules, then a `continue` job (a resume in place) or the fork's `run` job. */
-  async continueRun(runId: string, request: ContinueRequest = {}): Promise<ContinueDecision> {
+  async continueRun(
+    this: RunEngine<Having<'engine'>>,
+    runId: string,
+    request: ContinueRequest = {},
+  ): Promise<ContinueDecision> {
     const decision = await this.deps.engine.continueRun(runId, request);
     await this.jobs.carryOut(continueIntents(decision));
     return decision;
@@ -71,6 +101,7 @@ export class RunEngine {
 
   /** `fork`: a new run from a checkpoint of `runId`, and its `run` job. */
   async forkRun(
+    this: RunEngine<Having<'engine'>>,
     runId: string,
     request: ForkRequest = {},
   ): Promise<CreatedRun & { forkedFrom: ForkedFrom }> {
@@ -81,6 +112,7 @@ export class RunEngine {
 
   /** `decide`: the decisions `decider`'s key posts, all or nothing, and the root's resume once its tree's last action is decided. */
   async decide(
+    this: RunEngine<Having<'engine' | 'hitl'>>,
     runId: string,
     decisions: readonly PostedDecision[],
     decider: { tenantId: string | null },
@@ -92,7 +124,10 @@ export class RunEngine {
   }
 
   /** `cancel`: at once for a run no worker executes, else by its worker or, past the grace, here. */
-  cancelRun(runId: string): Promise<RunRecord> {
+  cancelRun(
+    this: RunEngine<Having<'cancels' | 'cancelGraceMs'>>,
+    runId: string,
+  ): Promise<RunRecord> {
     return cancelRun(
       { store: this.deps.cancels, jobs: this.jobs, graceMs: this.deps.cancelGraceMs },
       runId,
@@ -100,16 +135,44 @@ export class RunEngine {
   }
 
   /** `suspend`: a queued or paused run at once, a running one at its next checkpoint boundary. */
-  suspendRun(runId: string, options: { now?: boolean } = {}): Promise<SuspendOutcome> {
+  suspendRun(
+    this: RunEngine<Having<'hitl' | 'newActionId'>>,
+    runId: string,
+    options: { now?: boolean } = {},
+  ): Promise<SuspendOutcome> {
     return suspendRun(this.suspendDeps(), runId, options);
   }
 
   /** `resume` of a suspended run: its `suspended` action approved and the resume enqueued. */
-  resumeRun(runId: string): Promise<ResumeOutcome> {
+  resumeRun(
+    this: RunEngine<Having<'hitl' | 'newActionId'>>,
+    runId: string,
+  ): Promise<ResumeOutcome> {
     return resumeRun(this.suspendDeps(), runId);
   }
 
-  private suspendDeps() {
+  /**
+   * `recover`: one scan of the lifecycle's `recoveryIntents` (the runs past
+   * their deadline it ends, the runs that need a job, the overdue actions it
+   * expires), its intents carried out; with each intent's result, in order.
+   */
+  async recover(
+    this: RunEngine<Having<'recovery'>>,
+    options: RecoveryOptions,
+  ): Promise<{ plan: RecoveryPlan; results: IntentResult[] }> {
+    const plan = await recoveryIntents(this.deps.recovery, options);
+    return { plan, results: await this.jobs.carryOut(plan.intents) };
+  }
+
+  /**
+   * After an execution: the job intents of the moves it made in its thread
+   * (the `expire` jobs of a pause, the resume an expiry decided), carried out.
+   */
+  async afterExecution(intents: readonly JobIntent[] = []): Promise<void> {
+    await this.jobs.carryOut(intents);
+  }
+
+  private suspendDeps(this: RunEngine<Having<'hitl' | 'newActionId'>>) {
     return { store: this.deps.hitl, jobs: this.jobs, newActionId: this.deps.newActionId };
   }
 }

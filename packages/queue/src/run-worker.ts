@@ -10,8 +10,8 @@ import {
   type WorkerLogger,
 } from '@cairn/runtime';
 import type { AnyWorker } from './backend-handle.js';
-import { carryOutIntents } from './carry-out-intents.js';
 import type { RunQueue } from './queue-backend.js';
+import { RunEngine } from './run-engine.js';
 import { createRunProcessor, type RunProcessorDeps } from './run-processor.js';
 
 /** Options of {@link startRunWorker}. */
@@ -77,11 +77,13 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
   const lockDuration = options.lockDurationMs ?? DEFAULT_LOCK_MS;
   const executor = options.executor ?? inlineExecutor(options, lockDuration, logger);
   let closing = false;
+  // The worker's side of the run engine: its executions' moves on the run are their engine's, in their threads.
+  const runs = new RunEngine({ runQueue: options.runQueue });
   const processor = createRunProcessor({
     executor,
     logger,
     isClosing: () => closing,
-    carryOut: (intents) => carryOutIntents(options.runQueue, intents),
+    carryOut: (intents) => runs.afterExecution(intents),
     ...(options.capacity && { capacity: options.capacity }),
     ...(options.modelOf && { modelOf: options.modelOf }),
     ...(options.parkedAgain && { parkedAgain: options.parkedAgain }),

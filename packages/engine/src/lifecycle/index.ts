@@ -26,7 +26,7 @@ export {
 export { decideAndResume } from './decide-actions.js';
 export { expireAndResume, pickupIntents } from './expire-actions.js';
 /** @public */
-export { recoveryIntents, type RecoveryPlan } from './recovery.js';
+export { recoveryIntents, type RecoveryOptions, type RecoveryPlan } from './recovery.js';
 /** @public Each deadline a recovery pass ended (`RecoveryPlan.deadlines`). */
 export type { DeadlineEnding } from './deadline.js';
 export { cancelRun } from './cancel-run.js';
