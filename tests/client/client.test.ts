@@ -8,6 +8,10 @@ import {
   WaitTimeout,
   type RunStreamEvent,
 } from '@cairn/client';
+import { randomUUID } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it, type TestContext } from 'vitest';
 import { createRegistry } from '@cairn/research-team';
 import {
@@ -196,15 +200,30 @@ describe.concurrent(`@cairn/client against a producer and workers (${backend})`,
   }, 100_000);
 
   it("follows a team's stream with its member's events and text across a producer restart: every stored event of the tree once, in each run's order", async (context) => {
-    const { expect } = context;
-    // Slow enough that the member is still working, its answer ahead, once the second producer is up
-    // on a loaded machine (CI saw 1.5 s steps end before it was: the member's text went unseen).
-    const f = await ownFleet(context, { toolDelayMs: 4000 });
+    const { expect, onTestFinished } = context;
+    // The member's detail fetch waits while this file exists: after its search, its answer is still
+    // ahead of it, whatever the load, until the stream is back on the second producer.
+    const hold = join(tmpdir(), `cairn-client-hold-${randomUUID()}`);
+    writeFileSync(hold, '');
+    onTestFinished(() => rmSync(hold, { force: true }));
+    const f = await ownFleet(context, {});
     const [, first] = await Promise.all([
-      f.spawnWorker('a', { RESEARCH_TOOL_CALL_IDS: 'fresh', RESEARCH_MODEL_LATENCY_MS: '600' }),
+      f.spawnWorker('a', {
+        RESEARCH_TOOL_CALL_IDS: 'fresh',
+        RESEARCH_MODEL_LATENCY_MS: '600',
+        RESEARCH_TOOL_HOLD_FILE: hold,
+      }),
       f.spawnProducer('producer-1'),
     ]);
-    const cairn = createClient({ baseUrl: first.baseUrl });
+    let streamsOpened = 0;
+    const cairn = createClient({
+      baseUrl: first.baseUrl,
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        if (response.ok && String(input).includes('/events')) streamsOpened++;
+        return response;
+      },
+    });
     const { run_id } = await cairn.runs.create({
       ...TEAM,
       input: "Research 'cairns'",
@@ -222,15 +241,22 @@ describe.concurrent(`@cairn/client against a producer and workers (${backend})`,
     await waitFor(
       () => seen.some((e) => e.member && e.type === 'ToolCallCompleted'),
       20_000,
-      "the member's first tool call",
+      "the member's search",
     );
     first.kill('SIGKILL');
     await first.exited;
     const seenBeforeRestart = seen.length;
+    const streamsBeforeRestart = streamsOpened;
     // A fixed window on purpose: the claim is that the iterator outlives a producer that stays down
     // longer than its longest reconnect delay (500 ms), so it fails a few reconnects before one works.
     await new Promise((resolve) => setTimeout(resolve, 700));
     await f.spawnProducer('producer-2', { port: first.port });
+    await waitFor(
+      () => streamsOpened > streamsBeforeRestart,
+      20_000,
+      'the stream to reopen on the second producer',
+    );
+    rmSync(hold);
     await following;
 
     const view = (await f.client.getRun(run_id))!;
@@ -261,5 +287,7 @@ describe.concurrent(`@cairn/client against a producer and workers (${backend})`,
       ),
     ).toBe(true);
     expect(seen.some((e) => e.type === 'ModelDelta' && !e.member)).toBe(true);
-  });
+    // A worker and two producers start, one after the other, under the full suite's load, as its
+    // sibling's case above; every wait inside has its own ceiling.
+  }, 100_000);
 });

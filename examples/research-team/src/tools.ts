@@ -1,6 +1,7 @@
 import { tool } from '@cairn/engine';
 import { z } from 'zod';
 import { recordExecution } from './tool-ledger.js';
+import { waitWhileHeld } from './tool-hold.js';
 
 /** How long each research tool sleeps, like the seed's; `RESEARCH_TOOL_DELAY_MS` overrides it. */
 export function toolDelayMs(): number {
@@ -35,6 +36,7 @@ export const slowFetchDetail = tool({
   description: 'Fetch the details of one search result.',
   parameters: z.object({ item: z.string().min(1) }),
   execute: async ({ item }, ctx) => {
+    await waitWhileHeld(ctx.signal);
     await sleep(toolDelayMs(), ctx.signal);
     recordExecution('slow_fetch_detail', ctx.idempotencyKey);
     return `Detail for ${item}: lorem ipsum dolor sit amet`;
