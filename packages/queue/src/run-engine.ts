@@ -1,3 +1,4 @@
+import type { Job } from 'bullmq';
 import type {
   ContinueRequest,
   CreatedRun,
@@ -17,6 +18,7 @@ import {
   recoveryIntents,
   resumeRun,
   suspendRun,
+  type CapacityPark,
   type ContinueDecision,
   type IntentResult,
   type JobIntent,
@@ -28,6 +30,7 @@ import {
 } from '@cairn/engine/lifecycle';
 import type { CancelStore, DecisionStore, RecoveryStore, SuspendStore } from '@cairn/engine/store';
 import { jobPortOf } from './carry-out-intents.js';
+import type { JobData } from './job-catalog.js';
 import type { RunQueue } from './queue-backend.js';
 
 /**
@@ -55,13 +58,23 @@ export interface RunEngineDeps {
 /** A RunEngine's deps with the parts `K` given: what a move that uses them asks of its engine. */
 type Having<K extends keyof RunEngineDeps> = RunEngineDeps & Required<Pick<RunEngineDeps, K>>;
 
+/** A job a worker holds, with its lock's token (BullMQ refuses a move of it without the token). */
+interface HeldJob {
+  job: Job;
+  token: string | undefined;
+}
+
+/** What a park records on its job: when the run's wait began, and its model and waiter in line. */
+type ParkMarks = Pick<JobData<'run'>, 'waitingSince' | 'parkedFor'>;
+
 /**
  * The fleet's moves of a run, each one call: decided by the lifecycle
  * (`@cairn/engine`'s `lifecycle/`), then its job intents carried out on the
  * run queue, here and nowhere else (a lint rule holds it). The producer's
  * API, its MCP tools and its pages make every move from outside an
- * execution through it; the worker's processor carries out through it the
- * intents of an execution's moves, and the reconciler makes its `recover`.
+ * execution through it; the worker's processor carries out through it what
+ * an execution's moves ask of the queue (their intents, a park for model
+ * capacity), and the reconciler makes its `recover`.
  * The moves an execution makes on the run itself (claim, checkpoint, pause,
  * finish) are its engine's, in its execution thread.
  *
@@ -170,6 +183,43 @@ export class RunEngine<D extends RunEngineDeps = Required<RunEngineDeps>> {
    */
   async afterExecution(intents: readonly JobIntent[] = []): Promise<void> {
     await this.jobs.carryOut(intents);
+  }
+
+  /**
+   * `park` for model capacity, after an execution parked the run (RUNNING at
+   * its checkpoint): its held job delayed until the limit expects room,
+   * marked so that its next pickup claims with reason `capacity`, keeping
+   * when its wait began (its age among the limit's waiters).
+   */
+  park(held: HeldJob, park: CapacityPark, now = Date.now()): Promise<void> {
+    return this.delayHeld(held, park.retryAfterMs, now, {
+      waitingSince: Math.round(now - park.waitedMs),
+      parkedFor: { model: park.model, waiter: park.waiter },
+    });
+  }
+
+  /**
+   * A pickup back from a park (or a run's first) delayed again before its
+   * claim: the run is untouched, and the mark moves to this pickup so that
+   * the next one claims with reason `capacity` (a never-claimed run's with
+   * reason `run`); `marks` start a first pickup's wait.
+   */
+  parkAgain(held: HeldJob, delayMs: number, marks: ParkMarks = {}): Promise<void> {
+    return this.delayHeld(held, delayMs, Date.now(), marks);
+  }
+
+  private async delayHeld(
+    { job, token }: HeldJob,
+    delayMs: number,
+    now: number,
+    marks: ParkMarks,
+  ): Promise<void> {
+    await job.updateData({
+      ...(job.data as object),
+      ...marks,
+      parkedAttempt: job.attemptsStarted,
+    });
+    await job.moveToDelayed(now + delayMs, token);
   }
 
   private suspendDeps(this: RunEngine<Having<'hitl' | 'newActionId'>>) {

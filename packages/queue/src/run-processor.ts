@@ -1,15 +1,11 @@
 import { DelayedError, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Job } from 'bullmq';
-import {
-  assertNever,
-  dispositionOfError,
-  type CapacityPark,
-  type JobIntent,
-} from '@cairn/engine/lifecycle';
+import { assertNever, dispositionOfError, type CapacityPark } from '@cairn/engine/lifecycle';
 import { parkAgainFor, type CapacitySettings, type EntityRef } from '@cairn/engine';
 import type { RunExecutor, RunJobOutcome, RunJobRequest, WorkerLogger } from '@cairn/runtime';
 import { InvalidJobError } from './errors.js';
 import { parseJob, type CatalogJob } from './job-catalog.js';
+import type { RunEngine, RunEngineDeps } from './run-engine.js';
 
 /** What a processed job returns (shown in Bull Board). */
 export type JobResult = Exclude<
@@ -52,8 +48,8 @@ type ParkedFor = NonNullable<Extract<CatalogJob, { name: 'run' }>['data']['parke
 export interface RunProcessorDeps {
   executor: RunExecutor;
   logger: WorkerLogger;
-  /** Carries out the lifecycle's intents on the run queue: the expiry jobs of a pause, the resume an expiry asks for. */
-  carryOut(intents: readonly JobIntent[]): Promise<unknown>;
+  /** The worker's side of the run engine: carries out an execution's intents, parks a job. */
+  runs: RunEngine<RunEngineDeps>;
   /** True once the worker is shutting down: new pickups are handed straight back. */
   isClosing(): boolean;
   /**
@@ -112,7 +108,7 @@ export function createRunProcessor(deps: RunProcessorDeps) {
       case 'expired':
       case 'skipped':
       case 'cancelled-at-claim':
-        await deps.carryOut(outcome.intents ?? []);
+        await deps.runs.afterExecution(outcome.intents);
         return outcome;
       default:
         return assertNever(outcome);
@@ -139,20 +135,9 @@ export function createRunProcessor(deps: RunProcessorDeps) {
     }
   }
 
-  /**
-   * Parks the job for model capacity: delayed until the limit expects room,
-   * marked so that its next pickup claims with reason `capacity`, and
-   * keeping when its wait began (its age among the limit's waiters).
-   */
+  /** Parks the job for model capacity ({@link RunEngine.park}). */
   async function park(job: Job, token: string | undefined, park: CapacityPark): Promise<never> {
-    const now = Date.now();
-    await job.updateData({
-      ...(job.data as object),
-      parkedAttempt: job.attemptsStarted,
-      waitingSince: Math.round(now - park.waitedMs),
-      parkedFor: { model: park.model, waiter: park.waiter },
-    });
-    await job.moveToDelayed(now + park.retryAfterMs, token);
+    await deps.runs.park({ job, token }, park);
     logger.info(
       { runId: (job.data as { runId?: string }).runId, jobId: job.id, ...park },
       'run parked for model capacity',
@@ -225,8 +210,7 @@ export function createRunProcessor(deps: RunProcessorDeps) {
     token: string | undefined,
     { delayMs, marks }: ParkAgain,
   ): Promise<never> {
-    await job.updateData({ ...(job.data as object), ...marks, parkedAttempt: job.attemptsStarted });
-    await job.moveToDelayed(Date.now() + delayMs, token);
+    await deps.runs.parkAgain({ job, token }, delayMs, marks);
     logger.debug(
       { runId: (job.data as { runId?: string }).runId, jobId: job.id, delayMs },
       'run still waits for model capacity: parked again before its claim',

@@ -83,7 +83,7 @@ export function startRunWorker(options: RunWorkerOptions): RunWorkerHandle {
     executor,
     logger,
     isClosing: () => closing,
-    carryOut: (intents) => runs.afterExecution(intents),
+    runs,
     ...(options.capacity && { capacity: options.capacity }),
     ...(options.modelOf && { modelOf: options.modelOf }),
     ...(options.parkedAgain && { parkedAgain: options.parkedAgain }),
