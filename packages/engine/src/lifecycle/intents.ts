@@ -55,7 +55,7 @@ export type IntentCause =
 
 /**
  * A move of a run that needs the queue, returned by the lifecycle for the
- * queue to carry out (`carryOutIntents` in `@cairn/queue`), as plain data
+ * queue to carry out (`RunEngine` in `@cairn/queue`), as plain data
  * (it may cross a thread, and shows in Bull Board as part of a job's result).
  */
 export type JobIntent =
