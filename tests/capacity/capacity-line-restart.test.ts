@@ -2,9 +2,11 @@
  * Runs waiting in a model's line across a Redis restart (docs/capacity.md and docs/operations.md, "Model
  * capacity"): two worker processes on a Redis of the test's own (append-only file, so a restart
  * keeps the queue and the limiter's line), a provider that takes one request at a time and a
- * fleet limit equal to it. While runs are parked in line, Redis is restarted: every run
+ * fleet limit equal to it. While runs wait in line (parked after a claim, or before their first,
+ * docs/capacity.md "Before the first claim"), Redis is restarted: every run
  * completes, none is lost, no committed tool batch runs twice, and the provider never answers 429.
  */
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '@cairn/engine/testing';
 import { requiresRedis, startRedis, type RedisService } from '@cairn/services';
@@ -71,14 +73,21 @@ describe('runs waiting in line across a Redis restart', requiresRedis(), () => {
           ),
         )
       ).map((r) => r.runId);
-      // The restart point: runs parked in the model's line (RUNNING, waiting, held by no worker).
+      // The restart point: two runs waiting in the model's line, parked (RUNNING, waiting, held by
+      // no worker) or, never claimed, their first job delayed again before its claim (a worker's log).
       await waitFor(
         async () => {
+          const logs = f.workers.map((w) => readFileSync(w.logFile, 'utf8')).join('');
           const views = await Promise.all(ids.map(async (id) => (await f.client.getRun(id))!));
-          return views.filter((v) => v.waiting !== null && holderOf(v) === undefined).length >= 2;
+          const inLine = views.filter(
+            (v) =>
+              (v.waiting !== null && holderOf(v) === undefined) ||
+              (v.status === 'PENDING' && logs.includes(`"jobId":"run-${v.run_id}","delayMs"`)),
+          );
+          return inLine.length >= 2;
         },
         60_000,
-        'two runs parked in line',
+        'two runs waiting in line',
       );
       await redis!.restart();
 
