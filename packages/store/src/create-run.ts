@@ -1,18 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, QueryCreator, Transaction } from 'kysely';
 import { IdempotencyKeyReusedError, RunNotFoundError } from '@cairn/engine';
 import type { CreatedRun } from '@cairn/engine';
 import { RUN_TRANSITIONS, type IdempotencyClaim, type NewRun } from '@cairn/engine/store';
+import { firstRunOfSession } from './implicit-session.js';
 import { assertParentHeld } from './parent-fence.js';
 import { insertCommit } from './run-commits.js';
 import { RUN_RECORD_COLUMNS, toRunRecord, type RunRecordRow } from './run-row.js';
 import type { Database } from './schema.js';
+import { tenantKeyOf, type SessionKey } from './session-key.js';
 import { v7 as uuidV7 } from 'uuid';
 
 /**
  * Creates a run in PENDING: joins or opens its session (the run's tenant's session of that id: another
- * tenant's of the same id is another session) and inserts the run and its starting messages, in one
+ * tenant's of the same id is another session; a run that names none opens its own, implicit one) and inserts the run and its starting messages, in one
  * statement. With an idempotency key, that statement follows the key's claim in one transaction (a
  * concurrent request with the same key waits for this one, then gets its run); a member run's follows
  * the share-lock of its team's row.
@@ -54,9 +56,9 @@ async function insertRun(db: Kysely<Database>, run: NewRun): Promise<CreatedRun>
 }
 
 /**
- * ONE statement: opens the run's session or joins it (marks it updated), inserts the run and its starting
- * messages (a fork's own follow the history it shares with its source). The foreign keys are checked at
- * its end, when the session and the run are in.
+ * ONE statement: joins the run's session (marks it updated) or opens it, inserts the run and its starting
+ * messages (a fork's own follow the history it shares with its source). A run that names no session opens
+ * an implicit one and writes no session row (implicit-session.ts).
  */
 async function insertRunStatement(
   db: Kysely<Database>,
@@ -68,16 +70,8 @@ async function insertRunStatement(
   const userId = run.userId ?? null;
   const messages = run.messages ?? [];
   const shared = run.sharedHistory?.length ?? 0;
-  // The same text for every create (no message: an empty array), so its prepared plan is shared.
-  const query = db
-    .with('joined_session', (qb) =>
-      qb
-        .insertInto('sessions')
-        .values({ session_id: sessionId, user_id: userId, tenant_id: tenantId })
-        .onConflict((oc) =>
-          oc.columns(['tenant_key', 'session_id']).doUpdateSet({ updated_at: sql`now()` }),
-        ),
-    )
+  // The same text for every create of a kind (no message: an empty array), so its prepared plan is shared.
+  const query = joinSession(db, run, { tenantId, sessionId }, userId)
     // Kysely writes a raw CTE body as it is: the parentheses are the statement's.
     .with(
       'new_commit',
@@ -122,6 +116,40 @@ async function insertRunStatement(
     })
     .returning(RUN_RECORD_COLUMNS)
     .executeTakeFirstOrThrow();
+}
+
+/** What a CTE of raw SQL yields, to Kysely. */
+type Row = Record<string, unknown>;
+
+/**
+ * The session part of the create: nothing for a run that opens its own session (no row: it reads from
+ * its runs); for a member run, its row marked updated if it has one (a team whose session is implicit
+ * has none); for a run that names its session, the row opened (as its first run would have opened it,
+ * when the session was implicit until now) or marked updated.
+ */
+function joinSession(
+  db: Kysely<Database>,
+  run: NewRun,
+  key: SessionKey,
+  userId: string | null,
+): QueryCreator<Database & { joined_session: Row }> {
+  // A CTE Postgres never runs (nothing reads it), so the three kinds share the statement's shape.
+  if (run.sessionId === undefined) return db.with('joined_session', () => sql<Row>`(select)`);
+  if (run.parentRunId)
+    return db.with(
+      'joined_session',
+      () => sql<Row>`(update sessions set updated_at = now()
+        where tenant_key = ${tenantKeyOf(key.tenantId)} and session_id = ${key.sessionId})`,
+    );
+  return db.with(
+    'joined_session',
+    () => sql<Row>`(insert into sessions (session_id, user_id, tenant_id, created_at)
+      select ${key.sessionId}::text,
+        case when first_run.created_at is null then ${userId}::text else first_run.user_id end,
+        ${key.tenantId}::text, coalesce(first_run.created_at, now())
+      from (values (1)) as one left join lateral ${firstRunOfSession(key)} as first_run on true
+      on conflict (tenant_key, session_id) do update set updated_at = now())`,
+  );
 }
 
 /** Claims `claim.key` for `runId`; when an earlier request holds it, that request's run (or `IdempotencyKeyReusedError`). */

@@ -13,6 +13,23 @@ import { tenantKeyOf, type SessionKey } from './session-key.js';
 export async function deleteSession(db: Kysely<Database>, key: SessionKey): Promise<boolean> {
   const tenantKey = tenantKeyOf(key.tenantId);
   return db.transaction().execute(async (trx) => {
+    // An implicit session gets its row first, so that this transaction locks it: a run that joins the
+    // session meanwhile waits for the delete, as it waits for any session's (implicit-session.ts).
+    await trx
+      .insertInto('sessions')
+      .columns(['session_id', 'user_id', 'tenant_id', 'created_at'])
+      .expression(
+        trx
+          .selectFrom('runs')
+          .select(['session_id', 'user_id', 'tenant_id', 'created_at'])
+          .where('tenant_key', '=', tenantKey)
+          .where('session_id', '=', key.sessionId)
+          .orderBy('created_at')
+          .orderBy('run_id')
+          .limit(1),
+      )
+      .onConflict((oc) => oc.columns(['tenant_key', 'session_id']).doNothing())
+      .execute();
     const session = await trx
       .selectFrom('sessions')
       .select('session_id')

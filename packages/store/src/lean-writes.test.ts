@@ -112,7 +112,8 @@ describe('create in one statement', () => {
     try {
       const run = await store.createRun(newRun({ userId: 'u1' }));
       expect(sent).toHaveLength(1);
-      expect(sent[0]).toMatch(/^with "joined_session" as \(insert into "sessions"/);
+      // A run that names no session opens its own and writes no session row.
+      expect(sent[0]).toMatch(/^with "joined_session" as \(select\), "new_commit"/);
       expect(await ctx.store.getSessionView({ tenantId: null, sessionId: run.sessionId })).toEqual(
         expect.objectContaining({ session_id: run.sessionId, user_id: 'u1' }),
       );
@@ -121,6 +122,7 @@ describe('create in one statement', () => {
       sent.length = 0;
       const again = await store.createRun(newRun({ sessionId: run.sessionId }));
       expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatch(/^with "joined_session" as \(insert into sessions/);
       const session = await ctx.db
         .selectFrom('sessions')
         .select(['created_at', 'updated_at'])

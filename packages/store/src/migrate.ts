@@ -48,6 +48,7 @@ import * as m0032w from './migrations/0032_w_run_states_back.js';
 import * as m0033w from './migrations/0033_w_paused_index.js';
 import * as m0034w from './migrations/0034_w_search_text_insert.js';
 import * as m0035w from './migrations/0035_w_runs_fillfactor.js';
+import * as m0036h from './migrations/0036_h_implicit_sessions.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -98,6 +99,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0033_w_paused_index': m0033w,
   '0034_w_search_text_insert': m0034w,
   '0035_w_runs_fillfactor': m0035w,
+  '0036_h_implicit_sessions': m0036h,
 });
 
 /**

@@ -36,8 +36,11 @@ describe('PostgresCheckpointStore', () => {
     const { replayed: _replayed, ...record } = created;
     expect(await ctx.store.getRun(created.runId)).toEqual(record);
     expect(await ctx.store.getRun('nope')).toBeUndefined();
-    const session = await ctx.db.selectFrom('sessions').selectAll().executeTakeFirstOrThrow();
-    expect(session).toMatchObject({ session_id: created.sessionId, user_id: 'u1' });
+    // No session named: the run's own session, read from its runs (no row written).
+    expect(await ctx.db.selectFrom('sessions').selectAll().execute()).toEqual([]);
+    expect(
+      await ctx.store.getSessionView({ tenantId: null, sessionId: created.sessionId }),
+    ).toMatchObject({ session_id: created.sessionId, user_id: 'u1' });
 
     const second = await ctx.store.createRun(
       newRun({ runId: 'my-run', sessionId: created.sessionId }),

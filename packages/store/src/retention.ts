@@ -114,32 +114,28 @@ interface SessionRef {
   session_id: string;
 }
 
-/** Deletes those of `sessions` that hold no run any more. */
+/**
+ * Deletes the rows of those of `sessions` that hold no run any more, and counts them all: a session
+ * opened by a run that named none has no row (implicit-session.ts) and is emptied all the same.
+ */
 async function deleteEmptySessions(
   db: Kysely<Database>,
   sessions: readonly SessionRef[],
 ): Promise<number> {
-  const result = await db
-    .deleteFrom('sessions')
-    .where(({ eb, refTuple, tuple }) =>
-      eb(
-        refTuple('tenant_key', 'session_id'),
-        'in',
-        sessions.map((s) => tuple(s.tenant_key, s.session_id)),
-      ),
+  const { rows } = await sql<{ sessions: number }>`
+    with emptied as (
+      select r.tenant_key, r.session_id
+      from jsonb_to_recordset(${JSON.stringify(sessions)}::jsonb) as r(tenant_key text, session_id text)
+      where not exists (
+        select 1 from runs where runs.tenant_key = r.tenant_key and runs.session_id = r.session_id
+      )
+    ),
+    deleted as (
+      delete from sessions s using emptied e
+      where s.tenant_key = e.tenant_key and s.session_id = e.session_id
     )
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('runs')
-            .select('run_id')
-            .whereRef('runs.tenant_key', '=', 'sessions.tenant_key')
-            .whereRef('runs.session_id', '=', 'sessions.session_id'),
-        ),
-      ),
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+    select count(*)::int as sessions from emptied`.execute(db);
+  return rows[0]?.sessions ?? 0;
 }
 
 /** The cut-off of a retention of `days` days at `now`; undefined for 0 (keep everything). */

@@ -15,6 +15,7 @@ import type {
 import { sumUsage, usageView, usdOf } from '@cairn/engine';
 import type { AttemptReason, EntityRef, RunWaiting } from '@cairn/engine/store';
 import type { Database, PendingActionRow, RunAttemptRow, RunRow, ToolCallRow } from './schema.js';
+import { implicitSession } from './implicit-session.js';
 import { withRunTree } from './run-tree.js';
 import { readToolCalls } from './read-tool-calls.js';
 import { listCheckpoints, readHistory } from './run-history.js';
@@ -254,18 +255,19 @@ function addTreeUsage(view: RunView, usageOf: ReadonlyMap<string, Usage>): Usage
   return total;
 }
 
-/** The session with summaries of its top-level runs, or undefined when there is none. */
+/** The session (its row, or its runs' when it has none: implicit-session.ts) with summaries of its top-level runs, or undefined when there is none. */
 export async function getSessionView(
   db: Kysely<Database>,
   key: SessionKey,
 ): Promise<SessionView | undefined> {
   const tenantKey = tenantKeyOf(key.tenantId);
-  const session = await db
-    .selectFrom('sessions')
-    .selectAll()
-    .where('tenant_key', '=', tenantKey)
-    .where('session_id', '=', key.sessionId)
-    .executeTakeFirst();
+  const session =
+    (await db
+      .selectFrom('sessions')
+      .select(['user_id', 'created_at', 'updated_at'])
+      .where('tenant_key', '=', tenantKey)
+      .where('session_id', '=', key.sessionId)
+      .executeTakeFirst()) ?? (await implicitSession(db, key));
   if (!session) return undefined;
   const runs = await db
     .selectFrom('runs')
@@ -277,7 +279,7 @@ export async function getSessionView(
     .orderBy('run_id')
     .execute();
   return {
-    session_id: session.session_id,
+    session_id: key.sessionId,
     user_id: session.user_id,
     created_at: session.created_at.toISOString(),
     updated_at: session.updated_at.toISOString(),
