@@ -19,6 +19,7 @@ import type { Checkpointer } from '../runner/checkpointer.js';
 import { memberPathOf, openExecution, takeIn, turnLoopStateFor } from '../runner/open-execution.js';
 import { runTurnLoop, type TurnLoopState } from '../runner/turn-loop.js';
 import { checkAttemptsCap } from './attempts-cap.js';
+import { budgetStopOf } from './budget-stop.js';
 import { claimExecution } from './claim-execution.js';
 import { deadlineSignal } from './deadline.js';
 import type { ExecuteOptions, ExecutionResult } from './execute-options.js';
@@ -93,6 +94,7 @@ async function executeClaimed(
       context: options.context,
       carriedWait,
       spend,
+      budgetStop: budgetStopOf,
     });
     if (claim.continueRequest) takeIn(state, claim.continueRequest);
     // Claimed at or past its deadline (or cancelled meanwhile): nothing runs.

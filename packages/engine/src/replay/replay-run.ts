@@ -10,6 +10,7 @@ import { runTurnLoop, type TurnLoopState } from '../runner/turn-loop.js';
 import { DELEGATE_TOOL_NAME } from '../team.js';
 import type { ToolContext } from '../tool.js';
 import { replayCheckpointer } from './replay-checkpointer.js';
+import { budgetStopOf } from '../lifecycle/budget-stop.js';
 import { ReplayModel } from './replay-model.js';
 import type { ReplayResult } from './replay-result.js';
 import { DivergenceFound, StoredHistoryEnded } from './replay-signals.js';
@@ -163,5 +164,7 @@ function turnLoopStateOf(replay: RunReplay): TurnLoopState {
       consume: () => Promise.resolve(true),
     },
     memberPath: () => Promise.resolve([stored.entity.name]),
+    // A replay has no spend: no request is ever over budget.
+    budgetStop: budgetStopOf,
   };
 }

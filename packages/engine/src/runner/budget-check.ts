@@ -2,7 +2,7 @@ import type { Clock } from '../engine-resources.js';
 import { randomUUID } from 'node:crypto';
 import { BudgetExceededError, StoreUnavailableError } from '../errors.js';
 import { actionSummary } from '../hitl/pending-action.js';
-import { budgetAction, isTenantBudgetAction, type AnyBudgetActionArgs } from '../spend/budget.js';
+import { budgetAction, type AnyBudgetActionArgs } from '../spend/budget.js';
 import { spentTenantDay } from '../spend/tenant-budget.js';
 import { priceFor } from '../spend/model-prices.js';
 import { estimateRequestSpend } from '../spend/request-estimate.js';
@@ -10,7 +10,7 @@ import { PauseSignal } from './pause-signal.js';
 import type { Message } from '../messages.js';
 import type { ModelRequest } from '../model.js';
 import type { PendingActionRecord } from '../hitl/pending-action.js';
-import type { TreeSpend } from '../spend/budget.js';
+import type { BudgetStopRule, TreeSpend } from '../spend/budget.js';
 import type { ModelPrices } from '../spend/model-prices.js';
 import type { Checkpointer } from './checkpointer.js';
 
@@ -24,6 +24,8 @@ export interface BudgetCheckState {
   messages: readonly Message[];
   prices?: ModelPrices;
   spend?: TreeSpend;
+  /** Whether a run over budget fails or pauses: the lifecycle's `budgetStopOf`. */
+  budgetStop: BudgetStopRule;
   checkpointer: Pick<Checkpointer, 'pause'>;
   actions: {
     list(): Promise<PendingActionRecord[]>;
@@ -36,7 +38,8 @@ export interface BudgetCheckState {
  * Before a model request (estimated by {@link estimateRequestSpend} only for
  * a run with a budget: it reads the whole prompt): when the request would take the
  * run's tree past its budget, or its tenant's day budget is spent
- * (and no person let the tree go on for that day), the run stops here. A
+ * (and no person let the tree go on for that day), the run stops here, as
+ * the lifecycle's rule decides (`budgetStop`, `lifecycle/budget-stop.ts`): a
  * budget action a person rejected ends it in ERROR (`BudgetExceededError`,
  * the rejection consumed so that a later continue asks again); otherwise it
  * pauses with a new budget action, committed with whatever is pending. Costs
@@ -50,19 +53,10 @@ export async function checkBudget(
   const args = await overBudget(state, request);
   if (!args) return;
 
-  const rejected = (await state.actions.list()).find(
-    (a) =>
-      a.kind === 'budget' &&
-      // Decided as rejected by a person, or by its expiry (status `expired`).
-      a.status !== 'cancelled' &&
-      a.decision?.type === 'reject' &&
-      a.consumedAt === null,
-  );
-  if (rejected && (await state.actions.consume(rejected.actionId))) {
-    const message = rejected.decision?.type === 'reject' ? (rejected.decision.message ?? '') : '';
-    const scope = isTenantBudgetAction(rejected.args) ? 'tenant' : 'run';
-    throw new BudgetExceededError(state.runId, rejected.actionId, message, scope);
-  }
+  const stop = state.budgetStop(await state.actions.list());
+  // The rejection is consumed once: an execution that lost that race pauses instead.
+  if (stop.move === 'fail' && (await state.actions.consume(stop.actionId)))
+    throw new BudgetExceededError(state.runId, stop.actionId, stop.message, stop.scope);
   const batch = state.messages.filter(
     (m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) > 0,
   ).length;

@@ -11,7 +11,7 @@ import { outputCheckFor } from './output-type.js';
 import { executableFromTool, type ExecutableTool } from '../executable-tool.js';
 import type { TurnLoopState } from './turn-loop.js';
 import { ModelGate, type CapacitySettings, type CarriedWait } from '../capacity/model-gate.js';
-import type { TreeSpend } from '../spend/budget.js';
+import type { BudgetStopRule, TreeSpend } from '../spend/budget.js';
 import type { SuspendSwitch } from '../suspension.js';
 
 /** A claimed run, opened for execution: its checkpointer, and its history as stored. */
@@ -38,6 +38,8 @@ export interface TurnLoopSetup {
   carriedWait: CarriedWait;
   /** The tree's spend the run is held to. */
   spend: TreeSpend;
+  /** Whether a run over budget fails or pauses: the lifecycle's `budgetStopOf`. */
+  budgetStop: BudgetStopRule;
 }
 
 /**
@@ -114,6 +116,7 @@ export function turnLoopStateFor(
     retry: resources.limits.retry,
     prices: resources.prices,
     spend: setup.spend,
+    budgetStop: setup.budgetStop,
     gate: resources.capacity && gateFor(resources, resources.capacity, run, checkpointer, setup),
     tenant: run.tenantId ?? '',
     messages,

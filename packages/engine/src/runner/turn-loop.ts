@@ -2,7 +2,7 @@ import { MaxTurnsExceededError } from '../errors.js';
 import type { AssistantMessage, Message, ToolCallRequest, Usage } from '../messages.js';
 import { addResponseUsage } from '../spend/run-usage.js';
 import type { ModelPrices } from '../spend/model-prices.js';
-import type { TreeSpend } from '../spend/budget.js';
+import type { BudgetStopRule, TreeSpend } from '../spend/budget.js';
 import { checkBudget } from './budget-check.js';
 import type { Model, ModelStreamDelta, ToolSpec } from '../model.js';
 import type { RunContentSink, RunEventType } from '../events.js';
@@ -49,6 +49,8 @@ export interface TurnLoopState {
   prices?: ModelPrices;
   /** What the run's tree spent and may spend: each model request is checked against it first. */
   spend?: TreeSpend;
+  /** Whether a run over budget fails or pauses: the lifecycle's `budgetStopOf` (`lifecycle/budget-stop.ts`). */
+  budgetStop: BudgetStopRule;
   /** Takes the fleet's permits for model requests (parks the run when none comes); absent: requests go straight out. */
   gate?: ModelGate;
   /** The run's tenant ('' for none): each model turn's answer names it, for metrics. */

@@ -19,6 +19,28 @@ interface BudgetActionArgs {
 /** What any budget action shows: the tree's budget, or its tenant's day. */
 export type AnyBudgetActionArgs = BudgetActionArgs | TenantBudgetActionArgs;
 
+/**
+ * What a run whose next model request is over budget (its tree's budget, or its tenant's day)
+ * does: `fail` (a person rejected its budget action, or the action expired rejected: the `fail`
+ * transition, `BudgetExceededError`, once that rejection is consumed) or `pause` (a new budget
+ * action waits for a person to raise the budget or let the tree go on: the `pause` transition).
+ * The lifecycle decides it (`budgetStopOf`, `lifecycle/budget-stop.ts`); the runner carries it out.
+ */
+export type BudgetStop =
+  | {
+      move: 'fail';
+      /** The rejected budget action, consumed by the fail so that a later continue asks again. */
+      actionId: string;
+      /** The person's message with the rejection ('' without one). */
+      message: string;
+      /** Whose budget was spent: the run's tree's or its tenant's day. */
+      scope: 'run' | 'tenant';
+    }
+  | { move: 'pause' };
+
+/** The lifecycle's rule of a run over budget, from its tree's actions, as the runner is handed it. */
+export type BudgetStopRule = (actions: readonly PendingActionRecord[]) => BudgetStop;
+
 /** True for the action of a tenant's spent day (actions stored before scopes were named are the run's). */
 export function isTenantBudgetAction(args: unknown): args is TenantBudgetActionArgs {
   return (args as { scope?: unknown } | null)?.scope === 'tenant';
