@@ -1,3 +1,4 @@
+import { forkRefusalOf } from '@cairn/engine/lifecycle';
 import type { RunView } from '@cairn/store';
 import { html } from 'hono/html';
 import { timeTag, type Html } from './page-layout.js';
@@ -47,7 +48,8 @@ export function checkpointList(
 ): Html {
   if (run.checkpoints.length === 0)
     return html`<p class="empty">No checkpoint yet: nothing is committed.</p>`;
-  const forkable = acting && run.parent_run_id === null && run.status !== 'PENDING';
+  // Which runs may be forked is the fork move's rule.
+  const forkable = acting && forkRefusalOf(run.status, run.parent_run_id) === null;
   const inherited = run.forked_from?.message_index ?? 0;
   return html`<ol class="checkpoints">
     ${run.checkpoints.map(

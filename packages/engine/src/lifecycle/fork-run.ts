@@ -6,6 +6,7 @@ import { RunNotContinuableError, RunNotFoundError, UserError } from '../errors.j
 import type { Message } from '../messages.js';
 import { assertTenantDayOpen } from '../spend/tenant-budget.js';
 import type { CreatedRun, ForkedFrom, RunRecord } from '../run-types.js';
+import type { RunStatus } from './run-status.js';
 
 /** Where a fork starts: a checkpoint by its number, or the message index one ends at. */
 export type ForkAt = { checkpoint: number } | { messageIndex: number };
@@ -107,14 +108,30 @@ export async function forkRun(
   return { ...created, forkedFrom: created.forkedFrom ?? forkedFrom };
 }
 
+/**
+ * Why a run may not be forked, or null when it may: `not-started` (PENDING: it has no
+ * checkpoint of its own yet) or `member` (a member run is forked through its team, whose
+ * history holds the member's result). The one rule of the `fork` move and the run page's
+ * "Fork from here".
+ */
+export function forkRefusalOf(
+  status: RunStatus,
+  parentRunId: string | null,
+): 'not-started' | 'member' | null {
+  if (status === 'PENDING') return 'not-started';
+  if (parentRunId !== null) return 'member';
+  return null;
+}
+
 function assertForkable(source: RunRecord): void {
-  if (source.status === 'PENDING')
+  const refusal = forkRefusalOf(source.status, source.parentRunId);
+  if (refusal === 'not-started')
     throw new RunNotContinuableError(
       source.runId,
       source.status,
       'it has no checkpoint of its own yet: fork it once a worker has taken it',
     );
-  if (source.parentRunId !== null)
+  if (refusal === 'member')
     throw new InvalidForkPointError(
       `run ${source.runId} is a member run: fork its team run ${source.parentRunId}, whose history holds this member's result`,
     );

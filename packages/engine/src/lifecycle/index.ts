@@ -30,6 +30,7 @@ export { recoveryIntents, type RecoveryOptions, type RecoveryPlan } from './reco
 /** @public Each deadline a recovery pass ended (`RecoveryPlan.deadlines`). */
 export type { DeadlineEnding } from './deadline.js';
 export { cancelRun } from './cancel-run.js';
+export { forkRefusalOf } from './fork-run.js';
 /** @public */
 export {
   firingMove,

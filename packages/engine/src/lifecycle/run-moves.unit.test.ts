@@ -3,6 +3,7 @@ import { ActionExpiredError, ArgsDigestMismatchError, DecisionConflictError } fr
 import { digestArgs, type PendingActionRecord } from '../hitl/pending-action.js';
 import { judgeDecision, resumeWhenDecided } from './decide-actions.js';
 import { APPROVAL_TIMED_OUT, expiryMoveOf } from './expire-actions.js';
+import { forkRefusalOf } from './fork-run.js';
 import { continueIntents, createdRunIntents, resumeIntent } from './intents.js';
 import { canTransition, CLAIM_CONDITION_BY_STATUS, RUN_STATUSES } from './run-status.js';
 import type { CreatedRun, RunRecord } from '../run-types.js';
@@ -101,6 +102,18 @@ describe('the moves of a run outside an execution', () => {
     expect(move.kind === 'error' && move.transition).toEqual({ from: ['PAUSED'], to: 'ERROR' });
     expect(move.kind === 'error' && move.error.name).toBe('ApprovalTimeoutError');
     expect(RUN_STATUSES.filter((s) => canTransition(s, 'approvalTimeout'))).toEqual(['PAUSED']);
+  });
+
+  it('forks a run in any status but PENDING, and a member run only through its team', () => {
+    expect(RUN_STATUSES.filter((s) => forkRefusalOf(s, null) === null)).toEqual([
+      'RUNNING',
+      'COMPLETED',
+      'ERROR',
+      'CANCELLED',
+      'PAUSED',
+    ]);
+    expect(forkRefusalOf('PENDING', null)).toBe('not-started');
+    expect(forkRefusalOf('COMPLETED', 'team-run')).toBe('member');
   });
 
   it('claims a PAUSED run only once its tree is decided, every other status by its status alone', () => {
