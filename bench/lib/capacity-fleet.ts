@@ -293,6 +293,48 @@ export async function queueWaits(pool: pg.Pool, runIds: readonly string[]): Prom
   return rows.map((r) => Number(r.ms));
 }
 
+/** Where a run's completion time went: its wait in the queue, its permits' waits, its parks, and the rest. */
+export interface RunTimeSplit {
+  /** Creation to the end, ms (as {@link readOutcomes} counts it). */
+  totalMs: number;
+  /** Creation to its first attempt's start. */
+  queueMs: number;
+  /** The permits' waits its model requests reported (`capacityWaitMs`, parks included). */
+  permitMs: number;
+  parks: number;
+  /** Its attempts. */
+  attempts: number;
+}
+
+/** {@link RunTimeSplit} of each completed run in `runIds` that took longer than `overMs`, slowest first. */
+export async function slowRunSplits(
+  pool: pg.Pool,
+  runIds: readonly string[],
+  overMs: number,
+): Promise<RunTimeSplit[]> {
+  const { rows } = await pool.query<Record<keyof RunTimeSplit, string>>(
+    `SELECT extract(epoch FROM r.updated_at - r.created_at) * 1000 AS "totalMs",
+            (SELECT extract(epoch FROM min(a.started_at) - r.created_at) * 1000
+               FROM run_attempts a WHERE a.run_id = r.run_id) AS "queueMs",
+            (SELECT coalesce(sum((e.data->>'capacityWaitMs')::numeric), 0)
+               FROM run_events e WHERE e.run_id = r.run_id AND e.type = 'ModelRequestCompleted') AS "permitMs",
+            (SELECT count(*) FROM run_events e WHERE e.run_id = r.run_id AND e.type = 'CapacityWait') AS parks,
+            (SELECT count(*) FROM run_attempts a WHERE a.run_id = r.run_id) AS attempts
+       FROM runs r
+      WHERE r.run_id = ANY($1) AND r.status = 'COMPLETED'
+        AND r.updated_at - r.created_at > $2 * interval '1 millisecond'
+      ORDER BY r.updated_at - r.created_at DESC`,
+    [runIds, overMs],
+  );
+  return rows.map((r) => ({
+    totalMs: Number(r.totalMs),
+    queueMs: Number(r.queueMs),
+    permitMs: Number(r.permitMs),
+    parks: Number(r.parks),
+    attempts: Number(r.attempts),
+  }));
+}
+
 /** What the fleet's limiter showed of one model, sampled while it ran. */
 export interface LimiterSamples {
   /** Requests holding a slot. */

@@ -9,6 +9,7 @@ import {
   capacityPickups,
   parkDelays,
   queueWaits,
+  slowRunSplits,
   readOutcomes,
   startCapacityFleet,
   submitEvery,
@@ -286,6 +287,14 @@ async function fleetParts(context: SectionContext, sink: FigureSink, plan: Plan)
         .join(', ')} (machine: every process on it, others' jobs included, of ${cpus().length})`,
       `heavy runs at the storm: ${f.heavyProgress.completed} completed, ${f.heavyProgress.midway} past their first turn and not ended, ${f.heavyProgress.notStarted} not past it`,
       `queue wait (creation to first pickup), median ms: light runs alone ${await waits(lightAlone)}, during the flood ${await waits(f.light)}; free-model runs alone ${await waits(freeAlone)}, during the flood ${await waits(f.free)}`,
+      `light runs of the flood slower than the p95 alone (${fmt(alone95)} ms), slowest first, total = queue wait + permit waits + the rest (ms): ${
+        (await slowRunSplits(fleet.pool, f.light, alone95))
+          .map(
+            (r) =>
+              `${fmt(r.totalMs)} = ${fmt(r.queueMs)} + ${fmt(r.permitMs)} + ${fmt(r.totalMs - r.queueMs - r.permitMs)}${r.parks > 0 ? ` (${r.parks} parks)` : ''}${r.attempts > 1 ? ` (${r.attempts} attempts)` : ''}`,
+          )
+          .join('; ') || 'none'
+      }`,
     );
     const loads = load.stop();
     sink.notes.push(

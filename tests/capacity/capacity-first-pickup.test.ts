@@ -37,7 +37,9 @@ describe(`a run's pickup while its model has no room (${FLEET_BACKEND})`, () => 
   beforeAll(async () => {
     server = await startFakeOpenAIServer({
       decide: capacityScript,
-      latencyMs: 50,
+      // Each answer holds the slot long enough that the wait a refused run is told (the limiter's
+      // average hold) passes the capacity wait below: it waits in line rather than in place.
+      latencyMs: 500,
       quota: { perModel: { single: { concurrency: 1 } } },
       beforeAnswer: ({ context }) => {
         if (!hold || hold.held || firstUserInput(context.messages) !== hold.input) return;

@@ -1,7 +1,12 @@
 import { DelayedError, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Job } from 'bullmq';
 import { assertNever, dispositionOfError, type CapacityPark } from '@cairn/engine/lifecycle';
-import { parkAgainFor, type CapacitySettings, type EntityRef } from '@cairn/engine';
+import {
+  DEFAULT_CAPACITY_WAIT_MS,
+  parkAgainFor,
+  type CapacitySettings,
+  type EntityRef,
+} from '@cairn/engine';
 import type { RunExecutor, RunJobOutcome, RunJobRequest, WorkerLogger } from '@cairn/runtime';
 import { InvalidJobError } from './errors.js';
 import { parseJob, type CatalogJob } from './job-catalog.js';
@@ -157,7 +162,16 @@ export function createRunProcessor(deps: RunProcessorDeps) {
     const now = Date.now();
     // Its place in line: as old as its job (a run's first is its creation), or its wait if longer, as the gate asks.
     const waitedMs = Math.max(0, now - (ask.waitingSince ?? now), now - job.timestamp);
-    const delayMs = await parkAgainFor(deps.capacity, { ...ask.parkedFor, waitedMs });
+    // A first pickup told a wait within the capacity wait claims and waits in place, as its gate
+    // would: held in line instead, it would wait for the fallback of its park, since the workers'
+    // wake-ups let in held runs only beyond those asking (docs/capacity.md, "Before the first claim").
+    const first = !parsed.data.parkedFor;
+    const claimWithinMs = first ? (deps.capacity.waitMs ?? DEFAULT_CAPACITY_WAIT_MS) : 0;
+    const delayMs = await parkAgainFor(deps.capacity, {
+      ...ask.parkedFor,
+      waitedMs,
+      claimWithinMs,
+    });
     if (delayMs === undefined) return undefined;
     const runId = parsed.data.runId;
     const pastDeadline = await deps
@@ -174,7 +188,7 @@ export function createRunProcessor(deps: RunProcessorDeps) {
       return undefined;
     }
     // A first pickup's park: its wait for the permit begins now, and its next pickup asks again.
-    return parsed.data.parkedFor
+    return !first
       ? { delayMs }
       : { delayMs, marks: { waitingSince: now, parkedFor: ask.parkedFor } };
   }

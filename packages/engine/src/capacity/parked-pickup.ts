@@ -8,6 +8,11 @@ export interface ParkedPickup {
   waiter: ParkedWaiter;
   /** How long the run has waited for its permit so far, across parks. */
   waitedMs: number;
+  /**
+   * Claim when the limiter tells a wait within this (ms; the run then waits for its permit in
+   * place, in its gate, at its place in line). Absent: claim only when a permit can be had now.
+   */
+  claimWithinMs?: number;
 }
 
 /**
@@ -40,6 +45,6 @@ export async function parkAgainFor(
       settings.onError?.(error);
       return undefined;
     });
-  if (!refusal) return undefined;
+  if (!refusal || refusal.retryAfterMs <= (pickup.claimWithinMs ?? 0)) return undefined;
   return parkInLine(settings, model, waiter.id, refusal.retryAfterMs);
 }
