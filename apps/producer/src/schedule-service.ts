@@ -19,7 +19,7 @@ import type {
   ScheduleStore,
   ScheduleTiming,
 } from '@cairn/store';
-import { budgetOptionOf } from './budget-option.js';
+import { createRunRequestOf } from './create-run-request.js';
 import { InvalidBodyError, NotFoundError } from './errors.js';
 import {
   DEFAULT_SCHEDULE_TIMEZONE,
@@ -271,19 +271,14 @@ function judge(
 
 function runRequestOf(schedule: ScheduleRecord, fireTime: Date): CreateRunRequest {
   const fields = schedule.runFields as Partial<CreateScheduleBody>;
-  return {
-    entity: schedule.entity,
-    input: schedule.input,
-    sessionId: fields.session_id,
-    userId: fields.user_id,
-    checkpoint: fields.checkpoint,
-    metadata: fields.metadata,
-    priority: fields.priority,
-    deadlineMs: fields.deadline_ms,
-    ...(fields.budget && { budget: budgetOptionOf(fields.budget) }),
-    tenantId: schedule.tenantId,
-    idempotencyKey: firingIdempotencyKey(schedule.scheduleId, fireTime),
-  };
+  return createRunRequestOf(
+    schedule.entity,
+    { ...fields, input: schedule.input },
+    {
+      tenantId: schedule.tenantId,
+      idempotencyKey: firingIdempotencyKey(schedule.scheduleId, fireTime),
+    },
+  );
 }
 
 function runFieldsOf(body: Partial<CreateScheduleBody>): Record<string, unknown> {

@@ -8,6 +8,7 @@ import type { Principal } from '../api-keys.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../idempotency-key.js';
 import { toPostedDecision } from '../posted-decision.js';
 import type { ProducerClient } from '../producer-client.js';
+import { createRunRequestOf } from '../create-run-request.js';
 import { createRunBodySchema, decisionsBodySchema } from '../request-schemas.js';
 import { assertFieldsFit, type RunLimits } from '../run-limits.js';
 import { waitForIdleRun } from './run-wait.js';
@@ -117,14 +118,13 @@ export function cairnMcpServer({
       },
       async (body, extra) => {
         assertFieldsFit(body, limits);
-        const run = await client.enqueueRun({
-          entity,
-          input: body.input,
-          sessionId: body.session_id,
-          metadata: body.metadata,
-          tenantId: principal.tenantId,
-          idempotencyKey: body.idempotency_key,
-        });
+        const run = await client.enqueueRun(
+          createRunRequestOf(
+            entity,
+            { input: body.input, session_id: body.session_id, metadata: body.metadata },
+            { tenantId: principal.tenantId, idempotencyKey: body.idempotency_key },
+          ),
+        );
         const started = { session_id: run.sessionId, page_url: pageUrl(run.runId) };
         const boundMs = body.wait_ms ?? wait.boundMs;
         if (boundMs === 0) return answer({ run_id: run.runId, status: run.status, ...started });

@@ -2,7 +2,7 @@ import type { EntityKind, RunRecord } from '@cairn/engine';
 import { RunNotFoundError } from '@cairn/engine';
 import { Hono } from 'hono';
 import { requestPrincipal } from '../api-key-auth.js';
-import { budgetOptionOf } from '../budget-option.js';
+import { createRunRequestOf } from '../create-run-request.js';
 import { toPostedDecision } from '../posted-decision.js';
 import { idempotencyKeyOf } from '../idempotency-key.js';
 import { jsonBody } from '../json-body.js';
@@ -35,19 +35,12 @@ export function runRoutes({ client, metrics, limits }: RunRoutesDeps): Hono {
       assertFieldsFit(body, limits);
       if (body.session_id !== undefined)
         await assertSessionHasRoom(client, sessionKeyOf(c, body.session_id), limits);
-      const run = await client.enqueueRun({
-        entity: { kind, name: c.req.param('name') },
-        input: body.input,
-        sessionId: body.session_id,
-        userId: body.user_id,
-        checkpoint: body.checkpoint,
-        metadata: body.metadata,
-        priority: body.priority,
-        deadlineMs: body.deadline_ms,
-        ...(body.budget && { budget: budgetOptionOf(body.budget) }),
-        tenantId: requestPrincipal(c).tenantId,
-        idempotencyKey: idempotencyKeyOf(c),
-      });
+      const run = await client.enqueueRun(
+        createRunRequestOf({ kind, name: c.req.param('name') }, body, {
+          tenantId: requestPrincipal(c).tenantId,
+          idempotencyKey: idempotencyKeyOf(c),
+        }),
+      );
       if (run.replayed) return c.json(runStatus(run), 200);
       metrics.recordEnqueue(kind, 'run');
       return c.json(runStatus(run), 202);
