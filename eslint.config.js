@@ -177,6 +177,24 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // A run job is moved (delayed, handed back, promoted) by RunEngine only: park, parkAgain, handBack and
+    // wake. The webhooks' own queue moves its delivery jobs itself.
+    files: ['packages/queue/src/**/*.ts'],
+    ignores: ['**/*.test.ts', 'packages/queue/src/run-engine.ts', 'packages/queue/src/webhooks/**'],
+    rules: {
+      // Flat config replaces a rule's options: the store's restriction is restated with this one.
+      'no-restricted-syntax': [
+        'error',
+        STORE_DB_IS_THE_STORES,
+        {
+          selector: 'CallExpression[callee.property.name=/^(moveToDelayed|moveToWait|promote)$/]',
+          message:
+            'a run job is moved by RunEngine (run-engine.ts: park, parkAgain, handBack, wake): make the move a call on it',
+        },
+      ],
+    },
+  },
 );
 
 /** One config per package: the `@cairn/*` packages above it, which it must not import. */

@@ -6,6 +6,7 @@ import {
   type WorkerLogger,
 } from '@cairn/runtime';
 import type { RunQueue } from './queue-backend.js';
+import { RunEngine } from './run-engine.js';
 
 /** How often a worker looks for room to wake parked runs into, in ms. */
 const DEFAULT_WAKE_EVERY_MS = 100;
@@ -34,20 +35,20 @@ export interface CapacityLineOptions {
  * Wakes the runs that wait parked in a model's line (docs/capacity.md and docs/operations.md, "Model
  * capacity"): every `everyMs`, for each model with waiters, asks the limiter which held waiters
  * the room free now lets in (a permit released, the window moving on, a pause over, a dead
- * holder's lease ended: `ModelCapacity.wake`, in fair order) and promotes their delayed jobs, so a
- * run comes back when a permit can be had rather than when its park's delay ends (that delay
- * stays as the fallback for a wake-up lost). Errors are logged, never thrown.
+ * holder's lease ended: `ModelCapacity.wake`, in fair order) and wakes them (`RunEngine.wake`:
+ * their tree's delayed job promoted), so a run comes back when a permit can be had rather than
+ * when its park's delay ends (that delay stays as the fallback for a wake-up lost). Errors are
+ * logged, never thrown.
  */
 export function startCapacityLine(options: CapacityLineOptions): PeriodicPass {
   const { limiter, limits, runQueue } = options;
   const logger = options.logger ?? SILENT_LOGGER;
+  const runs = new RunEngine({ runQueue });
   const wakeAll = async () => {
     for (const { model, waiting } of await limiter.snapshot()) {
       if (waiting === 0) continue;
       for (const runId of await limiter.wake(model, limitFor(limits, model))) {
-        const live = await treeJobOf(runId);
-        // Back already (or gone): it asks in its place, or its run moved on.
-        if (live?.state === 'delayed') await live.job.promote().catch(() => undefined);
+        await runs.wake(await treeJobOf(runId));
       }
     }
   };

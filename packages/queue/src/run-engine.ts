@@ -74,7 +74,8 @@ type ParkMarks = Pick<JobData<'run'>, 'waitingSince' | 'parkedFor'>;
  * API, its MCP tools and its pages make every move from outside an
  * execution through it; the worker's processor carries out through it what
  * an execution's moves ask of the queue (their intents, a park for model
- * capacity), and the reconciler makes its `recover`.
+ * capacity, a hand-back), the capacity line its `wake`, and the reconciler
+ * its `recover`. A held or delayed run job is moved here only (a lint rule).
  * The moves an execution makes on the run itself (claim, checkpoint, pause,
  * finish) are its engine's, in its execution thread.
  *
@@ -206,6 +207,26 @@ export class RunEngine<D extends RunEngineDeps = Required<RunEngineDeps>> {
    */
   parkAgain(held: HeldJob, delayMs: number, marks: ParkMarks = {}): Promise<void> {
     return this.delayHeld(held, delayMs, Date.now(), marks);
+  }
+
+  /**
+   * `hand back` a held job for another worker (this one is closing): back to waiting, unclaimed
+   * or at the checkpoint its execution handed over at. A `claimed` job is marked with its attempt
+   * so that its next pickup claims with reason `handover`.
+   */
+  async handBack({ job, token }: HeldJob, claimed: boolean): Promise<void> {
+    if (claimed)
+      await job.updateData({ ...(job.data as object), handoverAttempt: job.attemptsStarted });
+    await job.moveToWait(token);
+  }
+
+  /**
+   * `wake` a run parked for model capacity that the limiter lets in now: its tree's job, while
+   * delayed, promoted so that its pickup asks for a permit now rather than when its park's delay
+   * ends. A job back already (it asks in its place) or gone (its run moved on) is left alone.
+   */
+  async wake(live: { job: Job; state: string } | undefined): Promise<void> {
+    if (live?.state === 'delayed') await live.job.promote().catch(() => undefined);
   }
 
   private async delayHeld(

@@ -233,11 +233,7 @@ export function createRunProcessor(deps: RunProcessorDeps) {
   }
 
   async function handBack(job: Job, token: string | undefined, claimed: boolean): Promise<never> {
-    const handoverAttempt = claimed
-      ? job.attemptsStarted
-      : (job.data as { handoverAttempt?: number }).handoverAttempt;
-    if (claimed) await job.updateData({ ...(job.data as object), handoverAttempt });
-    await job.moveToWait(token);
+    await deps.runs.handBack({ job, token }, claimed);
     logger.info(
       { runId: (job.data as { runId?: string }).runId, jobId: job.id, claimed },
       'job handed back for another worker',
