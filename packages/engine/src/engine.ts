@@ -1,29 +1,20 @@
 import type { Agent } from './agent.js';
 import type { Team } from './team.js';
-import { canonicalDigest } from './canonical-digest.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import { SYSTEM_CLOCK, type Clock, type EngineResources } from './engine-resources.js';
 import type { EntityCatalog } from './entity-catalog.js';
-import { assertDeadlineMs } from './deadline-ms.js';
-import { newRunLimits } from './entity-caps.js';
-import { EntityNotFoundError, UserError } from './errors.js';
+import { UserError } from './errors.js';
 import type { RunContentSink, RunEventSink } from './events.js';
 import type { Model } from './model.js';
 import { Registry } from './registry.js';
 import { outputOf } from './runner/output-type.js';
-import {
-  CHECKPOINT_MODES,
-  type CheckpointMode,
-  type CreatedRun,
-  type ForkedFrom,
-  type EntityRef,
-  type RunRecord,
-} from './run-types.js';
+import { type CreatedRun, type ForkedFrom, type EntityRef, type RunRecord } from './run-types.js';
 import { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
 import type { OnAttemptsExhausted } from './suspension.js';
 import type { ContinueDecision } from './lifecycle/continue-rules.js';
 import { continueRun, type ContinueRequest } from './lifecycle/continue-run.js';
 import { forkRun, type ForkRequest } from './lifecycle/fork-run.js';
+import { createRun, type CreateRunRequest } from './lifecycle/create-run.js';
 import { decisionValidatorFor } from './lifecycle/decide-run.js';
 import type { PostedDecision } from './hitl/pending-action.js';
 import type { DecisionValidator } from './run-control-store.js';
@@ -34,12 +25,7 @@ import type { Pickup, PickupOptions, PickupOutcome } from './lifecycle/pickup-ty
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './runner/model-retry.js';
 import type { CapacitySettings } from './capacity/model-gate.js';
 import type { ModelPrices } from './spend/model-prices.js';
-import { budgetOf, type BudgetOption } from './spend/budget-option.js';
-import {
-  assertTenantDayOpen,
-  TenantSpendLedger,
-  type TenantBudgets,
-} from './spend/tenant-budget.js';
+import { TenantSpendLedger, type TenantBudgets } from './spend/tenant-budget.js';
 
 /** Options of {@link Engine}. */
 export interface EngineOptions {
@@ -114,38 +100,6 @@ function tenantSpendOf(
 
 /** Default of `CAIRN_VERSION_GRACE_MS`: five minutes, the length of a slow rolling deploy. */
 export const DEFAULT_VERSION_GRACE_MS = 300_000;
-
-/** What {@link Engine.createRun} takes. */
-export interface CreateRunRequest {
-  entity: EntityRef;
-  input: string;
-  sessionId?: string;
-  userId?: string | null;
-  /** @defaultValue the entity's own checkpoint mode */
-  checkpoint?: CheckpointMode;
-  metadata?: Record<string, unknown>;
-  /** The tenant creating the run (its key's); null or absent: an admin key. */
-  tenantId?: string | null;
-  /** 1 (highest) to 10: orders the tenant's own runs, in the queue and waiting for a model's permits (tenants share both by weight). @defaultValue 5 */
-  priority?: number;
-  /**
-   * The run must end within this many ms of its creation (at most 365 days): at its deadline
-   * its calls are aborted and it ends in ERROR (`DeadlineExceededError`); not above the entity's
-   * `caps.maxDurationMs` (`CapExceededError`). @defaultValue the entity's `maxDurationMs`, else its cap, else none
-   */
-  deadlineMs?: number;
-  /**
-   * What the run's tree may spend before it pauses for a person to raise it: each limit from one
-   * micro-dollar (one token) to `MAX_BUDGET_USD` (`MAX_BUDGET_TOKENS`), not above the entity's
-   * `caps.budget`. @defaultValue the entity's `budget`, else none; a limit the entity caps is filled in from the cap
-   */
-  budget?: BudgetOption;
-  /**
-   * Makes the creation idempotent per tenant: the same key with the same request returns the run the
-   * first one created (`replayed: true`); with a different request, `IdempotencyKeyReusedError`.
-   */
-  idempotencyKey?: string;
-}
 
 /** What {@link Engine.run} takes besides the entity and its input. */
 export interface RunOptions extends Omit<CreateRunRequest, 'entity' | 'input'> {
@@ -239,64 +193,8 @@ export class Engine {
   }
 
   /** Validates the request and creates the run in PENDING (or returns the one its idempotency key created); nothing is executed. */
-  async createRun(request: CreateRunRequest): Promise<CreatedRun> {
-    const entity = await this.resources.catalog.describe(request.entity);
-    if (!entity) throw new EntityNotFoundError(request.entity.kind, request.entity.name);
-    if (typeof request.input !== 'string' || request.input.trim() === '') {
-      throw new UserError('input must be a non-empty string');
-    }
-    if (request.checkpoint !== undefined && !CHECKPOINT_MODES.includes(request.checkpoint)) {
-      throw new UserError(`checkpoint must be one of ${CHECKPOINT_MODES.join(', ')}`);
-    }
-    const { priority } = request;
-    if (
-      priority !== undefined &&
-      !(Number.isInteger(priority) && priority >= 1 && priority <= 10)
-    ) {
-      throw new UserError(
-        `priority must be an integer from 1 (highest) to 10, got ${String(priority)}`,
-      );
-    }
-    assertDeadlineMs('deadlineMs', request.deadlineMs);
-    const { deadlineMs, budget } = newRunLimits(entity, {
-      ...(request.deadlineMs !== undefined && { deadlineMs: request.deadlineMs }),
-      ...(request.budget !== undefined && { budget: budgetOf(request.budget, 'budget') }),
-    });
-    await assertTenantDayOpen(
-      (tenantId) => this.store.tenantDaySpend(tenantId),
-      this.resources.tenantBudgets,
-      request.tenantId ?? null,
-    );
-    return this.store.createRun({
-      entity: request.entity,
-      input: request.input,
-      sessionId: request.sessionId,
-      userId: request.userId ?? null,
-      checkpoint: request.checkpoint ?? entity.checkpoint,
-      definitionHash: entity.definitionHash,
-      metadata: request.metadata,
-      tenantId: request.tenantId ?? null,
-      ...(priority !== undefined && { priority }),
-      ...(deadlineMs !== undefined && { deadlineMs }),
-      ...(budget !== undefined && { budget }),
-      ...(request.idempotencyKey !== undefined && {
-        idempotency: {
-          scope: request.tenantId ?? '',
-          key: request.idempotencyKey,
-          requestDigest: canonicalDigest({
-            entity: request.entity,
-            input: request.input,
-            sessionId: request.sessionId,
-            userId: request.userId,
-            checkpoint: request.checkpoint,
-            metadata: request.metadata,
-            priority: request.priority,
-            deadlineMs: request.deadlineMs,
-            budget: request.budget,
-          }),
-        },
-      }),
-    });
+  createRun(request: CreateRunRequest): Promise<CreatedRun> {
+    return createRun(this.resources, request);
   }
 
   /**

@@ -119,13 +119,9 @@ export type { DefinitionChangePolicy } from './definition-change-policy.js';
 export { memberEntityName, ownEntityName } from './entity-path.js';
 export { DEFAULT_VERSION_GRACE_MS } from './engine.js';
 /** @public */
-export {
-  Engine,
-  type EngineOptions,
-  type CreateRunRequest,
-  type RunOptions,
-  type RunResult,
-} from './engine.js';
+export { Engine, type EngineOptions, type RunOptions, type RunResult } from './engine.js';
+/** @public */
+export type { CreateRunRequest } from './lifecycle/create-run.js';
 export { DEFAULT_MAX_ATTEMPTS } from './lifecycle/attempts-cap.js';
 export { ON_ATTEMPTS_EXHAUSTED, type OnAttemptsExhausted } from './suspension.js';
 export { MAX_DEADLINE_MS } from './deadline-ms.js';

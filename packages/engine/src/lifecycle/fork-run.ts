@@ -1,12 +1,11 @@
-import { canonicalDigest } from '../canonical-digest.js';
 import { assertDeadlineMs } from '../deadline-ms.js';
 import { newRunLimits } from '../entity-caps.js';
 import type { EngineResources } from '../engine-resources.js';
 import { RunNotContinuableError, RunNotFoundError, UserError } from '../errors.js';
 import type { Message } from '../messages.js';
-import { assertTenantDayOpen } from '../spend/tenant-budget.js';
 import type { CreatedRun, ForkedFrom, RunRecord } from '../run-types.js';
 import type { RunStatus } from './run-status.js';
+import { assertTenantCreates, idempotencyOf } from './create-run.js';
 
 /** Where a fork starts: a checkpoint by its number, or the message index one ends at. */
 export type ForkAt = { checkpoint: number } | { messageIndex: number };
@@ -69,11 +68,7 @@ export async function forkRun(
   const input = request.input?.trim() ? request.input : undefined;
   await assertPointTakes(resources, source, point.messageIndex, input, request.at);
 
-  await assertTenantDayOpen(
-    (tenantId) => store.tenantDaySpend(tenantId),
-    resources.tenantBudgets,
-    source.tenantId,
-  );
+  await assertTenantCreates(resources, source.tenantId);
   const forkedFrom: ForkedFrom = {
     run_id: source.runId,
     checkpoint: point.checkpoint,
@@ -96,12 +91,10 @@ export async function forkRun(
     sharedHistory: { runId: source.runId, length: point.messageIndex },
     forkedFrom,
     messages,
-    ...(request.idempotencyKey !== undefined && {
-      idempotency: {
-        scope: source.tenantId ?? '',
-        key: request.idempotencyKey,
-        requestDigest: canonicalDigest({ fork: source.runId, ...request, idempotencyKey: null }),
-      },
+    ...idempotencyOf(source.tenantId, request.idempotencyKey, {
+      fork: source.runId,
+      ...request,
+      idempotencyKey: null,
     }),
   });
   // A repeated request gets the fork it made, with the point it was made at.
