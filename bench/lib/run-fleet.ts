@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '@cairn/store';
+import { closeSearchChunks, type Database } from '@cairn/store';
 
 /** Top-level runs of the fleet the read sections read at scale. */
 export const FLEET_RUNS = 100_000;
@@ -12,7 +12,8 @@ export const FLEET_TENANTS = ['acme', 'globex', 'initech', 'umbrella'] as const;
  * RUNNING (1 in 300 parked for capacity), 2% PAUSED, created every 26 s,
  * {@link FLEET_TENANTS} tenants; one attempt per run and a recovery for 1 in
  * 50; a pending action on each PAUSED run and a decided one on 1 in 10; 30
- * days of spend per tenant and per tenant and model; then `vacuum analyze`.
+ * days of spend per tenant and per tenant and model; the search's full chunks
+ * indexed (`closeSearchChunks`); then `vacuum analyze`.
  */
 export async function storeRunFleet(db: Kysely<Database>): Promise<void> {
   await sql`
@@ -66,6 +67,8 @@ export async function storeRunFleet(db: Kysely<Database>): Promise<void> {
            unnest(array['openai:gpt-a','openai:gpt-b','openai-chat:local']) with ordinality as x(m, i)`.execute(
     db,
   );
+  // As the workers' pass leaves the search's chunks: every full one indexed.
+  await closeSearchChunks(db);
   // As autovacuum leaves a table at rest: statistics and the visibility map (index-only scans).
   await sql`vacuum analyze`.execute(db);
 }

@@ -27,6 +27,7 @@ import {
   queueConnectionOf,
   resolveEnvConfig,
   startRetention,
+  startSearchChunks,
   startMetricsServer,
   type CairnEnvConfig,
   type ExecutorSettings,
@@ -227,7 +228,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
         // A run's first model request is its entity's own (a team's lead), on CAIRN_MODEL when it replaces them.
         modelOf: (ref: EntityRef) =>
           registry.has(ref) ? (model ?? registry.get(ref).model).name : undefined,
-        parkedAgain: (runId: string, until: Date) => ops.recordParkedAgain(runId, until),
+        parkedAgain: (runId, waiting) => ops.recordParkedAgain(runId, waiting),
       }),
     });
     closers.push(() => worker.close());
@@ -252,6 +253,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<CairnWor
     }
     const retention = startRetention({ store: ops, retainDays: config.retainDays, logger });
     closers.push(() => retention.stop());
+    const searchChunks = startSearchChunks({ store: ops, logger });
+    closers.push(() => searchChunks.stop());
     const webhooks = await startWebhookDelivery({
       connection: queueConnectionOf(config),
       store: new PostgresWebhookStore(db),

@@ -25,6 +25,7 @@ export { DEFAULT_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS, leaseCheckMsFor } from '.
 export { loadRegistry, loadRegistryModule, modelFromSpec } from './load-registry.js';
 export { openStoreDb } from './open-store-db.js';
 export { startRetention } from './retention-pass.js';
+export { startSearchChunks } from './search-chunks-pass.js';
 export { startPeriodicPass, type PeriodicPass } from './periodic-pass.js';
 export { SILENT_LOGGER, type WorkerLogger } from './worker-logger.js';
 export { ConfigError, ServiceUnreachableError } from './errors.js';

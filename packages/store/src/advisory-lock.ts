@@ -7,6 +7,8 @@ export const ADVISORY_LOCKS = {
   retention: 0x636169726e01n,
   /** Held while orphaned runs are reconciled: one worker at a time. */
   reconciler: 0x636169726e02n,
+  /** Held while the run list's search chunks are closed and merged: one worker at a time. */
+  searchChunks: 0x636169726e03n,
 } as const;
 
 /** The result of {@link withAdvisoryLock}: `locked: false` when another session holds the lock (nothing ran). */

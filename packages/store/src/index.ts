@@ -109,5 +109,6 @@ export {
   type PruneOptions,
   type PruneResult,
 } from './retention.js';
+export { closeSearchChunks } from './search-chunks.js';
 // The Kysely schema, for a caller that opens its own connection (the benchmarks); the table types stay internal.
 export { RUN_STATE_SCHEMA_VERSION, type Database } from './schema.js';

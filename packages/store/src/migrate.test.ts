@@ -60,6 +60,7 @@ describe('migrate', () => {
       'run_events',
       'run_idempotency_keys',
       'run_messages',
+      'run_search_chunks',
       'run_search_texts',
       'runs',
       'schedule_firings',

@@ -49,6 +49,7 @@ import * as m0033w from './migrations/0033_w_paused_index.js';
 import * as m0034w from './migrations/0034_w_search_text_insert.js';
 import * as m0035w from './migrations/0035_w_runs_fillfactor.js';
 import * as m0036h from './migrations/0036_h_implicit_sessions.js';
+import * as m0037h from './migrations/0037_h_search_chunks.js';
 
 /** Every migration by name, in order; files are only ever added. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -100,6 +101,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0034_w_search_text_insert': m0034w,
   '0035_w_runs_fillfactor': m0035w,
   '0036_h_implicit_sessions': m0036h,
+  '0037_h_search_chunks': m0037h,
 });
 
 /**

@@ -11,6 +11,7 @@ import type {
   PostedDecision,
   RunRecord,
   RunStatus,
+  RunWaiting,
 } from '@cairn/engine';
 import {
   type CancelStore,
@@ -47,6 +48,7 @@ import { awaitDeploy } from './awaiting-deploy.js';
 import { BrowserSessionRevocations } from './browser-session-revocations.js';
 import { deleteSession } from './delete-session.js';
 import { pruneFinishedRuns, type PruneOptions, type PruneResult } from './retention.js';
+import { closeSearchChunks, type SearchChunksResult } from './search-chunks.js';
 import { writeDelta } from './write-delta.js';
 import { readTenantDaySpend } from './tenant-day-spend.js';
 import { claimRun } from './claim-run.js';
@@ -252,9 +254,9 @@ export class PostgresCheckpointStore
     return moveDeadline(this.db, runId, request.deadlineMs, request.statuses);
   }
 
-  /** A parked run's job delayed again before its claim: its view's new `until`; true when past its deadline (`recordParkedAgain`). */
-  recordParkedAgain(runId: string, until: Date): Promise<boolean> {
-    return recordParkedAgain(this.db, runId, until);
+  /** A run's job delayed again before its claim: the `waiting` its view shows; true when past its deadline (`recordParkedAgain`). */
+  recordParkedAgain(runId: string, waiting: RunWaiting): Promise<boolean> {
+    return recordParkedAgain(this.db, runId, waiting);
   }
 
   readContinueRequest(runId: string, requestId: string): Promise<ContinueRequestRecord | null> {
@@ -324,6 +326,11 @@ export class PostgresCheckpointStore
   /** Deletes finished runs older than `options.olderThan` in batches, one worker at a time (see {@link pruneFinishedRuns}). */
   pruneFinishedRuns(options: PruneOptions): Promise<PruneResult> {
     return pruneFinishedRuns(this.db, options);
+  }
+
+  /** Indexes the run list search's full chunks and merges small ones, one worker at a time (see {@link closeSearchChunks}). */
+  closeSearchChunks(): Promise<SearchChunksResult> {
+    return closeSearchChunks(this.db);
   }
 
   /**

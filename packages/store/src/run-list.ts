@@ -3,6 +3,7 @@ import type { Expression, Kysely, SqlBool } from 'kysely';
 import { FINAL_STATUSES, type EntityKind, type RunStatus } from '@cairn/engine';
 import { toRunSummaryView, type RunSummaryView } from './run-view.js';
 import type { Database } from './schema.js';
+import { searchTextMatch } from './search-chunks.js';
 
 /** The columns the run list sorts by. */
 export const RUN_LIST_SORT_KEYS = ['created', 'updated', 'status', 'entity'] as const;
@@ -147,13 +148,13 @@ export async function listRuns(db: Kysely<Database>, filter: RunListFilter): Pro
   }
   if (filter.search !== undefined && filter.search !== '') {
     const search = filter.search;
+    const byInput =
+      search.length < MIN_INPUT_SEARCH_CHARS
+        ? undefined
+        : await searchTextMatch(db, `%${likeEscaped(search)}%`);
     query = query.where((eb) => {
       const byId: Expression<SqlBool> = sql<SqlBool>`run_id like ${`${likeEscaped(search)}%`}`;
-      if (search.length < MIN_INPUT_SEARCH_CHARS) return byId;
-      return eb.or([
-        byId,
-        sql<SqlBool>`run_id in (select run_id from run_search_texts where input_head ilike ${`%${likeEscaped(search)}%`})`,
-      ]);
+      return byInput === undefined ? byId : eb.or([byId, byInput]);
     });
   }
   const { key, direction } = filter.sort ?? { key: 'created', direction: 'desc' };

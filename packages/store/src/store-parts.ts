@@ -40,13 +40,14 @@ export type StoreHitl = DecisionStore &
 
 /**
  * The operations the apps run beside runs: the reconciler's recovery port,
- * retention, session deletion, readiness, sign-outs, the PostgreSQL
+ * retention, the search's chunks, session deletion, readiness, sign-outs, the PostgreSQL
  * backend's model limiter and a parked run's job delayed again before its claim.
  */
 export type StoreOps = RecoveryPort &
   Pick<
     PostgresCheckpointStore,
     | 'pruneFinishedRuns'
+    | 'closeSearchChunks'
     | 'deleteSession'
     | 'ping'
     | 'browserSessions'
