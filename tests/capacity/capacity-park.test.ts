@@ -184,17 +184,18 @@ describe('a run with no model permit within the capacity wait', () => {
 
     // Its job is delayed again (the queue's pickup, refused by the limiter): the view shows the new time, never a past one.
     const later = new Date(Date.parse(parkedUntil) + 60_000);
-    expect(await t.store.recordParkedAgain(run.runId, later)).toBe(false);
+    const waiting = { for: 'capacity', model: MODEL, until: later.toISOString() } as const;
+    expect(await t.store.recordParkedAgain(run.runId, waiting)).toBe(false);
     const view = (await t.store.getRunView(run.runId))!;
-    expect(view.waiting).toEqual({ for: 'capacity', model: MODEL, until: later.toISOString() });
+    expect(view.waiting).toEqual(waiting);
     expect(view.attempts.map((a) => [a.reason, a.outcome])).toEqual([['run', 'parked']]);
-    // A run never claimed has nothing parked to show: nothing is written.
+    // A run held in line before its first claim shows its wait too, still PENDING; its claim clears it.
     const pending = await engine.createRun({
       entity: { kind: 'agent', name: 'pinger' },
       input: 'queued',
     });
-    expect(await t.store.recordParkedAgain(pending.runId, later)).toBe(false);
-    expect((await t.store.getRunView(pending.runId))!.waiting).toBeNull();
+    expect(await t.store.recordParkedAgain(pending.runId, waiting)).toBe(false);
+    expect(await t.store.getRunView(pending.runId)).toMatchObject({ status: 'PENDING', waiting });
 
     // Its deadline passes while it waits: the next park again says so, and the claim ends the run.
     await t.db
@@ -202,7 +203,7 @@ describe('a run with no model permit within the capacity wait', () => {
       .set({ deadline_at: new Date(Date.now() - 1000) })
       .where('run_id', '=', run.runId)
       .execute();
-    expect(await t.store.recordParkedAgain(run.runId, later)).toBe(true);
+    expect(await t.store.recordParkedAgain(run.runId, waiting)).toBe(true);
     const ended = await engine.execute(run.runId, { reason: 'capacity' });
     expect(ended.outcome === 'finished' && ended.run.status).toBe('ERROR');
     const done = (await t.store.getRunView(run.runId))!;

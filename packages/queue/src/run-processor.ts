@@ -6,6 +6,7 @@ import {
   parkAgainFor,
   type CapacitySettings,
   type EntityRef,
+  type RunWaiting,
 } from '@cairn/engine';
 import type { RunExecutor, RunJobOutcome, RunJobRequest, WorkerLogger } from '@cairn/runtime';
 import { InvalidJobError } from './errors.js';
@@ -69,11 +70,11 @@ export interface RunProcessorDeps {
    */
   modelOf?: (entity: EntityRef) => string | undefined;
   /**
-   * Records that a job back from a park is delayed again before its claim: the run's view shows
-   * its new `until` (a RUNNING run parked for capacity; a PENDING run is left as it is). Resolves
+   * Records that a run's job is delayed again before its claim: the run's view shows the wait (a
+   * RUNNING run parked for capacity, or a PENDING run held in line before its first claim). Resolves
    * true when the run's deadline has passed: the pickup then claims it, and the claim ends it.
    */
-  parkedAgain?: (runId: string, until: Date) => Promise<boolean>;
+  parkedAgain?: (runId: string, waiting: RunWaiting) => Promise<boolean>;
 }
 
 /**
@@ -175,7 +176,11 @@ export function createRunProcessor(deps: RunProcessorDeps) {
     if (delayMs === undefined) return undefined;
     const runId = parsed.data.runId;
     const pastDeadline = await deps
-      .parkedAgain?.(runId, new Date(now + delayMs))
+      .parkedAgain?.(runId, {
+        for: 'capacity',
+        model: ask.parkedFor.model,
+        until: new Date(now + delayMs).toISOString(),
+      })
       .catch((error: unknown) => {
         logger.debug({ err: error, runId }, 'could not record a park again before the claim');
         return false;

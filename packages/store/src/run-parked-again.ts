@@ -1,28 +1,34 @@
+import type { RunWaiting } from '@cairn/engine';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 
 /**
- * A run's job delayed again before its claim (docs/capacity.md, "Back from a park"), in one round
- * trip: a RUNNING run parked for capacity gets its new `until` in its `waiting`, so its view never
- * shows the past time of an earlier park (a PENDING run, never claimed, has no `waiting`: nothing
- * is written); resolves true when its deadline has passed by the store's clock, so that the pickup
- * claims it and the claim ends it as it ends any run claimed past its deadline.
+ * A run's job delayed again before its claim (docs/capacity.md, "Back from a park" and "Before the
+ * first claim"), in one round trip: its view shows `waiting` with the time the job is due again,
+ * never the past time of an earlier park, whether it is a RUNNING run parked for capacity or a
+ * PENDING run held in line before its first claim (the claim clears it); resolves true when its
+ * deadline has passed by the store's clock, so that the pickup claims it and the claim ends it as
+ * it ends any run claimed past its deadline.
  */
 export async function recordParkedAgain(
   db: Kysely<Database>,
   runId: string,
-  until: Date,
+  waiting: RunWaiting,
 ): Promise<boolean> {
   const row = await db
     .with('moved', (qb) =>
       qb
         .updateTable('runs')
         .set({
-          waiting: sql<string>`jsonb_set(waiting, '{until}', to_jsonb(${until.toISOString()}::text))`,
+          waiting: sql<string>`jsonb_build_object('for', 'capacity', 'model', ${waiting.model}::text, 'until', ${waiting.until}::text)`,
         })
         .where('run_id', '=', runId)
-        .where('status', '=', 'RUNNING')
-        .where(sql<boolean>`waiting->>'for' = 'capacity'`)
+        .where((eb) =>
+          eb.or([
+            eb('status', '=', 'PENDING'),
+            eb.and([eb('status', '=', 'RUNNING'), eb(sql`waiting->>'for'`, '=', 'capacity')]),
+          ]),
+        )
         .returning('run_id'),
     )
     .selectFrom('runs')
