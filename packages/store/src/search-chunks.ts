@@ -28,18 +28,27 @@ function chunkIndexName({ lo, hi }: SearchChunk): string {
   return `run_search_texts_trgm_${lo}_${hi}`;
 }
 
-/** The closed chunks, as few as cover them (a merged chunk stands for those it merged, until they go). */
-async function readChunks(db: Kysely<Database>): Promise<SearchChunk[]> {
-  // bigint columns: pg gives them as text.
+/** Every recorded chunk, by `lo`, the widest first. */
+async function readAllChunks(db: Kysely<Database>): Promise<SearchChunk[]> {
+  // bigint columns: pg may give them as text.
   const { rows } = await sql<{ lo: string; hi: string }>`
     select lo, hi from run_search_chunks order by lo, hi desc`.execute(db);
+  return rows.map((row) => ({ lo: Number(row.lo), hi: Number(row.hi) }));
+}
+
+/** Of `chunks` (by `lo`, the widest first), as few as cover them: a merged chunk stands for those it merged. */
+function coverOf(chunks: readonly SearchChunk[]): SearchChunk[] {
   const cover: SearchChunk[] = [];
-  for (const row of rows) {
-    const chunk = { lo: Number(row.lo), hi: Number(row.hi) };
+  for (const chunk of chunks) {
     const last = cover.at(-1);
     if (last === undefined || chunk.lo >= last.hi) cover.push(chunk);
   }
   return cover;
+}
+
+/** The closed chunks, as few as cover them. */
+async function readChunks(db: Kysely<Database>): Promise<SearchChunk[]> {
+  return coverOf(await readAllChunks(db));
 }
 
 /**
@@ -115,19 +124,26 @@ async function buildChunk(db: Kysely<Database>, chunk: SearchChunk): Promise<voi
 async function mergeChunks(db: Kysely<Database>): Promise<number> {
   let merged = 0;
   for (;;) {
-    const chunks = await readChunks(db);
-    const run = firstRunToMerge(chunks);
+    // Also what an earlier pass that stopped mid-merge left: parts whose merged chunk is recorded.
+    merged += await dropCoveredChunks(db);
+    const run = firstRunToMerge(await readChunks(db));
     if (run === undefined) return merged;
-    const whole = { lo: run[0]!.lo, hi: run.at(-1)!.hi };
-    await buildChunk(db, whole);
-    await sql`delete from run_search_chunks
-      where lo >= ${whole.lo} and hi <= ${whole.hi} and (lo, hi) <> (${whole.lo}, ${whole.hi})`.execute(
+    await buildChunk(db, { lo: run[0]!.lo, hi: run.at(-1)!.hi });
+  }
+}
+
+/** Forgets the chunks a merged one covers, then drops their indexes; returns how many. */
+async function dropCoveredChunks(db: Kysely<Database>): Promise<number> {
+  const all = await readAllChunks(db);
+  const cover = new Set(coverOf(all));
+  const covered = all.filter((chunk) => !cover.has(chunk));
+  for (const chunk of covered) {
+    await sql`delete from run_search_chunks where lo = ${chunk.lo} and hi = ${chunk.hi}`.execute(
       db,
     );
-    for (const part of run)
-      await sql`drop index concurrently if exists ${sql.id(chunkIndexName(part))}`.execute(db);
-    merged += run.length;
+    await sql`drop index concurrently if exists ${sql.id(chunkIndexName(chunk))}`.execute(db);
   }
+  return covered.length;
 }
 
 /** The first {@link SEARCH_CHUNK_FAN_IN} adjacent chunks of one size, if any. */
