@@ -100,12 +100,19 @@ describe(`a run's pickup while its model has no room (${FLEET_BACKEND})`, () => 
       expect(waiting.status).toBe('PENDING');
       expect(waiting.epoch).toBe(0);
       expect(waiting.attempts).toEqual([]);
+      // What it waits for is on its view, as for a run parked after a claim.
+      expect(waiting.waiting).toEqual({
+        for: 'capacity',
+        model: expect.any(String),
+        until: expect.any(String),
+      });
 
       holder.release();
       for (const id of [holder.runId, runId])
         await fleet.client.waitForRun(id, { timeoutMs: WAIT_MS });
       const done = await viewOf(runId);
       expect(done.status).toBe('COMPLETED');
+      expect(done.waiting).toBeNull();
       expect(done.attempts[0]!.reason).toBe('run');
       expect(server.quota.rejected('single')).toBe(0);
     },

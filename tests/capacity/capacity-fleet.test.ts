@@ -190,7 +190,7 @@ for (const backend of QUEUE_BACKENDS)
         );
 
         it(
-          'runs park for capacity: RUNNING with waiting shown, claimed again with reason capacity, never counted toward CAIRN_MAX_ATTEMPTS; a run on an unlimited model goes by',
+          'runs park for capacity: RUNNING with waiting shown, claimed again with reason capacity, each completing under CAIRN_MAX_ATTEMPTS; a run on an unlimited model goes by',
           async () => {
             const ids = await submit(agentOn('single'), 6);
             // In `run` mode a run has no checkpoint to park on: it waits in place.
@@ -200,12 +200,19 @@ for (const backend of QUEUE_BACKENDS)
               checkpoint: 'run',
             });
 
-            // What GET /v1/runs/:id shows while a run is parked: RUNNING, held by no worker, waiting for the model.
+            // What GET /v1/runs/:id shows while a run is parked after a claim: RUNNING, held by no
+            // worker, waiting for the model (a run held in line before its first claim shows its
+            // waiting too, PENDING: docs/capacity.md, "Before the first claim").
             let parked: RunView | undefined;
             await waitFor(
               async () => {
                 for (const view of await Promise.all(ids.map(runPage)))
-                  if (view.waiting !== null && holderOf(view) === undefined) parked = view;
+                  if (
+                    view.waiting !== null &&
+                    view.attempts.length > 0 &&
+                    holderOf(view) === undefined
+                  )
+                    parked = view;
                 return parked !== undefined;
               },
               60_000,
@@ -240,8 +247,12 @@ for (const backend of QUEUE_BACKENDS)
             );
             // Every park was followed by a claim with reason capacity.
             expect(capacityClaims).toEqual(parks);
-            // Some run parked more often than CAIRN_MAX_ATTEMPTS allows claims without progress, and still completed.
-            expect(Math.max(...parks)).toBeGreaterThan(MAX_ATTEMPTS);
+            // Some run parked after a claim, and every run completed under the attempts cap: how often
+            // a run parks follows the contention (runs now wait in line before their claims, so under
+            // load no run parked more than the cap allows). That a run parked more often than the cap
+            // still completes is held by capacity-park.test.ts ("never counts capacity pickups toward
+            // the attempts cap"), four parks against a cap of one.
+            expect(Math.max(...parks)).toBeGreaterThan(0);
             expect(server.quota.rejected('single')).toBe(0);
             expect(server.quota.accepted('free')).toBeGreaterThanOrEqual(4);
           },
