@@ -96,6 +96,17 @@ function engineFor(agent: Agent, options: { waitMs?: number; maxAttempts?: numbe
   });
 }
 
+/** A pinger run parked at its first request, the model's one slot held by another: its engine, the holder, the run and its park. */
+async function parkedPinger() {
+  const { agent } = pinger();
+  const engine = engineFor(agent);
+  const holder = await holdTheSlot(t.store.modelCapacity);
+  const run = await engine.createRun({ entity: { kind: 'agent', name: 'pinger' }, input: 'go' });
+  const first = await engine.execute(run.runId, { reason: 'run' });
+  if (first.outcome !== 'parked') throw new Error(`expected a park, got ${first.outcome}`);
+  return { engine, holder, run, park: first.park };
+}
+
 describe('a run with no model permit within the capacity wait', () => {
   it('parks RUNNING at its last checkpoint, showing what it waits for, and resumes with reason capacity once there is room', async () => {
     const { agent, executions } = pinger();
@@ -138,19 +149,14 @@ describe('a run with no model permit within the capacity wait', () => {
   });
 
   it('back from its park while there is still no room, it parks again before any claim: no attempt, no event', async () => {
-    const { agent } = pinger();
-    const engine = engineFor(agent);
-    const holder = await holdTheSlot(t.store.modelCapacity);
-    const run = await engine.createRun({ entity: { kind: 'agent', name: 'pinger' }, input: 'go' });
-    const first = await engine.execute(run.runId, { reason: 'run' });
-    if (first.outcome !== 'parked') throw new Error(`expected a park, got ${first.outcome}`);
+    const { engine, holder, run, park } = await parkedPinger();
     // The park names its waiter in the model's line, as the queue records it on the job.
-    expect(first.park.waiter).toEqual({ id: run.runId, tenant: '', priority: run.priority });
+    expect(park.waiter).toEqual({ id: run.runId, tenant: '', priority: run.priority });
     const before = (await t.store.getRunView(run.runId))!;
     const eventsBefore = (await t.store.listEvents(run.runId)).length;
 
     // Its job is picked up with the slot still held: asked first, it is delayed again, the run untouched.
-    const pickup = { model: MODEL, waiter: first.park.waiter, waitedMs: first.park.waitedMs };
+    const pickup = { model: MODEL, waiter: park.waiter, waitedMs: park.waitedMs };
     const again = await parkAgainFor(capacityOf(), pickup);
     expect(again).toBeGreaterThan(150);
     const still = (await t.store.getRunView(run.runId))!;
@@ -163,7 +169,7 @@ describe('a run with no model permit within the capacity wait', () => {
     expect(await parkAgainFor(capacityOf(), pickup)).toBeUndefined();
     const second = await engine.execute(run.runId, {
       reason: 'capacity',
-      capacityWaitedMs: first.park.waitedMs,
+      capacityWaitedMs: park.waitedMs,
     });
     expect(second.outcome === 'finished' && second.run.status).toBe('COMPLETED');
     const done = (await t.store.getRunView(run.runId))!;
@@ -174,12 +180,7 @@ describe('a run with no model permit within the capacity wait', () => {
   });
 
   it('parked again before its claim, it shows the new time its job is due, and is ended by the pickup that finds its deadline past', async () => {
-    const { agent } = pinger();
-    const engine = engineFor(agent);
-    const holder = await holdTheSlot(t.store.modelCapacity);
-    const run = await engine.createRun({ entity: { kind: 'agent', name: 'pinger' }, input: 'go' });
-    const first = await engine.execute(run.runId, { reason: 'run' });
-    if (first.outcome !== 'parked') throw new Error(`expected a park, got ${first.outcome}`);
+    const { engine, holder, run } = await parkedPinger();
     const parkedUntil = (await t.store.getRunView(run.runId))!.waiting!.until;
 
     // Its job is delayed again (the queue's pickup, refused by the limiter): the view shows the new time, never a past one.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PendingActionRecord } from '../hitl/pending-action.js';
+import { recordedAction } from '../hitl/pending-action-record.fixture.js';
 import { budgetAction } from '../spend/budget.js';
 import { budgetStopOf } from './budget-stop.js';
 import { canTransition } from './run-status.js';
@@ -18,18 +19,7 @@ const tenantArgs = {
 };
 
 function recorded(overrides: Partial<PendingActionRecord> = {}): PendingActionRecord {
-  return {
-    ...budgetAction('act-b', ['ops-agent'], 3, 1, runArgs, null),
-    runId: 'run-1',
-    rootRunId: 'run-1',
-    status: 'pending',
-    decision: null,
-    decidedAt: null,
-    consumedAt: null,
-    consumedEpoch: null,
-    createdAt: new Date(0),
-    ...overrides,
-  };
+  return recordedAction(budgetAction('act-b', ['ops-agent'], 3, 1, runArgs, null), overrides);
 }
 
 const rejected = { status: 'decided' as const, decision: { type: 'reject' as const } };

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidDecisionError, SuspendRequestedError } from '../errors.js';
 import { validateDecision } from '../hitl/validate-decision.js';
 import type { PendingActionRecord } from '../hitl/pending-action.js';
+import { recordedAction } from '../hitl/pending-action-record.fixture.js';
 import { PauseSignal } from '../runner/pause-signal.js';
 import { judgeDecision } from './decide-actions.js';
 import { endingOfError } from './run-ending.js';
@@ -10,19 +11,7 @@ import { suspendedAction, suspendedEventData, SuspendSwitch } from '../suspensio
 import { SUSPEND_MOVE_BY_STATUS, suspendMoveOf } from './suspend-run.js';
 
 function recorded(overrides: Partial<PendingActionRecord> = {}): PendingActionRecord {
-  const action = suspendedAction('act-s', ['ops-agent'], 4, 2, 'operator');
-  return {
-    ...action,
-    runId: 'run-1',
-    rootRunId: 'run-1',
-    status: 'pending',
-    decision: null,
-    decidedAt: null,
-    consumedAt: null,
-    consumedEpoch: null,
-    createdAt: new Date(0),
-    ...overrides,
-  };
+  return recordedAction(suspendedAction('act-s', ['ops-agent'], 4, 2, 'operator'), overrides);
 }
 
 describe("an operator's suspend and resume", () => {
