@@ -98,7 +98,19 @@ it.each(backends)(
 
     await limiter.capacity.release(permit, { ok: true });
     expect((await f.client.waitForRun(run.runId, { timeoutMs: 30_000 })).status).toBe('COMPLETED');
-    samples = await scrape(url);
+    // The wait is observed in the main thread when the execution thread's report of it arrives,
+    // not with the run's commit: read until it has (two suites at once found none at a single read).
+    await waitFor(
+      async () => {
+        samples = await scrape(url);
+        return samples.has(
+          `cairn_model_capacity_wait_seconds_count{model="${MODEL}",tenant="acme"}`,
+        );
+      },
+      20_000,
+      "the run's wait for its permit to be observed",
+      f.workers[0]!.exited,
+    );
     expect(samples.get(`cairn_model_permits_waiting{model="${MODEL}"}`)).toBe(0);
     // Its first turn waited for the slot; the later ones found it free.
     expect(
