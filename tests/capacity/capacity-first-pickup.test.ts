@@ -22,9 +22,8 @@ import {
 import { agentOn, capacityScript, createRegistry, modelName } from './capacity-registry.js';
 
 const REGISTRY = fileURLToPath(new URL('./capacity-registry.ts', import.meta.url));
-const TEST_TIMEOUT_MS = 120_000;
-/** How long a case waits for a run's state: below {@link TEST_TIMEOUT_MS}, so a stuck run is named. */
-const WAIT_MS = 90_000;
+/** How long a case waits for a run's state: below the suite's 60 s test timeout, so a stuck run is named (a case took 5.5 s with two suites at once). */
+const WAIT_MS = 45_000;
 const SINGLE = agentOn('single');
 
 describe(`a run's pickup while its model has no room (${FLEET_BACKEND})`, () => {
@@ -60,7 +59,7 @@ describe(`a run's pickup while its model has no room (${FLEET_BACKEND})`, () => 
       CAIRN_MODEL_LIMITS: JSON.stringify([{ model: modelName('single'), concurrency: 1 }]),
       CAIRN_CAPACITY_WAIT_MS: '150',
     });
-  }, TEST_TIMEOUT_MS);
+  });
   afterAll(async () => {
     await fleet?.stop();
     await server?.close();
@@ -90,62 +89,54 @@ describe(`a run's pickup while its model has no room (${FLEET_BACKEND})`, () => 
     return (await fleet.client.getRun(runId))!;
   }
 
-  it(
-    'its first pickup waits in line without a claim (PENDING, no attempt), and it is claimed with reason run once the model has room',
-    async () => {
-      const holder = await holdTheModel('holder one');
-      const { runId } = await fleet.client.enqueueRun({ entity: SINGLE, input: 'second in line' });
-      await parkedBeforeItsClaim(runId);
-      const waiting = await viewOf(runId);
-      expect(waiting.status).toBe('PENDING');
-      expect(waiting.epoch).toBe(0);
-      expect(waiting.attempts).toEqual([]);
-      // What it waits for is on its view, as for a run parked after a claim.
-      expect(waiting.waiting).toEqual({
-        for: 'capacity',
-        model: expect.any(String),
-        until: expect.any(String),
-      });
+  it('its first pickup waits in line without a claim (PENDING, no attempt), and it is claimed with reason run once the model has room', async () => {
+    const holder = await holdTheModel('holder one');
+    const { runId } = await fleet.client.enqueueRun({ entity: SINGLE, input: 'second in line' });
+    await parkedBeforeItsClaim(runId);
+    const waiting = await viewOf(runId);
+    expect(waiting.status).toBe('PENDING');
+    expect(waiting.epoch).toBe(0);
+    expect(waiting.attempts).toEqual([]);
+    // What it waits for is on its view, as for a run parked after a claim.
+    expect(waiting.waiting).toEqual({
+      for: 'capacity',
+      model: expect.any(String),
+      until: expect.any(String),
+    });
 
-      holder.release();
-      for (const id of [holder.runId, runId])
-        await fleet.client.waitForRun(id, { timeoutMs: WAIT_MS });
-      const done = await viewOf(runId);
-      expect(done.status).toBe('COMPLETED');
-      expect(done.waiting).toBeNull();
-      expect(done.attempts[0]!.reason).toBe('run');
-      expect(server.quota.rejected('single')).toBe(0);
-    },
-    TEST_TIMEOUT_MS,
-  );
+    holder.release();
+    for (const id of [holder.runId, runId])
+      await fleet.client.waitForRun(id, { timeoutMs: WAIT_MS });
+    const done = await viewOf(runId);
+    expect(done.status).toBe('COMPLETED');
+    expect(done.waiting).toBeNull();
+    expect(done.attempts[0]!.reason).toBe('run');
+    expect(server.quota.rejected('single')).toBe(0);
+  });
 
-  it(
-    'a run whose deadline passes while it waits in line before its claim is ended by the pickup that finds it past its deadline',
-    async () => {
-      const holder = await holdTheModel('holder two');
-      const { runId } = await fleet.client.enqueueRun({
-        entity: SINGLE,
-        input: 'out of time in line',
-        deadlineMs: 1_500,
-      });
-      await parkedBeforeItsClaim(runId);
-      // The model still has no room: the run ends at a pickup, not by waiting for its permit.
-      await waitFor(
-        async () => (await viewOf(runId)).status === 'ERROR',
-        WAIT_MS,
-        'the run ended at its deadline',
-      );
-      const ended = await viewOf(runId);
-      expect(ended.error?.name).toBe('DeadlineExceededError');
-      // One claim, by its own job's pickup (the deadline sweep claims nothing), with nothing run.
-      expect(ended.attempts.map((a) => a.reason)).toEqual(['run']);
-      expect(ended.messages.filter((m) => m.role === 'assistant')).toEqual([]);
-      expect(hold?.held).toBe(true);
+  it('a run whose deadline passes while it waits in line before its claim is ended by the pickup that finds it past its deadline', async () => {
+    const holder = await holdTheModel('holder two');
+    const { runId } = await fleet.client.enqueueRun({
+      entity: SINGLE,
+      input: 'out of time in line',
+      deadlineMs: 1_500,
+    });
+    await parkedBeforeItsClaim(runId);
+    // The model still has no room: the run ends at a pickup, not by waiting for its permit.
+    await waitFor(
+      async () => (await viewOf(runId)).status === 'ERROR',
+      WAIT_MS,
+      'the run ended at its deadline',
+    );
+    const ended = await viewOf(runId);
+    expect(ended.error?.name).toBe('DeadlineExceededError');
+    // One claim, by its own job's pickup (the deadline sweep claims nothing), with nothing run.
+    expect(ended.attempts.map((a) => a.reason)).toEqual(['run']);
+    expect(ended.messages.filter((m) => m.role === 'assistant')).toEqual([]);
+    expect(hold?.held).toBe(true);
 
-      holder.release();
-      await fleet.client.waitForRun(holder.runId, { timeoutMs: WAIT_MS });
-      expect((await viewOf(holder.runId)).status).toBe('COMPLETED');
-    },
-    TEST_TIMEOUT_MS,
-  );
+    holder.release();
+    await fleet.client.waitForRun(holder.runId, { timeoutMs: WAIT_MS });
+    expect((await viewOf(holder.runId)).status).toBe('COMPLETED');
+  });
 });
