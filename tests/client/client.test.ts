@@ -287,7 +287,5 @@ describe.concurrent(`@cairn/client against a producer and workers (${backend})`,
       ),
     ).toBe(true);
     expect(seen.some((e) => e.type === 'ModelDelta' && !e.member)).toBe(true);
-    // A worker and two producers start, one after the other, under the full suite's load, as its
-    // sibling's case above; every wait inside has its own ceiling.
-  }, 100_000);
+  });
 });
