@@ -115,6 +115,12 @@ describe('spend on the run pages (usage, cost, budget)', requiresChromium(), () 
 
     // A max cost below one micro-dollar is out of range: a 400 naming the field, shown, nothing recorded.
     // (A raise in range but not above what was spent, a 422, is the budget fleet test's.)
+    // A field a person has chosen but not typed in yet keeps the focus across a re-render,
+    // so keys typed just after it land there (the page re-renders a live run every 2 s).
+    await action.locator('input.budget-max-cost').focus();
+    await page.evaluate("document.querySelector('ul.actions').setAttribute('data-stale', '1')");
+    await page.waitForSelector('ul.actions:not([data-stale])');
+    expect(await page.evaluate('document.activeElement?.className')).toBe('budget-max-cost');
     await action.locator('input.budget-max-cost').fill('0.0000001');
     await action.locator('button[data-command="raise-budget"]').click();
     await expect.poll(async () => words(await page.textContent('#flash'))).toContain('400');

@@ -166,17 +166,21 @@
 
   // What a person typed into a section's fields (a raised budget, edited args, a
   // reject message, an external result) survives its re-render: a field is
-  // known by its action and its class, and only a field whose value differs
-  // from what the page rendered is carried over, with the focus if it had it.
+  // known by its action and its class, and a field whose value differs from
+  // what the page rendered is carried over. The field that has the focus keeps
+  // it, with its selection, even before anything is typed in it: keys typed
+  // just after a re-render land in the field the person chose.
   const fieldKey = (field) =>
     `${field.closest('[data-action-id]')?.dataset.actionId ?? ''} ${field.className}`;
   function typedFields(section) {
     const typed = new Map();
     for (const field of section.querySelectorAll('input, textarea')) {
-      if (field.value === field.defaultValue) continue;
+      const focused = document.activeElement === field;
+      if (field.value === field.defaultValue && !focused) continue;
       typed.set(fieldKey(field), {
         value: field.value,
-        focused: document.activeElement === field,
+        focused,
+        selection: focused ? selectionOf(field) : null,
       });
     }
     return typed;
@@ -187,7 +191,17 @@
       const kept = typed.get(fieldKey(field));
       if (!kept || field.disabled) continue;
       field.value = kept.value;
-      if (kept.focused) field.focus();
+      if (!kept.focused) continue;
+      field.focus();
+      if (kept.selection) field.setSelectionRange(...kept.selection);
+    }
+  }
+  // A field's selection, or null where its type has none (a number input).
+  function selectionOf(field) {
+    try {
+      return field.selectionStart === null ? null : [field.selectionStart, field.selectionEnd];
+    } catch {
+      return null;
     }
   }
 
