@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { CheckpointWriteError, Engine, type RunRecord } from '@cairn/engine';
 import { createRegistry } from '@cairn/research-team';
 import { ProducerService } from '@cairn/producer';
@@ -21,22 +20,26 @@ import {
   type RestartablePostgres,
 } from '../../chaos/restartable-postgres.js';
 import { openTestStore, type TestStore } from '../helpers/test-store.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { createApp } from '../../apps/producer/src/app.js';
 
-/** Polls `read` until `done` holds, ignoring errors while Postgres is down. */
+/** Reads until `done` holds (the suite's one wait), a read that fails while Postgres is down counting as not yet. */
 async function eventually<T>(
   read: () => Promise<T>,
   done: (value: T) => boolean,
   timeoutMs: number,
   what: string,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read().catch(() => undefined);
-    if (value !== undefined && done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(100);
-  }
+  let last: T | undefined;
+  await waitFor(
+    async () => {
+      last = await read().catch(() => undefined);
+      return last !== undefined && done(last);
+    },
+    timeoutMs,
+    what,
+  );
+  return last!;
 }
 
 /** Messages and tool calls agree with the checkpoint index: nothing half-written. */

@@ -18,6 +18,7 @@ import {
 } from '@cairn/services';
 import { createDb, PostgresCheckpointStore, type RunView } from '@cairn/store';
 import { migratedTestDatabase } from '../../packages/store/src/test-support/migrated-test-database.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** Both queue backends, for scenarios that run on each (the Redis one is skipped without a Redis). */
 export const QUEUE_BACKENDS = ['redis', 'postgres'] as const satisfies readonly QueueBackendKind[];
@@ -202,22 +203,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   };
 }
 
-/** Polls `check` until it is true; fails after `timeoutMs`, or early when `exited` resolves. */
-export async function waitFor(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-  exited?: Promise<unknown>,
-): Promise<void> {
-  let died = false;
-  void exited?.then(() => (died = true));
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (died) throw new Error(`process exited while waiting for ${what}`);
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** The suite's one wait, for the fleet tests that import it from here. */
+export { waitFor };
 
 /** The worker id of the run's open attempt. */
 export function holderOf(view: RunView | undefined): string | undefined {

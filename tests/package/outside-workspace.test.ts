@@ -30,6 +30,7 @@ import {
 } from '@cairn/services';
 import type { RunView } from '@cairn/store';
 import { packPackages } from '../../scripts/lib/pack-packages.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
 const run = promisify(execFile);
@@ -157,14 +158,13 @@ async function waitForRun(
   done: (view: RunView) => boolean,
   what: string,
 ): Promise<RunView> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const view = await getRun(baseUrl, runId);
-    if (done(view)) return view;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; last seen ${JSON.stringify(view)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  let view: RunView | undefined;
+  try {
+    await waitFor(async () => done((view = await getRun(baseUrl, runId))), 60_000, what);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; last seen ${JSON.stringify(view)}`);
   }
+  return view!;
 }
 
 it('packs only compiled JS, types, sources and assets: no tests, no test support, no build info', async () => {

@@ -10,6 +10,7 @@ import {
 } from '@cairn/services';
 import { createDb, migrate, ServedEntityCatalog } from '@cairn/store';
 import { afterEach, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** The queue the producer uses: the test Redis when there is one, else BullMQ's PostgreSQL backend. */
 const QUEUE_ENV: Record<string, string> = hasTestRedis() ? { REDIS_URL: testRedisUrl() } : {};
@@ -29,17 +30,24 @@ afterEach(async () => {
 });
 
 async function waitForHealthz(baseUrl: string, output: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child?.exitCode !== null) throw new Error(`producer exited early:\n${output()}`);
-    const ok = await fetch(`${baseUrl}/healthz`).then(
-      (r) => r.ok,
-      () => false,
+  const exited =
+    !child || child.exitCode !== null
+      ? Promise.resolve()
+      : new Promise((resolve) => child!.once('exit', resolve));
+  try {
+    await waitFor(
+      () =>
+        fetch(`${baseUrl}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      30_000,
+      'the producer to answer /healthz',
+      exited,
     );
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+  } catch (error) {
+    throw new Error(`${(error as Error).message}:\n${output()}`);
   }
-  throw new Error(`producer did not answer /healthz:\n${output()}`);
 }
 
 /** Records the research team's entities as a worker serving them would at start. */

@@ -1,7 +1,6 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '@cairn/engine/testing';
 import {
   createDatabase,
@@ -17,6 +16,7 @@ import {
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait-for.js';
 import { postLogin, sendRaw, setCookies, type RawResponse } from './http-client.js';
 
 /** Secret-looking values, each distinctive enough that finding it anywhere is a leak. */
@@ -177,14 +177,18 @@ describe('secrets', requiresRedis(), () => {
     const { run_id: runId } = JSON.parse(created.body) as { run_id: string };
 
     let status = '';
-    for (let i = 0; i < 300 && !['COMPLETED', 'ERROR'].includes(status); i++) {
-      await delay(100);
-      status = (
-        JSON.parse((await call(port, 'GET', `/v1/runs/${runId}`, SECRETS.readApiKey)).body) as {
-          status: string;
-        }
-      ).status;
-    }
+    await waitFor(
+      async () => {
+        status = (
+          JSON.parse((await call(port, 'GET', `/v1/runs/${runId}`, SECRETS.readApiKey)).body) as {
+            status: string;
+          }
+        ).status;
+        return ['COMPLETED', 'ERROR'].includes(status);
+      },
+      30_000,
+      `run ${runId} to end`,
+    );
     expect(status).toBe('COMPLETED');
     expect(openai.requests.length).toBe(4);
 
