@@ -33,6 +33,9 @@ it('runs.wait returns a run PAUSED for a decision, runs.decide approves it once,
     args: { service: 'api' },
   });
 
+  // No worker until the decisions are in: the decided run stays PAUSED, its actions all decided,
+  // until one starts. A wait begun then waits for its end (it used to answer with the run PAUSED).
+  await fleet.stopWorkers();
   const decided = await cairn.runs.decide(run_id, [
     { action_id: action.action_id, type: 'approve', args_digest: action.args_digest },
   ]);
@@ -45,7 +48,9 @@ it('runs.wait returns a run PAUSED for a decision, runs.decide approves it once,
   expect(other).toBeInstanceOf(Conflict);
   expect((other as Conflict).status).toBe(409);
 
-  const done = await cairn.runs.wait(run_id, { timeoutMs: 30_000 });
+  const waiting = cairn.runs.wait(run_id, { timeoutMs: 60_000 });
+  await fleet.spawnWorker('w2', fleet.workerEnv);
+  const done = await waiting;
   expect(done.status).toBe('COMPLETED');
   expect((await ledgerRows()).map((row) => row.args.service)).toEqual(['api']);
 });

@@ -92,7 +92,9 @@ export interface RunsApi {
   ): Promise<DecisionsResult>;
   /**
    * Resolves with the run once it finished (COMPLETED, ERROR, CANCELLED) or
-   * is PAUSED waiting for decisions; follows its event stream meanwhile.
+   * is PAUSED with an action waiting for a decision; follows its event stream
+   * meanwhile. A PAUSED run whose actions are all decided resumes by itself:
+   * the wait goes on.
    */
   wait(runId: string, options: WaitOptions): Promise<RunView>;
   /** The run's events as they happen, reconnecting by itself (see {@link RunEventsOptions}). */
@@ -157,6 +159,13 @@ function withIdempotencyKey({ idempotencyKey, ...request }: CreateRunOptions): R
     : request;
 }
 
+/** PAUSED with an action still to decide (one whose actions are all decided is about to resume). */
+function awaitsDecision(run: RunView): boolean {
+  return (
+    run.status === 'PAUSED' && run.pending_actions.some((action) => action.status === 'pending')
+  );
+}
+
 async function waitForRun(
   runs: RunsApi,
   runId: string,
@@ -167,10 +176,10 @@ async function waitForRun(
   try {
     await runs.get(runId, { signal: combined });
     for await (const event of runs.events(runId, { signal: combined })) {
-      // A replayed RunPaused may be long past: only a run still PAUSED ends the wait.
+      // A replayed RunPaused may be long past: only a run still waiting for a decision ends the wait.
       if (event.type !== 'RunPaused') continue;
       const current = await runs.get(runId, { signal: combined });
-      if (current.status === 'PAUSED') return current;
+      if (awaitsDecision(current)) return current;
     }
     combined.throwIfAborted();
     return await runs.get(runId, { signal: combined });
