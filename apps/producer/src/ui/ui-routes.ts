@@ -133,13 +133,10 @@ export function uiRoutes({
   app.get('/runs/:run_id', async (c) => {
     const runId = c.req.param('run_id');
     const requestedPage = pageParameter('page', c.req.query('page'));
-    // The run, its history's length and its own events at once; its members' events with the message page.
-    const [run, first, ownStored] = await Promise.all([
-      client.getRun(runId, { messages: false }),
-      client.listRunMessages(runId, { offset: 0, limit: 0 }),
-      client.listEventsOfTypes(runId, [...WATERFALL_EVENT_TYPES, 'ToolCallStarted']),
-    ]);
-    const ownEvents = ownStored.filter((event) => event.type !== 'ToolCallStarted');
+    // The run first, then its history's length, its own and its members' events at once, then the
+    // message page. Read after the run, the events hold at least what its status says happened: a
+    // run read COMPLETED comes with its last turn (a final page is not refreshed again).
+    const run = await client.getRun(runId, { messages: false });
     if (!run) {
       return c.html(
         pageLayout(
@@ -151,17 +148,20 @@ export function uiRoutes({
         404,
       );
     }
-    const messagePage = messagePageNumber(first.total, requestedPage);
-    const [messages, memberEvents, firing] = await Promise.all([
-      client.listRunMessages(runId, {
-        offset: (messagePage - 1) * MESSAGES_PER_PAGE,
-        limit: MESSAGES_PER_PAGE,
-      }),
+    const [first, ownStored, memberEvents, firing] = await Promise.all([
+      client.listRunMessages(runId, { offset: 0, limit: 0 }),
+      client.listEventsOfTypes(runId, [...WATERFALL_EVENT_TYPES, 'ToolCallStarted']),
       Promise.all(
         memberRunIds(run).map((id) => client.listEventsOfTypes(id, WATERFALL_EVENT_TYPES)),
       ),
       run.parent_run_id === null ? schedules?.firingOfRun(runId) : undefined,
     ]);
+    const ownEvents = ownStored.filter((event) => event.type !== 'ToolCallStarted');
+    const messagePage = messagePageNumber(first.total, requestedPage);
+    const messages = await client.listRunMessages(runId, {
+      offset: (messagePage - 1) * MESSAGES_PER_PAGE,
+      limit: MESSAGES_PER_PAGE,
+    });
     // The waterfall's turns and waits; the timeline's marks are the run's own.
     const events = [...ownEvents, ...memberEvents.flat()];
     const ofType = (type: string) =>
