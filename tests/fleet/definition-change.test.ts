@@ -156,10 +156,14 @@ describe(`a run whose worker dies, resumed by workers with another definition ($
         content: 'draft of 2 parts',
         definition_hash: h2,
       });
+      // The third attempt applies the continue: from its own job, or from a `continue` job the
+      // reconciler queued for the run (reason `reconciled`), which claims it first when it is picked
+      // up after the continue is stored. Seen once with two suites at once; one way there: under load
+      // the run stays RUNNING past the reconciler's 15 s, which lists it and enqueues as b ends it.
       expect(view.attempts.map((x) => [x.worker_id, x.reason])).toEqual([
         [a.id, 'run'],
         [b.id, 'recovered'],
-        [b.id, 'continue'],
+        [b.id, expect.stringMatching(/^(continue|reconciled)$/)],
       ]);
       const upgraded = await f.store.listEventsOfTypes(runId, ['DefinitionUpgraded']);
       expect(upgraded.map((e) => e.data)).toEqual([expect.objectContaining({ from: h1, to: h2 })]);
