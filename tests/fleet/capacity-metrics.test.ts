@@ -8,6 +8,8 @@ import { QUEUE_BACKENDS, RESEARCHER, startFleet, waitFor, type Fleet } from './f
 // its runs (in an execution thread) report their waits for permits across the thread.
 
 const MODEL = 'scripted:researcher';
+/** How long a waiter that stopped asking stays in line: both limiters' default `waiterTtlMs`. */
+const WAITER_TTL_MS = 2_000;
 // The limiter lives beside the queue: on its Redis, or on Postgres with the PostgreSQL backend.
 const backends = QUEUE_BACKENDS.filter((backend) => backend !== 'redis' || hasTestRedis());
 
@@ -79,19 +81,29 @@ it.each(backends)(
       checkpoint: 'run',
       tenantId: 'acme',
     });
+    // Claimed, it waits in place: its first pickup, told a wait within the capacity wait, claims it
+    // (docs/capacity.md, "Before the first claim"). The gauge counts that pickup's ask too, until the
+    // waiter's TTL passes: a waiter still counted a TTL after the run was seen RUNNING has asked since
+    // its claim, so its own turn waits for the permit. (Released before that turn asks, the slot
+    // would be granted at its first ask, a wait of nothing: two suites at once found no sample.)
+    await waitFor(
+      async () => (await f.client.getRunStatus(run.runId)) === 'RUNNING',
+      20_000,
+      'the run to be claimed',
+      f.workers[0]!.exited,
+    );
+    const claimSeenAt = Date.now();
     let samples = new Map<string, number>();
     await waitFor(
       async () => {
         samples = await scrape(url);
-        // Claimed, it waits in place: its first pickup, told a wait within the capacity wait, claims
-        // it (docs/capacity.md, "Before the first claim"); the gauge counts its ask before that too.
         return (
-          samples.get(`cairn_model_permits_waiting{model="${MODEL}"}`) === 1 &&
-          (await f.client.getRunStatus(run.runId)) === 'RUNNING'
+          Date.now() - claimSeenAt > WAITER_TTL_MS + 500 &&
+          samples.get(`cairn_model_permits_waiting{model="${MODEL}"}`) === 1
         );
       },
       20_000,
-      'the run, claimed, to wait in line for a permit',
+      "the run's turn to wait in line for a permit",
       f.workers[0]!.exited,
     );
     expect(samples.get(`cairn_model_concurrency_limit{model="${MODEL}"}`)).toBe(1);
