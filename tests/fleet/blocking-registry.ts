@@ -1,6 +1,7 @@
 /**
  * A registry whose one agent calls a tool that blocks its thread's event loop
- * (a CPU-bound tool, a synchronous library call) for BLOCKING_TOOL_MS.
+ * (a CPU-bound tool, a synchronous library call) for BLOCKING_TOOL_MS; with
+ * BLOCKING_FIRST_EPOCH_ONLY=1, only in the run's first execution (epoch 1).
  */
 import { Agent, Registry, tool } from '@cairn/engine';
 import { ScriptedModel, toolResults } from '@cairn/engine/testing';
@@ -10,7 +11,9 @@ const blockFor = tool({
   name: 'block_event_loop',
   description: 'Busy-waits without yielding',
   parameters: z.object({ ms: z.number() }),
-  execute: ({ ms }) => {
+  execute: ({ ms }, ctx) => {
+    if (process.env.BLOCKING_FIRST_EPOCH_ONLY === '1' && ctx.epoch > 1)
+      return `not blocked at epoch ${ctx.epoch}`;
     const until = Date.now() + ms;
     while (Date.now() < until) {
       // spin: nothing else runs on this thread meanwhile
