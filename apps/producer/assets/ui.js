@@ -178,7 +178,8 @@
       const focused = document.activeElement === field;
       if (field.value === field.defaultValue && !focused) continue;
       typed.set(fieldKey(field), {
-        value: field.value,
+        // Only what was typed overrides the new render's value; focus alone keeps that value.
+        value: field.value === field.defaultValue ? null : field.value,
         focused,
         selection: focused ? selectionOf(field) : null,
       });
@@ -190,7 +191,7 @@
     for (const field of section.querySelectorAll('input, textarea')) {
       const kept = typed.get(fieldKey(field));
       if (!kept || field.disabled) continue;
-      field.value = kept.value;
+      if (kept.value !== null) field.value = kept.value;
       if (!kept.focused) continue;
       field.focus();
       if (kept.selection) field.setSelectionRange(...kept.selection);
