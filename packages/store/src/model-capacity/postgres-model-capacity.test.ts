@@ -245,10 +245,11 @@ describe('PostgresModelCapacity', () => {
   });
 
   it('keeps only live state: expired slots, grants out of the window and absent waiters are pruned by the next call', async () => {
+    // Long enough that the three asks below fall within them however loaded the machine.
     const capacity = new PostgresModelCapacity(ctx.db, {
-      windowMs: 300,
-      waiterTtlMs: 200,
-      leaseMs: 300,
+      windowMs: 1000,
+      waiterTtlMs: 1000,
+      leaseMs: 1000,
     });
     const limit = { concurrency: 2, requestsPerMinute: 2 };
     permitOf(await capacity.tryAcquire(request({ limit, waiterId: 'a' })));
@@ -258,8 +259,8 @@ describe('PostgresModelCapacity', () => {
     });
     expect(await rowCounts()).toEqual({ slots: 2, grants: 2, waiters: 1 });
 
-    // A fixed time: the lease, window and waiter TTL under test must all have passed.
-    await sleep(600);
+    // A fixed time: the lease, the window with its 250 ms margin and the waiter TTL must all have passed.
+    await sleep(1400);
     const permit = permitOf(await capacity.tryAcquire(request({ limit, waiterId: 'd' })));
     expect(await rowCounts()).toEqual({ slots: 1, grants: 1, waiters: 0 });
     await capacity.release(permit, { ok: true });
