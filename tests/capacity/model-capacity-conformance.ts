@@ -38,20 +38,20 @@ export interface OpenedCapacity {
  */
 const WINDOW_MARGIN_MS = 250;
 
-/** Short timings, so the suite runs in seconds. */
+/**
+ * Short timings, so the suite runs in seconds. The lease is long: only the lease tests, with a
+ * lease of their own, let one end. A lease that ended mid-test under load would free a slot the
+ * test still counts as held (the climb after a 429 then saw one grant more than the cap).
+ */
 const TIMINGS: ConformanceTimings = {
   windowMs: 1000,
   waiterTtlMs: 400,
-  leaseMs: 1000,
+  leaseMs: 60_000,
   ceilingMemoryMs: 60_000,
 };
 
-/**
- * Timings for tests that hold permits and waiters across many asks: waiters stay present and slots
- * stay held however slow the machine is between asks. A lease that ended mid-test would free a slot
- * the test still counts as held (the climb after a 429 then saw one grant more than the cap).
- */
-const PATIENT: ConformanceTimings = { ...TIMINGS, waiterTtlMs: 10_000, leaseMs: 60_000 };
+/** Timings for fairness tests: waiters stay present however slow the machine is between asks. */
+const PATIENT: ConformanceTimings = { ...TIMINGS, waiterTtlMs: 10_000 };
 
 /** Rounding slack on durations the limiter reports (it may round up to whole ms). */
 const SLACK_MS = 5;
@@ -586,11 +586,17 @@ export function describeModelCapacityConformance(
       /** A window long enough that its 250 ms margin costs little quota: 50 requests in 5 s, one every 100 ms, 3 at once. */
       const PACED: ConformanceTimings = { ...PATIENT, windowMs: 5000 };
       const limit = { requestsPerMinute: 50 };
-      const STEP_MS = PACED.windowMs / limit.requestsPerMinute;
       const BURST = 3;
+      /**
+       * The same limit over a window ten times as long: one grant a second, 3 at once. For a test
+       * whose calls must all fall within one step, so that a loaded machine's round trips cannot
+       * outlast it.
+       */
+      const SLOW_PACED: ConformanceTimings = { ...PACED, windowMs: 50_000 };
+      const STEP_MS = SLOW_PACED.windowMs / limit.requestsPerMinute;
 
       it('grants the burst allowance at once, then one a step apart; a refused waiter is told its paced slot', async () => {
-        const { grant, refuse } = await setup(PACED);
+        const { grant, refuse } = await setup(SLOW_PACED);
         const firstAsked = Date.now();
         for (let i = 0; i < BURST; i++) await grant({ limit, waiterId: `burst-${i}` });
         // The limiter tells a wait from its own time, somewhere between a request and its answer:
@@ -645,17 +651,22 @@ export function describeModelCapacityConformance(
       });
 
       it('wake() lets in only as many held waiters as the pacing lets go now', async () => {
-        const { cap, model, grant, refuse } = await setup(PACED);
-        // One every 500 ms, 2 at once: after the two, the next goes 500 ms after the first and a second 500 ms later.
+        // One every 2 s, 2 at once: after the two, the next goes 2 s after the first and a second 2 s later.
+        // Steps this long keep the eight calls before the first wake inside one, however loaded the machine.
+        const timings = { ...PACED, windowMs: 20_000 };
+        const { cap, model, grant, refuse } = await setup(timings);
         const slow = { requestsPerMinute: 10 };
-        const firstAsked = Date.now();
-        for (let i = 0; i < 2; i++) await grant({ limit: slow, waiterId: `burst-${i}` });
+        const slowStepMs = timings.windowMs / slow.requestsPerMinute;
+        await grant({ limit: slow, waiterId: 'burst-0' });
+        // The pacing counts from the first grant's moment in the limiter, at most this.
+        const firstAnswered = Date.now();
+        await grant({ limit: slow, waiterId: 'burst-1' });
         for (const waiterId of ['a', 'b', 'c']) {
           await refuse('requests', { limit: slow, waiterId });
           await cap.hold(model, waiterId, 60_000);
         }
         expect(await cap.wake(model, slow)).toEqual([]);
-        await sleep(Math.max(0, firstAsked + 600 - Date.now()));
+        await sleep(Math.max(0, firstAnswered + slowStepMs + 100 - Date.now()));
         expect(await cap.wake(model, slow)).toEqual(['a']);
       });
     });
