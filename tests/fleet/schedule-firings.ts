@@ -6,13 +6,15 @@ export interface FiringRow {
   fire_time: Date;
   outcome: string;
   run_id: string | null;
+  /** When a producer recorded it (Postgres's clock, on this machine): when its job was taken. */
+  recorded_at: Date;
 }
 
 /** The schedule's firings, earliest first (read straight from the fleet's database). */
 export function firingsOf(fleet: Fleet, scheduleId: string): Promise<FiringRow[]> {
   return fleet.store.db
     .selectFrom('schedule_firings')
-    .select(['fire_time', 'outcome', 'run_id'])
+    .select(['fire_time', 'outcome', 'run_id', 'recorded_at'])
     .where('schedule_id', '=', scheduleId)
     .orderBy('fire_time')
     .execute();

@@ -2,8 +2,11 @@
  * Schedules across a Redis restart (docs/schedules-and-webhooks.md and docs/operations.md, "Schedules"): a worker and a
  * producer on a Redis of the test's own (append-only file, so a restart keeps the job scheduler and
  * its next firing job); an interval schedule at the documented minimum fires while Redis is shut
- * down and started again. Every firing time from the first to the last has exactly one firing
- * recorded, each started firing one run, and no run is made twice.
+ * down and started again. Firing times stay on the interval's grid; a slot is missing only if the
+ * outage outlasted it, as documented ("What is not caught up"): the firing due during the outage
+ * is taken late, and only the slots after it that passed before it was taken are gone (none on a
+ * quiet machine, where the restart takes a fraction of the interval). Each started firing made one
+ * run, and no run is made twice.
  */
 import { createClient } from '@cairn/client';
 import { FINAL_STATUSES } from '@cairn/engine';
@@ -67,9 +70,25 @@ describe('schedules across a Redis restart', requiresRedis(), () => {
       console.log(
         `schedules across a Redis restart (${restartMs} ms): ${firings.length} firings, ms between firings ${gaps.join(' ')}`,
       );
-      // None lost: one firing per interval from the first to the last.
-      expect(gaps.every((gap) => gap === MIN_SCHEDULE_EVERY_MS)).toBe(true);
+      // On the grid: every firing a whole number of intervals after the one before.
+      expect(
+        gaps.every((gap) => gap > 0 && gap % MIN_SCHEDULE_EVERY_MS === 0),
+        gaps.join(' '),
+      ).toBe(true);
       expect(firings.some((f) => f.fire_time.getTime() > restartedAt + restartMs)).toBe(true);
+      // None lost but to the outage: a missing slot lies after the firing the restart delayed (the
+      // first one taken after it began) and no later than the moment that firing was taken.
+      const delayed = firings.find((f) => f.recorded_at.getTime() > restartedAt)!;
+      const fired = new Set(firings.map((f) => f.fire_time.getTime()));
+      for (
+        let slot = firings[0]!.fire_time.getTime();
+        slot < firings.at(-1)!.fire_time.getTime();
+        slot += MIN_SCHEDULE_EVERY_MS
+      ) {
+        if (fired.has(slot)) continue;
+        expect(slot, `slot ${slot} missing`).toBeGreaterThan(delayed.fire_time.getTime());
+        expect(slot, `slot ${slot} missing`).toBeLessThanOrEqual(delayed.recorded_at.getTime());
+      }
       // None doubled: each firing started one run of its own, and the schedule made no other run.
       expect(firings.every((f) => f.outcome === 'started' && f.run_id !== null)).toBe(true);
       const runIds = firings.map((f) => f.run_id!);
