@@ -82,16 +82,29 @@ it(`workers and the producer serve Prometheus metrics of real runs, including a 
     15_000,
     'the stopped worker to count its lost lease',
   );
-  const survivorSamples = await scrape(url(survivor));
+  // The run's row says COMPLETED before the survivor's main thread has counted the finish its
+  // execution thread posted, and before BullMQ has moved the job to completed: wait for both.
+  const finishedKey = 'cairn_runs_finished_total{entity="researcher",status="COMPLETED"}';
+  const completedJobsKey = `cairn_queue_jobs{queue="${f.client.runQueue.name}",state="completed"}`;
+  let survivorSamples = new Map<string, number>();
+  await waitFor(
+    async () => {
+      survivorSamples = await scrape(url(survivor));
+      return (
+        survivorSamples.get(finishedKey) !== undefined &&
+        (survivorSamples.get(completedJobsKey) ?? 0) >= 1
+      );
+    },
+    15_000,
+    'the survivor to count the finish and its job completed',
+  );
 
   expect(zombieSamples.get('cairn_run_claims_total{reason="run"}')).toBe(1);
   expect(
     zombieSamples.get('cairn_runs_finished_total{entity="researcher",status="COMPLETED"}'),
   ).toBeUndefined();
   expect(survivorSamples.get('cairn_run_claims_total{reason="recovered"}')).toBe(1);
-  expect(
-    survivorSamples.get('cairn_runs_finished_total{entity="researcher",status="COMPLETED"}'),
-  ).toBe(1);
+  expect(survivorSamples.get(finishedKey)).toBe(1);
   expect(survivorSamples.get('cairn_lease_lost_total')).toBe(0);
   // The researcher searches once and fetches three details: the batches run before the stop are counted by the zombie.
   const fetches = (samples: Map<string, number>) =>
@@ -110,9 +123,6 @@ it(`workers and the producer serve Prometheus metrics of real runs, including a 
   ).toBeGreaterThan(0);
   expect(survivorSamples.get('cairn_checkpoint_commit_seconds_count')).toBeGreaterThanOrEqual(2);
   expect(survivorSamples.get('cairn_runs_paused')).toBe(0);
-  expect(
-    survivorSamples.get(`cairn_queue_jobs{queue="${f.client.runQueue.name}",state="completed"}`),
-  ).toBeGreaterThanOrEqual(1);
 
   const producerSamples = await scrape(`${producer.baseUrl}/metrics`);
   expect(producerSamples.get(`cairn_queue_up{queue="${f.client.runQueue.name}"}`)).toBe(1);
