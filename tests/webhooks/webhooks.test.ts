@@ -163,9 +163,22 @@ for (const backend of QUEUE_BACKENDS)
         'the redelivery recorded',
       );
       attempts = await webhooks.listAttempts(endpoint.endpoint_id);
-      const scrape = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      // The worker counts an attempt just after its row is stored: wait for the count to catch up.
+      let scrape = '';
       const sample = (name: string) =>
         Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(scrape)?.[1] ?? NaN);
+      await waitFor(
+        async () => {
+          scrape = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+          return (
+            sample('cairn_webhook_attempts_total\\{outcome="delivered"\\}') +
+              sample('cairn_webhook_attempts_total\\{outcome="failed"\\}') >=
+            attempts.length
+          );
+        },
+        30_000,
+        'the worker to count every recorded attempt',
+      );
       expect(sample('cairn_webhook_attempts_total\\{outcome="delivered"\\}')).toBe(
         attempts.filter((a) => a.error === null).length,
       );
