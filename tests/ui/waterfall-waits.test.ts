@@ -44,9 +44,14 @@ describe(
 
       const actions = page.locator('li.action');
       await expect.poll(() => actions.count()).toBe(3);
+      // Polled with the page's flash, so that a decision that does not land says what the page told.
+      const afterDecision = async () => ({
+        actions: await actions.count(),
+        flash: await page.textContent('#flash'),
+      });
       for (let left = 3; left > 0; left--) {
         await actions.first().locator('button[data-command="approve"]').click();
-        await expect.poll(() => actions.count()).toBe(left - 1);
+        await expect.poll(afterDecision).toMatchObject({ actions: left - 1 });
       }
       await page.waitForSelector('#run[data-status="COMPLETED"]', { timeout: 30_000 });
       await expect
