@@ -195,7 +195,12 @@ for (const backend of QUEUE_BACKENDS)
     it("a run's later event waits while its earlier one is retried: run.completed, ready meanwhile, reaches the receiver only after run.paused was accepted", async ({
       expect,
     }) => {
-      const { fleet, receiver } = await fleetWithReceiver(1, backend);
+      // Attempts enough that run.paused cannot give up while refused: a delivery that gave up
+      // releases the run's later events (docs/operations.md), and 30 attempts last about 28 s,
+      // which a run that is slow to complete outlasted (run.completed then went first).
+      const { fleet, receiver } = await fleetWithReceiver(1, backend, {
+        CAIRN_WEBHOOK_MAX_ATTEMPTS: '1000',
+      });
       // run.paused: refused until run.completed is ready to go (its event turned into a job), then
       // accepted; run.completed: accepted at once. Released on that event, not after a count of
       // refusals: on a loaded machine the run may take longer to end than any fixed count lasts.
