@@ -44,10 +44,20 @@ describe(
 
       const actions = page.locator('li.action');
       await expect.poll(() => actions.count()).toBe(3);
-      // Polled with the page's flash, so that a decision that does not land says what the page told.
+      // Polled with the page's flash, the decisions it posted and how many times it re-read
+      // itself, so that a decision that does not show says where it stopped.
+      const posted: number[] = [];
+      let reads = 0;
+      page.on('response', (res) => {
+        const method = res.request().method();
+        if (method === 'POST' && res.url().endsWith('/decisions')) posted.push(res.status());
+        if (method === 'GET' && res.url() === page.url()) reads++;
+      });
       const afterDecision = async () => ({
         actions: await actions.count(),
         flash: await page.textContent('#flash'),
+        posted: posted.join(' '),
+        reads,
       });
       for (let left = 3; left > 0; left--) {
         await actions.first().locator('button[data-command="approve"]').click();
