@@ -1,7 +1,7 @@
 import { requiresChromium } from '@cairn/services';
-import type { Browser, Page } from 'playwright-core';
+import type { APIResponse, Browser, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPS_AGENT, OPS_REGISTRY } from '../hitl/hitl-fleet.js';
+import { OPS_AGENT, OPS_REGISTRY, pausedWith } from '../hitl/hitl-fleet.js';
 import { launchChromium, screenshotPath } from './chromium.js';
 import { startUiStack, type UiStack } from './ui-stack.js';
 
@@ -51,5 +51,44 @@ describe('pending actions on a run page (real worker, gated tools)', requiresChr
     expect(answer).toContain('restarted db-replica');
     expect(answer).toContain('cache is warming, not now');
     expect(answer).not.toContain('restarted cache');
+  });
+
+  it('shows a decision at once when a re-read of the page that began before it answers after it', async () => {
+    const run = await stack.fleet.client.enqueueRun({
+      entity: OPS_AGENT,
+      input: 'restart api, db',
+    });
+    await pausedWith(stack.fleet, run.runId, 2);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    try {
+      // The page's clock stands still: it re-reads itself only when this test moves it, or after a change.
+      await context.clock.install();
+      const frozen = await context.newPage();
+      const url = `${stack.baseUrl}/ui/runs/${run.runId}`;
+      await frozen.goto(url);
+      await frozen.clock.pauseAt(Date.now() + 60_000);
+      const actions = frozen.locator('li.action');
+      expect(await actions.count()).toBe(2);
+
+      // The periodic re-read leaves now and reads the page as it is before the decision; its answer is held.
+      let answer: { route: Route; response: APIResponse } | undefined;
+      const reread = new Promise<void>((resolve) => {
+        void frozen.route(url, async (route) => {
+          if (answer) return route.continue();
+          answer = { route, response: await route.fetch() };
+          resolve();
+        });
+      });
+      await frozen.clock.runFor(2_000);
+      await reread;
+
+      await actions.first().locator('button[data-command="approve"]').click();
+      await expect.poll(() => frozen.textContent('#flash')).toContain('approve:');
+      // The re-read from before the decision answers last: the page reads itself once more.
+      await answer!.route.fulfill({ response: answer!.response });
+      await expect.poll(() => actions.count()).toBe(1);
+    } finally {
+      await context.close();
+    }
   });
 });

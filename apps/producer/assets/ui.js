@@ -160,7 +160,7 @@
       flash(`${name} failed: ${error}`, 'error');
     } finally {
       button.disabled = false;
-      await refresh();
+      await refreshAfterChange();
     }
   });
 
@@ -241,6 +241,14 @@
       }
     })();
     return refreshing;
+  }
+
+  // A re-read after a change this page learned of (a command it posted, an event of the run):
+  // one already under way may have read the page before that change, so this one waits for it
+  // and reads again; calls that wait together share the next read.
+  async function refreshAfterChange() {
+    await refreshing?.catch(() => undefined);
+    return refresh();
   }
 
   // ---- live tail: SSE from GET /v1/runs/:id/events, plus a periodic refresh ----
@@ -394,7 +402,7 @@
     if (refreshSoon === null) {
       refreshSoon = setTimeout(() => {
         refreshSoon = null;
-        void refresh();
+        void refreshAfterChange();
       }, 250);
     }
     // A member's RunCompleted is not its team's: only the run's own final event ends the tail.
