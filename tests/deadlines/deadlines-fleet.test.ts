@@ -198,7 +198,8 @@ describe(`deadlines under real workers (${FLEET_BACKEND})`, () => {
       const run = await f.client.enqueueRun({
         entity: STEPPER,
         input: LONG_INPUT,
-        deadlineMs: 3000,
+        // Long enough for the worker under load to pause it first.
+        deadlineMs: DEADLINE_MS,
         budget: { maxTokens: 1 },
       });
       await waitFor(

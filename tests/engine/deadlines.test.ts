@@ -44,13 +44,20 @@ function entries(): string[] {
 }
 
 const registry = createRegistry();
+/**
+ * A deadline that falls while the long step runs: the run's first batches (for a team, its
+ * member's too) commit before it even on a loaded machine, where 800 ms once ran out first.
+ */
+const IN_FLIGHT_DEADLINE_MS = 3000;
 const stepper = registry.get({ kind: 'agent', name: 'stepper' }) as Agent;
 const team = registry.get({ kind: 'team', name: 'deadline-team' }) as Team;
 
 describe('deadlines in one process', () => {
   it('aborts the tool in flight at the deadline and ends the run in ERROR, its earlier batch kept', async () => {
     const engine = new Engine({ store: t.store, registry });
-    const run = await engine.run(stepper, 'Work: long steps take 60000 ms', { deadlineMs: 800 });
+    const run = await engine.run(stepper, 'Work: long steps take 60000 ms', {
+      deadlineMs: IN_FLIGHT_DEADLINE_MS,
+    });
 
     expect(run.status).toBe('ERROR');
     expect(run.error).toMatchObject({
@@ -66,7 +73,7 @@ describe('deadlines in one process', () => {
     // The quick step's batch stays committed: input, its call, its result.
     expect(view.last_checkpoint_at_message_index).toBe(3);
     expect(view.tools.map((c) => [c.name, c.status])).toEqual([['quick_step', 'completed']]);
-    expect(Date.parse(view.deadline_at!) - Date.parse(view.created_at)).toBe(800);
+    expect(Date.parse(view.deadline_at!) - Date.parse(view.created_at)).toBe(IN_FLIGHT_DEADLINE_MS);
     const events = await t.store.listEventsOfTypes(run.runId, ['RunError']);
     expect(events.map((e) => (e.data as { error: { name: string } }).error.name)).toEqual([
       'DeadlineExceededError',
@@ -120,7 +127,9 @@ describe('deadlines in one process', () => {
 
   it("stops a team's member run at the team's deadline: both end in ERROR, each naming itself", async () => {
     const engine = new Engine({ store: t.store, registry });
-    const run = await engine.run(team, 'Work: long steps take 60000 ms', { deadlineMs: 800 });
+    const run = await engine.run(team, 'Work: long steps take 60000 ms', {
+      deadlineMs: IN_FLIGHT_DEADLINE_MS,
+    });
 
     expect(run.status).toBe('ERROR');
     expect(run.error?.name).toBe('DeadlineExceededError');

@@ -70,22 +70,26 @@ describe('pending actions on a run page (real worker, gated tools)', requiresChr
       const actions = frozen.locator('li.action');
       expect(await actions.count()).toBe(2);
 
-      // The periodic re-read leaves now and reads the page as it is before the decision; its answer is held.
-      let answer: { route: Route; response: APIResponse } | undefined;
-      const reread = new Promise<void>((resolve) => {
-        void frozen.route(url, async (route) => {
-          if (answer) return route.continue();
-          answer = { route, response: await route.fetch() };
-          resolve();
-        });
+      // The next periodic re-read reads the page as it is before the decision; its answer is held.
+      let held: Promise<{ route: Route; response: APIResponse }> | undefined;
+      await frozen.route(url, (route) => {
+        if (held) return route.continue();
+        held = route.fetch().then((response) => ({ route, response }));
       });
-      await frozen.clock.runFor(2_000);
-      await reread;
+      // A tick joins a re-read still under way (one the pause itself set off may not have
+      // answered yet), so the clock moves a period at a time until a re-read has left.
+      await expect
+        .poll(async () => {
+          if (!held) await frozen.clock.runFor(2_000);
+          return held !== undefined;
+        })
+        .toBe(true);
+      const answer = await held!;
 
       await actions.first().locator('button[data-command="approve"]').click();
       await expect.poll(() => frozen.textContent('#flash')).toContain('approve:');
       // The re-read from before the decision answers last: the page reads itself once more.
-      await answer!.route.fulfill({ response: answer!.response });
+      await answer.route.fulfill({ response: answer.response });
       await expect.poll(() => actions.count()).toBe(1);
     } finally {
       await context.close();
