@@ -72,9 +72,9 @@ describe('pending actions on a run page (real worker, gated tools)', requiresChr
 
       // The next periodic re-read reads the page as it is before the decision; its answer is held.
       let held: Promise<{ route: Route; response: APIResponse }> | undefined;
-      await frozen.route(url, (route) => {
-        if (held) return route.continue();
-        held = route.fetch().then((response) => ({ route, response }));
+      await frozen.route(url, async (route) => {
+        if (held) await route.continue();
+        else held = route.fetch().then((response) => ({ route, response }));
       });
       // A tick joins a re-read still under way (one the pause itself set off may not have
       // answered yet), so the clock moves a period at a time until a re-read has left.
