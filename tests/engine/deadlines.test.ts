@@ -102,7 +102,9 @@ describe('deadlines in one process', () => {
 
   it('refuses a continue past the deadline without deadline_ms; with one it resumes from the checkpoint and completes', async () => {
     const engine = new Engine({ store: t.store, registry });
-    const run = await engine.run(stepper, 'Work: long steps take 60000 ms', { deadlineMs: 500 });
+    const run = await engine.run(stepper, 'Work: long steps take 60000 ms', {
+      deadlineMs: IN_FLIGHT_DEADLINE_MS,
+    });
     expect(run.error?.name).toBe('DeadlineExceededError');
 
     const refused = engine.continueRun(run.runId, { input: 'Resume: long steps take 50 ms' });
